@@ -1,0 +1,46 @@
+// The asynchronous runtime: network I/O runs as C++20 coroutines on Asio; blocking work (the
+// store, the disk) runs on a separate pool so that an idle connection or a long poll costs a
+// coroutine frame, never a thread.
+#pragma once
+
+#include <utility>  // must precede Asio with g++ 12 and Boost 1.74 coroutines
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <optional>
+#include <type_traits>
+
+namespace tf {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+
+// Runs `fn` on `pool` and resumes the calling coroutine on its own executor with the result.
+// `fn` must not throw.
+template <typename Fn>
+awaitable<std::invoke_result_t<Fn>> RunBlocking(asio::thread_pool& pool, Fn fn) {
+  using R = std::invoke_result_t<Fn>;
+  auto initiate = [&pool, fn = std::move(fn)](auto handler) mutable {
+    asio::post(pool, [handler = std::move(handler), fn = std::move(fn)]() mutable {
+      std::optional<R> result(fn());
+      auto ex = asio::get_associated_executor(handler);
+      asio::dispatch(ex, [handler = std::move(handler), result = std::move(result)]() mutable {
+        std::move(handler)(std::move(result));
+      });
+    });
+  };
+  std::optional<R> result = co_await asio::async_initiate<decltype(asio::use_awaitable),
+                                                          void(std::optional<R>)>(
+      std::move(initiate), asio::use_awaitable);
+  co_return std::move(*result);
+}
+
+}  // namespace tf

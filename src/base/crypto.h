@@ -1,0 +1,19 @@
+// Random identifiers and digests (OpenSSL underneath).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace tf {
+
+// `n` bytes from the operating system's CSPRNG, hex encoded (2n characters).
+std::string RandomHex(size_t n);
+// A uniformly random 64-bit value from the CSPRNG.
+uint64_t RandomU64();
+
+std::string Sha256Hex(std::string_view data);
+std::string Md5Hex(std::string_view data);
+std::string HexEncode(std::string_view bytes);
+
+}  // namespace tf

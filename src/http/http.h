@@ -1,0 +1,124 @@
+// The project's one HTTP layer. Everything above it (API routes, the CLI, tests) sees these
+// types only; Boost.Beast stays inside http/server.cc and http/client.cc.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/async.h"
+#include "base/status.h"
+
+namespace tf::http {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+// Case-insensitive header lookup; "" when absent.
+const std::string& FindHeader(const Headers& headers, std::string_view name);
+
+struct Request {
+  std::string method;                         // "GET", "POST", ...
+  std::string target;                         // as sent: "/v1/queues?prefix=a%20b"
+  std::string path;                           // percent-decoded path: "/v1/queues"
+  std::map<std::string, std::string> query;   // percent-decoded query parameters
+  Headers headers;
+  std::string body;
+  std::string remote_address;                 // "127.0.0.1:53211"
+
+  const std::string& Header(std::string_view name) const { return FindHeader(headers, name); }
+};
+
+// Writes a streamed response body chunk by chunk (Server-Sent Events, log follow).
+class StreamWriter {
+ public:
+  virtual ~StreamWriter() = default;
+  // Sends one chunk. Returns false once the client has gone; the producer should stop then.
+  virtual awaitable<bool> Write(std::string chunk) = 0;
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "application/json";
+  Headers headers;
+  std::string body;
+  // When set, `body` is ignored: the headers are sent with chunked transfer encoding, then
+  // `stream` is run to produce the body, and the response ends when it returns.
+  std::function<awaitable<void>(StreamWriter&)> stream;
+};
+
+using Handler = std::function<awaitable<Response>(Request&)>;
+
+struct ServerOptions {
+  std::string address = "127.0.0.1";  // loopback unless told otherwise
+  uint16_t port = 0;                   // 0: pick a free port (see Server::port())
+  size_t max_body_bytes = 8 << 20;     // larger bodies get 413 before the handler runs
+  size_t max_header_bytes = 64 << 10;  // larger headers get 431
+  std::chrono::milliseconds read_timeout{30'000};     // to receive a whole request
+  std::chrono::milliseconds handler_timeout{60'000};  // a handler running longer gets 503
+  std::chrono::milliseconds idle_timeout{120'000};    // keep-alive connections idle this long close
+};
+
+// Serves HTTP/1.1 with keep-alive on an io_context that the caller runs. Each connection is a
+// coroutine; no thread is held by an idle or waiting connection.
+class Server {
+ public:
+  virtual ~Server() = default;
+
+  // Binds and starts accepting. kUnavailable if the address cannot be bound.
+  static Result<std::unique_ptr<Server>> Start(asio::io_context& io, const ServerOptions& options,
+                                               Handler handler);
+
+  virtual uint16_t port() const = 0;
+  virtual std::string address() const = 0;
+
+  // Stops accepting new connections and new requests on open connections (they get 503 with
+  // "Connection: close"), lets in-flight requests finish for up to `grace`, then closes every
+  // connection. Completes when all connection coroutines have ended.
+  virtual awaitable<void> Shutdown(std::chrono::milliseconds grace) = 0;
+
+  // Requests served so far and requests running now; for /metrics and tests.
+  virtual int64_t requests_served() const = 0;
+  virtual int64_t requests_in_flight() const = 0;
+};
+
+struct ClientResponse {
+  int status = 0;
+  Headers headers;
+  std::string body;
+  const std::string& Header(std::string_view name) const { return FindHeader(headers, name); }
+};
+
+// A blocking HTTP/1.1 client with one keep-alive connection, reconnecting as needed.
+// Not thread-safe: use one per thread.
+class Client {
+ public:
+  virtual ~Client() = default;
+  // base_url: "http://127.0.0.1:8080". kInvalidArgument if it does not parse.
+  static Result<std::unique_ptr<Client>> Create(const std::string& base_url);
+
+  // kUnavailable if the server cannot be reached or the connection drops before a full
+  // response arrives; kDeadlineExceeded after `timeout`. Any HTTP status is a successful call.
+  virtual Result<ClientResponse> Send(const std::string& method, const std::string& target,
+                                      const Headers& headers, const std::string& body,
+                                      std::chrono::milliseconds timeout) = 0;
+
+  // Streams a response: calls on_chunk with each piece of the body as it arrives (a chunked
+  // response such as SSE). Returns the status and headers with an empty body.
+  virtual Result<ClientResponse> SendStreaming(
+      const std::string& method, const std::string& target, const Headers& headers,
+      const std::string& body, std::chrono::milliseconds timeout,
+      const std::function<bool(std::string_view chunk)>& on_chunk) = 0;
+};
+
+// Percent-decoding for paths and query strings ("+" is a space only in queries).
+std::string PercentDecode(std::string_view s, bool plus_is_space);
+std::string PercentEncode(std::string_view s);
+// Splits "a=1&b=two" into a map, decoding each part.
+std::map<std::string, std::string> ParseQuery(std::string_view query);
+
+}  // namespace tf::http

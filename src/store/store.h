@@ -1,0 +1,114 @@
+// The store: everything durable in tensorfleet lives behind this interface.
+//
+// Two implementations (SQLite and PostgreSQL) pass one contract test suite
+// (tests/store_contract_test.cc). All methods are thread-safe and blocking; callers on the
+// network threads run them on a blocking pool. Errors: kUnavailable when the database cannot be
+// reached (retry), kInternal for anything unexpected; the other codes are documented per method.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "store/records.h"
+
+namespace tf::store {
+
+class AuthStore {
+ public:
+  virtual ~AuthStore() = default;
+  // kAlreadyExists if a project of that name exists.
+  virtual Status CreateProject(const Project& project) = 0;
+  virtual Result<Project> GetProject(const std::string& id) = 0;           // kNotFound
+  virtual Result<Project> GetProjectByName(const std::string& name) = 0;   // kNotFound
+  virtual Result<std::vector<Project>> ListProjects() = 0;                 // by name
+  virtual Status CreateToken(const Token& token) = 0;
+  // kNotFound if no token has this hash. Revoked tokens are returned with revoked_at set.
+  virtual Result<Token> FindTokenByHash(const std::string& hash) = 0;
+  // project_id empty: every project's tokens. Ordered by creation.
+  virtual Result<std::vector<Token>> ListTokens(const std::string& project_id) = 0;
+  // kNotFound if there is no such token; revoking twice keeps the first time.
+  virtual Status RevokeToken(const std::string& id, TimeMs now) = 0;
+};
+
+class QueueStore {
+ public:
+  virtual ~QueueStore() = default;
+
+  // Assigns queue.id. kAlreadyExists if the project has a queue of that name.
+  virtual Result<Queue> CreateQueue(Queue queue) = 0;
+  virtual Result<Queue> GetQueue(const std::string& project_id, const std::string& name) = 0;
+  virtual Result<Queue> GetQueueById(int64_t id) = 0;
+  // Queues of a project whose names start with `prefix`, by name.
+  virtual Result<std::vector<Queue>> ListQueues(const std::string& project_id,
+                                                const std::string& prefix) = 0;
+  virtual Status UpdateQueueConfig(int64_t id, const QueueConfig& config, TimeMs now) = 0;
+  // Deletes the queue and every message in it. kNotFound if absent.
+  virtual Status DeleteQueue(int64_t id) = 0;
+
+  // Enqueues all messages in one transaction, in order. For FIFO queues a message whose
+  // deduplication id was seen in this queue less than `dedup_window_ms` ago is not enqueued
+  // again: its SentMessage has duplicate=true and the first message's id.
+  virtual Result<std::vector<SentMessage>> SendMessages(int64_t queue_id,
+                                                        const std::vector<NewMessage>& messages,
+                                                        TimeMs now, TimeMs dedup_window_ms) = 0;
+
+  // Receives up to options.max_messages visible messages, hiding each until
+  // now + visibility_timeout_ms and giving each a fresh receipt. Standard queues: oldest visible
+  // first. FIFO queues: in sequence order, skipping every group that has a message in flight.
+  // Messages past their receive limit move to the dead-letter queue instead (see ReceiveOptions).
+  virtual Result<std::vector<ReceivedMessage>> ReceiveMessages(const ReceiveOptions& options,
+                                                               TimeMs now) = 0;
+
+  // One status per receipt, in order: OK if deleted (or already gone), kAborted if the message
+  // has been received again since this receipt was issued (a stale receipt deletes nothing).
+  virtual Result<std::vector<Status>> DeleteMessages(int64_t queue_id,
+                                                     const std::vector<Receipt>& receipts) = 0;
+
+  // One status per change: OK if the message is hidden until the new time; kAborted for a stale
+  // receipt; kFailedPrecondition if the message is not in flight (its visibility expired at or
+  // before `now`); kNotFound if the message no longer exists.
+  virtual Result<std::vector<Status>> ChangeVisibility(
+      int64_t queue_id, const std::vector<VisibilityChange>& changes, TimeMs now) = 0;
+
+  // Deletes every message in the queue; returns how many.
+  virtual Result<int64_t> PurgeQueue(int64_t queue_id) = 0;
+  virtual Result<QueueCounts> CountMessages(int64_t queue_id, TimeMs now) = 0;
+
+  // Moves up to `limit` messages, oldest first, out of dead-letter queue `from_queue_id`: to
+  // `to_queue_id`, or when it is 0 to the queue each message was dead-lettered from. Moved
+  // messages are visible at once with their receive count reset. Returns how many moved.
+  virtual Result<int64_t> RedriveMessages(int64_t from_queue_id, int64_t to_queue_id, TimeMs now,
+                                          int64_t limit) = 0;
+
+  // Deletes messages whose retention ended at or before `now` and forgets expired deduplication
+  // ids. Returns how many messages were deleted.
+  virtual Result<int64_t> DeleteExpired(TimeMs now) = 0;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  virtual AuthStore& auth() = 0;
+  virtual QueueStore& queues() = 0;
+
+  // Called with a queue id after messages may have become visible in it (a send, a redrive, a
+  // visibility change), from any thread and, for PostgreSQL, for changes made by other servers
+  // too. Used to wake long polls. Set once, before concurrent use.
+  virtual void SetQueueListener(std::function<void(int64_t queue_id)> listener) = 0;
+
+  // "sqlite" or "postgresql".
+  virtual std::string backend() const = 0;
+  // The schema version after migrations.
+  virtual int schema_version() const = 0;
+};
+
+// Opens (creating and migrating as needed) the store named by `url`:
+//   sqlite:/path/to/tensorfleet.db      or a plain file path
+//   postgresql://user@host:port/dbname  (also postgres://, or "host=... dbname=..." keywords)
+Result<std::unique_ptr<Store>> OpenStore(const std::string& url);
+
+}  // namespace tf::store
