@@ -27,7 +27,7 @@ struct Token {
   std::optional<TimeMs> revoked_at;
 };
 
-// A queue's settings, with SQS's defaults. Stored as JSON (queues/queue_config_json.cc).
+// A queue's settings, with SQS's defaults. Stored as JSON text (store/config_json.h).
 struct QueueConfig {
   TimeMs visibility_timeout_ms = 30 * kSecondMs;
   TimeMs retention_ms = 4 * kDayMs;
