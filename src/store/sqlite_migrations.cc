@@ -1,0 +1,99 @@
+// The SQLite schema, as numbered migrations. Never edit a migration that has shipped: add one.
+#include <string>
+#include <vector>
+
+#include "store/sqlite_store_impl.h"
+
+namespace tf::store {
+namespace {
+
+const std::vector<std::string>& Migrations() {
+  static const std::vector<std::string> kMigrations = {
+      // 1: projects, tokens, queues and messages.
+      R"sql(
+      CREATE TABLE projects (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL);
+      CREATE TABLE tokens (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        hash TEXT NOT NULL UNIQUE,
+        admin INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER);
+      CREATE INDEX tokens_project ON tokens(project_id);
+      CREATE TABLE queues (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        project_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        config TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        UNIQUE (project_id, name));
+      CREATE TABLE messages (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        queue_id INTEGER NOT NULL,
+        message_id TEXT NOT NULL,
+        body BLOB NOT NULL,
+        body_md5 TEXT NOT NULL,
+        attributes TEXT NOT NULL,
+        sent_at INTEGER NOT NULL,
+        visible_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        receive_count INTEGER NOT NULL DEFAULT 0,
+        first_received_at INTEGER NOT NULL DEFAULT 0,
+        receipt INTEGER NOT NULL DEFAULT 0,
+        group_id TEXT NOT NULL DEFAULT '',
+        dedup_id TEXT NOT NULL DEFAULT '',
+        source_queue_id INTEGER NOT NULL DEFAULT 0);
+      CREATE INDEX messages_ready ON messages(queue_id, visible_at);
+      CREATE INDEX messages_expiry ON messages(expires_at);
+      CREATE TABLE dedup (
+        queue_id INTEGER NOT NULL,
+        dedup_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (queue_id, dedup_id));
+      )sql",
+  };
+  return kMigrations;
+}
+
+}  // namespace
+
+Result<int> MigrateSqlite(SqliteDb& db) {
+  TF_RETURN_IF_ERROR(db.Exec(
+      "CREATE TABLE IF NOT EXISTS schema_migrations ("
+      "version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)"));
+  int current = 0;
+  {
+    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations"));
+    TF_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (row) current = static_cast<int>(q.Int(0));
+  }
+  const auto& migrations = Migrations();
+  if (current > static_cast<int>(migrations.size())) {
+    return FailedPrecondition("the database schema is version " + std::to_string(current) +
+                              ", newer than this tensorfleet knows (" +
+                              std::to_string(migrations.size()) + "): upgrade tensorfleet");
+  }
+  for (int v = current + 1; v <= static_cast<int>(migrations.size()); ++v) {
+    TF_RETURN_IF_ERROR(db.Exec("BEGIN IMMEDIATE"));
+    Status s = db.Exec(migrations[v - 1]);
+    if (s.ok()) {
+      s = db.Exec("INSERT INTO schema_migrations VALUES (" + std::to_string(v) +
+                  ", CAST(strftime('%s','now') AS INTEGER) * 1000)");
+    }
+    if (!s.ok()) {
+      (void)db.Exec("ROLLBACK");
+      return s.WithContext("migration " + std::to_string(v));
+    }
+    TF_RETURN_IF_ERROR(db.Exec("COMMIT"));
+  }
+  return static_cast<int>(migrations.size());
+}
+
+}  // namespace tf::store

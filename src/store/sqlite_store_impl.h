@@ -1,0 +1,91 @@
+// Private to the SQLite back end: the class behind OpenSqliteStore.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "store/sqlite_db.h"
+#include "store/sqlite_writer.h"
+#include "store/store.h"
+
+namespace tf::store {
+
+// Read connections, handed out one per call. Thread-safe.
+class SqliteReaders {
+ public:
+  SqliteReaders(std::string path, int max_idle) : path_(std::move(path)), max_idle_(max_idle) {}
+  // Runs fn with a read-only connection inside one read transaction.
+  Status With(const std::function<Status(SqliteDb&)>& fn);
+
+ private:
+  std::string path_;
+  int max_idle_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<SqliteDb>> idle_;  // guarded by mu_
+};
+
+class SqliteStore final : public Store, public AuthStore, public QueueStore {
+ public:
+  SqliteStore(std::string path, std::unique_ptr<SqliteWriter> writer, int schema_version)
+      : readers_(std::move(path), 8), writer_(std::move(writer)), schema_version_(schema_version) {}
+
+  AuthStore& auth() override { return *this; }
+  QueueStore& queues() override { return *this; }
+  void SetQueueListener(std::function<void(int64_t)> listener) override {
+    listener_ = std::move(listener);
+  }
+  std::string backend() const override { return "sqlite"; }
+  int schema_version() const override { return schema_version_; }
+
+  // AuthStore (sqlite_auth.cc)
+  Status CreateProject(const Project& project) override;
+  Result<Project> GetProject(const std::string& id) override;
+  Result<Project> GetProjectByName(const std::string& name) override;
+  Result<std::vector<Project>> ListProjects() override;
+  Status CreateToken(const Token& token) override;
+  Result<Token> FindTokenByHash(const std::string& hash) override;
+  Result<std::vector<Token>> ListTokens(const std::string& project_id) override;
+  Status RevokeToken(const std::string& id, TimeMs now) override;
+
+  // QueueStore (sqlite_queues.cc, sqlite_messages.cc)
+  Result<Queue> CreateQueue(Queue queue) override;
+  Result<Queue> GetQueue(const std::string& project_id, const std::string& name) override;
+  Result<Queue> GetQueueById(int64_t id) override;
+  Result<std::vector<Queue>> ListQueues(const std::string& project_id,
+                                        const std::string& prefix) override;
+  Status UpdateQueueConfig(int64_t id, const QueueConfig& config, TimeMs now) override;
+  Status DeleteQueue(int64_t id) override;
+  Result<std::vector<SentMessage>> SendMessages(int64_t queue_id,
+                                                const std::vector<NewMessage>& messages,
+                                                TimeMs now, TimeMs dedup_window_ms) override;
+  Result<std::vector<ReceivedMessage>> ReceiveMessages(const ReceiveOptions& options,
+                                                       TimeMs now) override;
+  Result<std::vector<Status>> DeleteMessages(int64_t queue_id,
+                                             const std::vector<Receipt>& receipts) override;
+  Result<std::vector<Status>> ChangeVisibility(int64_t queue_id,
+                                               const std::vector<VisibilityChange>& changes,
+                                               TimeMs now) override;
+  Result<int64_t> PurgeQueue(int64_t queue_id) override;
+  Result<QueueCounts> CountMessages(int64_t queue_id, TimeMs now) override;
+  Result<int64_t> RedriveMessages(int64_t from_queue_id, int64_t to_queue_id, TimeMs now,
+                                  int64_t limit) override;
+  Result<int64_t> DeleteExpired(TimeMs now) override;
+
+ private:
+  void Notify(int64_t queue_id) {
+    if (listener_) listener_(queue_id);
+  }
+
+  SqliteReaders readers_;
+  std::unique_ptr<SqliteWriter> writer_;
+  int schema_version_;
+  std::function<void(int64_t)> listener_;
+};
+
+// Applies pending migrations on a read-write connection; returns the resulting version.
+Result<int> MigrateSqlite(SqliteDb& db);
+
+}  // namespace tf::store

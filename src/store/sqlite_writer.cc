@@ -1,0 +1,93 @@
+#include "store/sqlite_writer.h"
+
+#include <utility>
+
+namespace tf::store {
+namespace {
+constexpr size_t kMaxBatch = 512;  // bounds how long one transaction holds the write lock
+}  // namespace
+
+SqliteWriter::SqliteWriter(std::unique_ptr<SqliteDb> db)
+    : db_(std::move(db)), thread_([this] { Loop(); }) {}
+
+SqliteWriter::~SqliteWriter() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+Status SqliteWriter::Write(std::function<Status(SqliteDb&)> work,
+                           std::function<void()> after_commit) {
+  std::future<Status> result;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return Unavailable("the store is closing");
+    Item item{std::move(work), std::move(after_commit), {}};
+    result = item.done.get_future();
+    pending_.push_back(std::move(item));
+  }
+  cv_.notify_one();
+  return result.get();
+}
+
+int64_t SqliteWriter::writes() const {
+  std::lock_guard lock(mu_);
+  return writes_;
+}
+
+int64_t SqliteWriter::transactions() const {
+  std::lock_guard lock(mu_);
+  return transactions_;
+}
+
+void SqliteWriter::Loop() {
+  for (;;) {
+    std::deque<Item> batch;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+      if (pending_.empty()) return;  // stopping, and nothing left to do
+      while (!pending_.empty() && batch.size() < kMaxBatch) {
+        batch.push_back(std::move(pending_.front()));
+        pending_.pop_front();
+      }
+    }
+    RunBatch(batch);
+  }
+}
+
+void SqliteWriter::RunBatch(std::deque<Item>& batch) {
+  std::vector<Status> results(batch.size());
+  Status begin = db_->Exec("BEGIN IMMEDIATE");
+  if (!begin.ok()) {
+    for (auto& item : batch) item.done.set_value(begin);
+    return;
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Status savepoint = db_->Exec("SAVEPOINT w");
+    results[i] = savepoint.ok() ? batch[i].work(*db_) : savepoint;
+    if (!results[i].ok()) (void)db_->Exec("ROLLBACK TO w");
+    (void)db_->Exec("RELEASE w");
+  }
+  Status commit = db_->Exec("COMMIT");
+  if (!commit.ok()) {
+    (void)db_->Exec("ROLLBACK");
+    for (auto& r : results) {
+      if (r.ok()) r = commit.WithContext("commit failed");
+    }
+  }
+  {
+    std::lock_guard lock(mu_);
+    writes_ += static_cast<int64_t>(batch.size());
+    transactions_ += 1;
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (results[i].ok() && batch[i].after_commit) batch[i].after_commit();
+    batch[i].done.set_value(results[i]);
+  }
+}
+
+}  // namespace tf::store
