@@ -1,0 +1,63 @@
+// Projects and API tokens.
+//
+// A token is a random secret ("tfk_" + 40 hex characters) shown once when it is made; the
+// store keeps only its SHA-256. Every request names its project through its token: a token
+// sees only its own project's resources, except that an admin token may manage projects and
+// tokens. Thread-safe.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "store/store.h"
+
+namespace tf::auth {
+
+// Who is calling: the result of checking a token.
+struct Principal {
+  std::string project_id;
+  std::string project_name;
+  std::string token_id;
+  bool admin = false;
+};
+
+struct IssuedToken {
+  store::Token token;
+  std::string secret;  // shown to the user once, never stored
+};
+
+class AuthService {
+ public:
+  AuthService(store::AuthStore& store, const Clock& clock) : store_(store), clock_(clock) {}
+
+  // kUnauthenticated for a missing, unknown or revoked token (the message says which, never
+  // echoing the secret).
+  Result<Principal> Authenticate(std::string_view secret);
+
+  // Names are 1-63 characters of [a-z0-9-], starting with a letter.
+  Result<store::Project> CreateProject(const std::string& name);
+  Result<store::Project> GetProjectByName(const std::string& name);
+  Result<std::vector<store::Project>> ListProjects();
+
+  Result<IssuedToken> CreateToken(const std::string& project_id, const std::string& name,
+                                  bool admin);
+  Result<std::vector<store::Token>> ListTokens(const std::string& project_id);
+  Status RevokeToken(const std::string& token_id);
+
+  // First start: makes the "default" project and an admin token if the store has no admin
+  // token, and writes the secret to `token_file` (mode 0600). If the store already has one and
+  // the file exists, changes nothing. Returns the path written or kept.
+  Status Bootstrap(const std::filesystem::path& token_file);
+
+ private:
+  store::AuthStore& store_;
+  const Clock& clock_;
+};
+
+// Writes `contents` to `path` with mode 0600, atomically (temp file, fsync, rename).
+Status WriteSecretFile(const std::filesystem::path& path, const std::string& contents);
+
+}  // namespace tf::auth

@@ -1,0 +1,46 @@
+#include "queues/wakeups.h"
+
+#include <vector>
+
+namespace tf::queues {
+
+std::shared_ptr<QueueWakeups::Waiter> QueueWakeups::Register(int64_t queue_id,
+                                                             asio::any_io_executor ex) {
+  auto w = std::make_shared<Waiter>(ex);
+  std::lock_guard lock(mu_);
+  waiters_[queue_id].insert(w);
+  return w;
+}
+
+void QueueWakeups::Unregister(int64_t queue_id, const std::shared_ptr<Waiter>& waiter) {
+  std::lock_guard lock(mu_);
+  auto it = waiters_.find(queue_id);
+  if (it == waiters_.end()) return;
+  it->second.erase(waiter);
+  if (it->second.empty()) waiters_.erase(it);
+}
+
+void QueueWakeups::Notify(int64_t queue_id) {
+  std::vector<std::shared_ptr<Waiter>> to_wake;
+  {
+    std::lock_guard lock(mu_);
+    auto it = waiters_.find(queue_id);
+    if (it == waiters_.end()) return;
+    to_wake.assign(it->second.begin(), it->second.end());
+  }
+  for (auto& w : to_wake) {
+    asio::post(w->timer.get_executor(), [w] {
+      w->notified = true;
+      w->timer.cancel();
+    });
+  }
+}
+
+size_t QueueWakeups::waiting() const {
+  std::lock_guard lock(mu_);
+  size_t n = 0;
+  for (const auto& [id, set] : waiters_) n += set.size();
+  return n;
+}
+
+}  // namespace tf::queues

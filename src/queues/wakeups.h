@@ -1,0 +1,42 @@
+// Wakes long polls when a queue may have new visible messages, without a thread per waiter.
+//
+// A waiter is a timer on its coroutine's executor. Notify() posts the wake-up onto that
+// executor, so it is ordered with the coroutine's own steps when the executor is a strand (the
+// HTTP server runs each connection on one).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include <boost/asio/steady_timer.hpp>
+
+#include "base/async.h"
+
+namespace tf::queues {
+
+class QueueWakeups {
+ public:
+  struct Waiter {
+    explicit Waiter(asio::any_io_executor ex) : timer(ex) {}
+    asio::steady_timer timer;
+    bool notified = false;  // touched only on timer's executor
+  };
+
+  // Registers a waiter for `queue_id`. Keep the result alive while waiting; Unregister after.
+  std::shared_ptr<Waiter> Register(int64_t queue_id, asio::any_io_executor ex);
+  void Unregister(int64_t queue_id, const std::shared_ptr<Waiter>& waiter);
+
+  // Thread-safe; called by the store's listener.
+  void Notify(int64_t queue_id);
+
+  size_t waiting() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<int64_t, std::set<std::shared_ptr<Waiter>>> waiters_;  // guarded by mu_
+};
+
+}  // namespace tf::queues
