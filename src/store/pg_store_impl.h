@@ -1,0 +1,90 @@
+// Private to the PostgreSQL back end: the class behind OpenPostgresStore. Its methods are spread
+// over pg_auth.cc, pg_queues.cc, pg_send.cc, pg_receive.cc and pg_receipts.cc.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "store/pg_listener.h"
+#include "store/pg_pool.h"
+#include "store/store.h"
+
+namespace tf::store {
+
+class PostgresStore final : public Store, public AuthStore, public QueueStore {
+ public:
+  PostgresStore(std::unique_ptr<PgPool> pool, int schema_version)
+      : pool_(std::move(pool)), schema_version_(schema_version) {}
+  ~PostgresStore() override;
+
+  AuthStore& auth() override { return *this; }
+  QueueStore& queues() override { return *this; }
+  void SetQueueListener(std::function<void(int64_t)> listener) override;
+  std::string backend() const override { return "postgresql"; }
+  int schema_version() const override { return schema_version_; }
+
+  // AuthStore (pg_auth.cc)
+  Status CreateProject(const Project& project) override;
+  Result<Project> GetProject(const std::string& id) override;
+  Result<Project> GetProjectByName(const std::string& name) override;
+  Result<std::vector<Project>> ListProjects() override;
+  Status CreateToken(const Token& token) override;
+  Result<Token> FindTokenByHash(const std::string& hash) override;
+  Result<std::vector<Token>> ListTokens(const std::string& project_id) override;
+  Status RevokeToken(const std::string& id, TimeMs now) override;
+
+  // QueueStore: queue records, counts and bulk operations (pg_queues.cc)
+  Result<Queue> CreateQueue(Queue queue) override;
+  Result<Queue> GetQueue(const std::string& project_id, const std::string& name) override;
+  Result<Queue> GetQueueById(int64_t id) override;
+  Result<std::vector<Queue>> ListQueues(const std::string& project_id,
+                                        const std::string& prefix) override;
+  Status UpdateQueueConfig(int64_t id, const QueueConfig& config, TimeMs now) override;
+  Status DeleteQueue(int64_t id) override;
+  Result<int64_t> PurgeQueue(int64_t queue_id) override;
+  Result<QueueCounts> CountMessages(int64_t queue_id, TimeMs now) override;
+  Result<int64_t> RedriveMessages(int64_t from_queue_id, int64_t to_queue_id, TimeMs now,
+                                  int64_t limit) override;
+  Result<int64_t> DeleteExpired(TimeMs now) override;
+
+  // QueueStore: messages (pg_send.cc, pg_receive.cc, pg_receipts.cc)
+  Result<std::vector<SentMessage>> SendMessages(int64_t queue_id,
+                                                const std::vector<NewMessage>& messages,
+                                                TimeMs now, TimeMs dedup_window_ms) override;
+  Result<std::vector<ReceivedMessage>> ReceiveMessages(const ReceiveOptions& options,
+                                                       TimeMs now) override;
+  Result<std::vector<Status>> DeleteMessages(int64_t queue_id,
+                                             const std::vector<Receipt>& receipts) override;
+  Result<std::vector<Status>> ChangeVisibility(int64_t queue_id,
+                                               const std::vector<VisibilityChange>& changes,
+                                               TimeMs now) override;
+
+ private:
+  // Tells this server's listener, after a commit, that messages may have become visible.
+  void NotifyLocal(int64_t queue_id) const {
+    if (listener_) listener_(queue_id);
+  }
+
+  std::unique_ptr<PgPool> pool_;
+  const int schema_version_;
+  std::function<void(int64_t)> listener_;
+  // Declared last: its thread stops before the pool it consults goes away.
+  std::unique_ptr<PgQueueListener> queue_listener_;
+};
+
+// Within a transaction: tells every server's listener, once the transaction commits, that
+// messages may have become visible in each of `queue_ids` (pg_notify on kQueueChannel).
+Status NotifyQueues(PgConnection& conn, const std::vector<int64_t>& queue_ids);
+
+// Within a transaction: serialises, until it ends, the sends and receives of FIFO queue
+// `queue_id`, so that sequence numbers are handed out in commit order and two receivers never
+// take messages of the same group at once.
+Status LockFifoQueue(PgConnection& conn, int64_t queue_id);
+
+// A message's receipt as stored: the uint64 reinterpreted as BIGINT, and back.
+inline int64_t ReceiptToDb(uint64_t receipt) { return static_cast<int64_t>(receipt); }
+inline uint64_t ReceiptFromDb(int64_t stored) { return static_cast<uint64_t>(stored); }
+
+}  // namespace tf::store
