@@ -1,0 +1,193 @@
+#include "api/app.h"
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "api/router.h"
+#include "api/services.h"
+#include "base/log.h"
+
+namespace tf::api {
+
+std::filesystem::path AdminTokenPath(const std::filesystem::path& d) { return d / "admin-token"; }
+std::filesystem::path UrlPath(const std::filesystem::path& d) { return d / "url"; }
+
+namespace {
+
+class AppImpl final : public App {
+ public:
+  explicit AppImpl(const AppOptions& o)
+      : options_(o),
+        clock_(o.clock ? *o.clock : SystemClock::Get()),
+        pool_(static_cast<size_t>(o.blocking_threads)) {}
+
+  ~AppImpl() override {
+    Stop();
+    Join();
+    pool_.join();  // no store call may outlive the store
+  }
+
+  Status Init() {
+    std::error_code ec;
+    std::filesystem::create_directories(options_.data_dir, ec);
+    if (ec) return Unavailable("cannot create data directory " + options_.data_dir.string() + ": " + ec.message());
+    std::string url = options_.store_url.empty()
+                          ? (options_.data_dir / "tensorfleet.db").string()
+                          : options_.store_url;
+    TF_ASSIGN_OR_RETURN(store_, store::OpenStore(url));
+    auth_ = std::make_unique<auth::AuthService>(store_->auth(), clock_);
+    queues_ = std::make_unique<queues::QueueService>(*store_, clock_);
+    store_->SetQueueListener([this](int64_t id) { wakeups_.Notify(id); });
+    TF_RETURN_IF_ERROR(auth_->Bootstrap(AdminTokenPath(options_.data_dir)));
+
+    services_ = std::make_unique<Services>(Services{*store_, *auth_, *queues_, wakeups_, pool_,
+                                                    metrics_, clock_, clock_.Now()});
+    router_ = std::make_unique<Router>(*auth_, pool_, metrics_);
+    AddSystemRoutes(*router_, *services_, [this](std::string& out) { RenderServerMetrics(out); });
+    AddAuthRoutes(*router_, *services_);
+    AddQueueRoutes(*router_, *services_);
+
+    Router* router = router_.get();
+    TF_ASSIGN_OR_RETURN(server_, http::Server::Start(io_, options_.http,
+                                                     [router](http::Request& r) {
+                                                       return router->Handle(r);
+                                                     }));
+    {
+      std::ofstream f(UrlPath(options_.data_dir), std::ios::trunc);
+      f << url_for_clients() << "\n";
+    }
+    spdlog::info("tensorfleet {} serving on {} (store: {}, schema v{})", kVersion,
+                 url_for_clients(), store_->backend(), store_->schema_version());
+
+    asio::co_spawn(asio::make_strand(io_), Sweeper(), asio::detached);
+    if (options_.handle_signals) {
+      signals_ = std::make_unique<asio::signal_set>(io_, SIGINT, SIGTERM);
+      signals_->async_wait([this](const boost::system::error_code& ec, int sig) {
+        if (ec) return;
+        spdlog::info("signal {} received: shutting down gracefully", sig);
+        Stop();
+      });
+    }
+    for (int i = 0; i < options_.io_threads; ++i) {
+      threads_.emplace_back([this] { io_.run(); });
+    }
+    return OkStatus();
+  }
+
+  std::string url() const override { return url_for_clients(); }
+  uint16_t port() const override { return server_->port(); }
+
+  void Wait() override {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopped_; });
+    }
+    Join();
+  }
+
+  void Stop() override {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+      stopping_ = true;
+    }
+    if (!server_) {
+      Finish();
+      return;
+    }
+    asio::co_spawn(io_, [this]() -> awaitable<void> {
+      sweep_timer_stop_ = true;
+      co_await server_->Shutdown(options_.shutdown_grace);
+      if (signals_) signals_->cancel();
+      if (sweep_timer_) sweep_timer_->cancel();
+      Finish();
+    }, asio::detached);
+  }
+
+ private:
+  std::string url_for_clients() const {
+    std::string host = server_->address();
+    if (host == "0.0.0.0" || host.empty()) host = "127.0.0.1";
+    if (host.find(':') != std::string::npos) host = "[" + host + "]";
+    return "http://" + host + ":" + std::to_string(server_->port());
+  }
+
+  void Finish() {
+    std::lock_guard lock(mu_);
+    stopped_ = true;
+    work_.reset();
+    io_.stop();
+    cv_.notify_all();
+  }
+
+  void Join() {
+    std::lock_guard lock(join_mu_);
+    for (auto& t : threads_) {
+      if (t.joinable() && t.get_id() != std::this_thread::get_id()) t.join();
+    }
+    threads_.clear();
+  }
+
+  void RenderServerMetrics(std::string& out) {
+    out += "# HELP tensorfleet_http_requests_in_flight Requests being served now.\n";
+    out += "# TYPE tensorfleet_http_requests_in_flight gauge\n";
+    out += "tensorfleet_http_requests_in_flight " + std::to_string(server_->requests_in_flight()) + "\n";
+  }
+
+  // Removes messages past their retention, every sweep_interval.
+  awaitable<void> Sweeper() {
+    sweep_timer_ = std::make_unique<asio::steady_timer>(co_await asio::this_coro::executor);
+    while (!sweep_timer_stop_) {
+      auto deleted = co_await RunBlocking(pool_, [this] { return queues_->DeleteExpired(); });
+      if (!deleted.ok()) {
+        spdlog::warn("retention sweep failed: {}", deleted.status().ToString());
+      } else if (*deleted > 0) {
+        spdlog::info("retention sweep removed {} expired messages", *deleted);
+      }
+      sweep_timer_->expires_after(options_.sweep_interval);
+      boost::system::error_code ec;
+      co_await sweep_timer_->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+  }
+
+  AppOptions options_;
+  const Clock& clock_;
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_{io_.get_executor()};
+  asio::thread_pool pool_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<auth::AuthService> auth_;
+  std::unique_ptr<queues::QueueService> queues_;
+  queues::QueueWakeups wakeups_;
+  Metrics metrics_;
+  std::unique_ptr<Services> services_;
+  std::unique_ptr<Router> router_;
+  std::unique_ptr<http::Server> server_;
+  std::unique_ptr<asio::signal_set> signals_;
+  std::unique_ptr<asio::steady_timer> sweep_timer_;
+  std::atomic<bool> sweep_timer_stop_{false};
+  std::vector<std::thread> threads_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;  // guarded by mu_
+  bool stopped_ = false;   // guarded by mu_
+  std::mutex join_mu_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<App>> App::Start(const AppOptions& options) {
+  auto app = std::make_unique<AppImpl>(options);
+  TF_RETURN_IF_ERROR(app->Init());
+  return std::unique_ptr<App>(std::move(app));
+}
+
+}  // namespace tf::api

@@ -1,0 +1,51 @@
+// The control plane in one object: store, services, routes and HTTP server, plus the background
+// sweeper. `tensorfleet server` and `tensorfleet up` both run an App; tests start one on port 0.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "http/http.h"
+
+namespace tf::api {
+
+inline constexpr uint16_t kDefaultPort = 8470;
+
+struct AppOptions {
+  std::filesystem::path data_dir;   // holds the SQLite file, the admin token and the URL file
+  std::string store_url;            // empty: SQLite in data_dir
+  http::ServerOptions http;         // address and port to listen on
+  int io_threads = 2;
+  int blocking_threads = 64;        // store calls wait here; long polls do not
+  std::chrono::milliseconds sweep_interval{10'000};
+  std::chrono::milliseconds shutdown_grace{10'000};
+  const Clock* clock = nullptr;     // default: the system clock
+  bool handle_signals = true;       // stop gracefully on SIGINT/SIGTERM
+};
+
+class App {
+ public:
+  virtual ~App() = default;
+
+  // Opens the store (migrating it), creates the admin token on first start (written to
+  // data_dir/admin-token, mode 0600), starts serving, and writes data_dir/url.
+  static Result<std::unique_ptr<App>> Start(const AppOptions& options);
+
+  virtual std::string url() const = 0;  // "http://127.0.0.1:8470"
+  virtual uint16_t port() const = 0;
+  // Blocks until Stop() is called or a signal arrives, then shuts down gracefully.
+  virtual void Wait() = 0;
+  // Graceful shutdown: refuses new requests, lets in-flight ones finish (up to the grace
+  // period), stops the sweeper and closes the store. Safe to call from any thread, repeatedly.
+  virtual void Stop() = 0;
+};
+
+// Where the admin token and URL live inside a data directory.
+std::filesystem::path AdminTokenPath(const std::filesystem::path& data_dir);
+std::filesystem::path UrlPath(const std::filesystem::path& data_dir);
+
+}  // namespace tf::api

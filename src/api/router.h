@@ -1,0 +1,62 @@
+// Routes: (method, path pattern) -> handler, with authentication in front of every route that
+// is not marked public. Patterns are literal segments and {name} captures: "/v1/queues/{name}".
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <boost/asio/thread_pool.hpp>
+
+#include "api/metrics.h"
+#include "auth/auth_service.h"
+#include "base/async.h"
+#include "http/http.h"
+
+namespace tf::api {
+
+struct Context {
+  http::Request& request;
+  std::map<std::string, std::string> params;  // captured path segments, decoded
+  auth::Principal principal;                  // empty for public routes
+
+  const std::string& Param(const std::string& name) { return params[name]; }
+};
+
+using RouteHandler = std::function<awaitable<http::Response>(Context&)>;
+
+enum class Access { kPublic, kProject, kAdmin };
+
+class Router {
+ public:
+  Router(auth::AuthService& auth, asio::thread_pool& pool, Metrics& metrics)
+      : auth_(auth), pool_(pool), metrics_(metrics) {}
+
+  void Add(const std::string& method, const std::string& pattern, RouteHandler handler,
+           Access access = Access::kProject);
+
+  // 404 for an unknown path, 405 for a known path with another method, 401/403 from auth.
+  awaitable<http::Response> Handle(http::Request& request);
+
+ private:
+  struct Route {
+    std::string method;
+    std::string pattern;
+    std::vector<std::string> segments;
+    RouteHandler handler;
+    Access access;
+  };
+  static bool Match(const Route& route, const std::vector<std::string>& segments,
+                    std::map<std::string, std::string>& params);
+
+  auth::AuthService& auth_;
+  asio::thread_pool& pool_;
+  Metrics& metrics_;
+  std::vector<Route> routes_;  // fixed before serving starts
+};
+
+// Splits "/v1/queues/a" into {"v1", "queues", "a"}.
+std::vector<std::string> SplitPath(const std::string& path);
+
+}  // namespace tf::api

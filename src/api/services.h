@@ -1,0 +1,37 @@
+// What the API routes stand on. Owned by the App (api/app.h); routes hold references.
+#pragma once
+
+#include <string>
+
+#include <boost/asio/thread_pool.hpp>
+
+#include "api/metrics.h"
+#include "api/router.h"
+#include "auth/auth_service.h"
+#include "base/clock.h"
+#include "queues/queue_service.h"
+#include "queues/wakeups.h"
+#include "store/store.h"
+
+namespace tf::api {
+
+struct Services {
+  store::Store& store;
+  auth::AuthService& auth;
+  queues::QueueService& queues;
+  queues::QueueWakeups& wakeups;
+  asio::thread_pool& pool;  // for blocking calls (the store)
+  Metrics& metrics;
+  const Clock& clock;
+  TimeMs started_at = 0;
+};
+
+void AddQueueRoutes(Router& router, Services& services);
+void AddAuthRoutes(Router& router, Services& services);
+// /healthz, /metrics and /v1/status. `server_metrics` appends the HTTP server's own gauges.
+void AddSystemRoutes(Router& router, Services& services,
+                     std::function<void(std::string&)> server_metrics);
+
+inline constexpr const char* kVersion = "0.1.0";
+
+}  // namespace tf::api

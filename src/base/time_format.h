@@ -1,0 +1,12 @@
+#pragma once
+
+#include <string>
+
+#include "base/clock.h"
+
+namespace tf {
+
+// "2026-11-29T22:30:00.123Z"
+std::string FormatTime(TimeMs t);
+
+}  // namespace tf

@@ -1,0 +1,52 @@
+// How the CLI reaches a server: where it is, which token to send, and JSON calls with errors
+// turned into Status.
+//
+// The server URL and token come from, in order: --server/--token, TENSORFLEET_URL and
+// TENSORFLEET_TOKEN, then the files `url` and `admin-token` in the data directory
+// (--data-dir, TENSORFLEET_HOME, or ~/.tensorfleet), which `tensorfleet up` writes.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "http/http.h"
+
+namespace tf::cli {
+
+using Json = nlohmann::json;
+
+struct Connection {
+  std::string server;    // flag value, may be empty
+  std::string token;     // flag value, may be empty
+  std::string data_dir;  // flag value, may be empty
+  bool json = false;     // print JSON instead of tables
+};
+
+// The data directory to use when none is given: TENSORFLEET_HOME or ~/.tensorfleet.
+std::string DefaultDataDir();
+
+class ApiClient {
+ public:
+  static Result<ApiClient> Connect(const Connection& c);
+
+  // Sends a JSON request. A 2xx answer returns its JSON body; any other returns the server's
+  // error as a Status (its code and message).
+  Result<Json> Call(const std::string& method, const std::string& target,
+                    const Json& body = nullptr,
+                    std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+  const std::string& server() const { return server_; }
+
+ private:
+  ApiClient(std::string server, std::string token, std::unique_ptr<http::Client> client)
+      : server_(std::move(server)), token_(std::move(token)), client_(std::move(client)) {}
+  std::string server_;
+  std::string token_;
+  std::shared_ptr<http::Client> client_;
+};
+
+}  // namespace tf::cli

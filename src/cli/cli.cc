@@ -1,0 +1,59 @@
+#include "cli/cli.h"
+
+#include <iostream>
+
+#include "cli/commands.h"
+
+namespace tf::cli {
+
+int Fail(const Status& status) {
+  std::cerr << "error: " << status.message() << "\n";
+  return 1;
+}
+
+void PrintJson(const Json& j) { std::cout << j.dump(2) << "\n"; }
+
+std::string Cell(const Json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{
+      "tensorfleet: run AI workloads on your own GPU machines.\n\n"
+      "Start a single-machine platform with `tensorfleet up`; every other verb talks to it."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tensorfleet 0.1.0");
+  Connection conn;
+  app.add_option("--server", conn.server, "Server URL (default: $TENSORFLEET_URL, then DATA_DIR/url)")
+      ->type_name("URL");
+  app.add_option("--token", conn.token,
+                 "API token (default: $TENSORFLEET_TOKEN, then DATA_DIR/admin-token)")
+      ->type_name("TOKEN");
+  app.add_option("--data-dir", conn.data_dir,
+                 "Data directory (default: $TENSORFLEET_HOME, then ~/.tensorfleet)")
+      ->type_name("DIR");
+  app.add_flag("--json", conn.json, "Print JSON instead of tables");
+
+  int exit_code = 0;
+  AddServerCommands(app, conn, exit_code);
+  AddQueueCommands(app, conn, exit_code);
+  AddAuthCommands(app, conn, exit_code);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  return exit_code;
+}
+
+}  // namespace tf::cli

@@ -1,0 +1,25 @@
+// The CLI's verbs, one file per group. Each Add* registers its subcommands on `app`; a
+// subcommand's callback stores its exit code in `exit_code`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "base/status.h"
+#include "cli/api_client.h"
+
+namespace tf::cli {
+
+void AddServerCommands(CLI::App& app, Connection& conn, int& exit_code);  // up, server
+void AddQueueCommands(CLI::App& app, Connection& conn, int& exit_code);   // queue ...
+void AddAuthCommands(CLI::App& app, Connection& conn, int& exit_code);    // token, project, status
+
+// Prints "error: <message>" to stderr and returns 1.
+int Fail(const Status& status);
+// Prints j as indented JSON.
+void PrintJson(const Json& j);
+// A JSON value as a table cell: strings bare, null as "-".
+std::string Cell(const Json& v);
+
+}  // namespace tf::cli
