@@ -113,7 +113,7 @@ class PostgresStoreTest : public ::testing::Test {
     return o;
   }
 
-  // Runs pg_ctl with `verb` on the test server; skips the test when it cannot.
+  // Runs pg_ctl with `verb` (and waits for it) on the test server.
   void PgCtl(const std::string& verb) {
     std::string pgctl = EnvOrEmpty("TENSORFLEET_TEST_PGCTL");
     ASSERT_FALSE(pgctl.empty());
@@ -163,7 +163,8 @@ TEST_F(PostgresStoreTest, MigrationsAreIdempotentAndSafeToRace) {
   auto admin = PgConnection::Connect(url_);
   ASSERT_TRUE(admin.ok()) << admin.status().ToString();
   ASSERT_TRUE((*admin)->Run("CREATE SCHEMA " + schema).ok());
-  const std::string url = url_ + "?options=-csearch_path%3D" + schema;
+  const std::string url = url_ + (url_.find('?') == std::string::npos ? "?" : "&") +
+                          "options=-csearch_path%3D" + schema;
 
   // Four servers start at once.
   std::vector<std::unique_ptr<Store>> stores(4);
