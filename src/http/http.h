@@ -69,7 +69,9 @@ class Server {
  public:
   virtual ~Server() = default;
 
-  // Binds and starts accepting. kUnavailable if the address cannot be bound.
+  // Binds and starts accepting. kUnavailable if the address cannot be bound (the message names
+  // the address and the OS error); kInvalidArgument if options.address is not an IP address or
+  // the handler is empty.
   static Result<std::unique_ptr<Server>> Start(asio::io_context& io, const ServerOptions& options,
                                                Handler handler);
 
@@ -78,7 +80,9 @@ class Server {
 
   // Stops accepting new connections and new requests on open connections (they get 503 with
   // "Connection: close"), lets in-flight requests finish for up to `grace`, then closes every
-  // connection. Completes when all connection coroutines have ended.
+  // connection. Completes when all connection coroutines have ended. A stream producer learns
+  // of the closing only when its next Write returns false, so one that waits without writing
+  // holds Shutdown up until it writes or returns.
   virtual awaitable<void> Shutdown(std::chrono::milliseconds grace) = 0;
 
   // Requests served so far and requests running now; for /metrics and tests.
@@ -108,7 +112,10 @@ class Client {
                                       std::chrono::milliseconds timeout) = 0;
 
   // Streams a response: calls on_chunk with each piece of the body as it arrives (a chunked
-  // response such as SSE). Returns the status and headers with an empty body.
+  // response such as SSE). Returns the status and headers with an empty body. Here `timeout`
+  // bounds sending the request and receiving the response header, and then each wait for the
+  // next piece, not the whole stream. If on_chunk returns false the connection is dropped and
+  // the call returns the status and headers.
   virtual Result<ClientResponse> SendStreaming(
       const std::string& method, const std::string& target, const Headers& headers,
       const std::string& body, std::chrono::milliseconds timeout,

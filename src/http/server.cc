@@ -1,0 +1,619 @@
+// Server: HTTP/1.1 over Boost.Beast, one coroutine per connection.
+//
+// Threading: the io_context may be run by any number of threads. Each connection runs on its own
+// strand, so everything a connection touches (its stream, its buffers, a handler it started) is
+// used from one strand at a time. The acceptor and the shutdown sequence run on the control
+// strand. Shared state is either atomic or guarded by Core::mu_.
+//
+// Timeouts (all through beast::tcp_stream, which closes the socket when one fires, so a timed-out
+// read is never answered with 408, the connection is just closed):
+//   - waiting for the first byte of a request: read_timeout on a fresh connection, idle_timeout
+//     between keep-alive requests;
+//   - reading the rest of the request: read_timeout;
+//   - each write of a response or of one streamed chunk: read_timeout.
+// A handler that runs past handler_timeout is answered with 503, but it is not cancelled (Boost
+// 1.74 coroutines cannot be cancelled from outside): it runs on to its end and its response is
+// dropped. Shutdown waits for such handlers too, within the grace period.
+#include "base/async.h"  // first: see the note on <utility> there
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "base/log.h"
+#include "http/http.h"
+
+namespace tf::http {
+namespace {
+
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kFirstReadBytes = 4096;
+// After an error response that closes the connection, the rest of the request is read and
+// dropped for at most this long and this much, so that the client sees the response rather than
+// a reset.
+constexpr std::chrono::milliseconds kLingerTime{2000};
+constexpr size_t kLingerBytes = 64 << 20;
+
+auto RedirectTo(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
+
+std::string JsonEscape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          static constexpr char kHex[] = "0123456789abcdef";
+          out += "\\u00";
+          out.push_back(kHex[(c >> 4) & 0xF]);
+          out.push_back(kHex[c & 0xF]);
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  return out;
+}
+
+// {"error":{"code":"resource_exhausted","message":"..."}}
+Response ErrorResponse(int status, StatusCode code, std::string_view message) {
+  Response r;
+  r.status = status;
+  r.body = "{\"error\":{\"code\":\"" + std::string(StatusCodeName(code)) + "\",\"message\":\"" +
+           JsonEscape(message) + "\"}}";
+  return r;
+}
+
+std::string FormatEndpoint(const tcp::endpoint& ep) {
+  std::string host = ep.address().to_string();
+  if (ep.address().is_v6()) host = "[" + host + "]";
+  return host + ":" + std::to_string(ep.port());
+}
+
+// The message of an exception caught as a std::exception_ptr.
+std::string Describe(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    return ex.what();
+  } catch (...) {
+    return "non-standard exception";
+  }
+}
+
+bool IsHttpError(const error_code& ec) {
+  return ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category();
+}
+
+Request ToRequest(bhttp::request<bhttp::string_body>&& req, const std::string& remote) {
+  Request out;
+  out.method = std::string(req.method_string());
+  out.target = std::string(req.target());
+  std::string_view target = out.target;
+  size_t q = target.find('?');
+  out.path = PercentDecode(target.substr(0, q), /*plus_is_space=*/false);
+  if (q != std::string_view::npos) out.query = ParseQuery(target.substr(q + 1));
+  for (const auto& field : req) {
+    out.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  }
+  out.body = std::move(req.body());
+  out.remote_address = remote;
+  return out;
+}
+
+// A handler run raced against its deadline. Shared by the connection coroutine and the handler's
+// own coroutine, which may outlive the connection when the deadline passes first.
+struct HandlerCall {
+  explicit HandlerCall(const asio::any_io_executor& ex) : timer(ex) {}
+  Request request;
+  bool done = false;
+  Response response;
+  std::exception_ptr error;
+  asio::steady_timer timer;  // fires at the deadline; cancelled when the handler ends
+};
+
+// One accepted connection. Every member is used only on the connection's strand, except id and
+// remote, which are set before the connection's coroutine starts.
+struct Connection {
+  explicit Connection(tcp::socket socket) : stream(std::move(socket)) {}
+
+  // Closes the socket and stops waiting for a running handler.
+  void Close() {
+    closing = true;
+    if (call != nullptr) call->timer.cancel();
+    error_code ignored;
+    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream.close();
+  }
+
+  beast::tcp_stream stream;
+  uint64_t id = 0;
+  std::string remote;
+  bool closing = false;          // Close() was called
+  HandlerCall* call = nullptr;   // the handler being waited for, if any
+};
+
+// Sends each Write as one chunk (HTTP/1.1) or as raw bytes (HTTP/1.0, closed at the end).
+class ChunkWriter final : public StreamWriter {
+ public:
+  ChunkWriter(beast::tcp_stream& stream, bool chunked, std::chrono::milliseconds timeout)
+      : stream_(stream), chunked_(chunked), timeout_(timeout) {}
+
+  awaitable<bool> Write(std::string chunk) override {
+    if (failed_) co_return false;
+    if (chunk.empty()) co_return true;  // an empty chunk would end the body
+    error_code ec;
+    stream_.expires_after(timeout_);
+    if (chunked_) {
+      co_await asio::async_write(stream_, bhttp::make_chunk(asio::buffer(chunk)), RedirectTo(ec));
+    } else {
+      co_await asio::async_write(stream_, asio::buffer(chunk), RedirectTo(ec));
+    }
+    if (ec) failed_ = true;
+    co_return !failed_;
+  }
+
+  // Writes the last chunk. False if the stream had already failed or this write fails.
+  awaitable<bool> Finish() {
+    if (failed_) co_return false;
+    if (!chunked_) co_return true;
+    error_code ec;
+    stream_.expires_after(timeout_);
+    co_await asio::async_write(stream_, bhttp::make_chunk_last(), RedirectTo(ec));
+    co_return !ec;
+  }
+
+ private:
+  beast::tcp_stream& stream_;
+  bool chunked_;
+  std::chrono::milliseconds timeout_;
+  bool failed_ = false;
+};
+
+// State shared by the Server object, the accept loop and every connection coroutine.
+class Core : public std::enable_shared_from_this<Core> {
+ public:
+  Core(asio::io_context& io, const ServerOptions& options, Handler handler)
+      : io_(io),
+        options_(options),
+        handler_(std::move(handler)),
+        control_(asio::make_strand(io)),
+        acceptor_(control_) {}
+
+  Status Listen(const tcp::endpoint& endpoint);
+  static awaitable<void> AcceptLoop(std::shared_ptr<Core> self);
+  static awaitable<void> Drain(std::shared_ptr<Core> self, std::chrono::milliseconds grace);
+  // Closes the acceptor and every connection now; for a Server destroyed without Shutdown.
+  void Abort();
+
+  asio::any_io_executor control() const { return control_; }
+  const tcp::endpoint& local_endpoint() const { return local_; }
+  int64_t served() const { return served_.load(); }
+  int64_t in_flight() const { return in_flight_.load(); }
+
+ private:
+  static awaitable<void> Serve(std::shared_ptr<Core> self, std::shared_ptr<Connection> conn);
+  // Answers one parsed request. Returns whether the connection may serve another.
+  awaitable<bool> Respond(Connection& conn, bhttp::request<bhttp::string_body> req);
+  awaitable<void> RunHandler(Connection& conn, Request request, Response* response);
+  awaitable<bool> WriteResponse(Connection& conn, const Response& response, unsigned version,
+                                bool is_head, bool keep_alive);
+  awaitable<bool> WriteStream(Connection& conn, const Response& response, unsigned version);
+  // Writes an error response, then closes the connection after lingering.
+  awaitable<void> RejectAndClose(Connection& conn, const Response& response);
+
+  // False (and nothing registered) once draining: the caller closes the connection.
+  bool Register(const std::shared_ptr<Connection>& conn);
+  void Unregister(uint64_t id);
+  bool Busy() const { return in_flight_.load() > 0 || handlers_running_.load() > 0; }
+  size_t ConnectionCount();
+  // Wakes every Drain waiting on the control strand so that it re-checks its condition.
+  void WakeDrainers();
+  void CloseAllConnections();
+
+  asio::io_context& io_;
+  const ServerOptions options_;
+  const Handler handler_;
+  const asio::any_io_executor control_;  // runs the accept loop, Drain and WakeDrainers
+  tcp::acceptor acceptor_;               // used on control_ only (and in Listen, before that)
+  tcp::endpoint local_;
+
+  std::atomic<bool> draining_{false};
+  std::atomic<int64_t> served_{0};
+  std::atomic<int64_t> in_flight_{0};         // handler started, response not yet fully sent
+  std::atomic<int64_t> handlers_running_{0};  // includes handlers that passed their deadline
+
+  std::vector<asio::steady_timer*> drain_waiters_;  // used on control_ only
+
+  std::mutex mu_;
+  uint64_t next_id_ = 1;                                                   // guarded by mu_
+  std::unordered_map<uint64_t, std::shared_ptr<Connection>> connections_;  // guarded by mu_
+};
+
+Status Core::Listen(const tcp::endpoint& endpoint) {
+  error_code ec;
+  auto fail = [&](const char* step) {
+    return Unavailable(std::string("cannot ") + step + " " + FormatEndpoint(endpoint) + ": " +
+                       ec.message());
+  };
+  if (acceptor_.open(endpoint.protocol(), ec); ec) return fail("open a socket for");
+  if (acceptor_.set_option(asio::socket_base::reuse_address(true), ec); ec) {
+    return fail("set SO_REUSEADDR on");
+  }
+  if (acceptor_.bind(endpoint, ec); ec) return fail("bind");
+  if (acceptor_.listen(asio::socket_base::max_listen_connections, ec); ec) return fail("listen on");
+  local_ = acceptor_.local_endpoint(ec);
+  if (ec) return fail("read the bound address of");
+  return OkStatus();
+}
+
+awaitable<void> Core::AcceptLoop(std::shared_ptr<Core> self) {
+  for (;;) {
+    error_code ec;
+    tcp::socket socket = co_await self->acceptor_.async_accept(
+        asio::any_io_executor(asio::make_strand(self->io_)), RedirectTo(ec));
+    if (self->draining_.load() || !self->acceptor_.is_open()) break;
+    if (ec) {
+      // Out of file descriptors and the like: back off briefly instead of spinning.
+      spdlog::warn("http: accept on {} failed: {}", FormatEndpoint(self->local_), ec.message());
+      asio::steady_timer pause(self->control_, std::chrono::milliseconds(50));
+      co_await pause.async_wait(RedirectTo(ec));
+      continue;
+    }
+    auto conn = std::make_shared<Connection>(std::move(socket));
+    auto remote = conn->stream.socket().remote_endpoint(ec);
+    conn->remote = ec ? std::string("unknown") : FormatEndpoint(remote);
+    if (!self->Register(conn)) break;
+    asio::co_spawn(conn->stream.get_executor(), Serve(self, conn),
+                   [self, id = conn->id](std::exception_ptr e) {
+                     if (e) spdlog::error("http: connection ended by: {}", Describe(e));
+                     self->Unregister(id);
+                   });
+  }
+}
+
+awaitable<void> Core::Serve(std::shared_ptr<Core> self, std::shared_ptr<Connection> conn) {
+  beast::tcp_stream& stream = conn->stream;
+  const ServerOptions& opt = self->options_;
+  beast::flat_buffer buffer;
+  bool first = true;
+  for (;;) {
+    error_code ec;
+    if (buffer.size() == 0) {  // wait for the next request to begin
+      stream.expires_after(first ? opt.read_timeout : opt.idle_timeout);
+      size_t n = co_await stream.async_read_some(buffer.prepare(kFirstReadBytes), RedirectTo(ec));
+      if (ec) break;  // closed by the peer, idle too long, or shut down
+      buffer.commit(n);
+    }
+    first = false;
+
+    bhttp::request_parser<bhttp::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(
+        std::min<size_t>(opt.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
+    parser.body_limit(static_cast<std::uint64_t>(opt.max_body_bytes));
+    stream.expires_after(opt.read_timeout);  // for the whole request, 100 Continue included
+    co_await bhttp::async_read_header(stream, buffer, parser, RedirectTo(ec));
+    if (!ec && !parser.is_done()) {
+      if (beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
+        bhttp::response<bhttp::empty_body> go_on{bhttp::status::continue_, 11};
+        co_await bhttp::async_write(stream, go_on, RedirectTo(ec));
+      }
+      if (!ec) co_await bhttp::async_read(stream, buffer, parser, RedirectTo(ec));
+    }
+    if (ec == bhttp::error::body_limit) {
+      co_await self->RejectAndClose(
+          *conn, ErrorResponse(413, StatusCode::kResourceExhausted,
+                               "request body exceeds " + std::to_string(opt.max_body_bytes) +
+                                   " bytes"));
+      break;
+    }
+    if (ec == bhttp::error::header_limit) {
+      co_await self->RejectAndClose(
+          *conn, ErrorResponse(431, StatusCode::kResourceExhausted,
+                               "request header exceeds " + std::to_string(opt.max_header_bytes) +
+                                   " bytes"));
+      break;
+    }
+    if (ec && IsHttpError(ec) && ec != bhttp::error::end_of_stream &&
+        ec != bhttp::error::partial_message) {
+      co_await self->RejectAndClose(
+          *conn, ErrorResponse(400, StatusCode::kInvalidArgument, "malformed request: " + ec.message()));
+      break;
+    }
+    if (ec) break;  // timed out, reset, or shut down: nobody to answer
+    if (!co_await self->Respond(*conn, parser.release())) break;
+  }
+  error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  stream.close();
+}
+
+awaitable<bool> Core::Respond(Connection& conn, bhttp::request<bhttp::string_body> req) {
+  const unsigned version = req.version();
+  const bool is_head = req.method() == bhttp::verb::head;
+  bool keep_alive = req.keep_alive();
+  if (draining_.load()) {
+    served_.fetch_add(1);
+    co_await WriteResponse(
+        conn, ErrorResponse(503, StatusCode::kUnavailable, "server is shutting down"), version,
+        is_head, /*keep_alive=*/false);
+    co_return false;
+  }
+
+  in_flight_.fetch_add(1);
+  Response response;
+  co_await RunHandler(conn, ToRequest(std::move(req), conn.remote), &response);
+  bool ok;
+  if (response.stream) {
+    ok = co_await WriteStream(conn, response, version);
+    served_.fetch_add(1);
+    keep_alive = keep_alive && version >= 11;
+  } else {
+    served_.fetch_add(1);
+    ok = co_await WriteResponse(conn, response, version, is_head,
+                                keep_alive && !draining_.load());
+  }
+  in_flight_.fetch_sub(1);
+  WakeDrainers();
+  co_return ok && keep_alive && !draining_.load();
+}
+
+// Runs the handler on this connection's strand and waits for it or for handler_timeout,
+// whichever comes first. Never throws: a throwing handler yields a 500.
+awaitable<void> Core::RunHandler(Connection& conn, Request request, Response* response) {
+  auto call = std::make_shared<HandlerCall>(conn.stream.get_executor());
+  call->request = std::move(request);
+  call->timer.expires_after(options_.handler_timeout);
+  handlers_running_.fetch_add(1);
+  auto self = shared_from_this();
+  asio::co_spawn(
+      conn.stream.get_executor(),
+      [self, call]() -> awaitable<Response> { co_return co_await self->handler_(call->request); },
+      [self, call](std::exception_ptr e, Response r) {
+        call->done = true;
+        if (e) {
+          call->error = e;
+        } else {
+          call->response = std::move(r);
+        }
+        call->timer.cancel();
+        self->handlers_running_.fetch_sub(1);
+        self->WakeDrainers();
+      });
+  if (!call->done) {
+    conn.call = call.get();
+    error_code ec;
+    co_await call->timer.async_wait(RedirectTo(ec));
+    conn.call = nullptr;
+  }
+
+  const Request& req = call->request;
+  if (!call->done && conn.closing) {
+    *response = ErrorResponse(503, StatusCode::kUnavailable, "server is shutting down");
+  } else if (!call->done) {
+    spdlog::warn("http: {} {} from {} passed its {} ms deadline", req.method, req.target,
+                 req.remote_address, options_.handler_timeout.count());
+    *response = ErrorResponse(503, StatusCode::kUnavailable,
+                              "handler exceeded " +
+                                  std::to_string(options_.handler_timeout.count()) + " ms");
+  } else if (call->error) {
+    spdlog::error("http: handler for {} {} threw: {}", req.method, req.target,
+                  Describe(call->error));
+    *response = ErrorResponse(500, StatusCode::kInternal, "internal error");
+  } else if (call->response.status < 100 || call->response.status > 999) {
+    spdlog::error("http: handler for {} {} returned invalid status {}", req.method, req.target,
+                  call->response.status);
+    *response = ErrorResponse(500, StatusCode::kInternal, "internal error");
+  } else {
+    *response = std::move(call->response);
+  }
+}
+
+// Fields the server sets itself; a handler's copies of them are dropped.
+bool IsFramingHeader(std::string_view name) {
+  for (std::string_view f : {"content-length", "transfer-encoding", "connection"}) {
+    if (beast::iequals(beast::string_view(name.data(), name.size()),
+                       beast::string_view(f.data(), f.size()))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+template <typename Fields>
+void SetCommonFields(Fields& res, const Response& response) {
+  res.set(bhttp::field::server, "tensorfleet");
+  if (!response.content_type.empty()) res.set(bhttp::field::content_type, response.content_type);
+  for (const auto& [name, value] : response.headers) {
+    if (!IsFramingHeader(name)) res.insert(name, value);
+  }
+}
+
+awaitable<bool> Core::WriteResponse(Connection& conn, const Response& response, unsigned version,
+                                    bool is_head, bool keep_alive) {
+  bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(response.status), version};
+  SetCommonFields(res, response);
+  if (is_head) {
+    res.content_length(response.body.size());
+  } else {
+    res.body() = response.body;
+    res.prepare_payload();
+  }
+  res.keep_alive(keep_alive);
+  error_code ec;
+  conn.stream.expires_after(options_.read_timeout);
+  co_await bhttp::async_write(conn.stream, res, RedirectTo(ec));
+  co_return !ec;
+}
+
+awaitable<bool> Core::WriteStream(Connection& conn, const Response& response, unsigned version) {
+  const bool chunked = version >= 11;
+  bhttp::response<bhttp::empty_body> res{static_cast<bhttp::status>(response.status), version};
+  SetCommonFields(res, response);
+  res.chunked(chunked);
+  res.keep_alive(chunked && !draining_.load());
+  bhttp::response_serializer<bhttp::empty_body> serializer(res);
+  error_code ec;
+  conn.stream.expires_after(options_.read_timeout);
+  co_await bhttp::async_write_header(conn.stream, serializer, RedirectTo(ec));
+  if (ec) co_return false;
+
+  ChunkWriter writer(conn.stream, chunked, options_.read_timeout);
+  try {
+    co_await response.stream(writer);
+  } catch (...) {
+    spdlog::error("http: stream producer threw: {}", Describe(std::current_exception()));
+    co_return false;  // the body is cut short; closing tells the client
+  }
+  co_return chunked && co_await writer.Finish();
+}
+
+awaitable<void> Core::RejectAndClose(Connection& conn, const Response& response) {
+  if (!co_await WriteResponse(conn, response, 11, /*is_head=*/false, /*keep_alive=*/false)) {
+    co_return;
+  }
+  error_code ec;
+  conn.stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+  std::array<char, 8192> sink;
+  size_t drained = 0;
+  conn.stream.expires_after(std::min<std::chrono::milliseconds>(kLingerTime, options_.read_timeout));
+  while (drained < kLingerBytes) {
+    size_t n = co_await conn.stream.async_read_some(asio::buffer(sink), RedirectTo(ec));
+    if (ec) break;
+    drained += n;
+  }
+}
+
+bool Core::Register(const std::shared_ptr<Connection>& conn) {
+  // Checked under mu_ so that a CloseAllConnections after draining_ was set sees every
+  // registered connection.
+  std::lock_guard<std::mutex> lock(mu_);
+  if (draining_.load()) return false;
+  conn->id = next_id_++;
+  connections_.emplace(conn->id, conn);
+  return true;
+}
+
+void Core::Unregister(uint64_t id) {
+  bool now_empty;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    connections_.erase(id);
+    now_empty = connections_.empty();
+  }
+  if (now_empty) WakeDrainers();
+}
+
+size_t Core::ConnectionCount() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return connections_.size();
+}
+
+void Core::WakeDrainers() {
+  if (!draining_.load()) return;
+  asio::post(control_, [self = shared_from_this()] {
+    for (asio::steady_timer* t : self->drain_waiters_) t->cancel();
+  });
+}
+
+void Core::CloseAllConnections() {
+  std::vector<std::shared_ptr<Connection>> conns;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, conn] : connections_) conns.push_back(conn);
+  }
+  for (auto& conn : conns) {
+    asio::post(conn->stream.get_executor(), [conn] { conn->Close(); });
+  }
+}
+
+void Core::Abort() {
+  draining_.store(true);
+  asio::post(control_, [self = shared_from_this()] {
+    error_code ignored;
+    self->acceptor_.close(ignored);
+  });
+  CloseAllConnections();
+}
+
+awaitable<void> Core::Drain(std::shared_ptr<Core> self, std::chrono::milliseconds grace) {
+  // Runs on control_, like WakeDrainers' callbacks: a wake-up posted after a counter dropped
+  // either runs before a check below (which then sees the drop) or cancels the wait after it.
+  self->draining_.store(true);
+  error_code ec;
+  self->acceptor_.close(ec);
+
+  asio::steady_timer waiter(self->control_);
+  self->drain_waiters_.push_back(&waiter);
+  auto wait_until = [&](Clock::time_point deadline) -> awaitable<void> {
+    waiter.expires_at(deadline);
+    co_await waiter.async_wait(RedirectTo(ec));
+  };
+  const auto deadline = Clock::now() + grace;
+  while (self->Busy() && Clock::now() < deadline) co_await wait_until(deadline);
+
+  self->CloseAllConnections();
+  while (self->ConnectionCount() > 0) co_await wait_until(Clock::time_point::max());
+  auto& waiters = self->drain_waiters_;
+  waiters.erase(std::find(waiters.begin(), waiters.end(), &waiter));
+}
+
+class ServerImpl final : public Server {
+ public:
+  explicit ServerImpl(std::shared_ptr<Core> core) : core_(std::move(core)) {}
+  ~ServerImpl() override { core_->Abort(); }
+
+  uint16_t port() const override { return core_->local_endpoint().port(); }
+  std::string address() const override { return core_->local_endpoint().address().to_string(); }
+
+  awaitable<void> Shutdown(std::chrono::milliseconds grace) override {
+    co_await asio::co_spawn(core_->control(), Core::Drain(core_, grace), asio::use_awaitable);
+  }
+
+  int64_t requests_served() const override { return core_->served(); }
+  int64_t requests_in_flight() const override { return core_->in_flight(); }
+
+ private:
+  std::shared_ptr<Core> core_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Server>> Server::Start(asio::io_context& io, const ServerOptions& options,
+                                              Handler handler) {
+  if (!handler) return InvalidArgument("http server needs a handler");
+  error_code ec;
+  asio::ip::address address = asio::ip::make_address(options.address, ec);
+  if (ec) return InvalidArgument("not an IP address: '" + options.address + "'");
+  auto core = std::make_shared<Core>(io, options, std::move(handler));
+  TF_RETURN_IF_ERROR(core->Listen(tcp::endpoint(address, options.port)));
+  asio::co_spawn(core->control(), Core::AcceptLoop(core), [](std::exception_ptr e) {
+    if (e) spdlog::error("http: accept loop ended by an exception");
+  });
+  return std::unique_ptr<Server>(std::make_unique<ServerImpl>(std::move(core)));
+}
+
+}  // namespace tf::http
