@@ -1,0 +1,418 @@
+// Client: blocking HTTP/1.1 over Boost.Beast with one kept-alive connection.
+//
+// Each call runs a coroutine on the client's private io_context until it completes, so that every
+// network step can be bounded by beast::tcp_stream's timer (and name resolution by a timer that
+// cancels the resolver).
+//
+// Stale keep-alive connections: before a request is written on a reused connection the socket is
+// peeked; if the server has closed it (EOF, reset, or unexpected bytes) a new connection is made.
+// If the server closes it in the short window after that check, the call is retried once on a new
+// connection when nothing of a response was received and either the write itself failed or the
+// method is idempotent (GET, HEAD, PUT, DELETE, OPTIONS), so a POST is never sent twice after
+// the server may have seen it.
+#include "base/async.h"  // first: see the note on <utility> there
+
+#include <array>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <charconv>
+#include <exception>
+#include <limits>
+#include <optional>
+
+#include "http/http.h"
+
+namespace tf::http {
+namespace {
+
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::uint32_t kMaxResponseHeaderBytes = 1 << 20;
+constexpr size_t kStreamPieceBytes = 16 << 10;
+
+auto RedirectTo(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
+
+beast::string_view AsBeast(std::string_view s) { return {s.data(), s.size()}; }
+
+bool IEquals(std::string_view a, std::string_view b) { return beast::iequals(AsBeast(a), AsBeast(b)); }
+
+// RFC 7230 tchar: what a method or a header name may contain.
+bool IsToken(std::string_view s) {
+  if (s.empty()) return false;
+  for (unsigned char c : s) {
+    bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) !=
+                  std::string_view::npos;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// No control characters (so no CR/LF smuggling); spaces only where `allow_space`.
+bool IsPrintable(std::string_view s, bool allow_space) {
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f || (c == ' ' && !allow_space)) return false;
+  }
+  return true;
+}
+
+Status CheckRequest(const std::string& method, const std::string& target, const Headers& headers) {
+  if (!IsToken(method)) return InvalidArgument("bad HTTP method '" + method + "'");
+  if (target.empty() || target[0] != '/' || !IsPrintable(target, /*allow_space=*/false)) {
+    return InvalidArgument("bad request target '" + target + "': must start with '/'");
+  }
+  for (const auto& [name, value] : headers) {
+    if (!IsToken(name) || !IsPrintable(value, /*allow_space=*/true)) {
+      return InvalidArgument("bad header '" + name + "'");
+    }
+  }
+  return OkStatus();
+}
+
+bool IsIdempotent(const std::string& method) {
+  for (std::string_view m : {"GET", "HEAD", "PUT", "DELETE", "OPTIONS"}) {
+    if (method == m) return true;
+  }
+  return false;
+}
+
+// A failed network step as the caller sees it.
+Status NetError(const error_code& ec, const std::string& what) {
+  if (ec == beast::error::timeout) return DeadlineExceeded(what + ": timed out");
+  return Unavailable(what + ": " + ec.message());
+}
+
+struct BaseUrl {
+  std::string host;  // without brackets for IPv6
+  std::string port;
+};
+
+Result<BaseUrl> ParseBaseUrl(const std::string& url) {
+  constexpr std::string_view kScheme = "http://";
+  std::string_view s = url;
+  if (s.substr(0, 8) == "https://") {
+    return InvalidArgument("https is not supported: '" + url + "'");
+  }
+  if (s.substr(0, kScheme.size()) != kScheme) {
+    return InvalidArgument("base URL must start with http://: '" + url + "'");
+  }
+  s.remove_prefix(kScheme.size());
+  if (!s.empty() && s.back() == '/') s.remove_suffix(1);
+  if (s.find('/') != std::string_view::npos || s.find('@') != std::string_view::npos) {
+    return InvalidArgument("base URL must be http://host[:port]: '" + url + "'");
+  }
+  BaseUrl out;
+  std::string_view port = "80";
+  if (!s.empty() && s[0] == '[') {  // [::1]:8080
+    size_t close = s.find(']');
+    if (close == std::string_view::npos) return InvalidArgument("bad IPv6 host in '" + url + "'");
+    out.host = std::string(s.substr(1, close - 1));
+    std::string_view rest = s.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest[0] != ':') return InvalidArgument("bad port in '" + url + "'");
+      port = rest.substr(1);
+    }
+  } else {
+    size_t colon = s.rfind(':');
+    out.host = std::string(s.substr(0, colon));
+    if (colon != std::string_view::npos) port = s.substr(colon + 1);
+  }
+  unsigned value = 0;
+  auto [end, err] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (out.host.empty() || port.empty() || err != std::errc() || end != port.data() + port.size() ||
+      value == 0 || value > 65535) {
+    return InvalidArgument("bad host or port in '" + url + "'");
+  }
+  out.port = std::string(port);
+  return out;
+}
+
+// One request as given to Send or SendStreaming.
+struct Call {
+  const std::string& method;
+  const std::string& target;
+  const Headers& headers;
+  const std::string& body;
+  std::chrono::milliseconds timeout;
+  Clock::time_point deadline;
+  const std::function<bool(std::string_view)>* on_chunk;  // null for Send
+};
+
+class ClientImpl final : public Client {
+ public:
+  explicit ClientImpl(BaseUrl url)
+      : url_(std::move(url)),
+        host_header_(url_.host.find(':') != std::string::npos
+                         ? "[" + url_.host + "]:" + url_.port
+                         : url_.host + ":" + url_.port) {}
+
+  Result<ClientResponse> Send(const std::string& method, const std::string& target,
+                              const Headers& headers, const std::string& body,
+                              std::chrono::milliseconds timeout) override {
+    return Run({method, target, headers, body, timeout, Clock::now() + timeout, nullptr});
+  }
+
+  Result<ClientResponse> SendStreaming(
+      const std::string& method, const std::string& target, const Headers& headers,
+      const std::string& body, std::chrono::milliseconds timeout,
+      const std::function<bool(std::string_view chunk)>& on_chunk) override {
+    return Run({method, target, headers, body, timeout, Clock::now() + timeout, &on_chunk});
+  }
+
+ private:
+  enum class Outcome { kDone, kRetry };
+
+  Result<ClientResponse> Run(const Call& call);
+  awaitable<void> Exchange(const Call& call, std::optional<Result<ClientResponse>>* out);
+  awaitable<Status> Connect(Clock::time_point deadline);
+  awaitable<Outcome> Attempt(const Call& call, bool reused,
+                             std::optional<Result<ClientResponse>>* out);
+  template <typename Parser>
+  awaitable<Outcome> ReadHeader(const Call& call, bool reused, Parser& parser, Status* status);
+  awaitable<Status> ReadStreamedBody(const Call& call,
+                                     bhttp::response_parser<bhttp::buffer_body>& parser,
+                                     bool* stopped);
+  bool LooksAlive();
+  void Disconnect();
+
+  const BaseUrl url_;
+  const std::string host_header_;
+  asio::io_context io_{1};
+  std::optional<beast::tcp_stream> stream_;  // engaged while a connection is open
+  beast::flat_buffer buffer_;                // bytes read past the last response
+};
+
+Result<ClientResponse> ClientImpl::Run(const Call& call) {
+  TF_RETURN_IF_ERROR(CheckRequest(call.method, call.target, call.headers));
+  std::optional<Result<ClientResponse>> result;
+  std::string failure;
+  io_.restart();
+  asio::co_spawn(io_, Exchange(call, &result), [&failure](std::exception_ptr e) {
+    if (!e) return;
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      failure = ex.what();
+    } catch (...) {
+      failure = "non-standard exception";
+    }
+  });
+  io_.run();
+  if (!result) {
+    Disconnect();
+    return Internal("http client: " + call.method + " " + call.target + " failed: " + failure);
+  }
+  return std::move(*result);
+}
+
+awaitable<void> ClientImpl::Exchange(const Call& call, std::optional<Result<ClientResponse>>* out) {
+  for (int attempt = 0;; ++attempt) {
+    bool reused = stream_.has_value();
+    if (reused && !LooksAlive()) {
+      Disconnect();
+      reused = false;
+    }
+    if (!stream_) {
+      Status status = co_await Connect(call.deadline);
+      if (!status.ok()) {
+        *out = status;
+        co_return;
+      }
+    }
+    Outcome outcome = co_await Attempt(call, reused && attempt == 0, out);
+    if (out->has_value() && !(*out)->ok()) Disconnect();
+    if (outcome == Outcome::kDone) co_return;
+    out->reset();
+  }
+}
+
+awaitable<Status> ClientImpl::Connect(Clock::time_point deadline) {
+  const std::string where = url_.host + ":" + url_.port;
+  error_code ec;
+  // The guard's callback may run after this frame is gone, so it shares the resolver.
+  auto resolver = std::make_shared<tcp::resolver>(io_);
+  asio::steady_timer guard(io_, deadline);
+  guard.async_wait([resolver](error_code wait_ec) {
+    if (!wait_ec) resolver->cancel();
+  });
+  auto endpoints = co_await resolver->async_resolve(url_.host, url_.port, RedirectTo(ec));
+  guard.cancel();
+  if (ec == asio::error::operation_aborted) co_return DeadlineExceeded("resolve " + where + ": timed out");
+  if (ec) co_return Unavailable("resolve " + where + ": " + ec.message());
+
+  stream_.emplace(io_);
+  stream_->expires_at(deadline);
+  co_await stream_->async_connect(endpoints, RedirectTo(ec));
+  if (ec) {
+    stream_.reset();
+    co_return NetError(ec, "connect to " + where);
+  }
+  stream_->socket().set_option(tcp::no_delay(true), ec);
+  buffer_.clear();
+  co_return OkStatus();
+}
+
+awaitable<ClientImpl::Outcome> ClientImpl::Attempt(const Call& call, bool reused,
+                                                   std::optional<Result<ClientResponse>>* out) {
+  const std::string what = call.method + " " + call.target;
+  bhttp::request<bhttp::span_body<const char>> req;
+  req.method_string(AsBeast(call.method));
+  req.target(AsBeast(call.target));
+  req.version(11);
+  req.set(bhttp::field::host, host_header_);
+  req.set(bhttp::field::user_agent, "tensorfleet");
+  for (const auto& [name, value] : call.headers) {
+    if (IEquals(name, "content-length") || IEquals(name, "transfer-encoding")) continue;
+    if (IEquals(name, "host") || IEquals(name, "user-agent")) {
+      req.set(AsBeast(name), value);
+    } else {
+      req.insert(AsBeast(name), value);
+    }
+  }
+  req.body() = beast::span<const char>(call.body.data(), call.body.size());
+  req.content_length(call.body.size());
+
+  error_code ec;
+  stream_->expires_at(call.deadline);
+  co_await bhttp::async_write(*stream_, req, RedirectTo(ec));
+  if (ec) {
+    *out = NetError(ec, "send " + what);
+    // A failed write means the server cannot have read the whole request.
+    co_return reused && ec != beast::error::timeout ? Outcome::kRetry : Outcome::kDone;
+  }
+
+  Status status;
+  ClientResponse response;
+  auto take_header = [&response](const auto& message) {
+    response.status = static_cast<int>(message.result_int());
+    for (const auto& field : message) {
+      response.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    }
+  };
+  bool keep = false;
+  if (call.on_chunk == nullptr) {
+    bhttp::response_parser<bhttp::string_body> parser;
+    if (co_await ReadHeader(call, reused, parser, &status) == Outcome::kRetry) {
+      *out = status;
+      co_return Outcome::kRetry;
+    }
+    if (status.ok()) {
+      stream_->expires_at(call.deadline);
+      co_await bhttp::async_read(*stream_, buffer_, parser, RedirectTo(ec));
+      if (ec) status = NetError(ec, "receive the response to " + what);
+    }
+    if (!status.ok()) {
+      *out = status;
+      co_return Outcome::kDone;
+    }
+    take_header(parser.get());
+    response.body = std::move(parser.get().body());
+    keep = parser.get().keep_alive() && !parser.need_eof();
+  } else {
+    bhttp::response_parser<bhttp::buffer_body> parser;
+    if (co_await ReadHeader(call, reused, parser, &status) == Outcome::kRetry) {
+      *out = status;
+      co_return Outcome::kRetry;
+    }
+    bool stopped = false;
+    if (status.ok()) {
+      take_header(parser.get());
+      status = co_await ReadStreamedBody(call, parser, &stopped);
+    }
+    if (!status.ok()) {
+      *out = status;
+      co_return Outcome::kDone;
+    }
+    keep = !stopped && parser.get().keep_alive() && !parser.need_eof();
+  }
+  if (!keep) Disconnect();
+  *out = std::move(response);
+  co_return Outcome::kDone;
+}
+
+template <typename Parser>
+awaitable<ClientImpl::Outcome> ClientImpl::ReadHeader(const Call& call, bool reused,
+                                                      Parser& parser, Status* status) {
+  parser.header_limit(kMaxResponseHeaderBytes);
+  // Not boost::none: Beast 1.74 compares the Content-Length against the optional and an empty
+  // one then rejects every body.
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+  if (call.method == "HEAD") parser.skip(true);
+  error_code ec;
+  stream_->expires_at(call.deadline);
+  co_await bhttp::async_read_header(*stream_, buffer_, parser, RedirectTo(ec));
+  if (!ec) co_return Outcome::kDone;
+  *status = NetError(ec, "receive the response to " + call.method + " " + call.target);
+  bool closed_before_answer = ec == bhttp::error::end_of_stream ||
+                              ec == asio::error::connection_reset ||
+                              ec == asio::error::broken_pipe;
+  if (reused && !parser.got_some() && closed_before_answer && IsIdempotent(call.method)) {
+    co_return Outcome::kRetry;
+  }
+  co_return Outcome::kDone;
+}
+
+// Hands each piece of the body to on_chunk as it arrives; `timeout` bounds each wait for the
+// next piece. Sets *stopped when on_chunk asked to stop (the connection is then dropped).
+awaitable<Status> ClientImpl::ReadStreamedBody(const Call& call,
+                                               bhttp::response_parser<bhttp::buffer_body>& parser,
+                                               bool* stopped) {
+  std::array<char, kStreamPieceBytes> piece;
+  while (!parser.is_done()) {
+    auto& body = parser.get().body();
+    body.data = piece.data();
+    body.size = piece.size();
+    error_code ec;
+    stream_->expires_after(call.timeout);
+    co_await bhttp::async_read_some(*stream_, buffer_, parser, RedirectTo(ec));
+    if (ec == bhttp::error::need_buffer) ec = {};
+    if (ec) co_return NetError(ec, "receive the streamed response to " + call.target);
+    size_t n = piece.size() - parser.get().body().size;
+    if (n > 0 && !(*call.on_chunk)(std::string_view(piece.data(), n))) {
+      *stopped = true;
+      co_return OkStatus();
+    }
+  }
+  co_return OkStatus();
+}
+
+// True when the idle connection is open and the server has sent nothing since the last response
+// (no EOF, no reset, no stray bytes).
+bool ClientImpl::LooksAlive() {
+  if (buffer_.size() > 0) return false;
+  tcp::socket& socket = stream_->socket();
+  error_code ec;
+  socket.non_blocking(true, ec);
+  if (ec) return false;
+  char byte;
+  socket.receive(asio::buffer(&byte, 1), tcp::socket::message_peek, ec);
+  error_code ignored;
+  socket.non_blocking(false, ignored);
+  return ec == asio::error::would_block;
+}
+
+void ClientImpl::Disconnect() {
+  if (stream_) {
+    error_code ignored;
+    stream_->socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_->close();
+    stream_.reset();
+  }
+  buffer_.clear();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Client>> Client::Create(const std::string& base_url) {
+  TF_ASSIGN_OR_RETURN(BaseUrl url, ParseBaseUrl(base_url));
+  return std::unique_ptr<Client>(std::make_unique<ClientImpl>(std::move(url)));
+}
+
+}  // namespace tf::http
