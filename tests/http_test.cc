@@ -1,0 +1,319 @@
+// The HTTP server and client end to end: a Server on 127.0.0.1:0 on a background io thread,
+// driven by http::Client or by raw sockets.
+#include "http_test_util.h"  // first: includes base/async.h
+
+#include <sys/resource.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/write.hpp>
+#include <atomic>
+#include <stdexcept>
+#include <vector>
+
+namespace tf::http::testing {
+namespace {
+
+using tcp = asio::ip::tcp;
+
+// Sends `bytes` on a new raw connection and returns everything the server sends until it closes.
+std::string RawExchange(uint16_t port, const std::string& bytes) {
+  asio::io_context io;
+  tcp::socket socket(io);
+  socket.connect(tcp::endpoint(asio::ip::address_v4::loopback(), port));
+  asio::write(socket, asio::buffer(bytes));
+  std::string reply;
+  boost::system::error_code ec;
+  asio::read(socket, asio::dynamic_buffer(reply), ec);  // until EOF
+  return reply;
+}
+
+using HttpServerTest = ServerTest;
+
+TEST_F(HttpServerTest, GetDecodesPathAndQuery) {
+  StartServer(Sync([](Request& r) {
+    std::string out = r.method + " " + r.path;
+    for (const auto& [k, v] : r.query) out += "|" + k + "=" + v;
+    return Text(out);
+  }));
+  auto r = Get("/v1/queues/a%20b?prefix=a%20b&plus=x+y&empty=&flag");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "GET /v1/queues/a b|empty=|flag=|plus=x y|prefix=a b");
+  EXPECT_EQ(r->Header("server"), "tensorfleet");
+  EXPECT_EQ(r->Header("Content-Type"), "text/plain");
+}
+
+TEST_F(HttpServerTest, PostEchoesBodyAndHeaders) {
+  StartServer(Sync([](Request& r) {
+    Response out = Text(r.body, 201);
+    out.headers.emplace_back("X-Echo", r.Header("x-custom"));
+    out.headers.emplace_back("X-Agent", r.Header("User-Agent"));
+    out.headers.emplace_back("X-Remote-Set", r.remote_address.empty() ? "no" : "yes");
+    return out;
+  }));
+  std::string body(100'000, 'b');
+  body += "end";
+  auto r = NewClient()->Send("POST", "/echo", {{"X-Custom", "v 1"}}, body, 10s);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 201);
+  EXPECT_EQ(r->body, body);
+  EXPECT_EQ(r->Header("x-echo"), "v 1");
+  EXPECT_EQ(r->Header("x-agent"), "tensorfleet");
+  EXPECT_EQ(r->Header("x-remote-set"), "yes");
+}
+
+TEST_F(HttpServerTest, KeepAliveReusesOneConnection) {
+  StartServer(Sync([](Request& r) { return Text(r.remote_address); }));
+  auto client = NewClient();
+  std::string first;
+  for (int i = 0; i < 200; ++i) {
+    auto r = client->Send("GET", "/whoami", {}, "", 10s);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    if (i == 0) first = r->body;
+    ASSERT_EQ(r->body, first) << "request " << i << " came on another connection";
+  }
+  EXPECT_GE(server_->requests_served(), 200);
+}
+
+TEST_F(HttpServerTest, OversizedBodyGets413WithoutRunningTheHandler) {
+  std::atomic<int> calls{0};
+  ServerOptions options;
+  options.max_body_bytes = 1024;
+  StartServer(Sync([&](Request& r) {
+                ++calls;
+                return Text("ok");
+              }),
+              options);
+  auto client = NewClient();
+  auto r = client->Send("POST", "/upload", {}, std::string(100'000, 'x'), 10s);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 413);
+  EXPECT_EQ(r->body,
+            R"({"error":{"code":"resource_exhausted","message":"request body exceeds 1024 bytes"}})");
+  EXPECT_EQ(r->Header("Content-Type"), "application/json");
+  EXPECT_EQ(r->Header("Connection"), "close");
+  EXPECT_EQ(calls.load(), 0);
+  // A body at the limit is fine, and the client reconnects after the close.
+  r = client->Send("POST", "/upload", {}, std::string(1024, 'x'), 10s);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(calls.load(), 1);
+}
+
+TEST_F(HttpServerTest, OversizedHeaderGets431) {
+  ServerOptions options;
+  options.max_header_bytes = 1024;
+  StartServer(Sync([](Request&) { return Text("ok"); }), options);
+  auto r = NewClient()->Send("GET", "/", {{"X-Big", std::string(4096, 'h')}}, "", 10s);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 431);
+}
+
+TEST_F(HttpServerTest, GarbageGets400AndClose) {
+  StartServer(Sync([](Request&) { return Text("ok"); }));
+  std::string reply = RawExchange(server_->port(), "HELLO?? this is not http\r\n\r\n");
+  EXPECT_EQ(reply.rfind("HTTP/1.1 400", 0), 0u) << reply;
+  EXPECT_NE(reply.find("invalid_argument"), std::string::npos) << reply;
+  auto r = Get("/");  // still serving
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+}
+
+TEST_F(HttpServerTest, ThrowingHandlerGets500AndServerKeepsServing) {
+  StartServer([](Request& r) -> awaitable<Response> {
+    if (r.path == "/throw") throw std::runtime_error("boom");
+    co_return Text("fine");
+  });
+  auto client = NewClient();
+  auto r = client->Send("GET", "/throw", {}, "", 10s);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 500);
+  EXPECT_EQ(r->body, R"({"error":{"code":"internal","message":"internal error"}})");
+  r = client->Send("GET", "/fine", {}, "", 10s);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "fine");
+}
+
+TEST_F(HttpServerTest, HandlerPastItsDeadlineGets503) {
+  ServerOptions options;
+  options.handler_timeout = 50ms;
+  StartServer(
+      [this](Request& r) -> awaitable<Response> {
+        if (r.path == "/stuck") co_await gate_.Wait();
+        co_return Text("done");
+      },
+      options);
+  auto client = NewClient();
+  auto r = client->Send("GET", "/stuck", {}, "", 10s);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 503);
+  EXPECT_NE(r->body.find("unavailable"), std::string::npos) << r->body;
+  r = client->Send("GET", "/quick", {}, "", 10s);  // the same connection still works
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->body, "done");
+  gate_.Open();  // let the abandoned handler end
+}
+
+TEST_F(HttpServerTest, StreamsChunkByChunk) {
+  // Each chunk is written only after the client has received the one before, so the pieces
+  // can only arrive one by one.
+  StartServer([this](Request&) -> awaitable<Response> {
+    Response r;
+    r.content_type = "text/event-stream";
+    r.stream = [this](StreamWriter& w) -> awaitable<void> {
+      for (int i = 0; i < 5; ++i) {
+        if (!co_await w.Write("data: " + std::to_string(i) + "\n\n")) co_return;
+        co_await gate_.Wait();
+      }
+    };
+    co_return r;
+  });
+  std::vector<std::string> pieces;
+  auto r = NewClient()->SendStreaming("GET", "/events", {}, "", 10s, [&](std::string_view piece) {
+    pieces.emplace_back(piece);
+    gate_.Open();
+    return true;
+  });
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->Header("Transfer-Encoding"), "chunked");
+  EXPECT_EQ(r->Header("Content-Type"), "text/event-stream");
+  EXPECT_TRUE(r->body.empty());
+  EXPECT_EQ(pieces, (std::vector<std::string>{"data: 0\n\n", "data: 1\n\n", "data: 2\n\n",
+                                              "data: 3\n\n", "data: 4\n\n"}));
+}
+
+TEST_F(HttpServerTest, ClientLeavingMidStreamMakesWriteReturnFalse) {
+  constexpr int kMaxWrites = 100'000;
+  std::promise<int> writes_until_false;
+  StartServer([&](Request&) -> awaitable<Response> {
+    Response r;
+    r.stream = [&](StreamWriter& w) -> awaitable<void> {
+      int writes = 0;
+      while (writes < kMaxWrites && co_await w.Write(std::string(1024, 'x'))) ++writes;
+      writes_until_false.set_value(writes);
+    };
+    co_return r;
+  });
+  auto client = NewClient();
+  auto r = client->SendStreaming("GET", "/follow", {}, "", 10s,
+                                 [](std::string_view) { return false; });
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  client.reset();
+  auto result = writes_until_false.get_future();
+  ASSERT_EQ(result.wait_for(30s), std::future_status::ready);
+  EXPECT_LT(result.get(), kMaxWrites);
+}
+
+TEST_F(HttpServerTest, GracefulShutdownFinishesInFlightAndRefusesNew) {
+  std::promise<void> slow_started;
+  StartServer([&](Request& r) -> awaitable<Response> {
+    if (r.path == "/slow") {
+      slow_started.set_value();
+      co_await gate_.Wait();
+      co_return Text("slow done");
+    }
+    co_return Text("fast");
+  });
+  auto idle_client = NewClient();  // holds a kept-alive connection
+  ASSERT_TRUE(idle_client->Send("GET", "/fast", {}, "", 10s).ok());
+  auto slow = std::async(std::launch::async, [&] { return Get("/slow"); });
+  slow_started.get_future().wait();
+  EXPECT_EQ(server_->requests_in_flight(), 1);
+
+  std::promise<void> shutdown_done;
+  asio::co_spawn(io_.io(), server_->Shutdown(10s),
+                 [&](std::exception_ptr) { shutdown_done.set_value(); });
+  // Shutdown begins on the io thread; from then on a new connection is refused.
+  bool refused = false;
+  for (int attempt = 0; attempt < 1000 && !refused; ++attempt) {
+    auto r = Get("/fast");
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
+      refused = true;
+    }
+  }
+  EXPECT_TRUE(refused);
+  // A new request on an open connection gets 503 and is told to close.
+  auto r = idle_client->Send("GET", "/fast", {}, "", 10s);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 503);
+  EXPECT_EQ(r->Header("Connection"), "close");
+
+  auto done = shutdown_done.get_future();
+  EXPECT_EQ(done.wait_for(0s), std::future_status::timeout);  // the slow request still runs
+  gate_.Open();
+  auto slow_result = slow.get();
+  ASSERT_TRUE(slow_result.ok()) << slow_result.status().ToString();
+  EXPECT_EQ(slow_result->status, 200);
+  EXPECT_EQ(slow_result->body, "slow done");
+  EXPECT_EQ(slow_result->Header("Connection"), "close");
+  ASSERT_EQ(done.wait_for(30s), std::future_status::ready);
+  EXPECT_EQ(server_->requests_in_flight(), 0);
+}
+
+TEST_F(HttpServerTest, ShutdownClosesRequestsStillRunningAfterGrace) {
+  std::promise<void> started;
+  StartServer([&](Request&) -> awaitable<Response> {
+    started.set_value();
+    co_await gate_.Wait();  // never opened
+    co_return Text("never");
+  });
+  auto stuck = std::async(std::launch::async, [&] { return Get("/stuck"); });
+  started.get_future().wait();
+  Shutdown(50ms);
+  auto r = stuck.get();
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
+}
+
+TEST_F(HttpServerTest, ThousandIdleConnectionsAndStillAnswering) {
+  constexpr int kConnections = 1000;
+  rlimit limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
+  const rlim_t needed = 2 * kConnections + 100;  // both ends live in this process
+  if (limit.rlim_cur < needed) {
+    if (limit.rlim_max < needed) GTEST_SKIP() << "RLIMIT_NOFILE hard limit too low";
+    limit.rlim_cur = needed;
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &limit), 0);
+  }
+  StartServer(Sync([](Request&) { return Text("pong"); }));
+  asio::io_context io;
+  const tcp::endpoint endpoint(asio::ip::address_v4::loopback(), server_->port());
+  std::vector<tcp::socket> sockets;
+  sockets.reserve(kConnections);
+  for (int i = 0; i < kConnections; ++i) {
+    sockets.emplace_back(io);
+    sockets.back().connect(endpoint);
+  }
+  auto r = Get("/ping");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->body, "pong");
+  // Every idle connection is alive and served.
+  const std::string request = "GET /ping HTTP/1.1\r\nHost: test\r\n\r\n";
+  for (auto& socket : sockets) asio::write(socket, asio::buffer(request));
+  for (auto& socket : sockets) {
+    std::string reply;
+    asio::read_until(socket, asio::dynamic_buffer(reply), "pong");
+    ASSERT_EQ(reply.rfind("HTTP/1.1 200 OK", 0), 0u) << reply;
+  }
+}
+
+TEST_F(HttpServerTest, BindFailureIsUnavailableAndNamesTheAddress) {
+  StartServer(Sync([](Request&) { return Text("ok"); }));
+  ServerOptions options;
+  options.port = server_->port();
+  auto second = Server::Start(io_.io(), options, Sync([](Request&) { return Text("ok"); }));
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(second.status().message().find("127.0.0.1:" + std::to_string(options.port)),
+            std::string::npos)
+      << second.status().ToString();
+}
+
+}  // namespace
+}  // namespace tf::http::testing
