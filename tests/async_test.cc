@@ -1,0 +1,66 @@
+// RunBlocking: work goes to the pool, and the coroutine resumes on its own executor.
+#include "base/async.h"  // first: see the note on <utility> there
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/asio/strand.hpp>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace tf {
+namespace {
+
+TEST(RunBlockingTest, RunsOnThePoolAndResumesOnTheCallersStrand) {
+  asio::io_context io;
+  asio::thread_pool pool(2);
+  auto strand = asio::make_strand(io);
+  std::thread::id fn_thread;
+  bool fn_on_strand = true;
+  bool resumed_on_strand = false;
+  std::unique_ptr<int> result;  // move-only on purpose
+  asio::co_spawn(
+      strand,
+      [&]() -> awaitable<void> {
+        result = co_await RunBlocking(pool, [&] {
+          fn_thread = std::this_thread::get_id();
+          fn_on_strand = strand.running_in_this_thread();
+          return std::make_unique<int>(42);
+        });
+        resumed_on_strand = strand.running_in_this_thread();
+      },
+      asio::detached);
+  io.run();  // returns once the coroutine has finished
+  pool.join();
+  ASSERT_NE(result, nullptr);
+  EXPECT_EQ(*result, 42);
+  EXPECT_NE(fn_thread, std::this_thread::get_id());
+  EXPECT_FALSE(fn_on_strand);
+  EXPECT_TRUE(resumed_on_strand);
+}
+
+TEST(RunBlockingTest, ManyConcurrentCallsEachGetTheirOwnResult) {
+  constexpr int kCalls = 200;
+  asio::io_context io;
+  asio::thread_pool pool(4);
+  std::vector<int> results(kCalls, -1);
+  std::atomic<int> wrong_thread{0};
+  const auto io_thread = std::this_thread::get_id();
+  for (int i = 0; i < kCalls; ++i) {
+    asio::co_spawn(
+        io,
+        [&, i]() -> awaitable<void> {
+          results[i] = co_await RunBlocking(pool, [i] { return i * i; });
+          if (std::this_thread::get_id() != io_thread) ++wrong_thread;
+        },
+        asio::detached);
+  }
+  io.run();
+  pool.join();
+  for (int i = 0; i < kCalls; ++i) EXPECT_EQ(results[i], i * i);
+  EXPECT_EQ(wrong_thread.load(), 0);
+}
+
+}  // namespace
+}  // namespace tf
