@@ -1,5 +1,6 @@
 // PostgresStore's operations on received messages: deleting them and changing their visibility,
 // each with one status per receipt.
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 

@@ -1,4 +1,5 @@
 // PostgresStore::SendMessages: enqueueing, with FIFO deduplication.
+#include <algorithm>
 #include <unordered_map>
 
 #include "store/config_json.h"
