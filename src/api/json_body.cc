@@ -74,13 +74,13 @@ const Json* FieldReader::Value(const std::string& field, Json::value_t type) {
 }
 
 Status FieldReader::Finish() {
-  if (!status_.ok()) return status_;
+  // An unknown field first: a misspelt name is usually why a required one is missing.
   for (auto it = object_.begin(); it != object_.end(); ++it) {
     if (!seen_.count(it.key())) {
       return InvalidArgument("unknown field " + Name(it.key()));
     }
   }
-  return OkStatus();
+  return status_;
 }
 
 }  // namespace tf::api
