@@ -138,7 +138,7 @@ TEST_P(ReliabilityTest, AcknowledgedMessagesSurviveKillNine) {
     if (r["messages"].empty()) break;
     for (auto& m : r["messages"]) received.insert(m["body"].get<std::string>());
   }
-  ASSERT_GT(acknowledged.size(), 450u);
+  ASSERT_GE(acknowledged.size(), 450u);
   for (const auto& body : acknowledged) {
     EXPECT_EQ(received.count(body), 1u) << "acknowledged message lost: " << body;
   }
