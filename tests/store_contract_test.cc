@@ -178,7 +178,13 @@ TEST_P(StoreContractTest, ReceiveHidesMessagesUntilExactlyTheVisibilityTimeout) 
 
 TEST_P(StoreContractTest, StaleReceiptNeitherDeletesNorExtends) {
   Queue q = MakeQueue("work");
-  Send(q, {Msg("m")});
+  auto sent = Send(q, {Msg("m")});
+  ASSERT_EQ(sent.size(), 1u);
+  // A message never received has no valid receipt: receipt 0 must not delete it.
+  auto unreceived = queues().DeleteMessages(q.id, {Receipt{sent[0].sequence, 0}});
+  ASSERT_TRUE(unreceived.ok());
+  EXPECT_EQ((*unreceived)[0].code(), StatusCode::kAborted);
+  EXPECT_EQ(queues().CountMessages(q.id, kT0)->visible, 1);
   auto first = Receive(q, kT0, 1, 10 * kSecondMs);
   ASSERT_EQ(first.size(), 1u);
   auto second = Receive(q, kT0 + 10 * kSecondMs, 1, 10 * kSecondMs);

@@ -191,7 +191,7 @@ Result<std::vector<Status>> SqliteStore::DeleteMessages(int64_t queue_id,
     out.clear();
     for (const Receipt& r : receipts) {
       TF_ASSIGN_OR_RETURN(Stmt del, db.Prepare(
-          "DELETE FROM messages WHERE seq = ? AND queue_id = ? AND receipt = ?"));
+          "DELETE FROM messages WHERE seq = ? AND queue_id = ? AND receipt = ? AND receipt <> 0"));
       TF_RETURN_IF_ERROR(
           del.Bind(1, r.sequence).Bind(2, queue_id).Bind(3, static_cast<int64_t>(r.receipt)).Run());
       if (db.Changes() > 0) {
@@ -221,7 +221,7 @@ Result<std::vector<Status>> SqliteStore::ChangeVisibility(
         for (const VisibilityChange& c : changes) {
           TF_ASSIGN_OR_RETURN(Stmt update, db.Prepare(
               "UPDATE messages SET visible_at = ? "
-              "WHERE seq = ? AND queue_id = ? AND receipt = ? AND visible_at > ?"));
+              "WHERE seq = ? AND queue_id = ? AND receipt = ? AND receipt <> 0 AND visible_at > ?"));
           TF_RETURN_IF_ERROR(update.Bind(1, c.visible_at)
                                  .Bind(2, c.receipt.sequence)
                                  .Bind(3, queue_id)

@@ -49,17 +49,20 @@ class QueueStore {
   // Deletes the queue and every message in it. kNotFound if absent.
   virtual Status DeleteQueue(int64_t id) = 0;
 
-  // Enqueues all messages in one transaction, in order. For FIFO queues a message whose
-  // deduplication id was seen in this queue less than `dedup_window_ms` ago is not enqueued
-  // again: its SentMessage has duplicate=true and the first message's id.
+  // Enqueues all messages in one transaction, in order. A message with a deduplication id seen
+  // in this queue less than `dedup_window_ms` ago is not enqueued again: its SentMessage has
+  // duplicate=true and the first message's id (the queue service sets ids on FIFO queues only).
+  // kNotFound if the queue does not exist.
   virtual Result<std::vector<SentMessage>> SendMessages(int64_t queue_id,
                                                         const std::vector<NewMessage>& messages,
                                                         TimeMs now, TimeMs dedup_window_ms) = 0;
 
   // Receives up to options.max_messages visible messages, hiding each until
   // now + visibility_timeout_ms and giving each a fresh receipt. Standard queues: oldest visible
-  // first. FIFO queues: in sequence order, skipping every group that has a message in flight.
-  // Messages past their receive limit move to the dead-letter queue instead (see ReceiveOptions).
+  // first. FIFO queues: visible messages in sequence order, skipping every group that has a
+  // message in flight. Messages past their receive limit move to the dead-letter queue instead
+  // (see ReceiveOptions); there, standard messages keep their original send time for retention
+  // and FIFO messages restart it.
   virtual Result<std::vector<ReceivedMessage>> ReceiveMessages(const ReceiveOptions& options,
                                                                TimeMs now) = 0;
 
@@ -74,13 +77,16 @@ class QueueStore {
   virtual Result<std::vector<Status>> ChangeVisibility(
       int64_t queue_id, const std::vector<VisibilityChange>& changes, TimeMs now) = 0;
 
-  // Deletes every message in the queue; returns how many.
+  // Deletes every message in the queue; returns how many. kNotFound if the queue is absent.
   virtual Result<int64_t> PurgeQueue(int64_t queue_id) = 0;
   virtual Result<QueueCounts> CountMessages(int64_t queue_id, TimeMs now) = 0;
 
-  // Moves up to `limit` messages, oldest first, out of dead-letter queue `from_queue_id`: to
-  // `to_queue_id`, or when it is 0 to the queue each message was dead-lettered from. Moved
-  // messages are visible at once with their receive count reset. Returns how many moved.
+  // Moves up to `limit` visible messages, oldest first, out of dead-letter queue
+  // `from_queue_id`: to `to_queue_id`, or when it is 0 to the queue each message was
+  // dead-lettered from. Moved messages are visible at once, with their receive count and first
+  // receive time reset and their retention restarted from the target queue's setting. Messages
+  // whose source queue no longer exists stay where they are. kNotFound if `from_queue_id` or a
+  // non-zero `to_queue_id` does not exist. Returns how many moved.
   virtual Result<int64_t> RedriveMessages(int64_t from_queue_id, int64_t to_queue_id, TimeMs now,
                                           int64_t limit) = 0;
 
