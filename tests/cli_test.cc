@@ -1,0 +1,125 @@
+// The tensorfleet command against a live server: exit codes, tables, --json, and errors that
+// say what was wrong.
+#include <sys/wait.h>
+
+#include "api_test_util.h"
+#include "child_process.h"
+
+namespace tf::testing {
+namespace {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+class CliTest : public ApiFixture {
+ protected:
+  CliResult Run(std::vector<std::string> args, bool with_credentials = true,
+                std::string token = "") {
+    std::vector<std::string> argv = {TENSORFLEET_BINARY};
+    if (with_credentials) {
+      argv.insert(argv.end(),
+                  {"--server", app_->url(), "--token", token.empty() ? admin_token_ : token});
+    } else {
+      // Nothing to find: an empty data directory.
+      argv.insert(argv.end(), {"--data-dir", (dir_.path() / "empty").string()});
+    }
+    argv.insert(argv.end(), args.begin(), args.end());
+    ChildProcess child;
+    EXPECT_TRUE(child.Start(argv, {"TENSORFLEET_URL=", "TENSORFLEET_TOKEN="}));
+    int status = child.Wait();
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, child.output()};
+  }
+};
+
+TEST_F(CliTest, QueueLifecycle) {
+  auto created = Run({"queue", "create", "jobs", "--visibility-timeout", "45"});
+  EXPECT_EQ(created.exit_code, 0) << created.output;
+  EXPECT_NE(created.output.find("created queue jobs"), std::string::npos);
+
+  auto list = Run({"queue", "list"});
+  EXPECT_EQ(list.exit_code, 0);
+  EXPECT_NE(list.output.find("NAME"), std::string::npos);
+  EXPECT_NE(list.output.find("45s"), std::string::npos);
+
+  auto sent = Run({"queue", "send", "jobs", "a", "b", "--attr", "kind=test"});
+  EXPECT_EQ(sent.exit_code, 0) << sent.output;
+
+  auto received = Run({"--json", "queue", "receive", "jobs", "--max", "10"});
+  ASSERT_EQ(received.exit_code, 0) << received.output;
+  auto j = Json::parse(received.output);
+  ASSERT_EQ(j["messages"].size(), 2u);
+  EXPECT_EQ(j["messages"][0]["attributes"]["kind"]["string_value"], "test");
+
+  std::string handle = j["messages"][0]["receipt_handle"];
+  auto deleted = Run({"queue", "delete", "jobs", handle});
+  EXPECT_EQ(deleted.exit_code, 0) << deleted.output;
+  auto attrs = Run({"--json", "queue", "attributes", "jobs"});
+  EXPECT_EQ(Json::parse(attrs.output)["messages"]["in_flight"], 1);
+
+  auto purged = Run({"queue", "purge", "jobs"});
+  EXPECT_NE(purged.output.find("purged 1 message"), std::string::npos) << purged.output;
+  EXPECT_EQ(Run({"queue", "remove", "jobs"}).exit_code, 0);
+  EXPECT_EQ(Run({"queue", "attributes", "jobs"}).exit_code, 1);
+}
+
+TEST_F(CliTest, ErrorsAreClearAndExitNonZero) {
+  auto missing = Run({"queue", "send", "nope", "x"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("error: queue 'nope' does not exist"), std::string::npos)
+      << missing.output;
+
+  auto range = Run({"queue", "create", "q", "--retention", "5"});
+  EXPECT_EQ(range.exit_code, 1);
+  EXPECT_NE(range.output.find("retention_seconds must be between 60 and 1209600, got 5"),
+            std::string::npos)
+      << range.output;
+
+  auto usage = Run({"queue", "create"});
+  EXPECT_EQ(usage.exit_code, 2);
+
+  auto no_server = Run({"status"}, /*with_credentials=*/false);
+  EXPECT_EQ(no_server.exit_code, 1);
+  EXPECT_NE(no_server.output.find("tensorfleet up"), std::string::npos) << no_server.output;
+
+  EXPECT_EQ(Run({"queue", "create", "q"}).exit_code, 0);
+  auto bad_handle = Run({"queue", "delete", "q", "not-a-handle"});
+  EXPECT_EQ(bad_handle.exit_code, 1);
+  EXPECT_NE(bad_handle.output.find("is not one this server issued"), std::string::npos)
+      << bad_handle.output;
+}
+
+TEST_F(CliTest, TokensAndProjects) {
+  EXPECT_EQ(Run({"project", "create", "research"}).exit_code, 0);
+  auto token = Run({"--json", "token", "create", "ci", "--project", "research"});
+  ASSERT_EQ(token.exit_code, 0) << token.output;
+  std::string secret = Json::parse(token.output)["secret"];
+  std::string id = Json::parse(token.output)["id"];
+
+  auto status = Run({"--json", "status"}, true, secret);
+  EXPECT_EQ(Json::parse(status.output)["project"], "research");
+
+  auto listed = Run({"token", "list", "--all"});
+  EXPECT_NE(listed.output.find(id), std::string::npos);
+  EXPECT_EQ(listed.output.find(secret), std::string::npos) << "secrets must never be listed";
+
+  EXPECT_EQ(Run({"token", "revoke", id}).exit_code, 0);
+  auto revoked = Run({"status"}, true, secret);
+  EXPECT_EQ(revoked.exit_code, 1);
+  EXPECT_NE(revoked.output.find("revoked"), std::string::npos);
+}
+
+TEST_F(CliTest, HelpForEveryVerb) {
+  for (auto verb : std::vector<std::vector<std::string>>{
+           {"--help"}, {"up", "--help"}, {"server", "--help"}, {"queue", "--help"},
+           {"queue", "create", "--help"}, {"queue", "redrive", "--help"}, {"token", "--help"},
+           {"project", "--help"}, {"status", "--help"}}) {
+    auto r = Run(verb);
+    EXPECT_EQ(r.exit_code, 0) << verb[0];
+    EXPECT_NE(r.output.find("Usage:"), std::string::npos) << verb[0];
+  }
+}
+
+}  // namespace
+}  // namespace tf::testing
