@@ -20,7 +20,7 @@ cleanup() {
 trap cleanup EXIT
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-tf() { printf '$ tensorfleet %s\n' "$*"; "$tf_bin" "$@"; }
+tf() { printf '$ tensorfleet'; printf ' %q' "$@"; printf '\n'; "$tf_bin" "$@"; }
 
 step "Start the platform on its embedded default (SQLite in $data_dir)"
 "$tf_bin" up --port 0 2>"$data_dir/server.log" &
@@ -37,7 +37,10 @@ tf queue list
 step "Send three messages, receive them, delete two (the third 'crashes' its worker)"
 tf queue send jobs "train resnet50" "eval checkpoint 7" "poison: malformed spec"
 received=$("$tf_bin" --json queue receive jobs --max 10)
-echo "$received" | python3 -c 'import json,sys; [print(f"  received {m[\"body\"]!r} (receive #{m[\"receive_count\"]})") for m in json.load(sys.stdin)["messages"]]'
+echo "$received" | python3 -c '
+import json, sys
+for m in json.load(sys.stdin)["messages"]:
+    print("  received %r (receive #%d)" % (m["body"], m["receive_count"]))'
 handles=$(echo "$received" | python3 -c 'import json,sys; print(" ".join(m["receipt_handle"] for m in json.load(sys.stdin)["messages"] if not m["body"].startswith("poison")))')
 tf queue delete jobs $handles
 tf queue attributes jobs
@@ -61,8 +64,9 @@ tf queue receive orders.fifo --max 10 --delete
 
 step "Long polling: a receive waits until a message arrives"
 ( sleep 1; "$tf_bin" queue send jobs "late arrival" >/dev/null ) &
+sender_pid=$!
 tf queue receive jobs --wait 10 --delete
-wait
+wait "$sender_pid"
 
 step "Metrics"
 curl -s -H "Authorization: Bearer $(cat "$data_dir/admin-token")" "$(cat "$data_dir/url")/metrics" \
