@@ -6,6 +6,7 @@
 #include <atomic>
 #include <boost/asio/strand.hpp>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -60,6 +61,25 @@ TEST(RunBlockingTest, ManyConcurrentCallsEachGetTheirOwnResult) {
   pool.join();
   for (int i = 0; i < kCalls; ++i) EXPECT_EQ(results[i], i * i);
   EXPECT_EQ(wrong_thread.load(), 0);
+}
+
+TEST(RunBlockingTest, ValueCapturesSurviveWhenTheLambdaIsNamed) {
+  asio::io_context io;
+  asio::thread_pool pool(1);
+  std::string result;
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        std::string name(64, 'n');  // on the heap, so a double free would show
+        auto work = [name, owner = std::make_shared<int>(7)] {
+          return name + std::to_string(*owner);
+        };
+        result = co_await RunBlocking(pool, std::move(work));
+      },
+      asio::detached);
+  io.run();
+  pool.join();
+  EXPECT_EQ(result, std::string(64, 'n') + "7");
 }
 
 }  // namespace

@@ -24,7 +24,13 @@ namespace asio = boost::asio;
 using asio::awaitable;
 
 // Runs `fn` on `pool` and resumes the calling coroutine on its own executor with the result.
-// `fn` must not throw.
+// `fn` must not throw and must return a value (not void).
+//
+// g++ 12 destroys a lambda or brace-initialized temporary that is written inside a co_await
+// expression twice (a double free when it holds a std::string, a shared_ptr, ...). A lambda
+// that captures only by reference is harmless; one that captures by value must be named first:
+//   auto work = [name = std::string(n)] { return Load(name); };
+//   auto result = co_await RunBlocking(pool, std::move(work));
 template <typename Fn>
 awaitable<std::invoke_result_t<Fn>> RunBlocking(asio::thread_pool& pool, Fn fn) {
   using R = std::invoke_result_t<Fn>;
