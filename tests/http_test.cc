@@ -315,5 +315,45 @@ TEST_F(HttpServerTest, BindFailureIsUnavailableAndNamesTheAddress) {
       << second.status().ToString();
 }
 
+TEST(HttpServerThreadsTest, ServesConcurrentClientsOnSeveralIoThreads) {
+  constexpr int kClients = 8;
+  constexpr int kRequests = 100;
+  asio::io_context io;
+  auto work = asio::make_work_guard(io);
+  asio::thread_pool pool(2);
+  auto server = Server::Start(io, {}, [&pool](Request& r) -> awaitable<Response> {
+    auto echo = [body = r.body] { return "echo:" + body; };  // named: see RunBlocking
+    co_return Text(co_await RunBlocking(pool, std::move(echo)));
+  });
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  std::vector<std::thread> io_threads;
+  for (int i = 0; i < 4; ++i) io_threads.emplace_back([&io] { io.run(); });
+
+  const std::string url = "http://127.0.0.1:" + std::to_string((*server)->port());
+  std::atomic<int> good{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      auto client = Client::Create(url);
+      if (!client.ok()) return;
+      for (int i = 0; i < kRequests; ++i) {
+        std::string body = std::to_string(c) + "/" + std::to_string(i);
+        auto r = (*client)->Send("POST", "/echo", {}, body, 10s);
+        if (r.ok() && r->body == "echo:" + body) ++good;
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(good.load(), kClients * kRequests);
+  EXPECT_EQ((*server)->requests_served(), kClients * kRequests);
+
+  std::promise<void> stopped;
+  asio::co_spawn(io, (*server)->Shutdown(1s), [&](std::exception_ptr) { stopped.set_value(); });
+  stopped.get_future().wait();
+  work.reset();
+  for (auto& t : io_threads) t.join();
+  pool.join();
+}
+
 }  // namespace
 }  // namespace tf::http::testing
