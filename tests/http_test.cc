@@ -121,6 +121,19 @@ TEST_F(HttpServerTest, GarbageGets400AndClose) {
   EXPECT_EQ(r->status, 200);
 }
 
+TEST_F(HttpServerTest, SlowAndIdleConnectionsAreClosed) {
+  ServerOptions options;
+  options.read_timeout = 50ms;
+  options.idle_timeout = 50ms;
+  StartServer(Sync([](Request&) { return Text("ok"); }), options);
+  // A request that never completes: closed without an answer once read_timeout passes.
+  EXPECT_EQ(RawExchange(server_->port(), "GET / HTTP/1.1\r\nHost: x\r\n"), "");
+  // A kept-alive connection left idle: closed after its response once idle_timeout passes.
+  std::string reply = RawExchange(server_->port(), "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(reply.rfind("HTTP/1.1 200 OK", 0), 0u) << reply;
+  EXPECT_EQ(reply.substr(reply.size() - 2), "ok") << reply;
+}
+
 TEST_F(HttpServerTest, ThrowingHandlerGets500AndServerKeepsServing) {
   StartServer([](Request& r) -> awaitable<Response> {
     if (r.path == "/throw") throw std::runtime_error("boom");

@@ -11,6 +11,11 @@
 //     between keep-alive requests;
 //   - reading the rest of the request: read_timeout;
 //   - each write of a response or of one streamed chunk: read_timeout.
+// Counters: requests_served counts every response to a complete request (the handler's, a 500
+// for a throw, a 503 for a deadline or for shutdown), not the 400/413/431 sent to requests that
+// could not be read. requests_in_flight counts requests whose handler has started and whose
+// response (streamed body included) is not yet fully written.
+//
 // A handler that runs past handler_timeout is answered with 503, but it is not cancelled (Boost
 // 1.74 coroutines cannot be cancelled from outside): it runs on to its end and its response is
 // dropped. Shutdown waits for such handlers too, within the grace period.
@@ -56,23 +61,17 @@ auto RedirectTo(error_code& ec) { return asio::redirect_error(asio::use_awaitabl
 
 std::string JsonEscape(std::string_view s) {
   std::string out;
-  out.reserve(s.size());
   for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          static constexpr char kHex[] = "0123456789abcdef";
-          out += "\\u00";
-          out.push_back(kHex[(c >> 4) & 0xF]);
-          out.push_back(kHex[c & 0xF]);
-        } else {
-          out.push_back(c);
-        }
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\u00";
+      out += kHex[(c >> 4) & 0xF];
+      out += kHex[c & 0xF];
+    } else {
+      out += c;
     }
   }
   return out;
