@@ -8,7 +8,7 @@
 
 #include "api/json_body.h"
 #include "api/queue_json.h"
-#include "http/http.h"
+#include "http/url.h"
 #include "queues/message.h"
 #include "queues/settings.h"
 

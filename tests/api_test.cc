@@ -89,6 +89,7 @@ TEST_F(ApiTest, BadInputIsRefusedPreciselyAndChangesNothing) {
   std::vector<Case> cases = {
       {"POST", "/v1/queues", "{\"name\": ", 400, "not valid JSON"},
       {"POST", "/v1/queues", "[1,2]", 400, "JSON object"},
+      {"POST", "/v1/queues", R"({"name":"x","delay_seconds":3e777})", 400, "not valid JSON"},
       {"POST", "/v1/queues", R"({"name":"x","colour":"red"})", 400, "'colour'"},
       {"POST", "/v1/queues", R"({"name":"x","visibility_timeout_seconds":43201})", 400,
        "visibility_timeout_seconds must be between 0 and 43200"},

@@ -4,15 +4,12 @@ namespace tf::api {
 
 Result<Json> ParseJsonObject(const std::string& body) {
   if (body.empty()) return Json::object();
-  Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    // Find where it went wrong, for the message.
-    try {
-      (void)Json::parse(body);
-    } catch (const Json::parse_error& e) {
-      return InvalidArgument("request body is not valid JSON: " + std::string(e.what()));
-    }
-    return InvalidArgument("request body is not valid JSON");
+  Json j;
+  try {
+    j = Json::parse(body);
+  } catch (const Json::exception& e) {
+    // parse_error for bad syntax, out_of_range for a number too large for a double.
+    return InvalidArgument("request body is not valid JSON: " + std::string(e.what()));
   }
   if (!j.is_object()) return InvalidArgument("request body must be a JSON object");
   return j;

@@ -13,6 +13,7 @@
 
 #include "base/async.h"
 #include "base/status.h"
+#include "http/url.h"
 
 namespace tf::http {
 
@@ -122,10 +123,5 @@ class Client {
       const std::function<bool(std::string_view chunk)>& on_chunk) = 0;
 };
 
-// Percent-decoding for paths and query strings ("+" is a space only in queries).
-std::string PercentDecode(std::string_view s, bool plus_is_space);
-std::string PercentEncode(std::string_view s);
-// Splits "a=1&b=two" into a map, decoding each part.
-std::map<std::string, std::string> ParseQuery(std::string_view query);
 
 }  // namespace tf::http
