@@ -10,7 +10,7 @@ packages=(
   libsqlite3-dev libpq-dev libboost-dev libboost-system-dev libssl-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev postgresql redis-server
+  libgtest-dev libgmock-dev libbenchmark-dev postgresql redis-server libhiredis-dev
   curl sqlite3 python3
 )
 
