@@ -14,6 +14,8 @@ namespace tf::cli {
 void AddServerCommands(CLI::App& app, Connection& conn, int& exit_code);  // up, server
 void AddQueueCommands(CLI::App& app, Connection& conn, int& exit_code);   // queue ...
 void AddAuthCommands(CLI::App& app, Connection& conn, int& exit_code);    // token, project, status
+// cost catalog/compare/audit/generate-bill; offline, no server needed.
+void AddCostCommands(CLI::App& app, Connection& conn, int& exit_code);
 
 // Prints "error: <message>" to stderr and returns 1.
 int Fail(const Status& status);

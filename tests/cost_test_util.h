@@ -1,0 +1,51 @@
+// Helpers for the cost tests: the shipped catalog, the tensorfleet binary run as a child, and
+// files written into a temporary folder.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "child_process.h"
+#include "cost/catalog.h"
+#include "store_test_env.h"
+
+namespace tf::testing {
+
+inline std::string ShippedCatalogDir() {
+  return std::string(TENSORFLEET_SOURCE_DIR) + "/data/catalog";
+}
+
+inline cost::Catalog ShippedCatalog() {
+  cost::Catalog catalog;
+  for (const char* f : {"accelerators.csv", "aws-ec2-accelerated-us-east-1.csv",
+                        "aws-usage-us-east-1.csv", "models.csv", "resellers-2026.csv"}) {
+    Status s = catalog.LoadFile(ShippedCatalogDir() + "/" + f);
+    if (!s.ok()) ADD_FAILURE() << s.ToString();
+  }
+  return catalog;
+}
+
+struct CliRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs the tensorfleet binary with `args`; the catalog is found in the source tree.
+inline CliRun RunTensorfleet(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {TENSORFLEET_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ChildProcess child;
+  EXPECT_TRUE(child.Start(argv, {"TENSORFLEET_CATALOG=" + ShippedCatalogDir()}));
+  int status = child.Wait();
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, child.output()};
+}
+
+inline std::string WriteFile(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+  return path.string();
+}
+
+}  // namespace tf::testing
