@@ -1,0 +1,45 @@
+// Chooses the kernel set for this CPU at run time.
+#include <cstdlib>
+#include <string_view>
+
+#include "engine/kernels/sets.h"
+
+namespace tf::engine::kernels {
+namespace {
+
+bool HasAvx2() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+bool HasAvx512() { return HasAvx2() && __builtin_cpu_supports("avx512f"); }
+
+}  // namespace
+
+const KernelSet* Avx2Kernels() { return HasAvx2() ? &kAvx2KernelSet : nullptr; }
+
+const KernelSet* Avx512Kernels() {
+  if (!HasAvx512()) return nullptr;
+  static const KernelSet kSet = [] {
+    KernelSet set = kAvx2KernelSet;
+    set.name = "avx512";
+    set.matmul_rows = Avx512MatmulRows;
+    return set;
+  }();
+  return &kSet;
+}
+
+const KernelSet& BestKernels() {
+  static const KernelSet* best = [] {
+    const char* forced = std::getenv("TENSORFLEET_KERNELS");
+    std::string_view want = forced == nullptr ? "" : forced;
+    if (want == "reference") return &ReferenceKernels();
+    if (want == "avx2" && Avx2Kernels() != nullptr) return Avx2Kernels();
+    if (const KernelSet* set = Avx512Kernels(); set != nullptr && want != "avx2") return set;
+    if (const KernelSet* set = Avx2Kernels(); set != nullptr) return set;
+    return &ReferenceKernels();
+  }();
+  return *best;
+}
+
+}  // namespace tf::engine::kernels
