@@ -72,6 +72,12 @@ step "Metrics"
 curl -s -H "Authorization: Bearer $(cat "$data_dir/admin-token")" "$(cat "$data_dir/url")/metrics" \
   | grep -E '^tensorfleet_queue_messages' | head -8
 
+step "The built-in inference engine: greedy generation on the CPU, no server needed"
+echo "  (a tiny Llama test checkpoint with RANDOM weights: the text is gibberish; the tokenizer,"
+echo "   the forward pass and the speed are real)"
+tf engine generate --model tests/data/engine/llama-gqa --prompt "The quick brown fox" \
+  --max-tokens 32 --ignore-eos
+
 step "Stop the server gracefully"
 kill -TERM "$server_pid"; wait "$server_pid" || true; server_pid=""
 echo "demo finished"

@@ -1,0 +1,99 @@
+// `tensorfleet engine ...`: run the built-in inference engine locally, without a server.
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "engine/generate.h"
+#include "engine/model.h"
+#include "engine/tokenizer.h"
+
+namespace tf::cli {
+namespace {
+
+struct GenerateFlags {
+  std::string model_dir;
+  std::string prompt;
+  int64_t max_tokens = 32;
+  int threads = 0;
+  bool ignore_eos = false;
+};
+
+double PerSecond(double count, double seconds) { return seconds > 0 ? count / seconds : 0; }
+
+int Generate(const Connection& conn, const GenerateFlags& f) {
+  engine::ModelOptions options;
+  options.num_threads = f.threads;
+  auto model = engine::Model::Load(f.model_dir, options);
+  if (!model.ok()) return Fail(model.status());
+  auto tokenizer = engine::LoadTokenizerJson(f.model_dir + "/tokenizer.json");
+  if (!tokenizer.ok()) return Fail(tokenizer.status());
+  auto prompt = (*tokenizer)->Encode(f.prompt, /*add_special_tokens=*/true);
+  if (!prompt.ok()) return Fail(prompt.status().WithContext("--prompt"));
+
+  engine::GenerateOptions g;
+  g.max_new_tokens = f.max_tokens;
+  g.stop_at_eos = !f.ignore_eos;
+  engine::TokenTextStream stream(**tokenizer, /*skip_special_tokens=*/true);
+  std::string text;
+  auto on_token = [&](int32_t id) {
+    std::string piece = stream.Add(id);
+    text += piece;
+    if (!conn.json) {
+      std::cout << piece << std::flush;
+    }
+    return true;
+  };
+  std::vector<int32_t> ids;
+  engine::GenerateStats stats;
+  Status s = engine::GenerateGreedy(**model, *prompt, g, on_token, &ids, &stats);
+  std::string tail = stream.Finish();
+  text += tail;
+  if (!s.ok()) return Fail(s);
+  double prefill_tps = PerSecond(stats.prompt_tokens, stats.prefill_seconds);
+  // The first new token comes from the prompt's pass; each later one from its own.
+  double decode_tps = PerSecond(stats.generated_tokens - 1, stats.decode_seconds);
+  if (conn.json) {
+    PrintJson({{"text", text},
+               {"prompt_tokens", stats.prompt_tokens},
+               {"token_ids", ids},
+               {"prefill_tokens_per_second", prefill_tps},
+               {"decode_tokens_per_second", decode_tps},
+               {"kernels", (*model)->kernels().name},
+               {"threads", (*model)->num_threads()}});
+    return 0;
+  }
+  std::cout << tail << "\n";
+  std::fprintf(stderr,
+               "%lld prompt tokens, %lld generated; prefill %.1f tokens/s, decode %.1f tokens/s "
+               "(%s kernels, %d threads)\n",
+               static_cast<long long>(stats.prompt_tokens),
+               static_cast<long long>(stats.generated_tokens), prefill_tps, decode_tps,
+               (*model)->kernels().name, (*model)->num_threads());
+  return 0;
+}
+
+}  // namespace
+
+void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code) {
+  auto* engine = app.add_subcommand("engine", "Run the built-in inference engine locally");
+  engine->require_subcommand(1);
+
+  auto flags = std::make_shared<GenerateFlags>();
+  auto* gen = engine->add_subcommand(
+      "generate", "Greedy text generation from a Hugging Face Llama/Mistral/Qwen2 checkpoint");
+  gen->add_option("--model", flags->model_dir,
+                  "Checkpoint directory (config.json, *.safetensors, tokenizer.json)")
+      ->required()
+      ->type_name("DIR");
+  gen->add_option("--prompt", flags->prompt, "Text to continue")->required()->type_name("TEXT");
+  gen->add_option("--max-tokens", flags->max_tokens, "Most tokens to generate")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  gen->add_option("--threads", flags->threads, "Threads for the kernels (0: one per core)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
+  gen->add_flag("--ignore-eos", flags->ignore_eos, "Keep going after an end-of-sequence token");
+  gen->callback([&conn, &exit_code, flags] { exit_code = Generate(conn, *flags); });
+}
+
+}  // namespace tf::cli

@@ -1,0 +1,69 @@
+// `tensorfleet engine generate` end to end: the real binary on the llama-gqa test checkpoint
+// (random weights), with no server.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+#include "child_process.h"
+#include "engine/tokenizer.h"
+#include "engine_test_util.h"
+
+namespace tf::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+CliRun Tensorfleet(std::vector<std::string> args) {
+  args.insert(args.begin(), TENSORFLEET_BINARY);
+  ChildProcess child;
+  EXPECT_TRUE(child.Start(args));
+  int status = child.Wait();
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, child.output()};
+}
+
+TEST(EngineCli, GenerateGreedyJson) {
+  CliRun r =
+      Tensorfleet({"--json", "engine", "generate", "--model", EngineData("llama-gqa"), "--prompt",
+                   "Hello, world!", "--max-tokens", "12", "--threads", "2", "--ignore-eos"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  auto ids = j["token_ids"].get<std::vector<int32_t>>();
+  ASSERT_EQ(ids.size(), 12u);
+  // "Hello, world!" is prompt 0 of the fixture (BOS added); its first greedy token is the argmax
+  // of transformers' logits at the prompt's last position.
+  auto ref = nlohmann::json::parse(ReadFileBytes(EngineData("llama-gqa/reference.json")));
+  EXPECT_EQ(j["prompt_tokens"], ref[0]["prompt_ids"].size());
+  EXPECT_EQ(ids[0], ref[0]["argmax_per_position"].back().get<int32_t>());
+  auto tok = engine::LoadTokenizerJson(EngineData("llama-gqa/tokenizer.json"));
+  ASSERT_TRUE(tok.ok());
+  EXPECT_EQ(j["text"], (*tok)->DecodeText(ids, /*skip_special_tokens=*/true));
+  EXPECT_EQ(j["threads"], 2);
+}
+
+TEST(EngineCli, GeneratePrintsTextAndSpeed) {
+  CliRun r = Tensorfleet({"engine", "generate", "--model", EngineData("llama-gqa"), "--prompt",
+                          "Hi", "--max-tokens", "4", "--ignore-eos"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("3 prompt tokens, 4 generated"));
+  EXPECT_THAT(r.output, HasSubstr("tokens/s"));
+}
+
+TEST(EngineCli, ErrorsNameTheFile) {
+  CliRun r = Tensorfleet({"engine", "generate", "--model", "/nonexistent/model", "--prompt", "x"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("error: /nonexistent/model/config.json"));
+  r = Tensorfleet({"engine", "generate", "--prompt", "x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("--model is required"));
+}
+
+}  // namespace
+}  // namespace tf::testing
