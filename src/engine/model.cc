@@ -126,17 +126,22 @@ void Model::Layer(int64_t l, int64_t n, int64_t first, const float* cos, const f
   const int64_t group = c.num_heads / c.num_kv_heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const auto* kern = kernels_;
-  // One task per (token, head); token t sees positions [0, first + t].
-  pool_.ParallelFor(n * c.num_heads, [&](int64_t begin, int64_t end) {
-    std::vector<float> scratch(first + n);  // [n_ctx]
-    for (int64_t task = begin; task < end; ++task) {
-      int64_t t = task / c.num_heads, head = task % c.num_heads;
-      int64_t kv_off = (head / group) * hd;
-      kern->attention_head(q.data() + t * q_dim + head * hd, k_cache + kv_off, v_cache + kv_off,
-                           first + t + 1, stride, hd, scale, scratch.data(),
-                           attn.data() + t * q_dim + head * hd);
-    }
-  });
+  // One task per (token, head); token t sees positions [0, first + t]. A task costs about
+  // 2 * n_ctx * head_dim multiply-adds; ranges get enough of them to be worth a thread.
+  const int64_t min_tasks = std::max<int64_t>(1, 32768 / ((first + n) * hd));
+  pool_.ParallelFor(
+      n * c.num_heads,
+      [&](int64_t begin, int64_t end) {
+        std::vector<float> scratch(first + n);  // [n_ctx]
+        for (int64_t task = begin; task < end; ++task) {
+          int64_t t = task / c.num_heads, head = task % c.num_heads;
+          int64_t kv_off = (head / group) * hd;
+          kern->attention_head(q.data() + t * q_dim + head * hd, k_cache + kv_off, v_cache + kv_off,
+                               first + t + 1, stride, hd, scale, scratch.data(),
+                               attn.data() + t * q_dim + head * hd);
+        }
+      },
+      min_tasks);
   std::vector<float> out(n * h);  // [n, hidden]
   MatMul(w.wo, attn.data(), out.data(), n, q_dim, h);
   AddBias(out.data(), w.bo, n, h);
