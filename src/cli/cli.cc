@@ -42,6 +42,7 @@ int Main(int argc, char** argv) {
   AddAuthCommands(app, conn, exit_code);
   AddEngineCommands(app, conn, exit_code);
   AddCostCommands(app, conn, exit_code);
+  AddPlanCommands(app, conn, exit_code);
 
   try {
     app.parse(argc, argv);

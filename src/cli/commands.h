@@ -17,6 +17,8 @@ void AddAuthCommands(CLI::App& app, Connection& conn, int& exit_code);    // tok
 void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code);  // engine generate
 // cost catalog/compare/audit/generate-bill; offline, no server needed.
 void AddCostCommands(CLI::App& app, Connection& conn, int& exit_code);
+// plan train/serve: what a training run or a deployment needs and costs; offline.
+void AddPlanCommands(CLI::App& app, Connection& conn, int& exit_code);
 
 // Prints "error: <message>" to stderr and returns 1.
 int Fail(const Status& status);

@@ -1,5 +1,8 @@
 #include "cli/cost_flags.h"
 
+#include <algorithm>
+#include <iostream>
+
 #include "cost/numbers.h"
 
 namespace tf::cli {
@@ -56,6 +59,14 @@ Json AcceleratorJson(const cost::Accelerator& a) {
           {"memory_bandwidth_gbs", Opt(a.bandwidth_gbs)},
           {"notes", a.notes},
           {"source", a.source}};
+}
+
+void PrintFacts(const std::vector<std::pair<std::string, std::string>>& facts) {
+  size_t width = 0;
+  for (const auto& f : facts) width = std::max(width, f.first.size());
+  for (const auto& [label, value] : facts) {
+    std::cout << "  " << label << std::string(width - label.size() + 2, ' ') << value << "\n";
+  }
 }
 
 std::string Price(const std::optional<double>& usd, int digits) {

@@ -20,6 +20,9 @@ void AddJsonFlag(CLI::App* cmd, Connection& conn);
 Json OfferJson(const cost::Offer& o);
 Json AcceleratorJson(const cost::Accelerator& a);
 
+// Prints "label   value" lines with the values aligned.
+void PrintFacts(const std::vector<std::pair<std::string, std::string>>& facts);
+
 // "$55.04" for instance prices, "$6.880" for per-GPU ones; "-" when unknown.
 std::string Price(const std::optional<double>& usd, int digits = 2);
 

@@ -1,0 +1,389 @@
+// `tensorfleet plan train|serve`: what a training run or a deployment needs and costs, before
+// anything runs. Offline: the catalog is the only input.
+#include <iostream>
+#include <map>
+
+#include "cli/commands.h"
+#include "cli/cost_flags.h"
+#include "cli/table.h"
+#include "cost/numbers.h"
+#include "cost/serve_plan.h"
+#include "cost/train_plan.h"
+
+namespace tf::cli {
+namespace {
+
+using cost::FormatFixed;
+using cost::kGiB;
+
+std::string Pct(double fraction) { return FormatFixed(fraction * 100, 1) + "%"; }
+std::string GiB(double bytes) { return FormatFixed(bytes / kGiB, 1); }
+
+// The model's shape: --model, else the catalog's model of this nominal size; flags override.
+struct ShapeFlags {
+  std::string model;
+  int layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0;
+
+  void Add(CLI::App* cmd, bool serving) {
+    cmd->add_option("--model", model, "Take the shape from this catalog model (Llama-2-70B, ...)");
+    cmd->add_option("--layers", layers, "Transformer layers (overrides the catalog shape)");
+    if (serving) {
+      cmd->add_option("--kv-heads", kv_heads, "Key/value heads (GQA), overrides the shape");
+      cmd->add_option("--head-dim", head_dim, "Dimension of one attention head");
+    } else {
+      cmd->add_option("--hidden", hidden, "Hidden size (overrides the catalog shape)");
+    }
+    cmd->add_option("--heads", heads, "Attention heads (overrides the catalog shape)");
+  }
+
+  // Fills the shape into *out; returns the name of where it came from ("" if nowhere).
+  Result<cost::ModelShape> Resolve(const cost::Catalog& catalog, double params) const {
+    cost::ModelShape shape;
+    if (!model.empty()) {
+      const cost::ModelShape* m = catalog.FindModel(model);
+      if (!m) {
+        std::string names;
+        for (const auto& x : catalog.models()) names += (names.empty() ? "" : ", ") + x.name;
+        return InvalidArgument("unknown --model '" + model + "'; the catalog knows: " + names);
+      }
+      shape = *m;
+    } else if (const cost::ModelShape* m = catalog.FindModelBySize(params)) {
+      shape = *m;
+    }
+    bool overridden = false;
+    for (auto [flag, field] : {std::pair{layers, &shape.layers},
+                               {hidden, &shape.hidden},
+                               {heads, &shape.heads},
+                               {kv_heads, &shape.kv_heads},
+                               {head_dim, &shape.head_dim}}) {
+      if (flag > 0) {
+        *field = flag;
+        overridden = true;
+      }
+    }
+    if (overridden) shape.name = shape.name.empty() ? "flags" : shape.name + " + flags";
+    return shape;
+  }
+};
+
+Result<double> Count(const std::string& flag, const std::string& value) {
+  auto v = cost::ParseCount(value);
+  if (!v.ok()) return v.status().WithContext(flag);
+  return *v;
+}
+
+Json PricesJson(const std::vector<cost::OfferPrice>& prices, double gpu_hours) {
+  Json out = Json::array();
+  for (const auto& p : prices) {
+    out.push_back({{"provider", p.offer->provider},
+                   {"instance_type", p.offer->instance_type},
+                   {"region", p.offer->region},
+                   {"usd_per_gpu_hour", p.usd_per_gpu_hour},
+                   {"usd_per_gpu_hour_high", p.usd_per_gpu_hour_high},
+                   {"total_usd", p.usd_per_gpu_hour * gpu_hours},
+                   {"total_usd_high", p.usd_per_gpu_hour_high * gpu_hours},
+                   {"price_date", p.offer->spot_low && p.usd_per_gpu_hour_high != p.usd_per_gpu_hour
+                                      ? p.offer->spot_observed
+                                      : p.offer->on_demand_date},
+                   {"source", p.offer->source}});
+  }
+  return out;
+}
+
+Json LayoutJson(const cost::MemoryLayout& l) {
+  return {{"tensor", l.tensor},
+          {"pipeline", l.pipeline},
+          {"data", l.data},
+          {"zero_stage", l.zero_stage},
+          {"model_state_gib", l.model_state_bytes / kGiB},
+          {"activation_gib", l.activation_bytes / kGiB},
+          {"total_gib", l.total_bytes() / kGiB},
+          {"fits", l.fits}};
+}
+
+std::string LayoutName(const cost::MemoryLayout& l) {
+  std::string zero =
+      l.zero_stage == 0 ? "plain data parallel" : "ZeRO-" + std::to_string(l.zero_stage);
+  return "tensor " + std::to_string(l.tensor) + " x pipeline " + std::to_string(l.pipeline) +
+         " x data " + std::to_string(l.data) + ", " + zero;
+}
+
+void PrintCosts(const cost::TrainPlan& plan, bool spot_first) {
+  // One row per offer: on-demand total, and the spot range where the offer has spot prices.
+  std::map<const cost::Offer*, const cost::OfferPrice*> spot;
+  for (const auto& p : plan.spot) spot[p.offer] = &p;
+  Table t({"provider", "instance", "region", "per GPU-hour", "on-demand total", "spot total"});
+  auto spot_cell = [&](const cost::Offer* o) -> std::string {
+    auto it = spot.find(o);
+    if (it == spot.end()) return "-";
+    std::string low = cost::FormatUsd(it->second->usd_per_gpu_hour * plan.gpu_hours);
+    if (it->second->usd_per_gpu_hour_high == it->second->usd_per_gpu_hour) return low;
+    return low + " - " + cost::FormatUsd(it->second->usd_per_gpu_hour_high * plan.gpu_hours);
+  };
+  std::vector<const cost::OfferPrice*> rows;
+  if (spot_first) {
+    for (const auto& p : plan.spot) rows.push_back(&p);
+  } else {
+    for (const auto& p : plan.on_demand) rows.push_back(&p);
+  }
+  for (const auto* p : rows) {
+    const cost::Offer* o = p->offer;
+    std::optional<double> od = o->on_demand;
+    t.Add({o->provider, o->instance_type, o->region.empty() ? "-" : o->region,
+           od ? Price(o->PerAccelerator(*od), 3) : "-",
+           od ? cost::FormatUsd(o->PerAccelerator(*od) * plan.gpu_hours) : "-", spot_cell(o)});
+  }
+  t.Print(std::cout);
+}
+
+int ShowTrain(const cost::TrainInput& in, const cost::TrainPlan& plan, bool spot, bool json) {
+  if (json) {
+    Json j = {{"accelerator", plan.accelerator->name},
+              {"gpus", in.gpus},
+              {"params", in.params},
+              {"tokens", in.tokens},
+              {"flops", plan.flops},
+              {"peak_flops_per_gpu", plan.peak_flops_per_gpu},
+              {"mfu", plan.mfu},
+              {"hfu", plan.hfu},
+              {"wall_clock_seconds", plan.seconds},
+              {"wall_clock_days", plan.days()},
+              {"gpu_hours", plan.gpu_hours},
+              {"on_demand", PricesJson(plan.on_demand, plan.gpu_hours)},
+              {"spot", PricesJson(plan.spot, plan.gpu_hours)},
+              {"model_shape", in.shape_name},
+              {"usable_gib_per_gpu", plan.usable_bytes_per_gpu / kGiB},
+              {"layouts", Json::array()},
+              {"recommended", plan.recommended ? LayoutJson(*plan.recommended) : Json(nullptr)},
+              {"warnings", plan.warnings}};
+    for (const auto& l : plan.layouts) j["layouts"].push_back(LayoutJson(l));
+    PrintJson(j);
+    return 0;
+  }
+  const auto& a = *plan.accelerator;
+  std::cout << "Training " << cost::FormatShort(in.params) << " parameters on "
+            << cost::FormatShort(in.tokens) << " tokens with " << in.gpus << " x " << a.name
+            << " (peak " << FormatFixed(plan.peak_flops_per_gpu / 1e12, 0) << " "
+            << (in.fp8 ? "FP8" : "BF16") << " TFLOP/s each)\n";
+  std::vector<std::pair<std::string, std::string>> t;
+  t.push_back({"compute", cost::FormatShort(plan.flops) + " FLOPs (6 x N x D)"});
+  t.push_back({"utilisation", "MFU " + Pct(plan.mfu) + " (hardware FLOPs " + Pct(plan.hfu) + ")"});
+  t.push_back({"wall-clock", FormatFixed(plan.days(), 1) + " days"});
+  t.push_back({"GPU-hours", cost::FormatGrouped(plan.gpu_hours)});
+  if (!plan.on_demand.empty()) {
+    const auto& best = plan.on_demand[0];
+    t.push_back({"on-demand", cost::FormatUsd(best.usd_per_gpu_hour * plan.gpu_hours) + " at " +
+                                  best.offer->provider + " " + best.offer->instance_type + " (" +
+                                  Price(best.usd_per_gpu_hour, 3) + "/GPU-hour)"});
+  }
+  if (!plan.spot.empty()) {
+    const auto& best = plan.spot[0];
+    t.push_back({"spot", cost::FormatUsd(best.usd_per_gpu_hour * plan.gpu_hours) + " at " +
+                             best.offer->provider + " " + best.offer->instance_type +
+                             " (lowest observed; interruptions add restart and checkpoint time)"});
+  }
+  PrintFacts(t);
+  std::cout << "\nCost at each offer (" << (spot ? "spot offers first" : "cheapest first") << ")\n";
+  PrintCosts(plan, spot);
+
+  if (!plan.layouts.empty()) {
+    std::cout << "\nMemory per GPU (" << GiB(plan.usable_bytes_per_gpu) << " GiB usable of "
+              << FormatFixed(*a.memory_gib, 0) << "; model shape "
+              << (in.shape_name.empty() ? "unknown" : in.shape_name) << ", sequence " << in.seq_len
+              << ", micro-batch " << in.micro_batch << ")\n";
+    Table m({"tensor", "pipeline", "data", "zero", "model state GiB", "activations GiB",
+             "total GiB", "fits"});
+    // Per (tensor, pipeline): the lowest ZeRO stage that fits, else the smallest.
+    std::map<std::pair<int, int>, const cost::MemoryLayout*> best;
+    std::vector<std::pair<int, int>> order;
+    for (const auto& l : plan.layouts) {
+      auto key = std::pair{l.tensor, l.pipeline};
+      auto it = best.find(key);
+      if (it == best.end()) {
+        order.push_back(key);
+        best[key] = &l;
+      } else if (!it->second->fits && (l.fits || l.total_bytes() < it->second->total_bytes())) {
+        it->second = &l;
+      }
+    }
+    for (const auto& key : order) {
+      const auto& l = *best[key];
+      m.Add({std::to_string(l.tensor), std::to_string(l.pipeline), std::to_string(l.data),
+             std::to_string(l.zero_stage), GiB(l.model_state_bytes), GiB(l.activation_bytes),
+             GiB(l.total_bytes()), l.fits ? "yes" : "no"});
+    }
+    m.Print(std::cout);
+    if (plan.recommended) {
+      std::cout << "recommended: " << LayoutName(*plan.recommended) << " ("
+                << GiB(plan.recommended->total_bytes()) << " GiB per GPU)\n";
+    }
+  }
+  for (const auto& w : plan.warnings) std::cout << "warning: " << w << "\n";
+  return 0;
+}
+
+int ShowServe(const cost::ServeInput& in, const cost::ServePlan& plan, bool json) {
+  auto per_million = [&](const std::vector<cost::OfferPrice>& prices) {
+    Json out = Json::array();
+    for (const auto& p : prices) {
+      out.push_back({{"provider", p.offer->provider},
+                     {"instance_type", p.offer->instance_type},
+                     {"usd_per_gpu_hour", p.usd_per_gpu_hour},
+                     {"usd_per_million_tokens", plan.UsdPerMillionTokens(p, in.gpus)}});
+    }
+    return out;
+  };
+  if (json) {
+    Json j = {{"possible", plan.possible()},
+              {"refusals", plan.refusals},
+              {"warnings", plan.warnings},
+              {"accelerator", plan.accelerator->name},
+              {"gpus", in.gpus},
+              {"model_shape", in.shape_name},
+              {"weights_gib", plan.weight_bytes / kGiB},
+              {"kv_cache_bytes_per_token", plan.kv_bytes_per_token},
+              {"kv_cache_gib", plan.kv_bytes / kGiB},
+              {"usable_gib", plan.usable_bytes / kGiB},
+              {"max_concurrency", plan.max_concurrency},
+              {"decode_roofline_tokens_per_second", plan.tokens_per_second},
+              {"decode_roofline_tokens_per_second_single", plan.tokens_per_second_single},
+              {"on_demand", per_million(plan.on_demand)},
+              {"spot", per_million(plan.spot)}};
+    PrintJson(j);
+    return plan.possible() ? 0 : 1;
+  }
+  const auto& a = *plan.accelerator;
+  std::cout << "Serving " << cost::FormatShort(in.params) << " parameters (" << in.dtype << ") on "
+            << in.gpus << " x " << a.name << ", " << in.concurrency << " sequences of "
+            << in.context << " tokens; shape "
+            << (in.shape_name.empty() ? "from flags" : in.shape_name) << "\n";
+  std::vector<std::pair<std::string, std::string>> t;
+  t.push_back({"weights", GiB(plan.weight_bytes) + " GiB"});
+  t.push_back({"KV cache", GiB(plan.kv_bytes) + " GiB (" +
+                               FormatFixed(plan.kv_bytes_per_token / 1024, 0) + " KiB per token)"});
+  t.push_back({"usable memory", GiB(plan.usable_bytes) + " GiB (" +
+                                    std::to_string(plan.max_concurrency) +
+                                    " sequences of this length fit)"});
+  if (plan.possible()) {
+    t.push_back({"decode roofline", FormatFixed(plan.tokens_per_second, 0) + " tokens/s in all, " +
+                                        FormatFixed(plan.tokens_per_second_single, 1) +
+                                        " tokens/s for one sequence alone"});
+  }
+  if (plan.possible() && !plan.on_demand.empty()) {
+    const auto& p = plan.on_demand[0];
+    t.push_back({"on-demand", Price(plan.UsdPerMillionTokens(p, in.gpus), 3) +
+                                  " per million tokens at " + p.offer->provider + " " +
+                                  p.offer->instance_type + " (" + Price(p.usd_per_gpu_hour, 3) +
+                                  "/GPU-hour)"});
+  }
+  if (plan.possible() && !plan.spot.empty()) {
+    const auto& p = plan.spot[0];
+    t.push_back({"spot", Price(plan.UsdPerMillionTokens(p, in.gpus), 3) +
+                             " per million tokens at " + p.offer->provider + " " +
+                             p.offer->instance_type});
+  }
+  PrintFacts(t);
+  for (const auto& w : plan.warnings) std::cout << "warning: " << w << "\n";
+  if (plan.possible()) return 0;
+  for (const auto& r : plan.refusals) std::cerr << "cannot serve: " << r << "\n";
+  return 1;
+}
+
+}  // namespace
+
+void AddPlanCommands(CLI::App& app, Connection& conn, int& exit_code) {
+  auto* plan = app.add_subcommand(
+      "plan", "Estimate what a training run or a deployment needs and costs (offline)");
+  plan->require_subcommand(1);
+
+  {
+    static cost::CatalogOptions catalog_options;
+    static cost::TrainInput in;
+    static std::string params, tokens, recompute = "selective";
+    static ShapeFlags shape;
+    static bool spot = false;
+    static std::optional<double> achieved;
+    auto* cmd = plan->add_subcommand(
+        "train", "Compute, wall-clock time, GPU-hours, cost and memory per GPU of a training run");
+    cmd->add_option("--params", params, "Parameters: 70B, 1.5T, 7e9")->required();
+    cmd->add_option("--tokens", tokens, "Training tokens: 2T, 300B")->required();
+    cmd->add_option("--gpu", in.gpu, "Accelerator from the catalog: H100, A100-80GB, ...")
+        ->required();
+    cmd->add_option("--gpus", in.gpus, "Number of GPUs")->required();
+    cmd->add_option("--mfu", in.mfu, "Model FLOPs utilisation, 0-1 (default 0.4)");
+    cmd->add_option("--achieved-tflops", achieved,
+                    "Hardware TFLOP/s per GPU instead of --mfu (as papers report throughput)");
+    cmd->add_option("--recompute", recompute, "Activation recomputation: none, selective, full")
+        ->check(CLI::IsMember({"none", "selective", "full"}));
+    cmd->add_flag("--fp8", in.fp8, "Train in FP8: use the FP8 peak");
+    cmd->add_flag("--spot", spot, "Lead with spot prices");
+    cmd->add_option("--provider", in.provider, "Price only this provider's offers");
+    cmd->add_option("--seq-len", in.seq_len, "Tokens per sequence (default 4096)");
+    cmd->add_option("--micro-batch", in.micro_batch, "Sequences per GPU per step (default 1)");
+    shape.Add(cmd, false);
+    AddCatalogFlags(cmd, &catalog_options);
+    AddJsonFlag(cmd, conn);
+    cmd->callback([&] {
+      auto catalog = cost::LoadCatalog(catalog_options);
+      if (!catalog.ok()) return void(exit_code = Fail(catalog.status()));
+      auto n = Count("--params", params);
+      auto d = Count("--tokens", tokens);
+      if (!n.ok()) return void(exit_code = Fail(n.status()));
+      if (!d.ok()) return void(exit_code = Fail(d.status()));
+      in.params = *n;
+      in.tokens = *d;
+      in.achieved_tflops = achieved;
+      in.recompute = recompute == "none"   ? cost::Recompute::kNone
+                     : recompute == "full" ? cost::Recompute::kFull
+                                           : cost::Recompute::kSelective;
+      auto s = shape.Resolve(*catalog, in.params);
+      if (!s.ok()) return void(exit_code = Fail(s.status()));
+      in.dims = {s->layers, s->hidden, s->heads};
+      in.shape_name = s->name;
+      auto result = cost::PlanTraining(in, *catalog);
+      if (!result.ok()) return void(exit_code = Fail(result.status()));
+      exit_code = ShowTrain(in, *result, spot, conn.json);
+    });
+  }
+
+  {
+    static cost::CatalogOptions catalog_options;
+    static cost::ServeInput in;
+    static std::string params;
+    static ShapeFlags shape;
+    auto* cmd = plan->add_subcommand(
+        "serve",
+        "Whether a model and its KV cache fit, the decode roofline and the cost per "
+        "million tokens; refuses impossible plans with the reason");
+    cmd->add_option("--params", params, "Parameters: 70B, 8B")->required();
+    cmd->add_option("--dtype", in.dtype, "Weights: bf16 (default), fp16, fp8, int8, int4, fp32");
+    cmd->add_option("--kv-dtype", in.kv_dtype, "KV cache: bf16 (default; fp8 with fp8 weights)");
+    cmd->add_option("--gpu", in.gpu, "Accelerator from the catalog")->required();
+    cmd->add_option("--gpus", in.gpus, "GPUs, tensor parallel (default 1)");
+    cmd->add_option("--context", in.context, "Tokens per sequence, prompt + output (default 4096)");
+    cmd->add_option("--concurrency", in.concurrency, "Sequences decoded together (default 1)");
+    cmd->add_option("--provider", in.provider, "Price only this provider's offers");
+    shape.Add(cmd, true);
+    AddCatalogFlags(cmd, &catalog_options);
+    AddJsonFlag(cmd, conn);
+    cmd->callback([&] {
+      auto catalog = cost::LoadCatalog(catalog_options);
+      if (!catalog.ok()) return void(exit_code = Fail(catalog.status()));
+      auto n = Count("--params", params);
+      if (!n.ok()) return void(exit_code = Fail(n.status()));
+      in.params = *n;
+      auto s = shape.Resolve(*catalog, in.params);
+      if (!s.ok()) return void(exit_code = Fail(s.status()));
+      in.layers = s->layers;
+      in.kv_heads = s->kv_heads;
+      in.head_dim = s->head_dim;
+      in.heads = s->heads;
+      in.shape_name = s->name;
+      auto result = cost::PlanServing(in, *catalog);
+      if (!result.ok()) return void(exit_code = Fail(result.status()));
+      exit_code = ShowServe(in, *result, conn.json);
+    });
+  }
+}
+
+}  // namespace tf::cli
