@@ -95,6 +95,7 @@ run_case() { "$0" --case "$@"; }
 with_postgres() { TMPDIR="$work" scripts/with-postgres.sh "$0" --case "$@"; }
 
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC') on $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))"
+echo "== tensorfleet $(git describe --always --dirty 2>/dev/null || echo '(not a git checkout)')"
 echo "== work directory $work on $(df --output=source "$work" | tail -1); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== $threads threads, batches of 10, ${body_bytes}-byte bodies; ${seconds}s per throughput case, ${latency_seconds}s per latency case; ${cooldown}s idle before each case"
 
