@@ -9,7 +9,8 @@
 // If the server closes it in the short window after that check, the call is retried once on a new
 // connection when nothing of a response was received and either the write itself failed or the
 // method is idempotent (GET, HEAD, PUT, DELETE, OPTIONS), so a POST is never sent twice after
-// the server may have seen it.
+// the server may have seen it. A body from a source (Exchange) is never sent twice: only a
+// request whose head found the connection closed is retried, before the source is first called.
 #include "base/async.h"  // first: see the note on <utility> there
 
 #include <array>
@@ -36,6 +37,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::uint32_t kMaxResponseHeaderBytes = 1 << 20;
 constexpr size_t kStreamPieceBytes = 16 << 10;
+constexpr size_t kUploadPieceBytes = 1 << 20;
 
 auto RedirectTo(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
 
@@ -134,15 +136,16 @@ Result<BaseUrl> ParseBaseUrl(const std::string& url) {
   return out;
 }
 
-// One request as given to Send or SendStreaming.
+// One request as given to Send, SendStreaming or Exchange.
 struct Call {
   const std::string& method;
   const std::string& target;
   const Headers& headers;
   const std::string& body;
   std::chrono::milliseconds timeout;
-  Clock::time_point deadline;
-  const std::function<bool(std::string_view)>* on_chunk;  // null for Send
+  Clock::time_point deadline;                             // Send and SendStreaming only
+  const std::function<bool(std::string_view)>* on_chunk;  // null: buffer the body
+  const ClientRequest* exchange = nullptr;  // Exchange: per-step timeouts, body source, on_head
 };
 
 class ClientImpl final : public Client {
@@ -166,18 +169,39 @@ class ClientImpl final : public Client {
     return Run({method, target, headers, body, timeout, Clock::now() + timeout, &on_chunk});
   }
 
+  Result<ClientResponse> Exchange(const ClientRequest& r) override {
+    return Run({r.method, r.target, r.headers, r.body, r.timeout, Clock::time_point::max(),
+                r.on_chunk ? &r.on_chunk : nullptr, &r});
+  }
+
  private:
   enum class Outcome { kDone, kRetry };
 
   Result<ClientResponse> Run(const Call& call);
-  awaitable<void> Exchange(const Call& call, std::optional<Result<ClientResponse>>* out);
+  awaitable<void> Converse(const Call& call, std::optional<Result<ClientResponse>>* out);
   awaitable<Status> Connect(Clock::time_point deadline);
   awaitable<Outcome> Attempt(const Call& call, bool reused,
                              std::optional<Result<ClientResponse>>* out);
+  // Writes the head and, once the server asks for it, the body from call.exchange->body_source.
+  // Sets *out only when the exchange ends here (an error, or an answer before the body).
+  awaitable<Outcome> SendFromSource(const Call& call, bool reused,
+                                    std::optional<Result<ClientResponse>>* out);
+  awaitable<Status> WriteSourceBody(const Call& call);
+  awaitable<Outcome> ReadResponse(const Call& call, bool reused,
+                                  std::optional<Result<ClientResponse>>* out);
+  // Sets the socket's timer for the next step of `call`.
+  void Arm(const Call& call) {
+    if (call.exchange != nullptr) {
+      stream_->expires_after(call.timeout);
+    } else {
+      stream_->expires_at(call.deadline);
+    }
+  }
   template <typename Parser>
   awaitable<Outcome> ReadHeader(const Call& call, bool reused, Parser& parser, Status* status);
   awaitable<Status> ReadStreamedBody(const Call& call,
                                      bhttp::response_parser<bhttp::buffer_body>& parser,
+                                     const std::function<bool(std::string_view)>& on_piece,
                                      bool* stopped);
   bool LooksAlive();
   void Disconnect();
@@ -194,7 +218,7 @@ Result<ClientResponse> ClientImpl::Run(const Call& call) {
   std::optional<Result<ClientResponse>> result;
   std::string failure;
   io_.restart();
-  asio::co_spawn(io_, Exchange(call, &result), [&failure](std::exception_ptr e) {
+  asio::co_spawn(io_, Converse(call, &result), [&failure](std::exception_ptr e) {
     if (!e) return;
     try {
       std::rethrow_exception(e);
@@ -212,7 +236,7 @@ Result<ClientResponse> ClientImpl::Run(const Call& call) {
   return std::move(*result);
 }
 
-awaitable<void> ClientImpl::Exchange(const Call& call, std::optional<Result<ClientResponse>>* out) {
+awaitable<void> ClientImpl::Converse(const Call& call, std::optional<Result<ClientResponse>>* out) {
   for (int attempt = 0;; ++attempt) {
     bool reused = stream_.has_value();
     if (reused && !LooksAlive()) {
@@ -220,7 +244,8 @@ awaitable<void> ClientImpl::Exchange(const Call& call, std::optional<Result<Clie
       reused = false;
     }
     if (!stream_) {
-      Status status = co_await Connect(call.deadline);
+      Status status = co_await Connect(call.exchange ? Clock::now() + call.timeout
+                                                     : call.deadline);
       if (!status.ok()) {
         *out = status;
         co_return;
@@ -259,35 +284,139 @@ awaitable<Status> ClientImpl::Connect(Clock::time_point deadline) {
   co_return OkStatus();
 }
 
-awaitable<ClientImpl::Outcome> ClientImpl::Attempt(const Call& call, bool reused,
-                                                   std::optional<Result<ClientResponse>>* out) {
-  const std::string what = call.method + " " + call.target;
-  bhttp::request<bhttp::span_body<const char>> req;
+template <typename Message>
+void SetRequestFields(Message& req, const Call& call, const std::string& host_header) {
   req.method_string(AsBeast(call.method));
   req.target(AsBeast(call.target));
   req.version(11);
-  req.set(bhttp::field::host, host_header_);
+  req.set(bhttp::field::host, host_header);
   req.set(bhttp::field::user_agent, "tensorfleet");
   for (const auto& [name, value] : call.headers) {
-    if (IEquals(name, "content-length") || IEquals(name, "transfer-encoding")) continue;
+    if (IEquals(name, "content-length") || IEquals(name, "transfer-encoding") ||
+        IEquals(name, "expect")) {
+      continue;
+    }
     if (IEquals(name, "host") || IEquals(name, "user-agent")) {
       req.set(AsBeast(name), value);
     } else {
       req.insert(AsBeast(name), value);
     }
   }
+}
+
+awaitable<ClientImpl::Outcome> ClientImpl::Attempt(const Call& call, bool reused,
+                                                   std::optional<Result<ClientResponse>>* out) {
+  if (call.exchange != nullptr && call.exchange->body_source) {
+    Outcome outcome = co_await SendFromSource(call, reused, out);
+    if (out->has_value()) co_return outcome;
+    // The server has asked for the body and had it: the request is never sent again.
+    co_return co_await ReadResponse(call, /*reused=*/false, out);
+  }
+  bhttp::request<bhttp::span_body<const char>> req;
+  SetRequestFields(req, call, host_header_);
   req.body() = beast::span<const char>(call.body.data(), call.body.size());
   req.content_length(call.body.size());
 
   error_code ec;
-  stream_->expires_at(call.deadline);
+  Arm(call);
   co_await bhttp::async_write(*stream_, req, RedirectTo(ec));
   if (ec) {
-    *out = NetError(ec, "send " + what);
+    *out = NetError(ec, "send " + call.method + " " + call.target);
     // A failed write means the server cannot have read the whole request.
     co_return reused && ec != beast::error::timeout ? Outcome::kRetry : Outcome::kDone;
   }
+  co_return co_await ReadResponse(call, reused, out);
+}
 
+awaitable<ClientImpl::Outcome> ClientImpl::SendFromSource(
+    const Call& call, bool reused, std::optional<Result<ClientResponse>>* out) {
+  const ClientRequest& request = *call.exchange;
+  bhttp::request<bhttp::empty_body> req;
+  SetRequestFields(req, call, host_header_);
+  req.set(bhttp::field::expect, "100-continue");
+  if (request.body_size) {
+    req.content_length(*request.body_size);
+  } else {
+    req.chunked(true);
+  }
+  bhttp::request_serializer<bhttp::empty_body> serializer(req);
+  error_code ec;
+  Arm(call);
+  co_await bhttp::async_write_header(*stream_, serializer, RedirectTo(ec));
+  if (ec) {
+    *out = NetError(ec, "send " + call.method + " " + call.target);
+    co_return reused && ec != beast::error::timeout ? Outcome::kRetry : Outcome::kDone;
+  }
+
+  // "100 Continue", or the final answer when the server refuses without reading the body.
+  Status status;
+  bhttp::response_parser<bhttp::string_body> first;
+  if (co_await ReadHeader(call, reused, first, &status) == Outcome::kRetry) {
+    *out = status;
+    co_return Outcome::kRetry;
+  }
+  if (status.ok() && first.get().result() != bhttp::status::continue_) {
+    Arm(call);
+    co_await bhttp::async_read(*stream_, buffer_, first, RedirectTo(ec));
+    if (ec) status = NetError(ec, "receive the response to " + call.method + " " + call.target);
+    if (status.ok()) {
+      ClientResponse response;
+      response.status = static_cast<int>(first.get().result_int());
+      for (const auto& field : first.get()) {
+        response.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+      }
+      response.body = std::move(first.get().body());
+      *out = std::move(response);
+      Disconnect();  // the body the request announced was never sent
+      co_return Outcome::kDone;
+    }
+  }
+  if (status.ok()) status = co_await WriteSourceBody(call);
+  if (!status.ok()) {
+    Disconnect();
+    *out = status;
+  }
+  co_return Outcome::kDone;
+}
+
+awaitable<Status> ClientImpl::WriteSourceBody(const Call& call) {
+  const ClientRequest& request = *call.exchange;
+  const std::string what = "send the body of " + call.method + " " + call.target;
+  std::vector<char> piece(kUploadPieceBytes);
+  uint64_t sent = 0;
+  error_code ec;
+  for (;;) {
+    Result<size_t> n = request.body_source(piece.data(), piece.size());
+    if (!n.ok()) co_return n.status();
+    if (*n == 0) break;
+    sent += *n;
+    if (request.body_size && sent > *request.body_size) break;
+    Arm(call);
+    if (request.body_size) {
+      co_await asio::async_write(*stream_, asio::buffer(piece.data(), *n), RedirectTo(ec));
+    } else {
+      co_await asio::async_write(*stream_, bhttp::make_chunk(asio::buffer(piece.data(), *n)),
+                                 RedirectTo(ec));
+    }
+    if (ec) co_return NetError(ec, what);
+  }
+  if (request.body_size && sent != *request.body_size) {
+    co_return InvalidArgument("the body of " + call.method + " " + call.target + " was to be " +
+                              std::to_string(*request.body_size) + " bytes, but its source gave " +
+                              (sent > *request.body_size ? "more" : std::to_string(sent)));
+  }
+  if (!request.body_size) {
+    Arm(call);
+    co_await asio::async_write(*stream_, bhttp::make_chunk_last(), RedirectTo(ec));
+    if (ec) co_return NetError(ec, what);
+  }
+  co_return OkStatus();
+}
+
+awaitable<ClientImpl::Outcome> ClientImpl::ReadResponse(
+    const Call& call, bool reused, std::optional<Result<ClientResponse>>* out) {
+  const std::string what = call.method + " " + call.target;
+  error_code ec;
   Status status;
   ClientResponse response;
   auto take_header = [&response](const auto& message) {
@@ -304,7 +433,7 @@ awaitable<ClientImpl::Outcome> ClientImpl::Attempt(const Call& call, bool reused
       co_return Outcome::kRetry;
     }
     if (status.ok()) {
-      stream_->expires_at(call.deadline);
+      Arm(call);
       co_await bhttp::async_read(*stream_, buffer_, parser, RedirectTo(ec));
       if (ec) status = NetError(ec, "receive the response to " + what);
     }
@@ -324,7 +453,20 @@ awaitable<ClientImpl::Outcome> ClientImpl::Attempt(const Call& call, bool reused
     bool stopped = false;
     if (status.ok()) {
       take_header(parser.get());
-      status = co_await ReadStreamedBody(call, parser, &stopped);
+      // Exchange hands over only a 2xx body; any other answer is an error, kept whole.
+      const bool to_caller = call.exchange == nullptr || response.status / 100 == 2;
+      if (to_caller && call.exchange != nullptr && call.exchange->on_head &&
+          !call.exchange->on_head(response)) {
+        stopped = true;
+      } else if (to_caller) {
+        status = co_await ReadStreamedBody(call, parser, *call.on_chunk, &stopped);
+      } else {
+        auto keep_piece = [&response](std::string_view piece) {
+          response.body.append(piece);
+          return response.body.size() < kMaxResponseHeaderBytes;  // errors are small
+        };
+        status = co_await ReadStreamedBody(call, parser, keep_piece, &stopped);
+      }
     }
     if (!status.ok()) {
       *out = status;
@@ -346,7 +488,7 @@ awaitable<ClientImpl::Outcome> ClientImpl::ReadHeader(const Call& call, bool reu
   parser.body_limit(std::numeric_limits<std::uint64_t>::max());
   if (call.method == "HEAD") parser.skip(true);
   error_code ec;
-  stream_->expires_at(call.deadline);
+  Arm(call);
   co_await bhttp::async_read_header(*stream_, buffer_, parser, RedirectTo(ec));
   if (!ec) co_return Outcome::kDone;
   *status = NetError(ec, "receive the response to " + call.method + " " + call.target);
@@ -359,12 +501,14 @@ awaitable<ClientImpl::Outcome> ClientImpl::ReadHeader(const Call& call, bool reu
   co_return Outcome::kDone;
 }
 
-// Hands each piece of the body to on_chunk as it arrives; `timeout` bounds each wait for the
-// next piece. Sets *stopped when on_chunk asked to stop (the connection is then dropped).
+// Hands each piece of the body to on_piece as it arrives; `timeout` bounds each wait for the
+// next piece. Sets *stopped when on_piece asked to stop (the connection is then dropped).
 awaitable<Status> ClientImpl::ReadStreamedBody(const Call& call,
                                                bhttp::response_parser<bhttp::buffer_body>& parser,
+                                               const std::function<bool(std::string_view)>& on_piece,
                                                bool* stopped) {
-  std::array<char, kStreamPieceBytes> piece;
+  // Larger pieces for Exchange, which moves whole objects; SSE wants each event at once anyway.
+  std::vector<char> piece(call.exchange != nullptr ? kUploadPieceBytes : kStreamPieceBytes);
   while (!parser.is_done()) {
     auto& body = parser.get().body();
     body.data = piece.data();
@@ -375,7 +519,7 @@ awaitable<Status> ClientImpl::ReadStreamedBody(const Call& call,
     if (ec == bhttp::error::need_buffer) ec = {};
     if (ec) co_return NetError(ec, "receive the streamed response to " + call.target);
     size_t n = piece.size() - parser.get().body().size;
-    if (n > 0 && !(*call.on_chunk)(std::string_view(piece.data(), n))) {
+    if (n > 0 && !on_piece(std::string_view(piece.data(), n))) {
       *stopped = true;
       co_return OkStatus();
     }

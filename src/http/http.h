@@ -7,6 +7,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,14 +24,32 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 // Case-insensitive header lookup; "" when absent.
 const std::string& FindHeader(const Headers& headers, std::string_view name);
 
+// Reads a request body as it arrives, for routes that stream their body (see
+// ServerOptions::stream_body) instead of receiving it whole in Request::body.
+class BodyReader {
+ public:
+  virtual ~BodyReader() = default;
+  // Fills `buffer` from the body, waiting as needed: returns buffer.size(), or fewer bytes only
+  // when the body ends (0 once all of it has been read). The first call answers a client that
+  // sent "Expect: 100-continue". Each wait for the next bytes is bounded by read_timeout.
+  // kUnavailable if the client went away or stalled; kResourceExhausted past
+  // max_streamed_body_bytes; kInvalidArgument for a malformed chunked body. After an error every
+  // later call fails too.
+  virtual awaitable<Result<size_t>> Read(std::span<char> buffer) = 0;
+  // The Content-Length the client declared; nullopt for a chunked body.
+  virtual std::optional<uint64_t> content_length() const = 0;
+};
+
 struct Request {
   std::string method;                         // "GET", "POST", ...
   std::string target;                         // as sent: "/v1/queues?prefix=a%20b"
   std::string path;                           // percent-decoded path: "/v1/queues"
   std::map<std::string, std::string> query;   // percent-decoded query parameters
   Headers headers;
-  std::string body;
+  std::string body;                           // empty when body_reader is set
   std::string remote_address;                 // "127.0.0.1:53211"
+  // Set for requests whose body is streamed; valid until the handler's coroutine returns.
+  BodyReader* body_reader = nullptr;
 
   const std::string& Header(std::string_view name) const { return FindHeader(headers, name); }
 };
@@ -50,6 +70,12 @@ struct Response {
   // When set, `body` is ignored: the headers are sent with chunked transfer encoding, then
   // `stream` is run to produce the body, and the response ends when it returns.
   std::function<awaitable<void>(StreamWriter&)> stream;
+  // With `stream`: the body's exact size, sent as Content-Length instead of chunking. A producer
+  // that writes fewer bytes (or tries to write more) ends the response early, and the connection
+  // is closed so that the client sees a truncated body, never a short one passed off as whole.
+  // For HEAD the producer is not run. Without `stream`: the length a HEAD answer reports
+  // (default: body.size()).
+  std::optional<uint64_t> content_length;
 };
 
 using Handler = std::function<awaitable<Response>(Request&)>;
@@ -59,6 +85,14 @@ struct ServerOptions {
   uint16_t port = 0;                   // 0: pick a free port (see Server::port())
   size_t max_body_bytes = 8 << 20;     // larger bodies get 413 before the handler runs
   size_t max_header_bytes = 64 << 10;  // larger headers get 431
+  // Decides from a request's head (method, target, path, query and headers; no body yet) whether
+  // its handler reads the body itself through Request::body_reader. Such a body is limited by
+  // max_streamed_body_bytes instead of max_body_bytes, read_timeout bounds each wait for more of
+  // it rather than the whole request, and handler_timeout counts from the handler's last read
+  // of the body. A handler that returns before reading all of it has the connection closed after
+  // its response. Empty: every body is buffered.
+  std::function<bool(const Request&)> stream_body;
+  uint64_t max_streamed_body_bytes = uint64_t{5} << 40;  // 5 TiB
   std::chrono::milliseconds read_timeout{30'000};     // to receive a whole request
   std::chrono::milliseconds handler_timeout{60'000};  // a handler running longer gets 503
   std::chrono::milliseconds idle_timeout{120'000};    // keep-alive connections idle this long close
@@ -98,6 +132,33 @@ struct ClientResponse {
   const std::string& Header(std::string_view name) const { return FindHeader(headers, name); }
 };
 
+// A request for Client::Exchange, whose body may come from a callback and whose response body
+// may go to one, so that neither has to fit in memory.
+struct ClientRequest {
+  std::string method = "GET";
+  std::string target;
+  Headers headers;
+  std::string body;  // ignored when body_source is set
+  // Produces the body: fills up to `capacity` bytes at `buffer` and returns how many, 0 at the
+  // end. An error ends the exchange (the connection is dropped) and is returned. Such a request
+  // is sent with "Expect: 100-continue" and its body only once the server asks for it, so that
+  // a refusal (a bad token, a missing bucket) comes back before any of the body is sent; that
+  // early answer is returned with its body in ClientResponse::body.
+  std::function<Result<size_t>(char* buffer, size_t capacity)> body_source;
+  // With body_source: the exact size, sent as Content-Length (chunked when absent). A source
+  // that produces another amount fails the call with kInvalidArgument.
+  std::optional<uint64_t> body_size;
+  // For a 2xx answer: on_head sees the status and headers first, then on_chunk gets the body
+  // piece by piece instead of ClientResponse::body. Either returning false stops the exchange
+  // there (the connection is dropped) and the call returns the status and headers. Answers that
+  // are not 2xx are returned whole in ClientResponse::body.
+  std::function<bool(const ClientResponse& head)> on_head;
+  std::function<bool(std::string_view piece)> on_chunk;
+  // Bounds each step (connecting, writing a piece of the body, each wait for the answer or for
+  // the next piece of it), not the whole exchange.
+  std::chrono::milliseconds timeout{60'000};
+};
+
 // A blocking HTTP/1.1 client with one keep-alive connection, reconnecting as needed.
 // Not thread-safe: use one per thread.
 class Client {
@@ -121,6 +182,9 @@ class Client {
       const std::string& method, const std::string& target, const Headers& headers,
       const std::string& body, std::chrono::milliseconds timeout,
       const std::function<bool(std::string_view chunk)>& on_chunk) = 0;
+
+  // Sends `request` (see ClientRequest). Errors as for Send.
+  virtual Result<ClientResponse> Exchange(const ClientRequest& request) = 0;
 };
 
 

@@ -9,7 +9,8 @@
 // read is never answered with 408, the connection is just closed):
 //   - waiting for the first byte of a request: read_timeout on a fresh connection, idle_timeout
 //     between keep-alive requests;
-//   - reading the rest of the request: read_timeout;
+//   - reading the rest of the request: read_timeout; for a streamed body (ServerOptions::
+//     stream_body), read_timeout for the head and then for each wait for more of the body;
 //   - each write of a response or of one streamed chunk: read_timeout.
 // Counters: requests_served counts every response to a complete request (the handler's, a 500
 // for a throw, a 503 for a deadline or for shutdown), not the 400/413/431 sent to requests that
@@ -18,7 +19,9 @@
 //
 // A handler that runs past handler_timeout is answered with 503, but it is not cancelled (Boost
 // 1.74 coroutines cannot be cancelled from outside): it runs on to its end and its response is
-// dropped. Shutdown waits for such handlers too, within the grace period.
+// dropped. Shutdown waits for such handlers too, within the grace period. A handler that reads a
+// streamed body has its deadline moved on at each read; if it still passes, the connection is
+// closed after the 503, since the handler may be in the middle of reading.
 #include "base/async.h"  // first: see the note on <utility> there
 
 #include <algorithm>
@@ -40,14 +43,37 @@
 
 #include "base/log.h"
 #include "http/http.h"
+#include "http/server_io.h"
 
 namespace tf::http {
+namespace internal {
+
+// A handler run raced against its deadline. Shared by the connection coroutine and the handler's
+// own coroutine, which may outlive the connection when the deadline passes first.
+struct HandlerCall {
+  explicit HandlerCall(const asio::any_io_executor& ex) : timer(ex) {}
+  Request request;
+  std::shared_ptr<StreamedBody> body;  // the request's streamed body, if any
+  bool done = false;
+  Response response;
+  std::exception_ptr error;
+  asio::steady_timer timer;  // fires at the deadline; cancelled when the handler ends
+};
+
+void Connection::Close() {
+  closing = true;
+  if (call != nullptr) call->timer.cancel();
+  error_code ignored;
+  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  stream.close();
+}
+
+}  // namespace internal
+
 namespace {
 
-namespace beast = boost::beast;
-namespace bhttp = beast::http;
+using namespace internal;
 using tcp = asio::ip::tcp;
-using boost::system::error_code;
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kFirstReadBytes = 4096;
@@ -57,139 +83,11 @@ constexpr size_t kFirstReadBytes = 4096;
 constexpr std::chrono::milliseconds kLingerTime{2000};
 constexpr size_t kLingerBytes = 64 << 20;
 
-auto RedirectTo(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
-
-std::string JsonEscape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\u00";
-      out += kHex[(c >> 4) & 0xF];
-      out += kHex[c & 0xF];
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-// {"error":{"code":"resource_exhausted","message":"..."}}
-Response ErrorResponse(int status, StatusCode code, std::string_view message) {
-  Response r;
-  r.status = status;
-  r.body = "{\"error\":{\"code\":\"" + std::string(StatusCodeName(code)) + "\",\"message\":\"" +
-           JsonEscape(message) + "\"}}";
-  return r;
-}
-
-std::string FormatEndpoint(const tcp::endpoint& ep) {
-  std::string host = ep.address().to_string();
-  if (ep.address().is_v6()) host = "[" + host + "]";
-  return host + ":" + std::to_string(ep.port());
-}
-
-// The message of an exception caught as a std::exception_ptr.
-std::string Describe(std::exception_ptr e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& ex) {
-    return ex.what();
-  } catch (...) {
-    return "non-standard exception";
-  }
-}
-
-bool IsHttpError(const error_code& ec) {
-  return ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category();
-}
-
-Request ToRequest(bhttp::request<bhttp::string_body>&& req, const std::string& remote) {
-  Request out;
-  out.method = std::string(req.method_string());
-  out.target = std::string(req.target());
-  std::string_view target = out.target;
-  size_t q = target.find('?');
-  out.path = PercentDecode(target.substr(0, q), /*plus_is_space=*/false);
-  if (q != std::string_view::npos) out.query = ParseQuery(target.substr(q + 1));
-  for (const auto& field : req) {
-    out.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-  }
-  out.body = std::move(req.body());
-  out.remote_address = remote;
-  return out;
-}
-
-// A handler run raced against its deadline. Shared by the connection coroutine and the handler's
-// own coroutine, which may outlive the connection when the deadline passes first.
-struct HandlerCall {
-  explicit HandlerCall(const asio::any_io_executor& ex) : timer(ex) {}
-  Request request;
-  bool done = false;
-  Response response;
-  std::exception_ptr error;
-  asio::steady_timer timer;  // fires at the deadline; cancelled when the handler ends
-};
-
-// One accepted connection. Every member is used only on the connection's strand, except id and
-// remote, which are set before the connection's coroutine starts.
-struct Connection {
-  explicit Connection(tcp::socket socket) : stream(std::move(socket)) {}
-
-  // Closes the socket and stops waiting for a running handler.
-  void Close() {
-    closing = true;
-    if (call != nullptr) call->timer.cancel();
-    error_code ignored;
-    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream.close();
-  }
-
-  beast::tcp_stream stream;
-  uint64_t id = 0;
-  std::string remote;
-  bool closing = false;          // Close() was called
-  HandlerCall* call = nullptr;   // the handler being waited for, if any
-};
-
-// Sends each Write as one chunk (HTTP/1.1) or as raw bytes (HTTP/1.0, closed at the end).
-class ChunkWriter final : public StreamWriter {
- public:
-  ChunkWriter(beast::tcp_stream& stream, bool chunked, std::chrono::milliseconds timeout)
-      : stream_(stream), chunked_(chunked), timeout_(timeout) {}
-
-  awaitable<bool> Write(std::string chunk) override {
-    if (failed_) co_return false;
-    if (chunk.empty()) co_return true;  // an empty chunk would end the body
-    error_code ec;
-    stream_.expires_after(timeout_);
-    if (chunked_) {
-      co_await asio::async_write(stream_, bhttp::make_chunk(asio::buffer(chunk)), RedirectTo(ec));
-    } else {
-      co_await asio::async_write(stream_, asio::buffer(chunk), RedirectTo(ec));
-    }
-    if (ec) failed_ = true;
-    co_return !failed_;
-  }
-
-  // Writes the last chunk. False if the stream had already failed or this write fails.
-  awaitable<bool> Finish() {
-    if (failed_) co_return false;
-    if (!chunked_) co_return true;
-    error_code ec;
-    stream_.expires_after(timeout_);
-    co_await asio::async_write(stream_, bhttp::make_chunk_last(), RedirectTo(ec));
-    co_return !ec;
-  }
-
- private:
-  beast::tcp_stream& stream_;
-  bool chunked_;
-  std::chrono::milliseconds timeout_;
-  bool failed_ = false;
+// How a request asked to be answered.
+struct Framing {
+  unsigned version = 11;
+  bool is_head = false;
+  bool keep_alive = true;
 };
 
 // State shared by the Server object, the accept loop and every connection coroutine.
@@ -216,13 +114,23 @@ class Core : public std::enable_shared_from_this<Core> {
  private:
   static awaitable<void> Serve(std::shared_ptr<Core> self, std::shared_ptr<Connection> conn);
   // Answers one parsed request. Returns whether the connection may serve another.
-  awaitable<bool> Respond(Connection& conn, bhttp::request<bhttp::string_body> req);
-  awaitable<void> RunHandler(Connection& conn, Request request, Response* response);
+  // Reads a buffered request's body into request->body.
+  awaitable<error_code> ReadWholeBody(Connection& conn, bhttp::request_parser<bhttp::empty_body>& head,
+                                      Request* request);
+  // Answers one request. Returns whether the connection may serve another.
+  awaitable<bool> Respond(Connection& conn, Request request, std::shared_ptr<StreamedBody> body,
+                          Framing framing);
+  // Returns whether the handler finished (false: its deadline passed or the server closed).
+  awaitable<bool> RunHandler(Connection& conn, Request request,
+                             std::shared_ptr<StreamedBody> body, Response* response);
   awaitable<bool> WriteResponse(Connection& conn, const Response& response, unsigned version,
                                 bool is_head, bool keep_alive);
-  awaitable<bool> WriteStream(Connection& conn, const Response& response, unsigned version);
+  awaitable<bool> WriteStream(Connection& conn, const Response& response, Framing framing);
   // Writes an error response, then closes the connection after lingering.
   awaitable<void> RejectAndClose(Connection& conn, const Response& response);
+  // Before a close that leaves part of a request unread: stops sending, then reads and drops
+  // what the client still sends for a short while, so that it sees the response, not a reset.
+  awaitable<void> Linger(Connection& conn);
 
   // False (and nothing registered) once draining: the caller closes the connection.
   bool Register(const std::shared_ptr<Connection>& conn);
@@ -297,36 +205,46 @@ awaitable<void> Core::AcceptLoop(std::shared_ptr<Core> self) {
 awaitable<void> Core::Serve(std::shared_ptr<Core> self, std::shared_ptr<Connection> conn) {
   beast::tcp_stream& stream = conn->stream;
   const ServerOptions& opt = self->options_;
-  beast::flat_buffer buffer;
   bool first = true;
   for (;;) {
     error_code ec;
-    if (buffer.size() == 0) {  // wait for the next request to begin
+    if (conn->buffer.size() == 0) {  // wait for the next request to begin
       stream.expires_after(first ? opt.read_timeout : opt.idle_timeout);
-      size_t n = co_await stream.async_read_some(buffer.prepare(kFirstReadBytes), RedirectTo(ec));
+      size_t n = co_await stream.async_read_some(conn->buffer.prepare(kFirstReadBytes),
+                                                 RedirectTo(ec));
       if (ec) break;  // closed by the peer, idle too long, or shut down
-      buffer.commit(n);
+      conn->buffer.commit(n);
     }
     first = false;
 
-    bhttp::request_parser<bhttp::string_body> parser;
-    parser.header_limit(static_cast<std::uint32_t>(
+    bhttp::request_parser<bhttp::empty_body> head;
+    head.header_limit(static_cast<std::uint32_t>(
         std::min<size_t>(opt.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
-    parser.body_limit(static_cast<std::uint64_t>(opt.max_body_bytes));
+    // Any body this server could take passes here; which limit applies is known once the
+    // request's head is.
+    uint64_t limit = std::max<uint64_t>(opt.max_body_bytes, opt.max_streamed_body_bytes);
+    head.body_limit(limit);
     stream.expires_after(opt.read_timeout);  // for the whole request, 100 Continue included
-    co_await bhttp::async_read_header(stream, buffer, parser, RedirectTo(ec));
-    if (!ec && !parser.is_done()) {
-      if (beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
-        bhttp::response<bhttp::empty_body> go_on{bhttp::status::continue_, 11};
-        co_await bhttp::async_write(stream, go_on, RedirectTo(ec));
+    co_await bhttp::async_read_header(stream, conn->buffer, head, RedirectTo(ec));
+    Request request;
+    std::shared_ptr<StreamedBody> body;
+    Framing framing;
+    if (!ec) {
+      request = ToRequestHead(head.get(), conn->remote);
+      framing = {head.get().version(), head.get().method() == bhttp::verb::head,
+                 head.get().keep_alive()};
+      if (opt.stream_body && opt.stream_body(request)) {
+        limit = opt.max_streamed_body_bytes;
+        body = std::make_shared<StreamedBody>(conn, std::move(head), limit, opt.read_timeout);
+      } else {
+        limit = opt.max_body_bytes;
+        ec = co_await self->ReadWholeBody(*conn, head, &request);
       }
-      if (!ec) co_await bhttp::async_read(stream, buffer, parser, RedirectTo(ec));
     }
     if (ec == bhttp::error::body_limit) {
       co_await self->RejectAndClose(
           *conn, ErrorResponse(413, StatusCode::kResourceExhausted,
-                               "request body exceeds " + std::to_string(opt.max_body_bytes) +
-                                   " bytes"));
+                               "request body exceeds " + std::to_string(limit) + " bytes"));
       break;
     }
     if (ec == bhttp::error::header_limit) {
@@ -343,49 +261,80 @@ awaitable<void> Core::Serve(std::shared_ptr<Core> self, std::shared_ptr<Connecti
       break;
     }
     if (ec) break;  // timed out, reset, or shut down: nobody to answer
-    if (!co_await self->Respond(*conn, parser.release())) break;
+    if (!co_await self->Respond(*conn, std::move(request), std::move(body), framing)) break;
   }
   error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
   stream.close();
 }
 
-awaitable<bool> Core::Respond(Connection& conn, bhttp::request<bhttp::string_body> req) {
-  const unsigned version = req.version();
-  const bool is_head = req.method() == bhttp::verb::head;
-  bool keep_alive = req.keep_alive();
+awaitable<error_code> Core::ReadWholeBody(Connection& conn,
+                                          bhttp::request_parser<bhttp::empty_body>& head,
+                                          Request* request) {
+  auto length = head.content_length();
+  if (length && *length > options_.max_body_bytes) co_return bhttp::error::body_limit;
+  bhttp::request_parser<bhttp::string_body> parser(std::move(head));
+  parser.body_limit(options_.max_body_bytes);
+  error_code ec;
+  if (!parser.is_done()) {
+    if (beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
+      bhttp::response<bhttp::empty_body> go_on{bhttp::status::continue_, 11};
+      co_await bhttp::async_write(conn.stream, go_on, RedirectTo(ec));
+    }
+    if (!ec) co_await bhttp::async_read(conn.stream, conn.buffer, parser, RedirectTo(ec));
+  }
+  request->body = std::move(parser.get().body());
+  co_return ec;
+}
+
+awaitable<bool> Core::Respond(Connection& conn, Request request,
+                              std::shared_ptr<StreamedBody> body, Framing framing) {
   if (draining_.load()) {
     served_.fetch_add(1);
     co_await WriteResponse(
-        conn, ErrorResponse(503, StatusCode::kUnavailable, "server is shutting down"), version,
-        is_head, /*keep_alive=*/false);
+        conn, ErrorResponse(503, StatusCode::kUnavailable, "server is shutting down"),
+        framing.version, framing.is_head, /*keep_alive=*/false);
     co_return false;
   }
 
   in_flight_.fetch_add(1);
   Response response;
-  co_await RunHandler(conn, ToRequest(std::move(req), conn.remote), &response);
+  const bool finished = co_await RunHandler(conn, std::move(request), body, &response);
+  // A body left partly unread leaves the connection at an unknown place in the byte stream.
+  const bool body_read = body == nullptr || body->finished();
+  bool keep_alive = framing.keep_alive && body_read;
   bool ok;
-  if (response.stream) {
-    ok = co_await WriteStream(conn, response, version);
+  if (response.stream && !framing.is_head) {
+    ok = co_await WriteStream(conn, response, {framing.version, false, keep_alive});
     served_.fetch_add(1);
-    keep_alive = keep_alive && version >= 11;
+    keep_alive = keep_alive && (framing.version >= 11 || response.content_length.has_value());
   } else {
     served_.fetch_add(1);
-    ok = co_await WriteResponse(conn, response, version, is_head,
+    ok = co_await WriteResponse(conn, response, framing.version, framing.is_head,
                                 keep_alive && !draining_.load());
   }
   in_flight_.fetch_sub(1);
   WakeDrainers();
+  // A handler still running may be reading the body: then the connection just closes.
+  if (ok && !body_read && finished) co_await Linger(conn);
   co_return ok && keep_alive && !draining_.load();
 }
 
 // Runs the handler on this connection's strand and waits for it or for handler_timeout,
 // whichever comes first. Never throws: a throwing handler yields a 500.
-awaitable<void> Core::RunHandler(Connection& conn, Request request, Response* response) {
+awaitable<bool> Core::RunHandler(Connection& conn, Request request,
+                                 std::shared_ptr<StreamedBody> body, Response* response) {
   auto call = std::make_shared<HandlerCall>(conn.stream.get_executor());
   call->request = std::move(request);
   call->timer.expires_after(options_.handler_timeout);
+  if (body) {
+    call->request.body_reader = body.get();
+    // The body lives as long as the call, and is read only while the handler runs.
+    body->set_on_progress([timer = &call->timer, timeout = options_.handler_timeout] {
+      timer->expires_after(timeout);  // also wakes the wait below, which then waits again
+    });
+    call->body = std::move(body);
+  }
   handlers_running_.fetch_add(1);
   auto self = shared_from_this();
   asio::co_spawn(
@@ -404,8 +353,11 @@ awaitable<void> Core::RunHandler(Connection& conn, Request request, Response* re
       });
   if (!call->done) {
     conn.call = call.get();
-    error_code ec;
-    co_await call->timer.async_wait(RedirectTo(ec));
+    for (;;) {
+      error_code ec;
+      co_await call->timer.async_wait(RedirectTo(ec));
+      if (call->done || conn.closing || call->timer.expiry() <= Clock::now()) break;
+    }
     conn.call = nullptr;
   }
 
@@ -429,6 +381,7 @@ awaitable<void> Core::RunHandler(Connection& conn, Request request, Response* re
   } else {
     *response = std::move(call->response);
   }
+  co_return call->done;
 }
 
 // Fields the server sets itself; a handler's copies of them are dropped.
@@ -456,7 +409,7 @@ awaitable<bool> Core::WriteResponse(Connection& conn, const Response& response, 
   bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(response.status), version};
   SetCommonFields(res, response);
   if (is_head) {
-    res.content_length(response.body.size());
+    res.content_length(response.content_length.value_or(response.body.size()));
   } else {
     res.body() = response.body;
     res.prepare_payload();
@@ -468,32 +421,42 @@ awaitable<bool> Core::WriteResponse(Connection& conn, const Response& response, 
   co_return !ec;
 }
 
-awaitable<bool> Core::WriteStream(Connection& conn, const Response& response, unsigned version) {
-  const bool chunked = version >= 11;
-  bhttp::response<bhttp::empty_body> res{static_cast<bhttp::status>(response.status), version};
+awaitable<bool> Core::WriteStream(Connection& conn, const Response& response, Framing framing) {
+  using Mode = BodyWriter::Framing;
+  const Mode mode = response.content_length ? Mode::kSized
+                    : framing.version >= 11  ? Mode::kChunked
+                                             : Mode::kUntilClose;
+  bhttp::response<bhttp::empty_body> res{static_cast<bhttp::status>(response.status),
+                                         framing.version};
   SetCommonFields(res, response);
-  res.chunked(chunked);
-  res.keep_alive(chunked && !draining_.load());
+  // Either, not both: Beast's chunked(false) would drop the Content-Length again.
+  if (mode == Mode::kSized) res.content_length(*response.content_length);
+  if (mode == Mode::kChunked) res.chunked(true);
+  res.keep_alive(mode != Mode::kUntilClose && framing.keep_alive && !draining_.load());
   bhttp::response_serializer<bhttp::empty_body> serializer(res);
   error_code ec;
   conn.stream.expires_after(options_.read_timeout);
   co_await bhttp::async_write_header(conn.stream, serializer, RedirectTo(ec));
   if (ec) co_return false;
 
-  ChunkWriter writer(conn.stream, chunked, options_.read_timeout);
+  BodyWriter writer(conn.stream, mode, response.content_length.value_or(0),
+                    options_.read_timeout);
   try {
     co_await response.stream(writer);
   } catch (...) {
     spdlog::error("http: stream producer threw: {}", Describe(std::current_exception()));
     co_return false;  // the body is cut short; closing tells the client
   }
-  co_return chunked && co_await writer.Finish();
+  co_return mode != Mode::kUntilClose && co_await writer.Finish();
 }
 
 awaitable<void> Core::RejectAndClose(Connection& conn, const Response& response) {
-  if (!co_await WriteResponse(conn, response, 11, /*is_head=*/false, /*keep_alive=*/false)) {
-    co_return;
-  }
+  const bool written =
+      co_await WriteResponse(conn, response, 11, /*is_head=*/false, /*keep_alive=*/false);
+  if (written) co_await Linger(conn);
+}
+
+awaitable<void> Core::Linger(Connection& conn) {
   error_code ec;
   conn.stream.socket().shutdown(tcp::socket::shutdown_send, ec);
   std::array<char, 8192> sink;
