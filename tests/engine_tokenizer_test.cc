@@ -65,6 +65,32 @@ TEST(EngineTokenizer, ByteLevelBpeMatchesTokenizersLibrary) {
   }
 }
 
+// Metaspace BPE with byte fallback: the same texts through a SentencePiece-style tokenizer.json.
+TEST(EngineTokenizer, MetaspaceBpeMatchesTokenizersLibrary) {
+  auto tok = LoadFixture("tok-metaspace/tokenizer.json");
+  ASSERT_NE(tok, nullptr);
+  auto cases = Encodings("tok-metaspace/encodings.jsonl");
+  ASSERT_EQ(cases.size(), 19u);
+  for (const auto& c : cases) {
+    std::string text = c["text"].get<std::string>();
+    auto want = c["ids"].get<std::vector<int32_t>>();
+    auto ids = tok->Encode(text, /*add_special_tokens=*/false);
+    ASSERT_TRUE(ids.ok()) << ids.status().ToString();
+    EXPECT_EQ(*ids, want) << "text: " << text;
+    auto tokens = c["tokens"].get<std::vector<std::string>>();
+    for (size_t i = 0; i < want.size() && i < tokens.size(); ++i) {
+      EXPECT_EQ(tok->IdToToken(want[i]), tokens[i]) << "text: " << text << " token " << i;
+    }
+    std::string decoded = c["decoded"].get<std::string>();
+    EXPECT_EQ(tok->DecodeText(want, /*skip_special_tokens=*/false), decoded) << "text: " << text;
+    engine::TokenTextStream stream(*tok, false);
+    std::string streamed;
+    for (int32_t id : want) streamed += stream.Add(id);
+    streamed += stream.Finish();
+    EXPECT_EQ(streamed, decoded) << "text: " << text;
+  }
+}
+
 TEST(EngineTokenizer, CheckpointPromptsWithBos) {
   auto tok = LoadFixture("llama-gqa/tokenizer.json");
   ASSERT_NE(tok, nullptr);

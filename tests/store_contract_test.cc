@@ -2,6 +2,7 @@
 // the test command started one). Times are explicit, so nothing here sleeps.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <set>
 #include <thread>
@@ -420,6 +421,172 @@ TEST_P(StoreContractTest, ConcurrentReceiversNeverShareAMessage) {
   EXPECT_EQ(seen.size(), static_cast<size_t>(kMessages));
   for (const auto& body : seen) EXPECT_EQ(seen.count(body), 1u) << body;
 }
+
+// Objects: a bucket of this test's project, and objects whose blobs were first pending.
+class ObjectContractTest : public StoreContractTest {
+ protected:
+  ObjectStore& objects() { return store_->objects(); }
+
+  Bucket MakeBucket(const std::string& name) {
+    auto b = objects().CreateBucket({0, project_, name, kT0});
+    EXPECT_TRUE(b.ok()) << b.status().ToString();
+    return b.ok() ? *b : Bucket{};
+  }
+
+  // Writes `key` as an upload would: pending blob first, then the object. Returns what the put
+  // replaced.
+  std::string Put(const Bucket& b, const std::string& key, const std::string& blob,
+                  int64_t size = 1) {
+    EXPECT_TRUE(objects().AddPendingBlob({blob, owner_, kT0}).ok());
+    ObjectRecord o{b.id, key, size, Md5Hex(key), Sha256Hex(key), "text/plain", "{}", blob, kT0};
+    auto replaced = objects().PutObject(o, owner_);
+    EXPECT_TRUE(replaced.ok()) << replaced.status().ToString();
+    return replaced.ok() ? *replaced : "";
+  }
+
+  std::vector<std::string> PendingIds() {
+    auto pending = objects().ListPendingBlobs(owner_);
+    EXPECT_TRUE(pending.ok());
+    std::vector<std::string> ids;
+    for (const auto& p : pending.ok() ? *pending : std::vector<PendingBlob>{}) ids.push_back(p.blob_id);
+    return ids;
+  }
+
+  // Every page of a listing, joined: "k:key" for objects, "p:prefix" for common prefixes.
+  std::vector<std::string> ListAll(const Bucket& b, ListObjectsOptions o) {
+    std::vector<std::string> out;
+    for (int page = 0; page < 100; ++page) {
+      auto l = objects().ListObjects(b.id, o);
+      EXPECT_TRUE(l.ok()) << l.status().ToString();
+      if (!l.ok()) break;
+      // Within a page, objects and prefixes interleave by key; keep that order.
+      std::vector<std::string> entries;
+      for (const auto& obj : l->objects) entries.push_back("k:" + obj.key);
+      for (const auto& p : l->common_prefixes) entries.push_back("p:" + p);
+      std::sort(entries.begin(), entries.end(),
+                [](const auto& x, const auto& y) { return x.substr(2) < y.substr(2); });
+      EXPECT_LE(static_cast<int>(entries.size()), o.limit);
+      out.insert(out.end(), entries.begin(), entries.end());
+      if (!l->truncated) return out;
+      o.start_after = l->next_start_after;
+    }
+    ADD_FAILURE() << "listing never ended";
+    return out;
+  }
+
+  std::string owner_ = "owner-" + RandomHex(4);
+};
+
+TEST_P(ObjectContractTest, BucketsAreNamedPerProjectAndDeletedOnlyWhenEmpty) {
+  Bucket b = MakeBucket("data");
+  MakeBucket("aaa");
+  EXPECT_EQ(objects().CreateBucket({0, project_, "data", kT0}).status().code(),
+            StatusCode::kAlreadyExists);
+  ASSERT_TRUE(objects().CreateBucket({0, "prj_other" + RandomHex(4), "data", kT0}).ok());
+  EXPECT_EQ(objects().GetBucket(project_, "data")->id, b.id);
+  EXPECT_EQ(objects().GetBucket(project_, "nope").status().code(), StatusCode::kNotFound);
+  auto listed = objects().ListBuckets(project_);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[0].name, "aaa");
+
+  Put(b, "k", "blob-" + RandomHex(8));
+  EXPECT_EQ(objects().DeleteBucket(b.id).code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(objects().DeleteObject(b.id, "k", owner_, kT0).ok());
+  ASSERT_TRUE(objects().DeleteBucket(b.id).ok());
+  EXPECT_EQ(objects().DeleteBucket(b.id).code(), StatusCode::kNotFound);
+  EXPECT_EQ(objects().GetBucket(project_, "data").status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(ObjectContractTest, PutReplacesAtomicallyAndHandsBackTheOldBlob) {
+  Bucket b = MakeBucket("b");
+  std::string first = "blob-" + RandomHex(8), second = "blob-" + RandomHex(8);
+  EXPECT_EQ(Put(b, "../etc/passwd", first, 5), "");
+  EXPECT_TRUE(PendingIds().empty()) << "a committed blob is no longer pending";
+  EXPECT_EQ(Put(b, "../etc/passwd", second, 7), first);
+  EXPECT_EQ(PendingIds(), std::vector<std::string>{first});
+  auto got = objects().GetObject(b.id, "../etc/passwd");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->blob_id, second);
+  EXPECT_EQ(got->size, 7);
+  EXPECT_EQ(got->etag, Md5Hex("../etc/passwd"));
+  EXPECT_EQ(got->content_type, "text/plain");
+  EXPECT_EQ(objects().GetObject(b.id, "../etc").status().code(), StatusCode::kNotFound);
+
+  auto deleted = objects().DeleteObject(b.id, "../etc/passwd", owner_, kT0);
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ(*deleted, second);
+  EXPECT_EQ(PendingIds().size(), 2u);
+  EXPECT_EQ(objects().DeleteObject(b.id, "../etc/passwd", owner_, kT0).status().code(),
+            StatusCode::kNotFound);
+  ASSERT_TRUE(objects().RemovePendingBlob(first).ok());
+  ASSERT_TRUE(objects().RemovePendingBlob(first).ok());  // already gone: fine
+  EXPECT_EQ(PendingIds(), std::vector<std::string>{second});
+}
+
+TEST_P(ObjectContractTest, PendingBlobsBelongToTheirOwner) {
+  std::string blob = "blob-" + RandomHex(8);
+  ASSERT_TRUE(objects().AddPendingBlob({blob, "other-" + RandomHex(4), kT0}).ok());
+  EXPECT_EQ(objects().AddPendingBlob({blob, owner_, kT0}).code(), StatusCode::kAlreadyExists);
+  EXPECT_TRUE(PendingIds().empty());
+  Bucket gone = MakeBucket("gone");
+  ASSERT_TRUE(objects().DeleteBucket(gone.id).ok());
+  ObjectRecord o{gone.id, "k", 1, "e", "s", "t", "{}", "blob-x", kT0};
+  EXPECT_EQ(objects().PutObject(o, owner_).status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(ObjectContractTest, ListingsFollowPrefixDelimiterAndStartAfterAcrossPages) {
+  Bucket b = MakeBucket("list");
+  for (const char* key : {"a", "b/1", "b/2", "b/c/3", "c", "d/x", "d/y/z", "e", "\xc3\xa9/1", "z~"}) {
+    Put(b, key, "blob-" + RandomHex(8));
+  }
+  const std::vector<std::string> all = {"k:a", "k:b/1", "k:b/2", "k:b/c/3", "k:c", "k:d/x",
+                                        "k:d/y/z", "k:e", "k:z~", "k:\xc3\xa9/1"};
+  const std::vector<std::string> top = {"k:a", "p:b/", "k:c", "p:d/", "k:e", "k:z~",
+                                        "p:\xc3\xa9/"};
+  for (int limit = 1; limit <= 11; ++limit) {
+    SCOPED_TRACE("limit " + std::to_string(limit));
+    EXPECT_EQ(ListAll(b, {"", "", "", limit}), all);
+    EXPECT_EQ(ListAll(b, {"", "/", "", limit}), top);
+    EXPECT_EQ(ListAll(b, {"b/", "/", "", limit}),
+              (std::vector<std::string>{"k:b/1", "k:b/2", "p:b/c/"}));
+  }
+  EXPECT_EQ(ListAll(b, {"", "/", "b/", 10}),  // a common prefix as start_after skips its keys
+            (std::vector<std::string>{"k:c", "p:d/", "k:e", "k:z~", "p:\xc3\xa9/"}));
+  EXPECT_EQ(ListAll(b, {"", "", "b/2", 10}).front(), "k:b/c/3");
+  EXPECT_EQ(ListAll(b, {"d", "", "", 10}), (std::vector<std::string>{"k:d/x", "k:d/y/z"}));
+  EXPECT_TRUE(ListAll(b, {"q", "/", "", 10}).empty());
+  EXPECT_EQ(objects().ListObjects(b.id, {"", "", "", 0}).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST_P(ObjectContractTest, ConcurrentPutsOfOneKeyLeakNoBlob) {
+  Bucket b = MakeBucket("race");
+  constexpr int kThreads = 4, kPuts = 10;
+  std::mutex mu;
+  std::multiset<std::string> written, replaced;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kPuts; ++i) {
+        std::string blob = "blob-" + RandomHex(8);
+        std::string old = Put(b, "hot", blob);
+        std::lock_guard lock(mu);
+        written.insert(blob);
+        if (!old.empty()) replaced.insert(old);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  // Every blob but the last one standing was handed back exactly once, and is pending.
+  std::string last = objects().GetObject(b.id, "hot")->blob_id;
+  replaced.insert(last);
+  EXPECT_EQ(replaced, written);
+  EXPECT_EQ(PendingIds().size(), written.size() - 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ObjectContractTest, ::testing::ValuesIn(StoreBackends()),
+                         [](const auto& info) { return info.param; });
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreContractTest, ::testing::ValuesIn(StoreBackends()),
                          [](const auto& info) { return info.param; });

@@ -1,5 +1,6 @@
 #include "engine/bpe.h"
 
+#include <cstdio>
 #include <queue>
 
 #include "engine/unicode.h"
@@ -44,8 +45,23 @@ Result<BpeModel> BpeModel::Build(std::unordered_map<std::string, int32_t> vocab,
     }
     m.unk_id_ = it->second;
   }
+  if (options.byte_fallback) {
+    for (int b = 0; b < 256; ++b) {
+      char name[8];
+      std::snprintf(name, sizeof name, "<0x%02X>", b);
+      auto it = m.vocab_.find(name);
+      m.byte_ids_.push_back(it == m.vocab_.end() ? -1 : it->second);
+    }
+  }
   m.options_ = std::move(options);
   return m;
+}
+
+bool BpeModel::HasByteTokens(std::string_view bytes) const {
+  for (char b : bytes) {
+    if (byte_ids_[static_cast<uint8_t>(b)] < 0) return false;
+  }
+  return true;
 }
 
 void BpeModel::Encode(std::string_view word, std::vector<int32_t>* ids) const {
@@ -62,15 +78,26 @@ void BpeModel::Encode(std::string_view word, std::vector<int32_t>* ids) const {
     int32_t prev, next;  // -1 at the ends
   };
   std::vector<Symbol> symbols;
-  for (size_t i = 0; i < word.size();) {
-    size_t len = std::max<size_t>(1, unicode::ValidUtf8Length(word.substr(i)));
-    auto it = vocab_.find(std::string(word.substr(i, len)));
-    i += len;
-    int32_t id = it != vocab_.end() ? it->second : unk_id_.value_or(-1);
-    if (id < 0) continue;  // unknown, and no unk_token: dropped
+  auto add = [&](int32_t id) {
     int32_t index = static_cast<int32_t>(symbols.size());
     symbols.push_back({id, index - 1, -1});
     if (index > 0) symbols[index - 1].next = index;
+  };
+  bool last_unknown = false;
+  for (size_t i = 0; i < word.size();) {
+    size_t len = std::max<size_t>(1, unicode::ValidUtf8Length(word.substr(i)));
+    std::string_view ch = word.substr(i, len);
+    i += len;
+    if (auto it = vocab_.find(std::string(ch)); it != vocab_.end()) {
+      add(it->second);
+      last_unknown = false;
+    } else if (options_.byte_fallback && HasByteTokens(ch)) {
+      for (char b : ch) add(byte_ids_[static_cast<uint8_t>(b)]);
+      last_unknown = false;
+    } else if (unk_id_) {
+      if (!(options_.fuse_unk && last_unknown)) add(*unk_id_);
+      last_unknown = true;
+    }  // else: unknown, and no unk_token: dropped
   }
   // Repeatedly merge the best-ranked adjacent pair, the leftmost among equals.
   struct Candidate {

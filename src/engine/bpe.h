@@ -18,6 +18,10 @@ class BpeModel {
   struct Options {
     std::optional<std::string> unk_token;
     bool ignore_merges = false;  // a word found whole in the vocabulary is not split
+    // A character outside the vocabulary becomes the tokens "<0xXX>" of its UTF-8 bytes, when
+    // the vocabulary has them all.
+    bool byte_fallback = false;
+    bool fuse_unk = false;  // consecutive unknown characters become one unk_token
   };
 
   // vocab: token -> id (ids need not be dense); merges in rank order, each a pair of tokens
@@ -26,8 +30,8 @@ class BpeModel {
                                 const std::vector<std::pair<std::string, std::string>>& merges,
                                 Options options);
 
-  // Appends the ids of `word` (a string of vocabulary characters, valid UTF-8). Characters
-  // not in the vocabulary become unk_token, or are dropped when there is none.
+  // Appends the ids of `word` (valid UTF-8). Characters not in the vocabulary become their
+  // byte tokens (byte_fallback), else unk_token, else are dropped.
   void Encode(std::string_view word, std::vector<int32_t>* ids) const;
 
   // The token of `id`, or null.
@@ -41,6 +45,7 @@ class BpeModel {
     int32_t rank;
     int32_t result;
   };
+  bool HasByteTokens(std::string_view bytes) const;
   static uint64_t PairKey(int32_t a, int32_t b) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
   }
@@ -51,6 +56,7 @@ class BpeModel {
   std::unordered_map<uint64_t, Merge> merges_;
   Options options_;
   std::optional<int32_t> unk_id_;
+  std::vector<int32_t> byte_ids_;  // [256] with byte_fallback: the id of "<0xXX>", or -1
 };
 
 }  // namespace tf::engine

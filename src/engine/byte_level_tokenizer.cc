@@ -1,6 +1,5 @@
-#include "engine/byte_level_tokenizer.h"
-
 #include "engine/byte_level.h"
+#include "engine/tokenizer_parts.h"
 #include "engine/unicode.h"
 
 namespace tf::engine {
@@ -8,8 +7,8 @@ namespace {
 
 class ByteLevelBpeTokenizer : public Tokenizer {
  public:
-  explicit ByteLevelBpeTokenizer(ByteLevelBpeParts parts)
-      : p_(std::move(parts)), added_(p_.added_tokens) {
+  ByteLevelBpeTokenizer(TokenizerParts parts, ByteLevelOptions options)
+      : p_(std::move(parts)), options_(options), added_(p_.added_tokens) {
     vocab_size_ = p_.model.id_limit();
     for (const auto& t : p_.added_tokens) vocab_size_ = std::max(vocab_size_, t.id + 1);
   }
@@ -30,36 +29,31 @@ class ByteLevelBpeTokenizer : public Tokenizer {
         continue;
       }
       std::string_view plain = segment.text;
-      if (p_.add_prefix_space && plain[0] != ' ') {
+      if (options_.add_prefix_space && plain[0] != ' ') {
         buffer = " " + std::string(plain);
         plain = buffer;
       }
-      TF_ASSIGN_OR_RETURN(auto words, SplitWords(p_.pattern, plain));
+      TF_ASSIGN_OR_RETURN(auto words, SplitWords(options_.pattern, plain));
       for (std::string_view word : words) p_.model.Encode(BytesToChars(word), &ids);
     }
     if (add_special_tokens) ids.insert(ids.end(), p_.suffix_ids.begin(), p_.suffix_ids.end());
     return ids;
   }
 
-  std::string DecodeBytes(std::span<const int32_t> ids, bool skip_special_tokens) const override {
-    std::string out;
+  std::string TokenBytes(int32_t id) const override {
+    // A token whose characters all stand for bytes is those bytes; any other (an added token
+    // such as "<|eot_id|>" in plain characters) is its own text.
+    std::string token = IdToToken(id);
     std::vector<char32_t> cps;
     std::vector<size_t> offsets;
-    for (int32_t id : ids) {
-      if (skip_special_tokens && IsSpecial(id)) continue;
-      std::string token = IdToToken(id);
-      // A token whose characters all stand for bytes is those bytes; any other (an added token
-      // such as "<|eot_id|>" in plain characters) is its own text.
-      std::string bytes;
-      bool mapped = unicode::DecodeUtf8(token, &cps, &offsets);
-      for (size_t i = 0; mapped && i < cps.size(); ++i) {
-        auto b = CharToByte(cps[i]);
-        if (b) bytes.push_back(static_cast<char>(*b));
-        mapped = b.has_value();
-      }
-      out += mapped ? bytes : token;
+    if (!unicode::DecodeUtf8(token, &cps, &offsets)) return token;
+    std::string bytes;
+    for (char32_t c : cps) {
+      auto b = CharToByte(c);
+      if (!b) return token;
+      bytes.push_back(static_cast<char>(*b));
     }
-    return out;
+    return bytes;
   }
 
   std::string IdToToken(int32_t id) const override {
@@ -76,15 +70,17 @@ class ByteLevelBpeTokenizer : public Tokenizer {
   int32_t vocab_size() const override { return vocab_size_; }
 
  private:
-  ByteLevelBpeParts p_;
+  TokenizerParts p_;
+  ByteLevelOptions options_;
   AddedTokenMatcher added_;
   int32_t vocab_size_;
 };
 
 }  // namespace
 
-std::unique_ptr<Tokenizer> NewByteLevelBpeTokenizer(ByteLevelBpeParts parts) {
-  return std::make_unique<ByteLevelBpeTokenizer>(std::move(parts));
+std::unique_ptr<Tokenizer> NewByteLevelBpeTokenizer(TokenizerParts parts,
+                                                    ByteLevelOptions options) {
+  return std::make_unique<ByteLevelBpeTokenizer>(std::move(parts), options);
 }
 
 }  // namespace tf::engine

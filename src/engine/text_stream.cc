@@ -1,4 +1,4 @@
-// UTF-8 repair for decoded bytes, and the streaming decoder.
+// Decoding: ids to bytes, UTF-8 repair, and the streaming decoder.
 #include "engine/tokenizer.h"
 #include "engine/unicode.h"
 
@@ -64,13 +64,27 @@ std::string LossyUtf8(std::string_view bytes, bool hold_incomplete, std::string*
   return out;
 }
 
+std::string Tokenizer::DecodeBytes(std::span<const int32_t> ids, bool skip_special_tokens) const {
+  std::string out;
+  for (int32_t id : ids) {
+    if (!skip_special_tokens || !IsSpecial(id)) out += TokenBytes(id);
+  }
+  if (strips_leading_space() && !out.empty() && out[0] == ' ') out.erase(0, 1);
+  return out;
+}
+
 std::string Tokenizer::DecodeText(std::span<const int32_t> ids, bool skip_special_tokens) const {
   return LossyUtf8(DecodeBytes(ids, skip_special_tokens), /*hold_incomplete=*/false, nullptr);
 }
 
 std::string TokenTextStream::Add(int32_t id) {
-  int32_t one[1] = {id};
-  pending_ += tokenizer_.DecodeBytes(one, skip_special_);
+  if (skip_special_ && tokenizer_.IsSpecial(id)) return "";
+  std::string bytes = tokenizer_.TokenBytes(id);
+  if (!started_ && !bytes.empty()) {
+    if (tokenizer_.strips_leading_space() && bytes[0] == ' ') bytes.erase(0, 1);
+    started_ = true;
+  }
+  pending_ += bytes;
   std::string rest;
   std::string out = LossyUtf8(pending_, /*hold_incomplete=*/true, &rest);
   pending_ = std::move(rest);

@@ -1,13 +1,17 @@
 // Tokenizers of Hugging Face checkpoints: text to token ids and back.
 //
-// This version reads tokenizer.json files of byte-level BPE tokenizers (Llama 3, Qwen2, GPT-2
-// style): added and special tokens, a Split pre-tokenizer with one of the known regexes
-// (pretokenizer.h) followed by ByteLevel, or ByteLevel with its own regex; the BPE model;
-// TemplateProcessing / ByteLevel post-processors; the ByteLevel decoder. Anything else in the
-// file (Metaspace, byte fallback, WordPiece, normalizers) is refused with an error that names
-// the file and the field, rather than tokenized differently from the original. One exception:
-// an NFC normalizer (Qwen2's) is accepted but not applied yet, so text must already be NFC
-// (as nearly all text is) to be tokenized exactly.
+// This version reads tokenizer.json files of BPE tokenizers of two kinds:
+// - byte-level (Llama 3, Qwen2, GPT-2 style): a Split pre-tokenizer with one of the known regexes
+//   (pretokenizer.h) followed by ByteLevel, or ByteLevel with its own regex; the ByteLevel
+//   decoder;
+// - Metaspace (Llama 2, Mistral style): spaces as "▁" (a Prepend + Replace normalizer, or the
+//   Metaspace pre-tokenizer), byte fallback to "<0xXX>" tokens for characters outside the
+//   vocabulary; the Replace/ByteFallback/Fuse/Strip or Metaspace decoder.
+// Both have added and special tokens and TemplateProcessing / ByteLevel post-processors.
+// Anything else in the file (WordPiece, Unigram, other normalizers or regexes) is refused with an
+// error that names the file and the field, rather than tokenized differently from the original.
+// One exception: an NFC normalizer (Qwen2's) is accepted but not applied yet, so text must
+// already be NFC (as nearly all text is) to be tokenized exactly.
 //
 // Thread safety: a loaded Tokenizer is immutable; Encode and Decode may run concurrently.
 #pragma once
@@ -35,10 +39,16 @@ class Tokenizer {
 
   // The bytes of `ids`, with special tokens left out if skip_special_tokens. The result may end
   // inside a UTF-8 sequence, or hold invalid UTF-8, when the ids do; see DecodeText.
-  virtual std::string DecodeBytes(std::span<const int32_t> ids, bool skip_special_tokens) const = 0;
+  std::string DecodeBytes(std::span<const int32_t> ids, bool skip_special_tokens) const;
 
   // DecodeBytes as text: invalid UTF-8 replaced by U+FFFD, as the tokenizers library does.
   std::string DecodeText(std::span<const int32_t> ids, bool skip_special_tokens) const;
+
+  // The bytes token `id` adds to a decoded sequence ("" for an unknown id).
+  virtual std::string TokenBytes(int32_t id) const = 0;
+  // Whether decoding drops one space at the very start of a sequence (Metaspace tokenizers,
+  // whose encoding put it there).
+  virtual bool strips_leading_space() const { return false; }
 
   // The vocabulary string of `id` ("Ġworld", "<|eot_id|>"), or "" for an unknown id.
   virtual std::string IdToToken(int32_t id) const = 0;
@@ -68,7 +78,8 @@ class TokenTextStream {
  private:
   const Tokenizer& tokenizer_;
   bool skip_special_;
-  std::string pending_;  // bytes of an unfinished character
+  bool started_ = false;  // some byte has been decoded
+  std::string pending_;   // bytes of an unfinished character
 };
 
 // bytes as UTF-8 text, each maximal invalid sequence replaced by U+FFFD. With hold_incomplete,

@@ -1,37 +1,27 @@
-// tokenizer.json (the Hugging Face tokenizers format) into a Tokenizer. Every field this
-// version cannot honour exactly is an error naming the file and the field.
+// tokenizer.json (the Hugging Face tokenizers format) into a Tokenizer: the parts every BPE
+// tokenizer has, and the byte-level ones (metaspace_json.cc reads the Metaspace ones). Every
+// field this version cannot honour exactly is an error naming the file and the field.
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "engine/byte_level_tokenizer.h"
+#include "engine/tokenizer_parts.h"
 
 namespace tf::engine {
 namespace {
 
 using Json = nlohmann::json;
 
+using json_fields::Flag;
+using json_fields::Str;
+using json_fields::Type;
+
 class Parser {
  public:
   explicit Parser(std::string_view file) : file_(file) {}
 
   Status Error(const std::string& field, const std::string& what) const {
-    return InvalidArgument(std::string(file_) + ": " + field + ": " + what);
-  }
-
-  static std::string Type(const Json& j) {
-    return j.is_object() && j.contains("type") && j["type"].is_string()
-               ? j["type"].get<std::string>()
-               : "";
-  }
-
-  // j[key] if it is a string, else "".
-  static std::string Str(const Json& j, const char* key) {
-    return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
-  }
-
-  static bool Flag(const Json& j, const char* key, bool fallback) {
-    return j.is_object() && j.contains(key) && j[key].is_boolean() ? j[key].get<bool>() : fallback;
+    return json_fields::Error(file_, field, what);
   }
 
   // "normalizer": none, or NFC (see the note in Parse).
@@ -41,7 +31,7 @@ class Parser {
   }
 
   // Split(known regex, Isolated) then ByteLevel(use_regex false); or ByteLevel alone.
-  Status PreTokenizer(const Json& j, ByteLevelBpeParts* parts) const {
+  Status PreTokenizer(const Json& j, ByteLevelOptions* parts) const {
     std::string type = Type(j);
     if (type == "ByteLevel") {
       parts->add_prefix_space = Flag(j, "add_prefix_space", true);
@@ -85,7 +75,7 @@ class Parser {
     return OkStatus();
   }
 
-  Status Model(const Json& j, ByteLevelBpeParts* parts) const {
+  Status Model(const Json& j, TokenizerParts* parts) const {
     if (!j.is_object() || (j.contains("type") && Type(j) != "BPE")) {
       return Error("model.type", "'" + Type(j) + "' is not supported (BPE is)");
     }
@@ -93,9 +83,6 @@ class Parser {
       if (j.contains(unsupported) && !j[unsupported].is_null()) {
         return Error(std::string("model.") + unsupported, "is not supported");
       }
-    }
-    if (Flag(j, "byte_fallback", false)) {
-      return Error("model.byte_fallback", "true is not supported by byte-level BPE yet");
     }
     if (!j.contains("vocab") || !j["vocab"].is_object()) {
       return Error("model.vocab", "must be an object of token -> id");
@@ -130,13 +117,15 @@ class Parser {
       options.unk_token = j["unk_token"].get<std::string>();
     }
     options.ignore_merges = Flag(j, "ignore_merges", false);
+    options.byte_fallback = Flag(j, "byte_fallback", false);
+    options.fuse_unk = Flag(j, "fuse_unk", false);
     auto model = BpeModel::Build(std::move(vocab), merges, options);
     if (!model.ok()) return Error("model", model.status().message());
     parts->model = std::move(model).value();
     return OkStatus();
   }
 
-  Status AddedTokens(const Json& j, ByteLevelBpeParts* parts) const {
+  Status AddedTokens(const Json& j, TokenizerParts* parts) const {
     if (j.is_null()) return OkStatus();
     if (!j.is_array()) return Error("added_tokens", "must be an array");
     for (size_t i = 0; i < j.size(); ++i) {
@@ -159,7 +148,7 @@ class Parser {
   }
 
   // TemplateProcessing's "single" template, ByteLevel (nothing for ids), or a Sequence of them.
-  Status PostProcessor(const Json& j, const std::string& field, ByteLevelBpeParts* parts) const {
+  Status PostProcessor(const Json& j, const std::string& field, TokenizerParts* parts) const {
     std::string type = Type(j);
     if (j.is_null() || type == "ByteLevel") return OkStatus();
     if (type == "Sequence" && j.contains("processors") && j["processors"].is_array()) {
@@ -194,7 +183,7 @@ class Parser {
     return OkStatus();
   }
 
-  Status Decoder(const Json& j) const {
+  Status ByteLevelDecoder(const Json& j) const {
     if (Type(j) == "ByteLevel") return OkStatus();
     return Error("decoder", "type '" + Type(j) +
                                 "' is not supported with byte-level BPE "
@@ -207,6 +196,27 @@ class Parser {
 
 }  // namespace
 
+namespace json_fields {
+
+std::string Type(const Json& j) {
+  return j.is_object() && j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>()
+                                                                      : "";
+}
+
+std::string Str(const Json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
+bool Flag(const Json& j, const char* key, bool fallback) {
+  return j.is_object() && j.contains(key) && j[key].is_boolean() ? j[key].get<bool>() : fallback;
+}
+
+Status Error(std::string_view file, const std::string& field, const std::string& what) {
+  return InvalidArgument(std::string(file) + ": " + field + ": " + what);
+}
+
+}  // namespace json_fields
+
 Result<std::unique_ptr<Tokenizer>> ParseTokenizerJson(std::string_view text,
                                                       std::string_view file) {
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -215,16 +225,28 @@ Result<std::unique_ptr<Tokenizer>> ParseTokenizerJson(std::string_view text,
     return InvalidArgument(std::string(file) + ": not a tokenizer.json (no \"model\")");
   }
   Parser p(file);
-  ByteLevelBpeParts parts;
-  // NFC is accepted without being applied: text that is already NFC (nearly all text) is
-  // tokenized exactly; decomposed text may not be.
-  TF_RETURN_IF_ERROR(p.Normalizer(j.value("normalizer", Json())));
-  TF_RETURN_IF_ERROR(p.PreTokenizer(j.value("pre_tokenizer", Json()), &parts));
+  TokenizerParts parts;
   TF_RETURN_IF_ERROR(p.Model(j["model"], &parts));
   TF_RETURN_IF_ERROR(p.AddedTokens(j.value("added_tokens", Json()), &parts));
   TF_RETURN_IF_ERROR(p.PostProcessor(j.value("post_processor", Json()), "post_processor", &parts));
-  TF_RETURN_IF_ERROR(p.Decoder(j.value("decoder", Json())));
-  return NewByteLevelBpeTokenizer(std::move(parts));
+  // Byte-level unless something says Metaspace: its pre-tokenizer, decoder, or the model's byte
+  // fallback.
+  Json pre = j.value("pre_tokenizer", Json());
+  bool byte_level = Type(pre) == "ByteLevel" ||
+                    (Type(pre) == "Sequence" && Type(j.value("decoder", Json())) == "ByteLevel");
+  if (!byte_level &&
+      (Type(pre) == "Metaspace" || pre.is_null() || Flag(j["model"], "byte_fallback", false))) {
+    MetaspaceOptions options;
+    TF_RETURN_IF_ERROR(ParseMetaspaceOptions(j, file, &options));
+    return NewMetaspaceBpeTokenizer(std::move(parts), options);
+  }
+  ByteLevelOptions options;
+  // NFC is accepted without being applied: text that is already NFC (nearly all text) is
+  // tokenized exactly; decomposed text may not be.
+  TF_RETURN_IF_ERROR(p.Normalizer(j.value("normalizer", Json())));
+  TF_RETURN_IF_ERROR(p.PreTokenizer(pre, &options));
+  TF_RETURN_IF_ERROR(p.ByteLevelDecoder(j.value("decoder", Json())));
+  return NewByteLevelBpeTokenizer(std::move(parts), options);
 }
 
 Result<std::unique_ptr<Tokenizer>> LoadTokenizerJson(const std::string& path) {

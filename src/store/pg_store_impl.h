@@ -1,5 +1,5 @@
 // Private to the PostgreSQL back end: the class behind OpenPostgresStore. Its methods are spread
-// over pg_auth.cc, pg_queues.cc, pg_send.cc, pg_receive.cc and pg_receipts.cc.
+// over pg_auth.cc, pg_queues.cc, pg_send.cc, pg_receive.cc, pg_receipts.cc and pg_objects.cc.
 #pragma once
 
 #include <functional>
@@ -13,7 +13,10 @@
 
 namespace tf::store {
 
-class PostgresStore final : public Store, public AuthStore, public QueueStore {
+class PostgresStore final : public Store,
+                            public AuthStore,
+                            public QueueStore,
+                            public ObjectStore {
  public:
   PostgresStore(std::unique_ptr<PgPool> pool, int schema_version)
       : pool_(std::move(pool)), schema_version_(schema_version) {}
@@ -21,6 +24,7 @@ class PostgresStore final : public Store, public AuthStore, public QueueStore {
 
   AuthStore& auth() override { return *this; }
   QueueStore& queues() override { return *this; }
+  ObjectStore& objects() override { return *this; }
   void SetQueueListener(std::function<void(int64_t)> listener) override;
   std::string backend() const override { return "postgresql"; }
   int schema_version() const override { return schema_version_; }
@@ -60,6 +64,20 @@ class PostgresStore final : public Store, public AuthStore, public QueueStore {
   Result<std::vector<Status>> ChangeVisibility(int64_t queue_id,
                                                const std::vector<VisibilityChange>& changes,
                                                TimeMs now) override;
+
+  // ObjectStore (pg_objects.cc)
+  Result<Bucket> CreateBucket(Bucket bucket) override;
+  Result<Bucket> GetBucket(const std::string& project_id, const std::string& name) override;
+  Result<std::vector<Bucket>> ListBuckets(const std::string& project_id) override;
+  Status DeleteBucket(int64_t bucket_id) override;
+  Status AddPendingBlob(const PendingBlob& blob) override;
+  Result<std::vector<PendingBlob>> ListPendingBlobs(const std::string& owner) override;
+  Status RemovePendingBlob(const std::string& blob_id) override;
+  Result<std::string> PutObject(const ObjectRecord& object, const std::string& owner) override;
+  Result<ObjectRecord> GetObject(int64_t bucket_id, const std::string& key) override;
+  Result<ObjectListing> ListObjects(int64_t bucket_id, const ListObjectsOptions& options) override;
+  Result<std::string> DeleteObject(int64_t bucket_id, const std::string& key,
+                                   const std::string& owner, TimeMs now) override;
 
  private:
   // Tells this server's listener, after a commit, that messages may have become visible.

@@ -113,4 +113,48 @@ struct VisibilityChange {
   TimeMs visible_at = 0;
 };
 
+// A bucket: a namespace of objects inside one project.
+struct Bucket {
+  int64_t id = 0;  // assigned by the store
+  std::string project_id;
+  std::string name;  // unique within the project
+  TimeMs created_at = 0;
+};
+
+// An object's metadata. Its content lives elsewhere (objects/blob_store.h), under blob_id.
+struct ObjectRecord {
+  int64_t bucket_id = 0;
+  std::string key;            // any bytes the object service accepted (UTF-8, 1-1024 bytes)
+  int64_t size = 0;
+  std::string etag;           // MD5 of the content, hex
+  std::string sha256;         // SHA-256 of the content, hex
+  std::string content_type;
+  std::string user_metadata;  // a JSON object of strings: {"name": "value"}
+  std::string blob_id;
+  TimeMs modified_at = 0;
+};
+
+// Content written (or being written) that no object refers to yet, or any more: an upload in
+// progress, or a replaced or deleted object's content not yet removed. `owner` names the blob
+// store that holds it, so that a server reclaims only its own.
+struct PendingBlob {
+  std::string blob_id;
+  std::string owner;
+  TimeMs created_at = 0;
+};
+
+struct ListObjectsOptions {
+  std::string prefix;       // only keys that start with this
+  std::string delimiter;    // "": no grouping
+  std::string start_after;  // only keys (and common prefixes) after this one
+  int limit = 1000;         // at most this many keys and common prefixes together, >= 1
+};
+
+struct ObjectListing {
+  std::vector<ObjectRecord> objects;         // by key
+  std::vector<std::string> common_prefixes;  // by value
+  bool truncated = false;
+  std::string next_start_after;  // when truncated: the start_after that continues the listing
+};
+
 }  // namespace tf::store

@@ -58,6 +58,32 @@ const std::vector<std::string>& Migrations() {
         expires_at INTEGER NOT NULL,
         PRIMARY KEY (queue_id, dedup_id));
       )sql",
+      // 2: buckets, objects' metadata and pending blobs. Keys are BLOBs so that they compare
+      // as bytes.
+      R"sql(
+      CREATE TABLE buckets (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        project_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        UNIQUE (project_id, name));
+      CREATE TABLE objects (
+        bucket_id INTEGER NOT NULL,
+        key BLOB NOT NULL,
+        size INTEGER NOT NULL,
+        etag TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        content_type TEXT NOT NULL,
+        user_metadata TEXT NOT NULL,
+        blob_id TEXT NOT NULL,
+        modified_at INTEGER NOT NULL,
+        PRIMARY KEY (bucket_id, key)) WITHOUT ROWID;
+      CREATE TABLE pending_blobs (
+        blob_id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        created_at INTEGER NOT NULL);
+      CREATE INDEX pending_blobs_owner ON pending_blobs(owner, created_at);
+      )sql",
   };
   return kMigrations;
 }

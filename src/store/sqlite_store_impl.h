@@ -27,13 +27,17 @@ class SqliteReaders {
   std::vector<std::unique_ptr<SqliteDb>> idle_;  // guarded by mu_
 };
 
-class SqliteStore final : public Store, public AuthStore, public QueueStore {
+class SqliteStore final : public Store,
+                          public AuthStore,
+                          public QueueStore,
+                          public ObjectStore {
  public:
   SqliteStore(std::string path, std::unique_ptr<SqliteWriter> writer, int schema_version)
       : readers_(std::move(path), 8), writer_(std::move(writer)), schema_version_(schema_version) {}
 
   AuthStore& auth() override { return *this; }
   QueueStore& queues() override { return *this; }
+  ObjectStore& objects() override { return *this; }
   void SetQueueListener(std::function<void(int64_t)> listener) override {
     listener_ = std::move(listener);
   }
@@ -73,6 +77,20 @@ class SqliteStore final : public Store, public AuthStore, public QueueStore {
   Result<int64_t> RedriveMessages(int64_t from_queue_id, int64_t to_queue_id, TimeMs now,
                                   int64_t limit) override;
   Result<int64_t> DeleteExpired(TimeMs now) override;
+
+  // ObjectStore (sqlite_objects.cc)
+  Result<Bucket> CreateBucket(Bucket bucket) override;
+  Result<Bucket> GetBucket(const std::string& project_id, const std::string& name) override;
+  Result<std::vector<Bucket>> ListBuckets(const std::string& project_id) override;
+  Status DeleteBucket(int64_t bucket_id) override;
+  Status AddPendingBlob(const PendingBlob& blob) override;
+  Result<std::vector<PendingBlob>> ListPendingBlobs(const std::string& owner) override;
+  Status RemovePendingBlob(const std::string& blob_id) override;
+  Result<std::string> PutObject(const ObjectRecord& object, const std::string& owner) override;
+  Result<ObjectRecord> GetObject(int64_t bucket_id, const std::string& key) override;
+  Result<ObjectListing> ListObjects(int64_t bucket_id, const ListObjectsOptions& options) override;
+  Result<std::string> DeleteObject(int64_t bucket_id, const std::string& key,
+                                   const std::string& owner, TimeMs now) override;
 
  private:
   void Notify(int64_t queue_id) {

@@ -95,11 +95,55 @@ class QueueStore {
   virtual Result<int64_t> DeleteExpired(TimeMs now) = 0;
 };
 
+// Buckets, objects' metadata, and the blobs whose content may be on disk without an object
+// referring to it (see PendingBlob). Object keys are compared as bytes.
+class ObjectStore {
+ public:
+  virtual ~ObjectStore() = default;
+
+  // Assigns bucket.id. kAlreadyExists if the project has a bucket of that name.
+  virtual Result<Bucket> CreateBucket(Bucket bucket) = 0;
+  virtual Result<Bucket> GetBucket(const std::string& project_id, const std::string& name) = 0;
+  // A project's buckets, by name.
+  virtual Result<std::vector<Bucket>> ListBuckets(const std::string& project_id) = 0;
+  // kNotFound if absent; kFailedPrecondition if it holds objects.
+  virtual Status DeleteBucket(int64_t bucket_id) = 0;
+
+  // Records a blob about to be written. kAlreadyExists if the id is already pending.
+  virtual Status AddPendingBlob(const PendingBlob& blob) = 0;
+  // The pending blobs of `owner`, oldest first.
+  virtual Result<std::vector<PendingBlob>> ListPendingBlobs(const std::string& owner) = 0;
+  // Forgets a pending blob once its content is gone. OK if it was not pending.
+  virtual Status RemovePendingBlob(const std::string& blob_id) = 0;
+
+  // In one transaction: creates the object (object.bucket_id, object.key) or replaces the one
+  // there, and forgets the pending blob object.blob_id. A replaced object's blob becomes a
+  // pending blob of `owner` (created at object.modified_at) and its id is returned, for the
+  // caller to delete its content and then RemovePendingBlob; "" when nothing was replaced.
+  // Readers see the old object or the new one, never a mix. kNotFound if the bucket does not
+  // exist (it may have been deleted during the upload).
+  virtual Result<std::string> PutObject(const ObjectRecord& object, const std::string& owner) = 0;
+  // kNotFound if there is no such object.
+  virtual Result<ObjectRecord> GetObject(int64_t bucket_id, const std::string& key) = 0;
+  // Keys in order, from after options.start_after, that start with options.prefix. With a
+  // delimiter, a key whose remainder after the prefix contains it is listed once as a common
+  // prefix (the key up to and including the delimiter's first occurrence there) instead, and a
+  // start_after that is such a common prefix skips every key under it, so next_start_after
+  // always continues where a listing stopped. kInvalidArgument if limit < 1.
+  virtual Result<ObjectListing> ListObjects(int64_t bucket_id,
+                                            const ListObjectsOptions& options) = 0;
+  // In one transaction: deletes the object and makes its blob a pending blob of `owner`
+  // (created at `now`); returns the blob's id. kNotFound if there is no such object.
+  virtual Result<std::string> DeleteObject(int64_t bucket_id, const std::string& key,
+                                           const std::string& owner, TimeMs now) = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
   virtual AuthStore& auth() = 0;
   virtual QueueStore& queues() = 0;
+  virtual ObjectStore& objects() = 0;
 
   // Called with a queue id after messages may have become visible in it (a send, a redrive, a
   // visibility change), from any thread and, for PostgreSQL, for changes made by other servers

@@ -1,0 +1,122 @@
+// SentencePiece-style BPE from tokenizer.json (Llama 2, Mistral): spaces become "▁", the text is
+// BPE'd as a whole (or per "▁word" with the Metaspace pre-tokenizer's split), characters outside
+// the vocabulary fall back to "<0xXX>" byte tokens.
+#include "engine/tokenizer_parts.h"
+#include "engine/unicode.h"
+
+namespace tf::engine {
+namespace {
+
+constexpr std::string_view kSpace = "\xe2\x96\x81";  // U+2581, "▁"
+
+// "<0x41>" -> 0x41; -1 for any other token.
+int ByteToken(const std::string& t) {
+  if (t.size() != 6 || t.compare(0, 3, "<0x") != 0 || t[5] != '>') return -1;
+  auto hex = [](char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  int hi = hex(t[3]), lo = hex(t[4]);
+  return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
+class MetaspaceBpeTokenizer : public Tokenizer {
+ public:
+  MetaspaceBpeTokenizer(TokenizerParts parts, MetaspaceOptions options)
+      : p_(std::move(parts)), options_(options), added_(p_.added_tokens) {
+    vocab_size_ = p_.model.id_limit();
+    for (const auto& t : p_.added_tokens) vocab_size_ = std::max(vocab_size_, t.id + 1);
+  }
+
+  Result<std::vector<int32_t>> Encode(std::string_view text,
+                                      bool add_special_tokens) const override {
+    std::vector<char32_t> cps;
+    std::vector<size_t> offsets;
+    if (!unicode::DecodeUtf8(text, &cps, &offsets)) {
+      return InvalidArgument("text is not valid UTF-8");
+    }
+    std::vector<int32_t> ids;
+    if (add_special_tokens) ids = p_.prefix_ids;
+    for (const auto& segment : added_.Split(text)) {
+      if (segment.id >= 0) {
+        ids.push_back(segment.id);
+        continue;
+      }
+      std::string s;
+      for (char c : segment.text) {
+        if (c == ' ') {
+          s += kSpace;
+        } else {
+          s += c;
+        }
+      }
+      bool at_start = segment.text.data() == text.data();
+      bool prepend = options_.prepend == MetaspaceOptions::Prepend::kAlways ||
+                     (options_.prepend == MetaspaceOptions::Prepend::kFirst && at_start);
+      if (prepend && !(options_.prepend_only_if_missing && s.compare(0, 3, kSpace) == 0)) {
+        s.insert(0, kSpace);
+      }
+      if (!options_.split) {
+        p_.model.Encode(s, &ids);
+        continue;
+      }
+      // Each piece starts at a "▁" (or at the start of the text).
+      size_t start = 0;
+      for (size_t pos = s.find(kSpace, 1); pos != std::string::npos;
+           pos = s.find(kSpace, pos + 1)) {
+        p_.model.Encode(std::string_view(s).substr(start, pos - start), &ids);
+        start = pos;
+      }
+      p_.model.Encode(std::string_view(s).substr(start), &ids);
+    }
+    if (add_special_tokens) ids.insert(ids.end(), p_.suffix_ids.begin(), p_.suffix_ids.end());
+    return ids;
+  }
+
+  std::string TokenBytes(int32_t id) const override {
+    std::string token = IdToToken(id);
+    if (options_.decode_byte_fallback) {
+      if (int b = ByteToken(token); b >= 0) return std::string(1, static_cast<char>(b));
+    }
+    std::string out;
+    for (size_t pos = 0;;) {
+      size_t next = token.find(kSpace, pos);
+      out.append(token, pos, next == std::string::npos ? std::string::npos : next - pos);
+      if (next == std::string::npos) break;
+      out += ' ';
+      pos = next + kSpace.size();
+    }
+    return out;
+  }
+
+  bool strips_leading_space() const override { return options_.strip_leading_space; }
+
+  std::string IdToToken(int32_t id) const override {
+    if (const AddedToken* t = added_.Find(id)) return t->content;
+    const std::string* token = p_.model.IdToToken(id);
+    return token != nullptr ? *token : "";
+  }
+
+  bool IsSpecial(int32_t id) const override {
+    const AddedToken* t = added_.Find(id);
+    return t != nullptr && t->special;
+  }
+
+  int32_t vocab_size() const override { return vocab_size_; }
+
+ private:
+  TokenizerParts p_;
+  MetaspaceOptions options_;
+  AddedTokenMatcher added_;
+  int32_t vocab_size_;
+};
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> NewMetaspaceBpeTokenizer(TokenizerParts parts,
+                                                    MetaspaceOptions options) {
+  return std::make_unique<MetaspaceBpeTokenizer>(std::move(parts), options);
+}
+
+}  // namespace tf::engine

@@ -1,0 +1,67 @@
+// The pieces a tokenizer.json is made of, and the tokenizers built from them. Internal to the
+// engine: tokenizer_json.cc and metaspace_json.cc fill them, *_tokenizer.cc use them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/added_tokens.h"
+#include "engine/bpe.h"
+#include "engine/pretokenizer.h"
+#include "engine/tokenizer.h"
+
+namespace tf::engine {
+
+// What every BPE tokenizer.json has.
+struct TokenizerParts {
+  BpeModel model;
+  std::vector<AddedToken> added_tokens;
+  // The post-processor's template for one sequence: ids before and after the text's.
+  std::vector<int32_t> prefix_ids, suffix_ids;
+};
+
+// Byte-level BPE (Llama 3, Qwen2, GPT-2).
+struct ByteLevelOptions {
+  SplitPattern pattern = SplitPattern::kGpt2;
+  bool add_prefix_space = false;  // a space before text that does not start with one
+};
+
+// SentencePiece-style BPE on "▁"-joined text (Llama 2, Mistral), usually with byte fallback.
+struct MetaspaceOptions {
+  enum class Prepend { kNever, kFirst, kAlways };
+  // "▁" before each piece of text between added tokens (kAlways), or before the text's start
+  // only (kFirst).
+  Prepend prepend = Prepend::kAlways;
+  // The Metaspace pre-tokenizer prepends only to text not already starting with "▁"; the
+  // Prepend normalizer always does.
+  bool prepend_only_if_missing = false;
+  bool split = false;                // BPE each "▁word" separately instead of the whole text
+  bool decode_byte_fallback = true;  // "<0x41>" decodes to the byte 0x41
+  bool strip_leading_space = true;   // decoding drops one space at the very start
+};
+
+std::unique_ptr<Tokenizer> NewByteLevelBpeTokenizer(TokenizerParts parts, ByteLevelOptions options);
+std::unique_ptr<Tokenizer> NewMetaspaceBpeTokenizer(TokenizerParts parts, MetaspaceOptions options);
+
+// Helpers for reading tokenizer.json fields without exceptions.
+namespace json_fields {
+// j["type"] if j is an object with a string type, else "".
+std::string Type(const nlohmann::json& j);
+// j[key] if it is a string, else "".
+std::string Str(const nlohmann::json& j, const char* key);
+// j[key] if it is a boolean, else fallback.
+bool Flag(const nlohmann::json& j, const char* key, bool fallback);
+// InvalidArgument "file: field: what".
+Status Error(std::string_view file, const std::string& field, const std::string& what);
+}  // namespace json_fields
+
+// The metaspace options from the normalizer, pre_tokenizer and decoder of tokenizer.json `j`.
+Status ParseMetaspaceOptions(const nlohmann::json& j, std::string_view file,
+                             MetaspaceOptions* options);
+
+}  // namespace tf::engine
