@@ -1,0 +1,68 @@
+// Where objects' content lives: blobs, named by random ids chosen by the object service and
+// never by object keys. A blob is written once, sealed (made durable), read any number of
+// times, and removed. Its metadata (which object it holds) is in the store, not here.
+//
+// The local implementation keeps each blob as one file, DIR/ab/cd/<id> for id "abcd...",
+// written first as DIR/tmp/<id> and renamed into place once synced, so that a reader never sees
+// a partial blob (docs/objects.md). One server owns a blob directory.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace tf::objects {
+
+// Writes one blob. Not thread-safe; used by one thread at a time.
+class BlobWriter {
+ public:
+  // Without Seal, or after a failed one, removes what was written.
+  virtual ~BlobWriter() = default;
+  // kResourceExhausted when the disk is full; kInternal for other I/O errors.
+  virtual Status Append(std::string_view data) = 0;
+  // Writes the checksums, syncs the content, and moves the blob into place: once this returns
+  // OK the blob survives a crash. Errors as for Append.
+  virtual Status Seal() = 0;
+  virtual uint64_t size() const = 0;
+};
+
+// Reads one sealed blob. Not thread-safe. Keeps the file open, so a blob removed meanwhile
+// stays readable to the end.
+class BlobReader {
+ public:
+  virtual ~BlobReader() = default;
+  virtual uint64_t size() const = 0;
+  // Replaces *out with content bytes [offset, offset + n), after checking every block they
+  // touch against its checksum. kInvalidArgument if the range passes the end; kInternal, naming
+  // the blob and the block, if the content does not match its checksums.
+  virtual Status ReadAt(uint64_t offset, size_t n, std::string* out) = 0;
+};
+
+// Thread-safe.
+class BlobStore {
+ public:
+  virtual ~BlobStore() = default;
+  // Names this store among all that share a database (store::PendingBlob::owner).
+  virtual const std::string& owner() const = 0;
+  // kInvalidArgument if `blob_id` is not 32 lowercase hex digits.
+  virtual Result<std::unique_ptr<BlobWriter>> Create(const std::string& blob_id) = 0;
+  // kNotFound if there is no sealed blob `blob_id`; kInternal if its file is damaged.
+  virtual Result<std::unique_ptr<BlobReader>> Open(const std::string& blob_id) = 0;
+  // Removes a sealed blob, durably. OK if there is none.
+  virtual Status Remove(const std::string& blob_id) = 0;
+  // Removes every blob that was never sealed (left by a crash). Only for start-up, before any
+  // writer exists. Returns how many were removed.
+  virtual Result<int> RemoveUnsealed() = 0;
+};
+
+// Opens (creating it if needed) a blob directory, with a random owner id kept in DIR/owner.
+Result<std::unique_ptr<BlobStore>> OpenLocalBlobStore(const std::filesystem::path& dir);
+
+// A fresh random blob id: 32 lowercase hex digits.
+std::string NewBlobId();
+
+}  // namespace tf::objects

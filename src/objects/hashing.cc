@@ -1,0 +1,39 @@
+#include "objects/hashing.h"
+
+#include <openssl/evp.h>
+
+#include "base/crypto.h"
+
+namespace tf::objects {
+
+struct ContentHasher::Contexts {
+  EVP_MD_CTX* md5 = EVP_MD_CTX_new();
+  EVP_MD_CTX* sha256 = EVP_MD_CTX_new();
+  ~Contexts() {
+    EVP_MD_CTX_free(md5);
+    EVP_MD_CTX_free(sha256);
+  }
+};
+
+ContentHasher::ContentHasher() : contexts_(std::make_unique<Contexts>()) {
+  EVP_DigestInit_ex(contexts_->md5, EVP_md5(), nullptr);
+  EVP_DigestInit_ex(contexts_->sha256, EVP_sha256(), nullptr);
+}
+
+ContentHasher::~ContentHasher() = default;
+
+void ContentHasher::Update(std::string_view data) {
+  EVP_DigestUpdate(contexts_->md5, data.data(), data.size());
+  EVP_DigestUpdate(contexts_->sha256, data.data(), data.size());
+}
+
+void ContentHasher::Finish(std::string* md5_hex, std::string* sha256_hex) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(contexts_->md5, out, &len);
+  *md5_hex = HexEncode(std::string_view(reinterpret_cast<char*>(out), len));
+  EVP_DigestFinal_ex(contexts_->sha256, out, &len);
+  *sha256_hex = HexEncode(std::string_view(reinterpret_cast<char*>(out), len));
+}
+
+}  // namespace tf::objects

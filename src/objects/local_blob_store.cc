@@ -1,0 +1,310 @@
+// Blobs as files on the local disk (blob_store.h, docs/objects.md).
+//
+// Durability: the content and its checksums are written to DIR/tmp/<id>, fsynced, renamed to
+// DIR/ab/cd/<id>, and the directory is fsynced (as is a fan-out directory's parent when it is
+// created). While writing, each finished 8 MiB window is handed to the kernel's writeback and
+// the one before it waited for, so that dirty pages stay few and the final fsync is short.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "base/crypto.h"
+#include "objects/blob_format.h"
+#include "objects/blob_store.h"
+#include "objects/crc32c.h"
+
+namespace tf::objects {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint64_t kSyncWindow = 8 << 20;
+
+Status ErrnoStatus(const std::string& what, const fs::path& path, int err) {
+  std::string message = what + " " + path.string() + ": " + std::strerror(err);
+  if (err == ENOSPC || err == EDQUOT) return ResourceExhausted("disk full: " + message);
+  return Internal(message);
+}
+
+bool IsBlobId(std::string_view id) {
+  if (id.size() != 32) return false;
+  for (char c : id) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+Status FsyncPath(const fs::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("cannot open", path, errno);
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  return rc == 0 ? OkStatus() : ErrnoStatus("cannot fsync", path, err);
+}
+
+// Creates `dir` if missing, making its new entry in the parent durable.
+Status EnsureDir(const fs::path& dir) {
+  if (::mkdir(dir.c_str(), 0755) == 0) return FsyncPath(dir.parent_path());
+  if (errno == EEXIST) return OkStatus();
+  return ErrnoStatus("cannot create directory", dir, errno);
+}
+
+Status WriteAll(int fd, std::string_view data, const fs::path& path) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus("cannot write", path, errno);
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return OkStatus();
+}
+
+Status ReadExactly(int fd, uint64_t offset, char* out, size_t n, const fs::path& path) {
+  while (n > 0) {
+    ssize_t got = ::pread(fd, out, n, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return ErrnoStatus("cannot read", path, errno);
+    if (got == 0) return Internal("blob " + path.string() + " is shorter than its footer says");
+    out += got;
+    offset += static_cast<uint64_t>(got);
+    n -= static_cast<size_t>(got);
+  }
+  return OkStatus();
+}
+
+class LocalBlobWriter final : public BlobWriter {
+ public:
+  LocalBlobWriter(int fd, fs::path temp, fs::path final_path)
+      : fd_(fd), temp_(std::move(temp)), final_(std::move(final_path)) {}
+
+  ~LocalBlobWriter() override {
+    if (fd_ >= 0) ::close(fd_);
+    if (!sealed_) ::unlink(temp_.c_str());
+  }
+
+  Status Append(std::string_view data) override {
+    if (!failed_.ok()) return failed_;
+    if (Status s = WriteAll(fd_, data, temp_); !s.ok()) return failed_ = s;
+    while (!data.empty()) {  // checksum block by block
+      size_t take = std::min<size_t>(data.size(), kBlockBytes - block_fill_);
+      block_crc_ = Crc32c(data.substr(0, take), block_crc_);
+      block_fill_ += take;
+      data.remove_prefix(take);
+      if (block_fill_ == kBlockBytes) EndBlock();
+    }
+    return OkStatus();
+  }
+
+  Status Seal() override {
+    if (!failed_.ok()) return failed_;
+    if (block_fill_ > 0) EndBlock();
+    Status s = WriteAll(fd_, EncodeTrailer(size_, crcs_), temp_);
+    if (s.ok() && ::fsync(fd_) != 0) s = ErrnoStatus("cannot fsync", temp_, errno);
+    if (s.ok() && ::close(fd_) != 0) s = ErrnoStatus("cannot close", temp_, errno);
+    fd_ = -1;
+    if (s.ok()) s = EnsureDir(final_.parent_path().parent_path());
+    if (s.ok()) s = EnsureDir(final_.parent_path());
+    if (s.ok() && ::rename(temp_.c_str(), final_.c_str()) != 0) {
+      s = ErrnoStatus("cannot move blob to", final_, errno);
+    }
+    if (s.ok()) s = FsyncPath(final_.parent_path());
+    if (!s.ok()) return failed_ = s;
+    sealed_ = true;
+    return OkStatus();
+  }
+
+  uint64_t size() const override { return size_ + block_fill_; }
+
+ private:
+  void EndBlock() {
+    crcs_.push_back(block_crc_);
+    size_ += block_fill_;
+    block_crc_ = 0;
+    block_fill_ = 0;
+    // Start writeback of each whole window, and wait for the one before it.
+    while (size_ >= synced_ + kSyncWindow) {
+      ::sync_file_range(fd_, static_cast<off_t>(synced_), kSyncWindow, SYNC_FILE_RANGE_WRITE);
+      if (synced_ >= kSyncWindow) {
+        ::sync_file_range(fd_, static_cast<off_t>(synced_ - kSyncWindow), kSyncWindow,
+                          SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                              SYNC_FILE_RANGE_WAIT_AFTER);
+      }
+      synced_ += kSyncWindow;
+    }
+  }
+
+  int fd_;
+  const fs::path temp_, final_;
+  std::vector<uint32_t> crcs_;  // of the finished blocks
+  uint64_t size_ = 0;           // bytes in finished blocks
+  uint32_t block_crc_ = 0;      // of the block being filled
+  size_t block_fill_ = 0;
+  uint64_t synced_ = 0;         // writeback started for [0, synced_)
+  bool sealed_ = false;
+  Status failed_;
+};
+
+class LocalBlobReader final : public BlobReader {
+ public:
+  LocalBlobReader(int fd, fs::path path, BlobFooter footer, std::vector<uint32_t> crcs)
+      : fd_(fd), path_(std::move(path)), footer_(footer), crcs_(std::move(crcs)) {}
+  ~LocalBlobReader() override { ::close(fd_); }
+
+  uint64_t size() const override { return footer_.size; }
+
+  Status ReadAt(uint64_t offset, size_t n, std::string* out) override {
+    if (offset > footer_.size || n > footer_.size - offset) {
+      return InvalidArgument("read past the end of blob " + path_.string());
+    }
+    if (n == 0) {
+      out->clear();
+      return OkStatus();
+    }
+    const uint64_t block = footer_.block_bytes;
+    const uint64_t first = offset / block;
+    const uint64_t end = (offset + n + block - 1) / block;
+    const uint64_t start = first * block;
+    const uint64_t stop = std::min<uint64_t>(end * block, footer_.size);
+    // Whole blocks are read and checked; aligned reads land in *out directly.
+    std::string& buf = (start == offset && stop == offset + n) ? *out : scratch_;
+    buf.resize(static_cast<size_t>(stop - start));
+    TF_RETURN_IF_ERROR(ReadExactly(fd_, start, buf.data(), buf.size(), path_));
+    for (uint64_t b = first; b < end; ++b) {
+      size_t at = static_cast<size_t>((b - first) * block);
+      size_t len = static_cast<size_t>(std::min<uint64_t>(block, footer_.size - b * block));
+      if (Crc32c(std::string_view(buf.data() + at, len)) != crcs_[b]) {
+        return Internal("blob " + path_.string() + " is corrupt: block " + std::to_string(b) +
+                        " does not match its checksum");
+      }
+    }
+    if (&buf != out) out->assign(buf, static_cast<size_t>(offset - start), n);
+    return OkStatus();
+  }
+
+ private:
+  const int fd_;
+  const fs::path path_;
+  const BlobFooter footer_;
+  const std::vector<uint32_t> crcs_;
+  std::string scratch_;
+};
+
+class LocalBlobStore final : public BlobStore {
+ public:
+  LocalBlobStore(fs::path dir, std::string owner) : dir_(std::move(dir)), owner_(std::move(owner)) {}
+
+  const std::string& owner() const override { return owner_; }
+
+  Result<std::unique_ptr<BlobWriter>> Create(const std::string& blob_id) override {
+    TF_RETURN_IF_ERROR(CheckId(blob_id));
+    fs::path temp = dir_ / "tmp" / blob_id;
+    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return ErrnoStatus("cannot create", temp, errno);
+    return std::unique_ptr<BlobWriter>(new LocalBlobWriter(fd, temp, PathOf(blob_id)));
+  }
+
+  Result<std::unique_ptr<BlobReader>> Open(const std::string& blob_id) override {
+    TF_RETURN_IF_ERROR(CheckId(blob_id));
+    fs::path path = PathOf(blob_id);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) return NotFound("no blob " + blob_id);
+    if (fd < 0) return ErrnoStatus("cannot open", path, errno);
+    auto reader = ReadTrailer(fd, path);
+    if (!reader.ok()) ::close(fd);
+    return reader;
+  }
+
+  Status Remove(const std::string& blob_id) override {
+    TF_RETURN_IF_ERROR(CheckId(blob_id));
+    fs::path path = PathOf(blob_id);
+    if (::unlink(path.c_str()) != 0) {
+      return errno == ENOENT ? OkStatus() : ErrnoStatus("cannot remove", path, errno);
+    }
+    return FsyncPath(path.parent_path());
+  }
+
+  Result<int> RemoveUnsealed() override {
+    int removed = 0;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir_ / "tmp", ec)) {
+      if (::unlink(entry.path().c_str()) != 0) {
+        return ErrnoStatus("cannot remove", entry.path(), errno);
+      }
+      ++removed;
+    }
+    if (ec) return Internal("cannot list " + (dir_ / "tmp").string() + ": " + ec.message());
+    return removed;
+  }
+
+ private:
+  static Status CheckId(const std::string& blob_id) {
+    if (!IsBlobId(blob_id)) return InvalidArgument("not a blob id: '" + blob_id + "'");
+    return OkStatus();
+  }
+
+  fs::path PathOf(const std::string& id) const {
+    return dir_ / id.substr(0, 2) / id.substr(2, 2) / id;
+  }
+
+  Result<std::unique_ptr<BlobReader>> ReadTrailer(int fd, const fs::path& path) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return ErrnoStatus("cannot stat", path, errno);
+    const auto file_bytes = static_cast<uint64_t>(st.st_size);
+    if (file_bytes < kFooterBytes) return Internal("blob " + path.string() + " is truncated");
+    std::string footer_bytes(kFooterBytes, '\0');
+    TF_RETURN_IF_ERROR(
+        ReadExactly(fd, file_bytes - kFooterBytes, footer_bytes.data(), kFooterBytes, path));
+    auto footer = DecodeFooter(footer_bytes, file_bytes);
+    if (!footer.ok()) return footer.status().WithContext(path.string());
+    std::string table(BlockCount(footer->size, footer->block_bytes) * 4, '\0');
+    TF_RETURN_IF_ERROR(ReadExactly(fd, footer->size, table.data(), table.size(), path));
+    auto crcs = DecodeTable(table, *footer);
+    if (!crcs.ok()) return crcs.status().WithContext(path.string());
+    return std::unique_ptr<BlobReader>(
+        new LocalBlobReader(fd, path, *footer, std::move(crcs).value()));
+  }
+
+  const fs::path dir_;
+  const std::string owner_;
+};
+
+// The owner id in DIR/owner, created on first use.
+Result<std::string> LoadOwner(const fs::path& dir) {
+  fs::path path = dir / "owner";
+  std::string owner;
+  if (std::ifstream in(path); in && std::getline(in, owner) && !owner.empty()) return owner;
+  owner = "blobs-" + RandomHex(8);
+  fs::path temp = dir / "owner.tmp";
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("cannot create", temp, errno);
+  Status s = WriteAll(fd, owner + "\n", temp);
+  if (s.ok() && ::fsync(fd) != 0) s = ErrnoStatus("cannot fsync", temp, errno);
+  ::close(fd);
+  if (s.ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
+    s = ErrnoStatus("cannot create", path, errno);
+  }
+  if (s.ok()) s = FsyncPath(dir);
+  if (!s.ok()) return s;
+  return owner;
+}
+
+}  // namespace
+
+std::string NewBlobId() { return RandomHex(16); }
+
+Result<std::unique_ptr<BlobStore>> OpenLocalBlobStore(const std::filesystem::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Internal("cannot create " + dir.string() + ": " + ec.message());
+  TF_RETURN_IF_ERROR(EnsureDir(dir / "tmp"));
+  TF_ASSIGN_OR_RETURN(std::string owner, LoadOwner(dir));
+  return std::unique_ptr<BlobStore>(new LocalBlobStore(dir, std::move(owner)));
+}
+
+}  // namespace tf::objects

@@ -1,0 +1,132 @@
+#include "objects/names.h"
+
+#include <cstdint>
+
+namespace tf::objects {
+namespace {
+
+bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+// A key or value for an error message: quoted, shortened, control bytes escaped.
+std::string Show(std::string_view s) {
+  std::string out = "'";
+  for (size_t i = 0; i < s.size() && i < 64; ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + (s.size() > 64 ? "...'" : "'");
+}
+
+}  // namespace
+
+bool IsValidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp;
+    if ((c & 0xe0) == 0xc0) {
+      len = 2;
+      cp = c & 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+      len = 3;
+      cp = c & 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + len > s.size()) return false;
+    for (size_t k = 1; k < len; ++k) {
+      unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += len;
+  }
+  return true;
+}
+
+Status ValidateBucketName(std::string_view name) {
+  auto bad = [&](const char* why) {
+    return InvalidArgument("bad bucket name " + Show(name) + ": " + why);
+  };
+  if (name.size() < 3 || name.size() > 63) return bad("it must be 3-63 characters long");
+  for (char c : name) {
+    if (!IsLowerAlnum(c) && c != '-' && c != '.') {
+      return bad("only lowercase letters, digits, '-' and '.' are allowed");
+    }
+  }
+  if (!IsLowerAlnum(name.front()) || !IsLowerAlnum(name.back())) {
+    return bad("it must start and end with a letter or digit");
+  }
+  if (name.find("..") != std::string_view::npos) return bad("it must not contain '..'");
+  return OkStatus();
+}
+
+Status ValidateKey(std::string_view key) {
+  if (key.empty()) return InvalidArgument("an object key must not be empty");
+  if (key.size() > kMaxKeyBytes) {
+    return InvalidArgument("object key of " + std::to_string(key.size()) +
+                           " bytes is longer than " + std::to_string(kMaxKeyBytes));
+  }
+  if (key.find('\0') != std::string_view::npos) {
+    return InvalidArgument("object key " + Show(key) + " contains a NUL byte");
+  }
+  if (!IsValidUtf8(key)) return InvalidArgument("object key " + Show(key) + " is not valid UTF-8");
+  return OkStatus();
+}
+
+Status ValidateMetadata(const std::map<std::string, std::string>& metadata) {
+  size_t total = 0;
+  for (const auto& [name, value] : metadata) {
+    if (name.empty() || name.size() > 128) {
+      return InvalidArgument("metadata name " + Show(name) + " must be 1-128 characters");
+    }
+    for (char c : name) {
+      if (!IsLowerAlnum(c) && c != '-' && c != '_') {
+        return InvalidArgument("metadata name " + Show(name) +
+                               " may hold only lowercase letters, digits, '-' and '_'");
+      }
+    }
+    for (unsigned char c : value) {
+      if (c < 0x20 || c == 0x7f) {
+        return InvalidArgument("metadata '" + name + "' holds a control character");
+      }
+    }
+    if (!IsValidUtf8(value)) return InvalidArgument("metadata '" + name + "' is not valid UTF-8");
+    total += name.size() + value.size();
+  }
+  if (total > kMaxMetadataBytes) {
+    return InvalidArgument("user metadata of " + std::to_string(total) + " bytes exceeds " +
+                           std::to_string(kMaxMetadataBytes));
+  }
+  return OkStatus();
+}
+
+Status ValidateContentType(std::string_view content_type) {
+  if (content_type.size() > kMaxContentTypeBytes) {
+    return InvalidArgument("content type longer than " + std::to_string(kMaxContentTypeBytes));
+  }
+  for (unsigned char c : content_type) {
+    if (c < 0x20 || c >= 0x7f) return InvalidArgument("content type " + Show(content_type) +
+                                                       " must be printable ASCII");
+  }
+  return OkStatus();
+}
+
+}  // namespace tf::objects

@@ -1,0 +1,35 @@
+// What bucket names, object keys and user metadata may be. Keys are only ever stored and
+// compared, never used as file names (content lives under random blob ids), so "..", "/" at
+// the start or any other path-like key is just a key.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace tf::objects {
+
+inline constexpr size_t kMaxKeyBytes = 1024;
+inline constexpr size_t kMaxMetadataBytes = 2048;  // names and values together
+inline constexpr size_t kMaxContentTypeBytes = 256;
+
+// 3-63 characters of [a-z0-9.-], starting and ending with a letter or digit, no "..".
+// kInvalidArgument naming the rule otherwise.
+Status ValidateBucketName(std::string_view name);
+
+// 1-1024 bytes of valid UTF-8 (no overlong forms, no surrogates), without NUL.
+Status ValidateKey(std::string_view key);
+
+// Names of [a-z0-9_-] (1-128 characters); values of printable UTF-8 without control
+// characters; at most kMaxMetadataBytes in all.
+Status ValidateMetadata(const std::map<std::string, std::string>& metadata);
+
+// Printable ASCII, at most kMaxContentTypeBytes; "" is allowed (the default applies).
+Status ValidateContentType(std::string_view content_type);
+
+// Whether `s` is valid UTF-8 (as ValidateKey means it).
+bool IsValidUtf8(std::string_view s);
+
+}  // namespace tf::objects

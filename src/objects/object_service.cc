@@ -1,0 +1,180 @@
+#include "objects/object_service.h"
+
+#include <nlohmann/json.hpp>
+
+#include "base/log.h"
+#include "objects/blob_format.h"
+#include "objects/names.h"
+
+namespace tf::objects {
+namespace {
+
+constexpr int kMaxListLimit = 1000;
+// Open re-reads an object's record this often when its blob was removed in between (the object
+// was replaced or deleted meanwhile).
+constexpr int kOpenAttempts = 3;
+
+std::map<std::string, std::string> ParseMetadata(const std::string& json) {
+  std::map<std::string, std::string> out;
+  auto j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return out;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it->is_string()) out[it.key()] = it->get<std::string>();
+  }
+  return out;
+}
+
+}  // namespace
+
+ObjectInfo ToObjectInfo(const std::string& bucket, const store::ObjectRecord& r) {
+  return ObjectInfo{bucket,   r.key,          static_cast<uint64_t>(r.size),
+                    r.etag,   r.sha256,       r.content_type,
+                    ParseMetadata(r.user_metadata), r.modified_at};
+}
+
+Status ObjectReader::SetRange(uint64_t first, uint64_t last) {
+  if (first > last || last >= info_.size) {
+    return InvalidArgument("range " + std::to_string(first) + "-" + std::to_string(last) +
+                           " is outside an object of " + std::to_string(info_.size) + " bytes");
+  }
+  next_ = first;
+  end_ = last + 1;
+  return OkStatus();
+}
+
+Result<std::string> ObjectReader::Next() {
+  std::string out;
+  if (next_ >= end_) return out;
+  uint64_t block_end = (next_ / kBlockBytes + 1) * kBlockBytes;
+  size_t n = static_cast<size_t>(std::min(block_end, end_) - next_);
+  Status s = blob_->ReadAt(next_, n, &out);
+  if (!s.ok()) {
+    return s.WithContext("object '" + info_.key + "' in bucket '" + info_.bucket + "'");
+  }
+  next_ += n;
+  return out;
+}
+
+Result<store::Bucket> ObjectService::FindBucket(const std::string& project_id,
+                                                const std::string& name) {
+  TF_RETURN_IF_ERROR(ValidateBucketName(name));
+  return store_.GetBucket(project_id, name);
+}
+
+Result<store::Bucket> ObjectService::CreateBucket(const std::string& project_id,
+                                                  const std::string& name) {
+  TF_RETURN_IF_ERROR(ValidateBucketName(name));
+  return store_.CreateBucket({0, project_id, name, clock_.Now()});
+}
+
+Result<store::Bucket> ObjectService::GetBucket(const std::string& project_id,
+                                               const std::string& name) {
+  return FindBucket(project_id, name);
+}
+
+Result<std::vector<store::Bucket>> ObjectService::ListBuckets(const std::string& project_id) {
+  return store_.ListBuckets(project_id);
+}
+
+Status ObjectService::DeleteBucket(const std::string& project_id, const std::string& name) {
+  TF_ASSIGN_OR_RETURN(store::Bucket bucket, FindBucket(project_id, name));
+  Status s = store_.DeleteBucket(bucket.id);
+  if (s.code() == StatusCode::kFailedPrecondition) {
+    return FailedPrecondition("bucket '" + name + "' is not empty: delete its objects first");
+  }
+  if (s.code() == StatusCode::kNotFound) return NotFound("bucket '" + name + "' does not exist");
+  return s;
+}
+
+Result<ObjectInfo> ObjectService::Head(const std::string& project_id, const std::string& bucket,
+                                       const std::string& key) {
+  TF_ASSIGN_OR_RETURN(store::Bucket b, FindBucket(project_id, bucket));
+  TF_RETURN_IF_ERROR(ValidateKey(key));
+  TF_ASSIGN_OR_RETURN(store::ObjectRecord record, store_.GetObject(b.id, key));
+  return ToObjectInfo(bucket, record);
+}
+
+Result<std::unique_ptr<ObjectReader>> ObjectService::Open(const std::string& project_id,
+                                                          const std::string& bucket,
+                                                          const std::string& key) {
+  TF_ASSIGN_OR_RETURN(store::Bucket b, FindBucket(project_id, bucket));
+  TF_RETURN_IF_ERROR(ValidateKey(key));
+  for (int attempt = 0; attempt < kOpenAttempts; ++attempt) {
+    TF_ASSIGN_OR_RETURN(store::ObjectRecord record, store_.GetObject(b.id, key));
+    auto blob = blobs_.Open(record.blob_id);
+    if (blob.status().code() == StatusCode::kNotFound) continue;  // replaced or deleted meanwhile
+    if (!blob.ok()) return blob.status().WithContext("object '" + key + "'");
+    if ((*blob)->size() != static_cast<uint64_t>(record.size)) {
+      return Internal("the content of object '" + key + "' does not match its metadata");
+    }
+    return std::make_unique<ObjectReader>(ToObjectInfo(bucket, record), std::move(blob).value());
+  }
+  return Internal("the content of object '" + key + "' is missing");
+}
+
+Result<Listing> ObjectService::List(const std::string& project_id, const std::string& bucket,
+                                    const store::ListObjectsOptions& options) {
+  TF_ASSIGN_OR_RETURN(store::Bucket b, FindBucket(project_id, bucket));
+  if (options.limit < 1 || options.limit > kMaxListLimit) {
+    return InvalidArgument("limit must be 1-" + std::to_string(kMaxListLimit));
+  }
+  for (const std::string* s : {&options.prefix, &options.delimiter, &options.start_after}) {
+    if (s->size() > kMaxKeyBytes) return InvalidArgument("listing parameter too long");
+  }
+  TF_ASSIGN_OR_RETURN(store::ObjectListing l, store_.ListObjects(b.id, options));
+  Listing out;
+  for (const auto& record : l.objects) out.objects.push_back(ToObjectInfo(bucket, record));
+  out.common_prefixes = std::move(l.common_prefixes);
+  out.truncated = l.truncated;
+  out.next_start_after = std::move(l.next_start_after);
+  return out;
+}
+
+Status ObjectService::Delete(const std::string& project_id, const std::string& bucket,
+                             const std::string& key) {
+  TF_ASSIGN_OR_RETURN(store::Bucket b, FindBucket(project_id, bucket));
+  TF_RETURN_IF_ERROR(ValidateKey(key));
+  TF_ASSIGN_OR_RETURN(std::string blob,
+                      store_.DeleteObject(b.id, key, blobs_.owner(), clock_.Now()));
+  if (Status s = Discard(blob); !s.ok()) {
+    spdlog::warn("objects: removing the content of deleted object '{}' failed (retried later): {}",
+                 key, s.ToString());
+  }
+  return OkStatus();
+}
+
+Status ObjectService::Discard(const std::string& blob_id) {
+  TF_RETURN_IF_ERROR(blobs_.Remove(blob_id));
+  return store_.RemovePendingBlob(blob_id);
+}
+
+void ObjectService::Finished(const std::string& blob_id) {
+  std::lock_guard lock(mu_);
+  writing_.erase(blob_id);
+}
+
+Result<int> ObjectService::Recover() {
+  TF_ASSIGN_OR_RETURN(int unsealed, blobs_.RemoveUnsealed());
+  TF_ASSIGN_OR_RETURN(int pending, ReclaimPending());
+  if (unsealed + pending > 0) {
+    spdlog::info("objects: removed {} unfinished uploads and {} unreferenced blobs", unsealed,
+                 pending);
+  }
+  return unsealed + pending;
+}
+
+Result<int> ObjectService::ReclaimPending() {
+  // Held throughout, so that no upload registers between the listing and the removals.
+  std::lock_guard lock(mu_);
+  TF_ASSIGN_OR_RETURN(std::vector<store::PendingBlob> pending,
+                      store_.ListPendingBlobs(blobs_.owner()));
+  int removed = 0;
+  for (const auto& p : pending) {
+    if (writing_.count(p.blob_id) > 0) continue;
+    TF_RETURN_IF_ERROR(Discard(p.blob_id));
+    ++removed;
+  }
+  return removed;
+}
+
+}  // namespace tf::objects

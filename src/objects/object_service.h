@@ -1,0 +1,162 @@
+// The object service: buckets of objects per project, metadata in the store, content in a blob
+// store. What it promises:
+//
+//  - Atomic replacement: an object becomes visible only when its upload commits, and then whole.
+//    A reader sees the old object or the new one, never part of either; a reader that has opened
+//    an object reads it to the end even if it is replaced or deleted meanwhile.
+//  - Durability: an upload's content is synced before its metadata commits, so a committed
+//    object survives a crash.
+//  - No leaks: every blob is recorded as pending before it is written and forgotten only when an
+//    object refers to it or its file is gone; Recover() (at start) and ReclaimPending() remove
+//    what a crash or a failed call left.
+//  - Verified reads: content is checked against per-block checksums as it is read; a damaged
+//    blob gives an error, never wrong bytes.
+//  - Keys are data: they are validated (objects/names.h) and stored, never used as paths.
+//
+// Thread-safe. Every call blocks on the store and the disk: run it on the blocking pool. Errors:
+// kNotFound for a missing bucket or object, kInvalidArgument for bad names, keys or metadata,
+// kAlreadyExists for a taken bucket name, kFailedPrecondition for deleting a bucket that holds
+// objects, kResourceExhausted for a full disk, kInternal for damaged content, and the store's
+// kUnavailable when the database is down.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "objects/blob_store.h"
+#include "store/store.h"
+
+namespace tf::objects {
+
+inline constexpr const char* kDefaultContentType = "application/octet-stream";
+
+struct ObjectInfo {
+  std::string bucket;
+  std::string key;
+  uint64_t size = 0;
+  std::string etag;    // MD5 of the content, hex
+  std::string sha256;  // hex
+  std::string content_type;
+  std::map<std::string, std::string> metadata;
+  TimeMs modified_at = 0;
+};
+
+struct PutOptions {
+  std::string content_type;                     // "": kDefaultContentType
+  std::map<std::string, std::string> metadata;  // see ValidateMetadata
+  std::string expected_sha256;                  // hex; when set, a mismatch fails the commit
+};
+
+struct Listing {
+  std::vector<ObjectInfo> objects;
+  std::vector<std::string> common_prefixes;
+  bool truncated = false;
+  std::string next_start_after;
+};
+
+class ObjectService;
+
+// One object being written. Not thread-safe (one caller at a time, on any thread).
+class Upload {
+ public:
+  // Without a successful Commit, Abort()s.
+  ~Upload();
+  Upload(const Upload&) = delete;
+  Upload& operator=(const Upload&) = delete;
+
+  // Appends content. After an error the upload is dead: later calls fail too.
+  Status Write(std::string_view data);
+  // Syncs the content, then makes the object visible, replacing any object of that key, whose
+  // content is then removed. kInvalidArgument if expected_sha256 does not match (nothing
+  // changes); kNotFound if the bucket was deleted meanwhile.
+  Result<ObjectInfo> Commit();
+  // Removes what was written; nothing becomes visible. Safe to call more than once.
+  void Abort();
+
+  uint64_t size() const;
+
+ private:
+  friend class ObjectService;
+  struct State;
+  explicit Upload(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+// One object being read, pinned to the version that was current when it was opened. Not
+// thread-safe.
+class ObjectReader {
+ public:
+  ObjectReader(ObjectInfo info, std::unique_ptr<BlobReader> blob)
+      : info_(std::move(info)), blob_(std::move(blob)), next_(0), end_(info_.size) {}
+
+  const ObjectInfo& info() const { return info_; }
+  // Limits reading to bytes [first, last] (inclusive). kInvalidArgument unless
+  // first <= last < size.
+  Status SetRange(uint64_t first, uint64_t last);
+  // The next piece of the range (at most one block), checked against its checksum; "" once the
+  // range is read. kInternal if the content is damaged.
+  Result<std::string> Next();
+
+ private:
+  ObjectInfo info_;
+  std::unique_ptr<BlobReader> blob_;
+  uint64_t next_, end_;  // the rest of the range: [next_, end_)
+};
+
+class ObjectService {
+ public:
+  ObjectService(store::Store& store, BlobStore& blobs, const Clock& clock)
+      : store_(store.objects()), blobs_(blobs), clock_(clock) {}
+
+  Result<store::Bucket> CreateBucket(const std::string& project_id, const std::string& name);
+  Result<store::Bucket> GetBucket(const std::string& project_id, const std::string& name);
+  Result<std::vector<store::Bucket>> ListBuckets(const std::string& project_id);
+  Status DeleteBucket(const std::string& project_id, const std::string& name);
+
+  // Starts writing object `key` of a bucket. Nothing is visible until Upload::Commit.
+  Result<std::unique_ptr<Upload>> BeginPut(const std::string& project_id,
+                                           const std::string& bucket, const std::string& key,
+                                           PutOptions options);
+  Result<ObjectInfo> Head(const std::string& project_id, const std::string& bucket,
+                          const std::string& key);
+  Result<std::unique_ptr<ObjectReader>> Open(const std::string& project_id,
+                                             const std::string& bucket, const std::string& key);
+  // Options as in store::ObjectStore::ListObjects; limit 1-1000.
+  Result<Listing> List(const std::string& project_id, const std::string& bucket,
+                       const store::ListObjectsOptions& options);
+  Status Delete(const std::string& project_id, const std::string& bucket, const std::string& key);
+
+  // At start, before any upload: removes unsealed blobs and every pending blob of this blob
+  // store. Returns how many blobs were removed.
+  Result<int> Recover();
+  // Removes pending blobs of this blob store that no upload in progress is writing (left by a
+  // removal that failed). Safe while serving. Returns how many were removed.
+  Result<int> ReclaimPending();
+
+ private:
+  friend class Upload;
+  Result<store::Bucket> FindBucket(const std::string& project_id, const std::string& name);
+  // Removes a blob that no object refers to, then forgets it as pending.
+  Status Discard(const std::string& blob_id);
+  void Finished(const std::string& blob_id);
+
+  store::ObjectStore& store_;
+  BlobStore& blobs_;
+  const Clock& clock_;
+  std::mutex mu_;
+  std::set<std::string> writing_;  // blobs of uploads in progress; guarded by mu_
+};
+
+// An object's record as the API shows it.
+ObjectInfo ToObjectInfo(const std::string& bucket, const store::ObjectRecord& record);
+
+}  // namespace tf::objects

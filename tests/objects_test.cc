@@ -1,0 +1,263 @@
+// The object service over a real store (SQLite, and PostgreSQL when the test command starts one)
+// and a local blob directory: round trips, replacement, path-like keys, corruption, crash
+// leftovers and their recovery.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "base/crypto.h"
+#include "objects/blob_format.h"
+#include "objects/object_service.h"
+#include "store_test_env.h"
+
+namespace tf::objects {
+namespace {
+
+namespace fs = std::filesystem;
+using tf::testing::StoreBackends;
+using tf::testing::StoreUrl;
+using tf::testing::TempDir;
+
+std::string Content(size_t n, int seed) {
+  std::string s(n, '\0');
+  uint32_t x = 2463534242u + seed;
+  for (auto& c : s) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    c = static_cast<char>(x);
+  }
+  return s;
+}
+
+// Every regular file under `dir`, relative to it.
+std::set<std::string> FilesUnder(const fs::path& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) out.insert(fs::relative(e.path(), dir).string());
+  }
+  return out;
+}
+
+class ObjectServiceTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    auto store = store::OpenStore(StoreUrl(GetParam(), dir_));
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(store).value();
+    Reopen();
+    project_ = "prj_" + RandomHex(8);
+    ASSERT_TRUE(service_->CreateBucket(project_, "data").ok());
+  }
+
+  // A fresh blob store and service over the same directory, as after a restart.
+  void Reopen() {
+    service_.reset();
+    auto blobs = OpenLocalBlobStore(blob_dir());
+    ASSERT_TRUE(blobs.ok()) << blobs.status().ToString();
+    blobs_ = std::move(blobs).value();
+    service_ = std::make_unique<ObjectService>(*store_, *blobs_, clock_);
+  }
+
+  fs::path blob_dir() const { return dir_.path() / "objects"; }
+
+  Result<ObjectInfo> Put(const std::string& key, const std::string& content,
+                         PutOptions options = {}) {
+    TF_ASSIGN_OR_RETURN(auto upload, service_->BeginPut(project_, "data", key, options));
+    for (size_t at = 0; at < content.size(); at += 300'000) {
+      TF_RETURN_IF_ERROR(upload->Write(std::string_view(content).substr(at, 300'000)));
+    }
+    return upload->Commit();
+  }
+
+  Result<std::string> ReadAll(ObjectReader& reader) {
+    std::string out;
+    for (;;) {
+      TF_ASSIGN_OR_RETURN(std::string piece, reader.Next());
+      if (piece.empty()) return out;
+      out += piece;
+    }
+  }
+
+  Result<std::string> Get(const std::string& key) {
+    TF_ASSIGN_OR_RETURN(auto reader, service_->Open(project_, "data", key));
+    return ReadAll(*reader);
+  }
+
+  // The blob files of committed objects (fan-out paths), without tmp/ and the owner file.
+  std::set<std::string> BlobFiles() {
+    std::set<std::string> out;
+    for (const auto& f : FilesUnder(blob_dir())) {
+      if (f != "owner") out.insert(f);
+    }
+    return out;
+  }
+
+  TempDir dir_;
+  FakeClock clock_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<BlobStore> blobs_;
+  std::unique_ptr<ObjectService> service_;
+  std::string project_;
+};
+
+TEST_P(ObjectServiceTest, RoundTripAcrossBlocksWithDigestsAndMetadata) {
+  std::string content = Content(3 * kBlockBytes + 12345, 1);
+  PutOptions options;
+  options.content_type = "application/x-tar";
+  options.metadata = {{"run", "42"}};
+  auto put = Put("checkpoints/step-100.tar", content, options);
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  EXPECT_EQ(put->size, content.size());
+  EXPECT_EQ(put->etag, Md5Hex(content));
+  EXPECT_EQ(put->sha256, Sha256Hex(content));
+
+  auto head = service_->Head(project_, "data", "checkpoints/step-100.tar");
+  ASSERT_TRUE(head.ok()) << head.status().ToString();
+  EXPECT_EQ(head->content_type, "application/x-tar");
+  EXPECT_EQ(head->metadata.at("run"), "42");
+  EXPECT_EQ(*Get("checkpoints/step-100.tar"), content);
+
+  auto reader = service_->Open(project_, "data", "checkpoints/step-100.tar");
+  ASSERT_TRUE(reader.ok());
+  ASSERT_TRUE((*reader)->SetRange(kBlockBytes - 10, 2 * kBlockBytes + 9).ok());
+  EXPECT_EQ(*ReadAll(**reader), content.substr(kBlockBytes - 10, kBlockBytes + 20));
+  EXPECT_FALSE((*reader)->SetRange(5, content.size()).ok());
+
+  auto empty = Put("empty", "");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->etag, Md5Hex(""));
+  EXPECT_EQ(*Get("empty"), "");
+}
+
+TEST_P(ObjectServiceTest, PathLikeKeysRoundTripAndTouchNothingOutsideTheBlobDirectory) {
+  const std::vector<std::string> keys = {"..", "../../escape", "/etc/passwd", "a/../../b",
+                                         "./x", "dir/", std::string(1024, 'k')};
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_TRUE(Put(keys[i], "content " + std::to_string(i)).ok()) << keys[i];
+  }
+  for (size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(*Get(keys[i]), "content " + std::to_string(i));
+  // Only the database and blob files named by random ids exist, and nothing beside the test's
+  // directory was created.
+  for (const auto& f : FilesUnder(dir_.path())) {
+    if (f.rfind("tensorfleet.db", 0) == 0 || f == "objects/owner") continue;
+    fs::path p(f);
+    ASSERT_EQ(p.begin()->string(), "objects") << f;
+    EXPECT_EQ(p.filename().string().size(), 32u) << f;
+  }
+  EXPECT_FALSE(fs::exists(dir_.path().parent_path() / "escape"));
+  EXPECT_FALSE(fs::exists(dir_.path() / "b"));
+  EXPECT_EQ(BlobFiles().size(), keys.size());
+  EXPECT_EQ(Put(std::string(1025, 'k'), "x").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Put(std::string("a\0b", 3), "x").status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_P(ObjectServiceTest, ReplacementIsAtomicAndFreesTheOldContent) {
+  std::string first = Content(2 * kBlockBytes, 1), second = Content(kBlockBytes + 7, 2);
+  ASSERT_TRUE(Put("model.bin", first).ok());
+  auto before = BlobFiles();
+  auto old_reader = service_->Open(project_, "data", "model.bin");
+  ASSERT_TRUE(old_reader.ok());
+
+  // While the second version is written, readers see the first, whole.
+  auto upload = service_->BeginPut(project_, "data", "model.bin", {});
+  ASSERT_TRUE(upload.ok());
+  ASSERT_TRUE((*upload)->Write(second).ok());
+  EXPECT_EQ(*Get("model.bin"), first);
+  ASSERT_TRUE((*upload)->Commit().ok());
+  EXPECT_EQ(*Get("model.bin"), second);
+  // The old file is gone, yet a reader that opened it reads it to the end.
+  auto after = BlobFiles();
+  EXPECT_EQ(after.size(), 1u);
+  EXPECT_NE(after, before);
+  EXPECT_EQ(*ReadAll(**old_reader), first);
+  EXPECT_TRUE(store_->objects().ListPendingBlobs(blobs_->owner())->empty());
+}
+
+TEST_P(ObjectServiceTest, AbortedAndMismatchedUploadsLeaveNothing) {
+  {
+    auto upload = service_->BeginPut(project_, "data", "partial", {});
+    ASSERT_TRUE(upload.ok());
+    ASSERT_TRUE((*upload)->Write(Content(kBlockBytes, 3)).ok());
+    EXPECT_EQ(FilesUnder(blob_dir() / "tmp").size(), 1u);
+  }  // dropped without Commit
+  PutOptions wrong;
+  wrong.expected_sha256 = Sha256Hex("something else");
+  EXPECT_EQ(Put("mismatch", "content", wrong).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(service_->Head(project_, "data", "partial").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(service_->Head(project_, "data", "mismatch").status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(BlobFiles().empty());
+  EXPECT_TRUE(store_->objects().ListPendingBlobs(blobs_->owner())->empty());
+}
+
+TEST_P(ObjectServiceTest, CorruptContentIsAnErrorNeverWrongBytes) {
+  std::string content = Content(3 * kBlockBytes, 4);
+  ASSERT_TRUE(Put("weights", content).ok());
+  auto files = BlobFiles();
+  ASSERT_EQ(files.size(), 1u);
+  {
+    std::fstream f(blob_dir() / *files.begin(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(2 * kBlockBytes + 100);  // in the third block
+    f.put(static_cast<char>(content[2 * kBlockBytes + 100] ^ 0x20));
+  }
+  auto reader = service_->Open(project_, "data", "weights");
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_EQ((*reader)->Next()->size(), kBlockBytes);  // blocks before the damage are fine
+  EXPECT_EQ((*reader)->Next()->size(), kBlockBytes);
+  auto bad = (*reader)->Next();
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInternal);
+  EXPECT_NE(bad.status().message().find("block 2"), std::string::npos) << bad.status().message();
+  EXPECT_TRUE(service_->Head(project_, "data", "weights").ok());  // metadata is intact
+}
+
+TEST_P(ObjectServiceTest, RecoveryRemovesWhatACrashLeftAndKeepsCommittedObjects) {
+  ASSERT_TRUE(Put("kept", "committed content").ok());
+  // A crash mid-upload: a temp file, and a pending blob never sealed.
+  std::string torn = NewBlobId();
+  ASSERT_TRUE(store_->objects().AddPendingBlob({torn, blobs_->owner(), 0}).ok());
+  { std::ofstream(blob_dir() / "tmp" / torn) << "half an upload"; }
+  // A crash after the rename, before the metadata commit: a sealed blob nothing refers to.
+  std::string orphan = NewBlobId();
+  ASSERT_TRUE(store_->objects().AddPendingBlob({orphan, blobs_->owner(), 0}).ok());
+  {
+    auto writer = blobs_->Create(orphan);
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE((*writer)->Append("orphan").ok());
+    ASSERT_TRUE((*writer)->Seal().ok());
+  }
+  // Another server's pending blob is not ours to remove.
+  ASSERT_TRUE(store_->objects().AddPendingBlob({NewBlobId(), "someone-else", 0}).ok());
+  ASSERT_EQ(BlobFiles().size(), 3u);
+
+  Reopen();
+  auto removed = service_->Recover();
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_EQ(*removed, 3);  // the temp file, the torn pending blob, the orphan
+  EXPECT_EQ(BlobFiles().size(), 1u);
+  EXPECT_TRUE(store_->objects().ListPendingBlobs(blobs_->owner())->empty());
+  EXPECT_EQ(store_->objects().ListPendingBlobs("someone-else")->size(), 1u);
+  EXPECT_EQ(*Get("kept"), "committed content");
+}
+
+TEST_P(ObjectServiceTest, BucketsAreProjectScopedAndDeletedOnlyWhenEmpty) {
+  EXPECT_EQ(service_->CreateBucket(project_, "data").status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(service_->CreateBucket(project_, "Bad_Name").status().code(),
+            StatusCode::kInvalidArgument);
+  ASSERT_TRUE(Put("k", "v").ok());
+  EXPECT_EQ(service_->Head("prj_other", "data", "k").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(service_->DeleteBucket(project_, "data").code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(service_->Delete(project_, "data", "k").ok());
+  EXPECT_EQ(service_->Delete(project_, "data", "k").code(), StatusCode::kNotFound);
+  EXPECT_TRUE(BlobFiles().empty());
+  ASSERT_TRUE(service_->DeleteBucket(project_, "data").ok());
+  EXPECT_EQ(service_->GetBucket(project_, "data").status().code(), StatusCode::kNotFound);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ObjectServiceTest, ::testing::ValuesIn(StoreBackends()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace tf::objects
