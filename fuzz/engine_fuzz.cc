@@ -1,7 +1,7 @@
 // Fuzzes every engine parser that reads files a user hands us: safetensors headers, config.json,
-// tokenizer.json, and text and token ids through real tokenizers (byte-level and Metaspace BPE:
-// encode, decode, streaming decode). Any crash, hang or sanitizer report is a bug; a clean error
-// Status is the expected answer to garbage.
+// tokenizer.json, and text and token ids through real tokenizers (byte-level, Metaspace and
+// SentencePiece BPE: encode, decode, streaming decode). Any crash, hang or sanitizer report is a
+// bug; a clean error Status is the expected answer to garbage.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -15,8 +15,7 @@
 namespace {
 
 const tf::engine::Tokenizer* Fixture(const char* dir) {
-  auto t = tf::engine::LoadTokenizerJson(std::string(TF_ENGINE_FUZZ_DATA) + "/" + dir +
-                                         "/tokenizer.json");
+  auto t = tf::engine::LoadTokenizer(std::string(TF_ENGINE_FUZZ_DATA) + "/" + dir);
   if (!t.ok()) __builtin_trap();  // the fixtures must load
   return std::move(t).value().release();
 }
@@ -46,12 +45,15 @@ void Exercise(const tf::engine::Tokenizer& tok, const uint8_t* data, size_t size
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const tf::engine::Tokenizer* byte_level = Fixture("tok-bytebpe");
   static const tf::engine::Tokenizer* metaspace = Fixture("tok-metaspace");
+  static const tf::engine::Tokenizer* sentencepiece = Fixture("tok-sentencepiece");
   std::string input(reinterpret_cast<const char*>(data), size);
 
   (void)tf::engine::ParseSafetensors(data, size, "fuzz.safetensors");
   (void)tf::engine::ParseModelConfig(input, "config.json");
   (void)tf::engine::ParseTokenizerJson(input, "tokenizer.json");
+  (void)tf::engine::ParseSentencePieceTokenizer(input, "tokenizer.model");
   Exercise(*byte_level, data, size, /*round_trips=*/true);
   Exercise(*metaspace, data, size, /*round_trips=*/false);
+  Exercise(*sentencepiece, data, size, /*round_trips=*/false);
   return 0;
 }

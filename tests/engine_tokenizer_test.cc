@@ -91,6 +91,48 @@ TEST(EngineTokenizer, MetaspaceBpeMatchesTokenizersLibrary) {
   }
 }
 
+// A SentencePiece tokenizer.model (BPE, nmt_nfkc normalization, byte fallback) against the
+// sentencepiece library: the decoded text is the normalized text (spaces collapsed, tabs and
+// odd spaces made plain spaces).
+TEST(EngineTokenizer, SentencePieceMatchesSentencePieceLibrary) {
+  auto loaded = engine::LoadTokenizer(EngineData("tok-sentencepiece"));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const Tokenizer& tok = **loaded;
+  auto cases = Encodings("tok-sentencepiece/encodings.jsonl");
+  ASSERT_EQ(cases.size(), 19u);
+  for (const auto& c : cases) {
+    std::string text = c["text"].get<std::string>();
+    auto want = c["ids"].get<std::vector<int32_t>>();
+    auto ids = tok.Encode(text, /*add_special_tokens=*/false);
+    ASSERT_TRUE(ids.ok()) << ids.status().ToString();
+    EXPECT_EQ(*ids, want) << "text: " << text;
+    std::string decoded = c["decoded"].get<std::string>();
+    EXPECT_EQ(tok.DecodeText(want, /*skip_special_tokens=*/true), decoded) << "text: " << text;
+    engine::TokenTextStream stream(tok, true);
+    std::string streamed;
+    for (int32_t id : want) streamed += stream.Add(id);
+    streamed += stream.Finish();
+    EXPECT_EQ(streamed, decoded) << "text: " << text;
+  }
+  auto with_bos = tok.Encode("Hello", /*add_special_tokens=*/true);
+  ASSERT_TRUE(with_bos.ok());
+  EXPECT_EQ((*with_bos)[0], 1);
+  EXPECT_TRUE(tok.IsSpecial(1));
+}
+
+TEST(EngineTokenizer, SentencePieceErrors) {
+  auto error = [](const std::string& bytes) {
+    auto t = engine::ParseSentencePieceTokenizer(bytes, "tokenizer.model");
+    return t.ok() ? std::string() : t.status().message();
+  };
+  EXPECT_THAT(error(std::string("\x0a\x05", 2) + "ab"),
+              HasSubstr("tokenizer.model: "));  // a piece cut short
+  EXPECT_THAT(error(""), HasSubstr("tokenizer.model: has no pieces"));
+  std::string model = ReadFileBytes(EngineData("tok-sentencepiece/tokenizer.model"));
+  EXPECT_THAT(error(model.substr(0, model.size() / 2)), HasSubstr("tokenizer.model: "));
+  EXPECT_EQ(error(model), "");
+}
+
 TEST(EngineTokenizer, CheckpointPromptsWithBos) {
   auto tok = LoadFixture("llama-gqa/tokenizer.json");
   ASSERT_NE(tok, nullptr);

@@ -25,7 +25,7 @@ int Generate(const Connection& conn, const GenerateFlags& f) {
   options.num_threads = f.threads;
   auto model = engine::Model::Load(f.model_dir, options);
   if (!model.ok()) return Fail(model.status());
-  auto tokenizer = engine::LoadTokenizerJson(f.model_dir + "/tokenizer.json");
+  auto tokenizer = engine::LoadTokenizer(f.model_dir);
   if (!tokenizer.ok()) return Fail(tokenizer.status());
   auto prompt = (*tokenizer)->Encode(f.prompt, /*add_special_tokens=*/true);
   if (!prompt.ok()) return Fail(prompt.status().WithContext("--prompt"));
@@ -82,7 +82,7 @@ void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code) {
   auto* gen = engine->add_subcommand(
       "generate", "Greedy text generation from a Hugging Face Llama/Mistral/Qwen2 checkpoint");
   gen->add_option("--model", flags->model_dir,
-                  "Checkpoint directory (config.json, *.safetensors, tokenizer.json)")
+                  "Checkpoint directory (config.json, *.safetensors, tokenizer.json or .model)")
       ->required()
       ->type_name("DIR");
   gen->add_option("--prompt", flags->prompt, "Text to continue")->required()->type_name("TEXT");

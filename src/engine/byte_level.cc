@@ -39,6 +39,17 @@ std::optional<uint8_t> CharToByte(char32_t c) {
   return static_cast<uint8_t>(GetTables().to_byte[c]);
 }
 
+int ParseByteToken(std::string_view t) {
+  if (t.size() != 6 || t.substr(0, 3) != "<0x" || t[5] != '>') return -1;
+  auto hex = [](char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  int hi = hex(t[3]), lo = hex(t[4]);
+  return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
 std::string BytesToChars(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size() * 2);

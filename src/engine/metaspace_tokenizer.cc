@@ -1,6 +1,7 @@
 // SentencePiece-style BPE from tokenizer.json (Llama 2, Mistral): spaces become "▁", the text is
 // BPE'd as a whole (or per "▁word" with the Metaspace pre-tokenizer's split), characters outside
 // the vocabulary fall back to "<0xXX>" byte tokens.
+#include "engine/byte_level.h"
 #include "engine/tokenizer_parts.h"
 #include "engine/unicode.h"
 
@@ -8,18 +9,6 @@ namespace tf::engine {
 namespace {
 
 constexpr std::string_view kSpace = "\xe2\x96\x81";  // U+2581, "▁"
-
-// "<0x41>" -> 0x41; -1 for any other token.
-int ByteToken(const std::string& t) {
-  if (t.size() != 6 || t.compare(0, 3, "<0x") != 0 || t[5] != '>') return -1;
-  auto hex = [](char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  int hi = hex(t[3]), lo = hex(t[4]);
-  return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
-}
 
 class MetaspaceBpeTokenizer : public Tokenizer {
  public:
@@ -77,7 +66,7 @@ class MetaspaceBpeTokenizer : public Tokenizer {
   std::string TokenBytes(int32_t id) const override {
     std::string token = IdToToken(id);
     if (options_.decode_byte_fallback) {
-      if (int b = ByteToken(token); b >= 0) return std::string(1, static_cast<char>(b));
+      if (int b = ParseByteToken(token); b >= 0) return std::string(1, static_cast<char>(b));
     }
     std::string out;
     for (size_t pos = 0;;) {

@@ -1,6 +1,7 @@
 // Tokenizers of Hugging Face checkpoints: text to token ids and back.
 //
-// This version reads tokenizer.json files of BPE tokenizers of two kinds:
+// This version reads SentencePiece BPE tokenizer.model files, and tokenizer.json files of BPE
+// tokenizers of two kinds:
 // - byte-level (Llama 3, Qwen2, GPT-2 style): a Split pre-tokenizer with one of the known regexes
 //   (pretokenizer.h) followed by ByteLevel, or ByteLevel with its own regex; the ByteLevel
 //   decoder;
@@ -62,6 +63,14 @@ Result<std::unique_ptr<Tokenizer>> ParseTokenizerJson(std::string_view json_text
                                                       std::string_view file_name);
 // Reads and parses the file at `path`.
 Result<std::unique_ptr<Tokenizer>> LoadTokenizerJson(const std::string& path);
+
+// A SentencePiece tokenizer.model (BPE models with their normalizer and byte fallback).
+Result<std::unique_ptr<Tokenizer>> ParseSentencePieceTokenizer(std::string_view bytes,
+                                                               std::string_view file_name);
+Result<std::unique_ptr<Tokenizer>> LoadSentencePieceTokenizer(const std::string& path);
+
+// The tokenizer of checkpoint directory `dir`: tokenizer.json, else tokenizer.model.
+Result<std::unique_ptr<Tokenizer>> LoadTokenizer(const std::string& dir);
 
 // Turns a stream of token ids into text that is always whole UTF-8: bytes that end inside a
 // character wait for the next token. Invalid bytes become U+FFFD.

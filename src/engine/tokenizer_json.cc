@@ -1,6 +1,7 @@
 // tokenizer.json (the Hugging Face tokenizers format) into a Tokenizer: the parts every BPE
 // tokenizer has, and the byte-level ones (metaspace_json.cc reads the Metaspace ones). Every
 // field this version cannot honour exactly is an error naming the file and the field.
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -247,6 +248,14 @@ Result<std::unique_ptr<Tokenizer>> ParseTokenizerJson(std::string_view text,
   TF_RETURN_IF_ERROR(p.PreTokenizer(pre, &options));
   TF_RETURN_IF_ERROR(p.ByteLevelDecoder(j.value("decoder", Json())));
   return NewByteLevelBpeTokenizer(std::move(parts), options);
+}
+
+Result<std::unique_ptr<Tokenizer>> LoadTokenizer(const std::string& dir) {
+  std::string json = dir + "/tokenizer.json";
+  if (std::filesystem::exists(json)) return LoadTokenizerJson(json);
+  std::string model = dir + "/tokenizer.model";
+  if (std::filesystem::exists(model)) return LoadSentencePieceTokenizer(model);
+  return NotFound(dir + ": has neither tokenizer.json nor tokenizer.model");
 }
 
 Result<std::unique_ptr<Tokenizer>> LoadTokenizerJson(const std::string& path) {
