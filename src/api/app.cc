@@ -46,15 +46,24 @@ class AppImpl final : public App {
     queues_ = std::make_unique<queues::QueueService>(*store_, clock_);
     store_->SetQueueListener([this](int64_t id) { wakeups_.Notify(id); });
     TF_RETURN_IF_ERROR(auth_->Bootstrap(AdminTokenPath(options_.data_dir)));
+    TF_ASSIGN_OR_RETURN(blobs_, objects::OpenLocalBlobStore(options_.data_dir / "objects"));
+    objects_ = std::make_unique<objects::ObjectService>(*store_, *blobs_, clock_);
+    // Before serving: what a crash left of uploads in progress is removed.
+    TF_RETURN_IF_ERROR(objects_->Recover().status());
 
-    services_ = std::make_unique<Services>(Services{*store_, *auth_, *queues_, wakeups_, pool_,
-                                                    metrics_, clock_, clock_.Now()});
+    services_ = std::make_unique<Services>(Services{*store_, *auth_, *queues_, wakeups_,
+                                                    *objects_, pool_, metrics_, clock_,
+                                                    clock_.Now()});
     router_ = std::make_unique<Router>(*auth_, pool_, metrics_);
     AddSystemRoutes(*router_, *services_, [this](std::string& out) { RenderServerMetrics(out); });
     AddAuthRoutes(*router_, *services_);
     AddQueueRoutes(*router_, *services_);
+    AddObjectRoutes(*router_, *services_);
 
     Router* router = router_.get();
+    options_.http.stream_body = [router](const http::Request& head) {
+      return router->StreamsBody(head);
+    };
     TF_ASSIGN_OR_RETURN(server_, http::Server::Start(io_, options_.http,
                                                      [router](http::Request& r) {
                                                        return router->Handle(r);
@@ -141,7 +150,8 @@ class AppImpl final : public App {
     out += "tensorfleet_http_requests_in_flight " + std::to_string(server_->requests_in_flight()) + "\n";
   }
 
-  // Removes messages past their retention, every sweep_interval.
+  // Removes messages past their retention, and blobs a failed removal left, every
+  // sweep_interval.
   awaitable<void> Sweeper() {
     sweep_timer_ = std::make_unique<asio::steady_timer>(co_await asio::this_coro::executor);
     while (!sweep_timer_stop_) {
@@ -151,6 +161,8 @@ class AppImpl final : public App {
       } else if (*deleted > 0) {
         spdlog::info("retention sweep removed {} expired messages", *deleted);
       }
+      auto reclaimed = co_await RunBlocking(pool_, [this] { return objects_->ReclaimPending(); });
+      if (!reclaimed.ok()) spdlog::warn("blob sweep failed: {}", reclaimed.status().ToString());
       sweep_timer_->expires_after(options_.sweep_interval);
       boost::system::error_code ec;
       co_await sweep_timer_->async_wait(asio::redirect_error(asio::use_awaitable, ec));
@@ -165,6 +177,8 @@ class AppImpl final : public App {
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<auth::AuthService> auth_;
   std::unique_ptr<queues::QueueService> queues_;
+  std::unique_ptr<objects::BlobStore> blobs_;
+  std::unique_ptr<objects::ObjectService> objects_;
   queues::QueueWakeups wakeups_;
   Metrics metrics_;
   std::unique_ptr<Services> services_;

@@ -16,7 +16,7 @@ namespace tf::api {
 inline constexpr uint16_t kDefaultPort = 8470;
 
 struct AppOptions {
-  std::filesystem::path data_dir;   // holds the SQLite file, the admin token and the URL file
+  std::filesystem::path data_dir;   // holds the SQLite file, objects/, the admin token, the URL
   std::string store_url;            // empty: SQLite in data_dir
   http::ServerOptions http;         // address and port to listen on
   int io_threads = 2;

@@ -35,7 +35,8 @@ http::Response ErrorResponse(const Status& status) {
 http::Response JsonResponse(int status, const nlohmann::json& body) {
   http::Response r;
   r.status = status;
-  r.body = body.dump();
+  // Invalid UTF-8 (a request path echoed in an error, say) becomes U+FFFD instead of throwing.
+  r.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   r.body.push_back('\n');
   return r;
 }

@@ -1,5 +1,6 @@
 #include "api/router.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "api/errors.h"
@@ -23,16 +24,39 @@ std::vector<std::string> SplitPath(const std::string& path) {
   return out;
 }
 
-void Router::Add(const std::string& method, const std::string& pattern, RouteHandler handler,
-                 Access access) {
-  routes_.push_back(Route{method, pattern, SplitPath(pattern), std::move(handler), access});
+namespace {
+
+// The offset in `path` just past its n-th non-empty segment (n >= 1), as SplitPath counts them.
+size_t EndOfSegment(const std::string& path, size_t n) {
+  size_t i = 0;
+  for (size_t seen = 0; i < path.size();) {
+    if (path[i] == '/') {
+      ++i;
+      continue;
+    }
+    i = std::min(path.find('/', i), path.size());
+    if (++seen == n) break;
+  }
+  return i;
 }
 
-bool Router::Match(const Route& route, const std::vector<std::string>& segments,
+}  // namespace
+
+void Router::Add(const std::string& method, const std::string& pattern, RouteHandler handler,
+                 Access access, Body body) {
+  Route route{method, pattern, SplitPath(pattern), std::move(handler), access, body};
+  const std::string& last = route.segments.empty() ? pattern : route.segments.back();
+  route.rest = last.size() > 3 && last.front() == '{' && last.ends_with("+}");
+  routes_.push_back(std::move(route));
+}
+
+bool Router::Match(const Route& route, const std::string& path,
+                   const std::vector<std::string>& segments,
                    std::map<std::string, std::string>& params) {
-  if (route.segments.size() != segments.size()) return false;
+  const size_t fixed = route.segments.size() - (route.rest ? 1 : 0);
+  if (route.rest ? segments.size() <= fixed : segments.size() != fixed) return false;
   std::map<std::string, std::string> captured;
-  for (size_t i = 0; i < segments.size(); ++i) {
+  for (size_t i = 0; i < fixed; ++i) {
     const std::string& p = route.segments[i];
     if (p.size() > 2 && p.front() == '{' && p.back() == '}') {
       if (segments[i].empty()) return false;
@@ -41,26 +65,44 @@ bool Router::Match(const Route& route, const std::vector<std::string>& segments,
       return false;
     }
   }
+  if (route.rest) {
+    // Everything after the fixed segments and the one '/' that follows them.
+    const std::string& p = route.segments.back();
+    captured[p.substr(1, p.size() - 3)] = path.substr(EndOfSegment(path, fixed) + 1);
+  }
   params = std::move(captured);
   return true;
 }
 
-awaitable<http::Response> Router::Handle(http::Request& request) {
-  auto start = std::chrono::steady_clock::now();
-  auto segments = SplitPath(request.path);
-  const Route* found = nullptr;
-  bool path_known = false;
-  std::map<std::string, std::string> params;
+const Router::Route* Router::Find(const std::string& method, const std::string& path,
+                                  bool* path_known,
+                                  std::map<std::string, std::string>* params) const {
+  auto segments = SplitPath(path);
+  *path_known = false;
   for (const Route& r : routes_) {
     std::map<std::string, std::string> p;
-    if (!Match(r, segments, p)) continue;
-    path_known = true;
-    if (r.method == request.method) {
-      found = &r;
-      params = std::move(p);
-      break;
+    if (!Match(r, path, segments, p)) continue;
+    *path_known = true;
+    if (r.method == method) {
+      *params = std::move(p);
+      return &r;
     }
   }
+  return nullptr;
+}
+
+bool Router::StreamsBody(const http::Request& head) const {
+  bool path_known;
+  std::map<std::string, std::string> params;
+  const Route* route = Find(head.method, head.path, &path_known, &params);
+  return route != nullptr && route->body == Body::kStreamed;
+}
+
+awaitable<http::Response> Router::Handle(http::Request& request) {
+  auto start = std::chrono::steady_clock::now();
+  bool path_known = false;
+  std::map<std::string, std::string> params;
+  const Route* found = Find(request.method, request.path, &path_known, &params);
 
   http::Response response;
   std::string route_label = found ? found->pattern : "unmatched";

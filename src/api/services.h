@@ -9,6 +9,7 @@
 #include "api/router.h"
 #include "auth/auth_service.h"
 #include "base/clock.h"
+#include "objects/object_service.h"
 #include "queues/queue_service.h"
 #include "queues/wakeups.h"
 #include "store/store.h"
@@ -20,6 +21,7 @@ struct Services {
   auth::AuthService& auth;
   queues::QueueService& queues;
   queues::QueueWakeups& wakeups;
+  objects::ObjectService& objects;
   asio::thread_pool& pool;  // for blocking calls (the store)
   Metrics& metrics;
   const Clock& clock;
@@ -28,6 +30,9 @@ struct Services {
 
 void AddQueueRoutes(Router& router, Services& services);
 void AddAuthRoutes(Router& router, Services& services);
+// /v1/buckets and the objects in them (AddObjectRoutes adds the bucket routes too).
+void AddObjectRoutes(Router& router, Services& services);
+void AddBucketRoutes(Router& router, Services& services);
 // /healthz, /metrics and /v1/status. `server_metrics` appends the HTTP server's own gauges.
 void AddSystemRoutes(Router& router, Services& services,
                      std::function<void(std::string&)> server_metrics);

@@ -447,7 +447,8 @@ awaitable<bool> Core::WriteStream(Connection& conn, const Response& response, Fr
     spdlog::error("http: stream producer threw: {}", Describe(std::current_exception()));
     co_return false;  // the body is cut short; closing tells the client
   }
-  co_return mode != Mode::kUntilClose && co_await writer.Finish();
+  if (mode == Mode::kUntilClose) co_return false;  // the close ends the body
+  co_return co_await writer.Finish();
 }
 
 awaitable<void> Core::RejectAndClose(Connection& conn, const Response& response) {

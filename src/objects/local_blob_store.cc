@@ -160,7 +160,7 @@ class LocalBlobReader final : public BlobReader {
 
   Status ReadAt(uint64_t offset, size_t n, std::string* out) override {
     if (offset > footer_.size || n > footer_.size - offset) {
-      return InvalidArgument("read past the end of blob " + path_.string());
+      return InvalidArgument("read past the end of blob " + path_.filename().string());
     }
     if (n == 0) {
       out->clear();
@@ -179,8 +179,8 @@ class LocalBlobReader final : public BlobReader {
       size_t at = static_cast<size_t>((b - first) * block);
       size_t len = static_cast<size_t>(std::min<uint64_t>(block, footer_.size - b * block));
       if (Crc32c(std::string_view(buf.data() + at, len)) != crcs_[b]) {
-        return Internal("blob " + path_.string() + " is corrupt: block " + std::to_string(b) +
-                        " does not match its checksum");
+        return Internal("blob " + path_.filename().string() + " is corrupt: block " +
+                        std::to_string(b) + " does not match its checksum");
       }
     }
     if (&buf != out) out->assign(buf, static_cast<size_t>(offset - start), n);

@@ -1,5 +1,6 @@
 #include "objects/names.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace tf::objects {
@@ -7,12 +8,17 @@ namespace {
 
 bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 
-// A key or value for an error message: quoted, shortened, control bytes escaped.
+// A key or value for an error message: quoted, cut at 64 bytes (on a character boundary),
+// control bytes escaped, and every byte past 0x7f too unless `s` is valid UTF-8, so that the
+// message itself always is.
 std::string Show(std::string_view s) {
+  const bool utf8 = IsValidUtf8(s);
+  size_t cut = std::min<size_t>(s.size(), 64);
+  while (utf8 && cut < s.size() && (static_cast<unsigned char>(s[cut]) & 0xc0) == 0x80) --cut;
   std::string out = "'";
-  for (size_t i = 0; i < s.size() && i < 64; ++i) {
+  for (size_t i = 0; i < cut; ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == 0x7f) {
+    if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8)) {
       static constexpr char kHex[] = "0123456789abcdef";
       out += "\\x";
       out += kHex[c >> 4];
@@ -21,7 +27,7 @@ std::string Show(std::string_view s) {
       out += static_cast<char>(c);
     }
   }
-  return out + (s.size() > 64 ? "...'" : "'");
+  return out + (cut < s.size() ? "...'" : "'");
 }
 
 }  // namespace
