@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/config.h"
+#include "engine/nfc.h"
 #include "engine/safetensors.h"
 #include "engine/tokenizer.h"
 
@@ -52,6 +53,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)tf::engine::ParseModelConfig(input, "config.json");
   (void)tf::engine::ParseTokenizerJson(input, "tokenizer.json");
   (void)tf::engine::ParseSentencePieceTokenizer(input, "tokenizer.model");
+  if (byte_level->Encode(input, false).ok()) {  // valid UTF-8: NFC is idempotent
+    std::string nfc = tf::engine::unicode::ToNfc(input);
+    if (tf::engine::unicode::ToNfc(nfc) != nfc) __builtin_trap();
+  }
   Exercise(*byte_level, data, size, /*round_trips=*/true);
   Exercise(*metaspace, data, size, /*round_trips=*/false);
   Exercise(*sentencepiece, data, size, /*round_trips=*/false);

@@ -1,4 +1,5 @@
 #include "engine/byte_level.h"
+#include "engine/nfc.h"
 #include "engine/tokenizer_parts.h"
 #include "engine/unicode.h"
 
@@ -29,6 +30,10 @@ class ByteLevelBpeTokenizer : public Tokenizer {
         continue;
       }
       std::string_view plain = segment.text;
+      if (options_.nfc) {
+        buffer = unicode::ToNfc(plain);
+        plain = buffer;
+      }
       if (options_.add_prefix_space && plain[0] != ' ') {
         buffer = " " + std::string(plain);
         plain = buffer;

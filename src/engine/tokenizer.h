@@ -8,11 +8,10 @@
 // - Metaspace (Llama 2, Mistral style): spaces as "▁" (a Prepend + Replace normalizer, or the
 //   Metaspace pre-tokenizer), byte fallback to "<0xXX>" tokens for characters outside the
 //   vocabulary; the Replace/ByteFallback/Fuse/Strip or Metaspace decoder.
-// Both have added and special tokens and TemplateProcessing / ByteLevel post-processors.
-// Anything else in the file (WordPiece, Unigram, other normalizers or regexes) is refused with an
-// error that names the file and the field, rather than tokenized differently from the original.
-// One exception: an NFC normalizer (Qwen2's) is accepted but not applied yet, so text must
-// already be NFC (as nearly all text is) to be tokenized exactly.
+// Both have added and special tokens and TemplateProcessing / ByteLevel post-processors, and
+// byte-level ones may have an NFC normalizer (Qwen2). Anything else in the file (WordPiece,
+// Unigram, other normalizers or regexes) is refused with an error that names the file and the
+// field, rather than tokenized differently from the original.
 //
 // Thread safety: a loaded Tokenizer is immutable; Encode and Decode may run concurrently.
 #pragma once

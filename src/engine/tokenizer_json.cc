@@ -25,9 +25,10 @@ class Parser {
     return json_fields::Error(file_, field, what);
   }
 
-  // "normalizer": none, or NFC (see the note in Parse).
-  Status Normalizer(const Json& j) const {
-    if (j.is_null() || Type(j) == "NFC") return OkStatus();
+  // "normalizer": none, or NFC.
+  Status Normalizer(const Json& j, ByteLevelOptions* options) const {
+    options->nfc = Type(j) == "NFC";
+    if (j.is_null() || options->nfc) return OkStatus();
     return Error("normalizer", "type '" + Type(j) + "' is not supported yet");
   }
 
@@ -242,9 +243,7 @@ Result<std::unique_ptr<Tokenizer>> ParseTokenizerJson(std::string_view text,
     return NewMetaspaceBpeTokenizer(std::move(parts), options);
   }
   ByteLevelOptions options;
-  // NFC is accepted without being applied: text that is already NFC (nearly all text) is
-  // tokenized exactly; decomposed text may not be.
-  TF_RETURN_IF_ERROR(p.Normalizer(j.value("normalizer", Json())));
+  TF_RETURN_IF_ERROR(p.Normalizer(j.value("normalizer", Json()), &options));
   TF_RETURN_IF_ERROR(p.PreTokenizer(pre, &options));
   TF_RETURN_IF_ERROR(p.ByteLevelDecoder(j.value("decoder", Json())));
   return NewByteLevelBpeTokenizer(std::move(parts), options);

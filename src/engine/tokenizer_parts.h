@@ -29,6 +29,7 @@ struct TokenizerParts {
 struct ByteLevelOptions {
   SplitPattern pattern = SplitPattern::kGpt2;
   bool add_prefix_space = false;  // a space before text that does not start with one
+  bool nfc = false;               // text is put in Unicode normalization form C first
 };
 
 // SentencePiece-style BPE on "▁"-joined text (Llama 2, Mistral), usually with byte fallback.
