@@ -187,6 +187,8 @@ void AddCostCommands(CLI::App& app, Connection& conn, int& exit_code) {
       exit_code = Compare(*catalog, gpu, spot, conn.json);
     });
   }
+
+  AddBillCommands(cost_cmd, conn, exit_code);
 }
 
 }  // namespace tf::cli

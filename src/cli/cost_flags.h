@@ -11,6 +11,9 @@
 
 namespace tf::cli {
 
+// cost audit and cost generate-bill, added to the `cost` command (bill_commands.cc).
+void AddBillCommands(CLI::App* cost, Connection& conn, int& exit_code);
+
 // Adds --catalog and --catalog-extra (both repeatable) to `cmd`.
 void AddCatalogFlags(CLI::App* cmd, cost::CatalogOptions* options);
 // Adds --json, bound to the connection's flag so that `tensorfleet cost catalog --json` and

@@ -1,0 +1,285 @@
+// `tensorfleet cost audit` and `tensorfleet cost generate-bill`: bills checked against the
+// catalog, and synthetic bills with known anomalies to check the checker.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/cost_flags.h"
+#include "cli/table.h"
+#include "cost/audit.h"
+#include "cost/bill_generator.h"
+#include "cost/byte_sink.h"
+#include "cost/numbers.h"
+
+namespace tf::cli {
+namespace {
+
+Json ReportJson(const cost::AuditReport& r) {
+  Json j = {{"files", r.files},
+            {"formats", r.formats},
+            {"rows", r.rows},
+            {"rows_checked", r.good_rows},
+            {"billed_usd", r.billed_usd},
+            {"usd_at_stake", r.usd_at_stake()},
+            {"findings", Json::array()},
+            {"skipped_checks", r.skipped},
+            {"malformed", {{"count", r.problems.count()}, {"first", Json::array()}}},
+            {"effective_rates", Json::array()},
+            {"exit_code", r.ExitCode()}};
+  for (const auto& f : r.findings) {
+    j["findings"].push_back({{"check", std::string(cost::CheckName(f.check))},
+                             {"subject", f.subject},
+                             {"message", f.message},
+                             {"usd_at_stake", f.usd_at_stake},
+                             {"evidence", f.evidence},
+                             {"evidence_total", f.evidence_total}});
+  }
+  for (const auto& p : r.problems.kept()) {
+    j["malformed"]["first"].push_back(
+        {{"file", p.file}, {"line", p.line}, {"column", p.column}, {"message", p.message}});
+  }
+  for (const auto& t : r.type_rates) {
+    j["effective_rates"].push_back({{"instance_type", t.instance_type},
+                                    {"region", t.region},
+                                    {"hours", t.hours},
+                                    {"usd", t.usd},
+                                    {"usd_per_hour", t.hours > 0 ? t.usd / t.hours : 0}});
+  }
+  return j;
+}
+
+// Rows that prove a finding, grouped by file: "bill.csv lines 12, 40, 68 ... (720 rows)", then
+// the other evidence (inventory entries) one per line.
+void PrintEvidence(const cost::Finding& f) {
+  std::vector<std::pair<std::string, std::string>> by_file;  // file, "12, 40"
+  std::vector<std::string> notes;
+  for (const auto& e : f.evidence) {
+    size_t colon = e.rfind(':');
+    bool row = colon != std::string::npos && colon + 1 < e.size() &&
+               e.find_first_not_of("0123456789", colon + 1) == std::string::npos;
+    if (!row) {
+      notes.push_back(e);
+      continue;
+    }
+    std::string file = e.substr(0, colon), line = e.substr(colon + 1);
+    if (by_file.empty() || by_file.back().first != file) {
+      by_file.push_back({file, line});
+    } else {
+      by_file.back().second += ", " + line;
+    }
+  }
+  int64_t rows = f.evidence_total - static_cast<int64_t>(notes.size());
+  int64_t shown = static_cast<int64_t>(f.evidence.size() - notes.size());
+  for (size_t i = 0; i < by_file.size(); ++i) {
+    std::cout << "   proof: " << by_file[i].first << " line"
+              << (by_file[i].second.find(',') == std::string::npos ? " " : "s ")
+              << by_file[i].second;
+    if (i + 1 == by_file.size() && rows > shown) {
+      std::cout << " ... (" << cost::FormatGrouped(static_cast<double>(rows)) << " rows in all)";
+    }
+    std::cout << "\n";
+  }
+  for (const auto& n : notes) std::cout << "   proof: " << n << "\n";
+}
+
+void PrintReport(const cost::AuditReport& r, bool rates) {
+  std::string formats;
+  for (const auto& f : r.formats) {
+    if (formats.find(f) == std::string::npos) formats += (formats.empty() ? "" : ", ") + f;
+  }
+  std::cout << "Audited " << cost::FormatGrouped(static_cast<double>(r.rows)) << " rows in "
+            << r.files.size() << (r.files.size() == 1 ? " file" : " files") << " (" << formats
+            << "): " << cost::FormatUsd(r.billed_usd) << " billed\n";
+  if (r.findings.empty()) {
+    std::cout << "No findings.\n";
+  } else {
+    std::cout << r.findings.size() << (r.findings.size() == 1 ? " finding, " : " findings, ")
+              << cost::FormatUsd(r.usd_at_stake()) << " at stake\n";
+  }
+  int n = 0;
+  for (const auto& f : r.findings) {
+    std::cout << "\n"
+              << ++n << ". " << cost::CheckName(f.check) << "  " << f.subject << "  ("
+              << cost::FormatUsd(f.usd_at_stake) << " at stake)\n   " << f.message << "\n";
+    PrintEvidence(f);
+  }
+  if (rates && !r.type_rates.empty()) {
+    std::cout << "\nEffective on-demand rates\n";
+    Table t({"instance type", "region", "hours", "billed", "per hour"});
+    for (const auto& x : r.type_rates) {
+      t.Add({x.instance_type, x.region, cost::FormatFixed(x.hours, 1), cost::FormatUsd(x.usd),
+             x.hours > 0 ? "$" + cost::FormatFixed(x.usd / x.hours, 4) : "-"});
+    }
+    t.Print(std::cout);
+  }
+  if (!r.skipped.empty()) {
+    std::cout << "\nNot checked:\n";
+    for (const auto& s : r.skipped) std::cout << "  " << s << "\n";
+  }
+  if (r.problems.count() > 0) {
+    std::cout << "\nMalformed input: " << r.problems.count()
+              << " problems; those rows were left out of the checks:\n";
+    for (const auto& p : r.problems.kept()) {
+      std::cout << "  " << cost::Where(p.file, p.line) << ": "
+                << (p.column.empty() ? "" : p.column + ": ") << p.message << "\n";
+    }
+    if (r.problems.count() > static_cast<int64_t>(r.problems.kept().size())) {
+      std::cout << "  ... and "
+                << r.problems.count() - static_cast<int64_t>(r.problems.kept().size()) << " more\n";
+    }
+  }
+}
+
+Result<std::vector<cost::Check>> ParseAnomalies(const std::string& list) {
+  if (list.empty() || list == "none") return std::vector<cost::Check>();
+  if (list == "all") return cost::AllChecks();
+  std::vector<cost::Check> out;
+  std::stringstream in(list);
+  std::string name;
+  while (std::getline(in, name, ',')) {
+    cost::Check c;
+    if (!cost::ParseCheckName(name, &c)) {
+      std::string known;
+      for (auto k : cost::AllChecks())
+        known += std::string(known.empty() ? "" : ", ") + std::string(cost::CheckName(k));
+      return InvalidArgument("--anomalies: unknown anomaly '" + name + "'; known: all, none, " +
+                             known);
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace
+
+void AddBillCommands(CLI::App* cost_cmd, Connection& conn, int& exit_code) {
+  {
+    static cost::CatalogOptions catalog_options;
+    static cost::AuditOptions options;
+    static std::string path;
+    static bool rates = false;
+    auto* cmd = cost_cmd->add_subcommand(
+        "audit",
+        "Audit an AWS Cost and Usage Report (legacy or CUR 2.0 CSV, plain or gzip, a "
+        "file or a folder of parts) against the catalog. Exit code 0: no finding, 1: "
+        "findings, 2: bad input");
+    cmd->add_option("bill", path, "CUR file (.csv or .csv.gz) or folder of parts")->required();
+    cmd->add_option("--invoice", options.invoice_path,
+                    "Reseller invoice CSV to check against the bill (columns in docs/cost.md)");
+    cmd->add_option("--instances", options.inventory_paths,
+                    "aws ec2 describe-instances / describe-volumes / describe-snapshots JSON "
+                    "(repeatable)");
+    cmd->add_option("--threshold", options.threshold,
+                    "Relative excess over the catalog price that is a finding (default 0.15)");
+    cmd->add_option("--cluster-tag", options.cluster_tag,
+                    "User tag that names an instance's cluster (default: cluster)");
+    cmd->add_option("--snapshot-max-age-days", options.snapshot_max_age_days,
+                    "Snapshots older than this are findings (default 90)");
+    cmd->add_option("--evidence-rows", options.evidence_rows,
+                    "Rows shown per finding (all are counted; default 10)");
+    cmd->add_flag("--rates", rates, "Also print the effective on-demand rate per instance type");
+    AddCatalogFlags(cmd, &catalog_options);
+    AddJsonFlag(cmd, conn);
+    cmd->callback([&] {
+      auto catalog = cost::LoadCatalog(catalog_options);
+      if (!catalog.ok()) {
+        Fail(catalog.status());
+        return void(exit_code = 2);
+      }
+      auto report = cost::RunAudit(path, options, *catalog);
+      if (!report.ok()) {
+        Fail(report.status());
+        return void(exit_code = 2);
+      }
+      if (conn.json) {
+        PrintJson(ReportJson(*report));
+      } else {
+        PrintReport(*report, rates);
+      }
+      exit_code = report->ExitCode();
+    });
+  }
+
+  {
+    static cost::CatalogOptions catalog_options;
+    static cost::GeneratorOptions options;
+    static std::string out, format = "legacy", anomalies, invoice_path, inventory_path;
+    static bool gzip = false;
+    auto* cmd =
+        cost_cmd->add_subcommand("generate-bill",
+                                 "Write a synthetic AWS bill priced from the catalog, with known "
+                                 "anomalies planted (for tests, demos and benchmarks)");
+    cmd->add_option("--rows", options.rows, "Bill rows (default 10000)");
+    cmd->add_option("--format", format, "legacy (lineItem/UsageType headers) or cur2")
+        ->check(CLI::IsMember({"legacy", "cur2"}));
+    cmd->add_option("--out", out, "Bill file to write")->required();
+    cmd->add_flag("--gzip", gzip, "Compress the bill with gzip");
+    cmd->add_option("--anomalies", anomalies,
+                    "Comma-separated anomalies to plant, 'all' or 'none' (default none): "
+                    "rate-above-catalog, stale-price, spot-resold, hours-exceed-clock, "
+                    "cost-mismatch, cluster-zones, cluster-no-efa, unattached-volume, "
+                    "old-snapshot");
+    cmd->add_option("--malformed", options.malformed,
+                    "Rows with a malformed number, date or field count (default 0)");
+    cmd->add_option("--seed", options.seed, "Seed for ids and choices (default 1)");
+    cmd->add_option("--period", options.period, "Billing month, YYYY-MM (default 2026-08)");
+    cmd->add_option("--invoice", invoice_path, "Also write the reseller invoice CSV here");
+    cmd->add_option("--instances", inventory_path,
+                    "Also write the EC2 inventory (describe-* JSON) here");
+    AddCatalogFlags(cmd, &catalog_options);
+    AddJsonFlag(cmd, conn);
+    cmd->callback([&] {
+      auto catalog = cost::LoadCatalog(catalog_options);
+      if (!catalog.ok()) return void(exit_code = Fail(catalog.status()));
+      auto list = ParseAnomalies(anomalies);
+      if (!list.ok()) return void(exit_code = Fail(list.status()));
+      options.anomalies = *list;
+      options.cur2 = format == "cur2";
+      auto sink = cost::OpenFileSink(out, gzip);
+      if (!sink.ok()) return void(exit_code = Fail(sink.status()));
+      std::ofstream invoice, inventory;
+      if (!invoice_path.empty()) invoice.open(invoice_path);
+      if (!inventory_path.empty()) inventory.open(inventory_path);
+      if ((!invoice_path.empty() && !invoice) || (!inventory_path.empty() && !inventory)) {
+        return void(exit_code = Fail(Unavailable("cannot create the invoice or inventory file")));
+      }
+      auto bill = cost::GenerateBill(options, *catalog, sink->get(),
+                                     invoice_path.empty() ? nullptr : &invoice,
+                                     inventory_path.empty() ? nullptr : &inventory);
+      if (!bill.ok()) return void(exit_code = Fail(bill.status()));
+      if (Status s = (*sink)->Close(); !s.ok()) return void(exit_code = Fail(s));
+      if (conn.json) {
+        Json j = {{"bill", out},
+                  {"rows", bill->rows},
+                  {"planted", Json::array()},
+                  {"malformed_lines", bill->malformed_lines}};
+        for (const auto& p : bill->planted) {
+          j["planted"].push_back({{"check", std::string(cost::CheckName(p.check))},
+                                  {"subject", p.subject},
+                                  {"lines", p.lines}});
+        }
+        PrintJson(j);
+        return;
+      }
+      std::cout << "wrote " << cost::FormatGrouped(static_cast<double>(bill->rows)) << " rows to "
+                << out << " (" << format << (gzip ? ", gzip" : "") << ")\n";
+      if (!bill->planted.empty()) {
+        Table t({"planted anomaly", "subject", "lines"});
+        for (const auto& p : bill->planted) {
+          std::string lines;
+          for (auto l : p.lines) lines += (lines.empty() ? "" : " ") + std::to_string(l);
+          t.Add({std::string(cost::CheckName(p.check)), p.subject, lines.empty() ? "-" : lines});
+        }
+        t.Print(std::cout);
+      }
+      if (!bill->malformed_lines.empty()) {
+        std::cout << "malformed lines:";
+        for (auto l : bill->malformed_lines) std::cout << " " << l;
+        std::cout << "\n";
+      }
+    });
+  }
+}
+
+}  // namespace tf::cli

@@ -1,0 +1,334 @@
+// The bill audit against synthetic bills with planted anomalies (every one found, with the
+// rows that prove it; a clean bill gives none; malformed rows reported with their lines), and
+// against small hand-written bills for the edges of each check.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cost/audit.h"
+#include "cost/bill_generator.h"
+#include "cost/byte_sink.h"
+#include "cost_test_util.h"
+
+namespace tf::testing {
+namespace {
+
+using cost::Check;
+
+struct Bill {
+  std::string path, invoice, inventory;
+  cost::GeneratedBill generated;
+};
+
+Bill Generate(const TempDir& dir, const std::string& name, cost::GeneratorOptions options,
+              bool gzip = false) {
+  Bill b;
+  b.path = (dir.path() / name).string();
+  std::string flat = name;  // side files stay out of a folder of bill parts
+  std::replace(flat.begin(), flat.end(), '/', '_');
+  b.invoice = (dir.path() / (flat + ".invoice.csv")).string();
+  b.inventory = (dir.path() / (flat + ".inventory.json")).string();
+  auto sink = cost::OpenFileSink(b.path, gzip);
+  EXPECT_TRUE(sink.ok());
+  std::ofstream invoice(b.invoice), inventory(b.inventory);
+  cost::Catalog catalog = ShippedCatalog();
+  auto g = cost::GenerateBill(options, catalog, sink->get(), &invoice, &inventory);
+  EXPECT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_TRUE((*sink)->Close().ok());
+  b.generated = *g;
+  return b;
+}
+
+cost::AuditReport Audit(const Bill& b, bool with_side_files = true) {
+  cost::AuditOptions options;
+  if (with_side_files) {
+    options.invoice_path = b.invoice;
+    options.inventory_paths = {b.inventory};
+  }
+  options.evidence_rows = 50;
+  auto report = cost::RunAudit(b.path, options, ShippedCatalog());
+  EXPECT_TRUE(report.ok()) << report.status().ToString();
+  return *report;
+}
+
+const cost::Finding* FindingFor(const cost::AuditReport& r, Check check,
+                                const std::string& subject) {
+  for (const auto& f : r.findings) {
+    if (f.check == check && f.subject == subject) return &f;
+  }
+  return nullptr;
+}
+
+std::string Describe(const cost::AuditReport& r) {
+  std::string out;
+  for (const auto& f : r.findings) {
+    out += std::string(cost::CheckName(f.check)) + " " + f.subject + ": " + f.message + "\n";
+  }
+  return out;
+}
+
+class CostAuditTest : public ::testing::TestWithParam<std::tuple<bool, bool>> {};
+
+TEST_P(CostAuditTest, FindsEveryPlantedAnomalyWithItsRows) {
+  auto [cur2, gzip] = GetParam();
+  TempDir dir;
+  cost::GeneratorOptions options;
+  options.rows = 20000;
+  options.cur2 = cur2;
+  options.anomalies = cost::AllChecks();
+  Bill b = Generate(dir, gzip ? "bill.csv.gz" : "bill.csv", options, gzip);
+  ASSERT_EQ(b.generated.planted.size(), cost::AllChecks().size());
+  cost::AuditReport r = Audit(b);
+  EXPECT_EQ(r.rows, 20000);
+  EXPECT_EQ(r.problems.count(), 0);
+  EXPECT_EQ(r.formats[0], cur2 ? "CUR 2.0" : "legacy CUR");
+  for (const auto& planted : b.generated.planted) {
+    const cost::Finding* f = FindingFor(r, planted.check, planted.subject);
+    ASSERT_NE(f, nullptr) << "missed " << cost::CheckName(planted.check) << " " << planted.subject
+                          << "\nfound:\n"
+                          << Describe(r);
+    EXPECT_GT(f->usd_at_stake, 0) << f->message;
+    EXPECT_FALSE(f->evidence.empty());
+    // Where the generator knows the exact lines, the finding names each of them.
+    for (int64_t line : planted.lines) {
+      std::string where = b.path + ":" + std::to_string(line);
+      EXPECT_NE(std::find(f->evidence.begin(), f->evidence.end(), where), f->evidence.end())
+          << where << " not among the evidence of " << cost::CheckName(f->check);
+    }
+  }
+  // Nothing but what was planted.
+  EXPECT_EQ(r.findings.size(), b.generated.planted.size()) << Describe(r);
+  EXPECT_EQ(r.ExitCode(), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, CostAuditTest,
+                         ::testing::Values(std::tuple{false, false}, std::tuple{true, false},
+                                           std::tuple{false, true}, std::tuple{true, true}));
+
+TEST(CostAudit, CleanBillHasNoFinding) {
+  TempDir dir;
+  for (bool cur2 : {false, true}) {
+    cost::GeneratorOptions options;
+    options.rows = 20000;
+    options.cur2 = cur2;
+    Bill b = Generate(dir, cur2 ? "clean2.csv" : "clean.csv", options);
+    cost::AuditReport r = Audit(b);
+    EXPECT_TRUE(r.findings.empty()) << Describe(r);
+    EXPECT_EQ(r.ExitCode(), 0);
+    EXPECT_GT(r.billed_usd, 0);
+    EXPECT_TRUE(r.skipped.empty()) << r.skipped[0];
+    EXPECT_FALSE(r.type_rates.empty());
+  }
+}
+
+TEST(CostAudit, MalformedRowsAreReportedWithTheirLines) {
+  TempDir dir;
+  cost::GeneratorOptions options;
+  options.rows = 5000;
+  options.malformed = 6;
+  Bill b = Generate(dir, "bad.csv", options);
+  ASSERT_EQ(b.generated.malformed_lines.size(), 6u);
+  cost::AuditReport r = Audit(b);
+  EXPECT_EQ(r.rows, 5000);
+  EXPECT_EQ(r.good_rows, 5000 - 6);
+  ASSERT_EQ(r.problems.count(), 6);
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(r.problems.kept()[i].line, b.generated.malformed_lines[i]);
+    EXPECT_EQ(r.problems.kept()[i].file, b.path);
+  }
+  EXPECT_NE(r.problems.kept()[0].message.find("'1.0.0' is not a number"), std::string::npos);
+  EXPECT_EQ(r.problems.kept()[0].column, "line_item_usage_amount");
+  EXPECT_NE(r.problems.kept()[1].message.find("is not a UTC date-time"), std::string::npos);
+  EXPECT_NE(r.problems.kept()[2].message.find("expected 31 fields, found 30"), std::string::npos);
+  EXPECT_TRUE(r.findings.empty()) << Describe(r);
+  EXPECT_EQ(r.ExitCode(), 2);
+}
+
+TEST(CostAudit, ReadsAFolderOfParts) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "parts");
+  cost::GeneratorOptions options;
+  options.rows = 3000;
+  Generate(dir, "parts/bill-00001.csv.gz", options, /*gzip=*/true);
+  options.cur2 = true;  // parts of different layouts are each mapped by their own header
+  options.seed = 2;
+  Generate(dir, "parts/bill-00002.csv", options);
+  auto r = cost::RunAudit((dir.path() / "parts").string(), {}, ShippedCatalog());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->files.size(), 2u);
+  EXPECT_EQ(r->rows, 6000);
+  EXPECT_TRUE(r->findings.empty()) << Describe(*r);
+}
+
+// A hand-written legacy bill: columns in an unusual order, an unknown column, and rows that
+// sit on each check's edge.
+std::string SmallBill(const std::vector<std::string>& rows) {
+  std::string text =
+      "lineItem/UsageStartDate,lineItem/UsageEndDate,x/Unknown,lineItem/LineItemType,"
+      "lineItem/UsageType,lineItem/ResourceId,product/instanceType,lineItem/UsageAmount,"
+      "lineItem/UnblendedRate,lineItem/UnblendedCost,lineItem/AvailabilityZone\n";
+  for (const auto& r : rows) text += r + "\n";
+  return text;
+}
+
+cost::AuditReport AuditText(const TempDir& dir, const std::string& text, double threshold = 0.15) {
+  std::string path = WriteFile(dir.path() / "small.csv", text);
+  cost::AuditOptions options;
+  options.threshold = threshold;
+  auto r = cost::RunAudit(path, options, ShippedCatalog());
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : cost::AuditReport();
+}
+
+TEST(CostAudit, RateThresholdAndStalePriceDates) {
+  TempDir dir;
+  const std::string h1 = "2026-08-01T00:00:00Z,2026-08-01T01:00:00Z,zz,Usage,";
+  // g5.xlarge lists at $1.006: $1.15 is 14.3% above (inside 15%), $1.16 is 15.3% above.
+  auto inside = AuditText(dir, SmallBill({h1 + "BoxUsage:g5.xlarge,i-1,g5.xlarge,1,1.15,1.15,"}));
+  EXPECT_TRUE(inside.findings.empty()) << Describe(inside);
+  auto above = AuditText(dir, SmallBill({h1 + "BoxUsage:g5.xlarge,i-1,g5.xlarge,1,1.16,1.16,"}));
+  ASSERT_EQ(above.findings.size(), 1u) << Describe(above);
+  EXPECT_EQ(above.findings[0].check, Check::kRateAboveCatalog);
+  EXPECT_EQ(above.findings[0].subject, "g5.xlarge in us-east-1");
+  EXPECT_NEAR(above.findings[0].usd_at_stake, 1.16 - 1.006, 1e-9);
+  EXPECT_EQ(above.findings[0].evidence[0], dir.path().string() + "/small.csv:2");
+  // A tighter threshold makes the first a finding too.
+  EXPECT_EQ(AuditText(dir, SmallBill({h1 + "BoxUsage:g5.xlarge,i-1,g5.xlarge,1,1.15,1.15,"}), 0.10)
+                .findings.size(),
+            1u);
+
+  // The pre-cut p5 price is stale after June 2025, and legitimate before.
+  auto stale =
+      AuditText(dir, SmallBill({h1 + "BoxUsage:p5.48xlarge,i-2,p5.48xlarge,1,98.32,98.32,"}));
+  ASSERT_EQ(stale.findings.size(), 1u) << Describe(stale);
+  EXPECT_EQ(stale.findings[0].check, Check::kStalePrice);
+  EXPECT_NEAR(stale.findings[0].usd_at_stake, 98.32 - 55.04, 1e-9);
+  auto before = AuditText(dir, SmallBill({"2025-05-01T00:00:00Z,2025-05-01T01:00:00Z,zz,Usage,"
+                                          "BoxUsage:p5.48xlarge,i-2,p5.48xlarge,1,98.32,98.32,"}));
+  EXPECT_TRUE(before.findings.empty()) << Describe(before);
+  // Other regions are priced only where the catalog has them: no finding, no guess.
+  auto ohio =
+      AuditText(dir, SmallBill({h1 + "USE2-BoxUsage:p5.48xlarge,i-3,p5.48xlarge,1,150,150,"}));
+  EXPECT_TRUE(ohio.findings.empty()) << Describe(ohio);
+}
+
+TEST(CostAudit, CostArithmeticAndHoursAgainstTheClock) {
+  TempDir dir;
+  // Within a cent is rounding; 2 cents off is a finding.
+  auto ok = AuditText(dir, SmallBill({"2026-08-01T00:00:00Z,2026-08-01T01:00:00Z,z,Usage,"
+                                      "BoxUsage:g5.xlarge,i-1,g5.xlarge,0.5,1.006,0.508,"}));
+  EXPECT_TRUE(ok.findings.empty()) << Describe(ok);
+  auto off = AuditText(dir, SmallBill({"2026-08-01T00:00:00Z,2026-08-01T01:00:00Z,z,Usage,"
+                                       "BoxUsage:g5.xlarge,i-1,g5.xlarge,0.5,1.006,0.523,"}));
+  ASSERT_EQ(off.findings.size(), 1u) << Describe(off);
+  EXPECT_EQ(off.findings[0].check, Check::kCostMismatch);
+
+  // Hours out of order are fine; the same hour twice is billed beyond the clock.
+  std::vector<std::string> rows;
+  for (int h : {3, 1, 2, 0}) {
+    std::string s = "2026-08-01T0" + std::to_string(h) + ":00:00Z";
+    std::string e = "2026-08-01T0" + std::to_string(h + 1) + ":00:00Z";
+    rows.push_back(s + "," + e + ",z,Usage,BoxUsage:g5.xlarge,i-9,g5.xlarge,1,1.006,1.006,");
+  }
+  auto shuffled = AuditText(dir, SmallBill(rows));
+  EXPECT_TRUE(shuffled.findings.empty()) << Describe(shuffled);
+  rows.push_back(rows[1]);
+  auto twice = AuditText(dir, SmallBill(rows));
+  ASSERT_EQ(twice.findings.size(), 1u) << Describe(twice);
+  EXPECT_EQ(twice.findings[0].check, Check::kHoursExceedClock);
+  EXPECT_EQ(twice.findings[0].subject, "i-9");
+  EXPECT_NEAR(twice.findings[0].usd_at_stake, 1.006, 1e-9);
+  // One row claiming 2 hours inside a 1-hour interval.
+  auto long_row = AuditText(dir, SmallBill({"2026-08-01T00:00:00Z,2026-08-01T01:00:00Z,z,Usage,"
+                                            "BoxUsage:g5.xlarge,i-7,g5.xlarge,2,1.006,2.012,"}));
+  ASSERT_EQ(long_row.findings.size(), 1u) << Describe(long_row);
+  EXPECT_EQ(long_row.findings[0].evidence[0], dir.path().string() + "/small.csv:2");
+}
+
+TEST(CostAudit, BadInputIsNamed) {
+  TempDir dir;
+  std::string path = WriteFile(dir.path() / "nocost.csv",
+                               "lineItem/LineItemType,lineItem/UsageType,lineItem/UsageAmount\n"
+                               "Usage,BoxUsage:g5.xlarge,1\n");
+  auto r = cost::RunAudit(path, {}, ShippedCatalog());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(
+                "missing required column(s): line_item_unblended_cost (lineItem/UnblendedCost)"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_EQ(
+      cost::RunAudit((dir.path() / "absent.csv").string(), {}, ShippedCatalog()).status().code(),
+      StatusCode::kNotFound);
+
+  cost::AuditOptions options;
+  options.invoice_path = WriteFile(dir.path() / "inv.csv", "resource_id,hours\ni-1,3\n");
+  std::string bill = WriteFile(dir.path() / "b.csv", SmallBill({}));
+  auto inv = cost::RunAudit(bill, options, ShippedCatalog());
+  ASSERT_FALSE(inv.ok());
+  EXPECT_NE(
+      inv.status().message().find("missing required column(s): rate_usd_per_hour, amount_usd"),
+      std::string::npos)
+      << inv.status().message();
+
+  options.invoice_path.clear();
+  options.inventory_paths = {WriteFile(dir.path() / "i.json", "{\"Other\": []}")};
+  EXPECT_FALSE(cost::RunAudit(bill, options, ShippedCatalog()).ok());
+}
+
+TEST(CostAuditCli, ExitCodesAndJson) {
+  TempDir dir;
+  std::string bill = (dir.path() / "b.csv").string();
+  std::string inv = (dir.path() / "inv.csv").string();
+  std::string inst = (dir.path() / "inst.json").string();
+  auto gen =
+      RunTensorfleet({"cost", "generate-bill", "--rows", "3000", "--format", "cur2", "--out", bill,
+                      "--anomalies", "all", "--invoice", inv, "--instances", inst, "--json"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.output;
+  auto planted = nlohmann::json::parse(gen.output)["planted"];
+  EXPECT_EQ(planted.size(), cost::AllChecks().size());
+
+  auto audit =
+      RunTensorfleet({"cost", "audit", bill, "--invoice", inv, "--instances", inst, "--json"});
+  EXPECT_EQ(audit.exit_code, 1) << audit.output;
+  auto j = nlohmann::json::parse(audit.output);
+  EXPECT_EQ(j["findings"].size(), planted.size());
+  EXPECT_EQ(j["rows"], 3000);
+
+  auto human = RunTensorfleet({"cost", "audit", bill, "--invoice", inv, "--instances", inst});
+  EXPECT_EQ(human.exit_code, 1);
+  EXPECT_NE(human.output.find("stale-price"), std::string::npos) << human.output;
+  EXPECT_NE(human.output.find("proof: " + bill + " line"), std::string::npos) << human.output;
+
+  std::string clean = (dir.path() / "clean.csv").string();
+  ASSERT_EQ(RunTensorfleet({"cost", "generate-bill", "--rows", "3000", "--out", clean}).exit_code,
+            0);
+  auto ok = RunTensorfleet({"cost", "audit", clean});
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("No findings."), std::string::npos);
+
+  std::string broken = (dir.path() / "broken.csv").string();
+  ASSERT_EQ(RunTensorfleet(
+                {"cost", "generate-bill", "--rows", "3000", "--out", broken, "--malformed", "2"})
+                .exit_code,
+            0);
+  auto bad = RunTensorfleet({"cost", "audit", broken});
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("Malformed input: 2 problems"), std::string::npos) << bad.output;
+
+  auto missing = RunTensorfleet({"cost", "audit", (dir.path() / "nope.csv").string()});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.output.find("nope.csv: no such file"), std::string::npos) << missing.output;
+
+  auto unknown = RunTensorfleet({"cost", "generate-bill", "--out", clean, "--anomalies", "foo"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.output.find("unknown anomaly 'foo'"), std::string::npos);
+  auto needs =
+      RunTensorfleet({"cost", "generate-bill", "--out", clean, "--anomalies", "spot-resold"});
+  EXPECT_EQ(needs.exit_code, 1);
+  EXPECT_NE(needs.output.find("needs an invoice"), std::string::npos) << needs.output;
+}
+
+}  // namespace
+}  // namespace tf::testing
