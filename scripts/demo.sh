@@ -78,6 +78,19 @@ echo "   the forward pass and the speed are real)"
 tf engine generate --model tests/data/engine/llama-gqa --prompt "The quick brown fox" \
   --max-tokens 32 --ignore-eos
 
+step "Cost, offline: plan a training run, refuse an impossible deployment, audit a bill"
+# Llama 2 70B on 2T tokens on A100-80GB: at the MFU the paper's run implies (43.47%), its
+# published 1,720,320 GPU-hours fall out of 6 x N x D.
+tf plan train --params 70B --tokens 2T --gpu A100-80GB --gpus 2048 --mfu 0.4347233
+# 70B in FP8 on four A10Gs: the A10G has no FP8, so the plan is refused with exit code 1.
+tf plan serve --params 70B --dtype fp8 --gpu A10G --gpus 4 --context 4096 --concurrency 16 \
+  || echo "(refused: exit code $?)"
+tf cost generate-bill --rows 20000 --out "$data_dir/bill.csv" --anomalies all \
+  --invoice "$data_dir/invoice.csv" --instances "$data_dir/instances.json"
+# The audit exits 1 when it has findings, which is what this bill is for.
+tf cost audit "$data_dir/bill.csv" --invoice "$data_dir/invoice.csv" \
+  --instances "$data_dir/instances.json" || echo "(exit code $?: findings)"
+
 step "Stop the server gracefully"
 kill -TERM "$server_pid"; wait "$server_pid" || true; server_pid=""
 echo "demo finished"
