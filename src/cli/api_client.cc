@@ -38,6 +38,14 @@ StatusCode CodeFromName(const std::string& name) {
   return StatusCode::kInternal;
 }
 
+// The server's error in a non-2xx answer.
+Status ErrorFromAnswer(int http_status, const Json& j) {
+  if (j.is_object() && j.contains("error") && j["error"].is_object()) {
+    return Status(CodeFromName(j["error"].value("code", "")), j["error"].value("message", ""));
+  }
+  return Internal("the server answered HTTP " + std::to_string(http_status));
+}
+
 }  // namespace
 
 std::string DefaultDataDir() {
@@ -83,10 +91,19 @@ Result<Json> ApiClient::Call(const std::string& method, const std::string& targe
     if (j.is_discarded()) return Internal("the server answered with something that is not JSON");
     return j;
   }
-  if (j.is_object() && j.contains("error") && j["error"].is_object()) {
-    return Status(CodeFromName(j["error"].value("code", "")), j["error"].value("message", ""));
+  return ErrorFromAnswer(response->status, j);
+}
+
+Result<http::ClientResponse> ApiClient::Exchange(http::ClientRequest request) {
+  request.headers.emplace_back("Authorization", "Bearer " + token_);
+  auto response = client_->Exchange(request);
+  if (!response.ok()) {
+    return Status(response.status().code(), "cannot reach the tensorfleet server at " + server_ +
+                                                 ": " + response.status().message());
   }
-  return Internal("the server answered HTTP " + std::to_string(response->status));
+  if (response->status >= 200 && response->status < 300) return response;
+  return ErrorFromAnswer(response->status,
+                         Json::parse(response->body, nullptr, /*allow_exceptions=*/false));
 }
 
 }  // namespace tf::cli

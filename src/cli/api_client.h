@@ -39,6 +39,10 @@ class ApiClient {
                     const Json& body = nullptr,
                     std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
+  // Sends `request` with the token added; its body and the answer's may stream (see
+  // http::ClientRequest). An answer that is not 2xx becomes the server's error, as for Call.
+  Result<http::ClientResponse> Exchange(http::ClientRequest request);
+
   const std::string& server() const { return server_; }
 
  private:

@@ -40,6 +40,7 @@ int Main(int argc, char** argv) {
   AddServerCommands(app, conn, exit_code);
   AddQueueCommands(app, conn, exit_code);
   AddAuthCommands(app, conn, exit_code);
+  AddObjectCommands(app, conn, exit_code);
   AddEngineCommands(app, conn, exit_code);
   AddCostCommands(app, conn, exit_code);
   AddPlanCommands(app, conn, exit_code);

@@ -14,6 +14,7 @@ namespace tf::cli {
 void AddServerCommands(CLI::App& app, Connection& conn, int& exit_code);  // up, server
 void AddQueueCommands(CLI::App& app, Connection& conn, int& exit_code);   // queue ...
 void AddAuthCommands(CLI::App& app, Connection& conn, int& exit_code);    // token, project, status
+void AddObjectCommands(CLI::App& app, Connection& conn, int& exit_code);  // bucket, cp, ls, rm, cat
 void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code);  // engine generate
 // cost catalog/compare/audit/generate-bill; offline, no server needed.
 void AddCostCommands(CLI::App& app, Connection& conn, int& exit_code);

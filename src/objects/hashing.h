@@ -1,4 +1,4 @@
-// MD5 (the ETag) and SHA-256 (the stored checksum) of content fed to it piece by piece.
+// Digests of content fed piece by piece: MD5 (the ETag) and SHA-256 (the stored checksum).
 #pragma once
 
 #include <memory>
@@ -21,6 +21,23 @@ class ContentHasher {
  private:
   struct Contexts;
   std::unique_ptr<Contexts> contexts_;
+};
+
+// SHA-256 alone, for checking content end to end.
+class Sha256Hasher {
+ public:
+  Sha256Hasher();
+  ~Sha256Hasher();
+  Sha256Hasher(const Sha256Hasher&) = delete;
+  Sha256Hasher& operator=(const Sha256Hasher&) = delete;
+
+  void Update(std::string_view data);
+  // The digest in hex. Call once, after the last Update.
+  std::string FinishHex();
+
+ private:
+  struct Context;
+  std::unique_ptr<Context> context_;
 };
 
 }  // namespace tf::objects

@@ -1,0 +1,279 @@
+// `tensorfleet bucket ...`, `cp`, `ls`, `rm` and `cat`: buckets and objects, with tf://BUCKET/KEY
+// naming an object and anything else a local path.
+#include <algorithm>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "cli/table.h"
+#include "cli/transfer.h"
+#include "http/url.h"
+
+namespace tf::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// Counts what a cp moved and prints "upload: a -> tf://b/a (1.0 MiB)" per file; for several
+// files, a summary at the end.
+class Transfers {
+ public:
+  explicit Transfers(const char* verb) : verb_(verb), start_(Clock::now()) {}
+  void Done(const std::string& from, const std::string& to, uint64_t bytes) {
+    std::cout << verb_ << ": " << from << " -> " << to << " (" << FormatBytes(bytes) << ")\n";
+    ++files_;
+    bytes_ += bytes;
+  }
+  void Summary() const {
+    if (files_ != 1) {
+      std::cout << files_ << " files, " << FormatTransfer(bytes_, Clock::now() - start_) << "\n";
+    } else {
+      std::cout << FormatTransfer(bytes_, Clock::now() - start_) << "\n";
+    }
+  }
+
+ private:
+  const char* verb_;
+  Clock::time_point start_;
+  int files_ = 0;
+  uint64_t bytes_ = 0;
+};
+
+// "dir/" + "x" and "dir" + "x" both give "dir/x"; "" + "x" gives "x".
+std::string JoinKey(const std::string& prefix, const std::string& rest) {
+  if (prefix.empty() || prefix.back() == '/') return prefix + rest;
+  return prefix + "/" + rest;
+}
+
+Status Upload(ApiClient& api, const fs::path& src, ObjectUrl dst, bool recursive,
+              const std::string& content_type) {
+  std::error_code ec;
+  Transfers done("upload");
+  if (fs::is_directory(src, ec)) {
+    if (!recursive) return InvalidArgument(src.string() + " is a directory: use -r");
+    std::vector<fs::path> files;
+    for (const auto& e : fs::recursive_directory_iterator(src, ec)) {
+      if (e.is_regular_file()) files.push_back(e.path());
+    }
+    if (ec) return InvalidArgument("cannot read " + src.string() + ": " + ec.message());
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      ObjectUrl to{dst.bucket, JoinKey(dst.key, fs::relative(file, src).generic_string())};
+      TF_ASSIGN_OR_RETURN(uint64_t bytes, UploadFile(api, file, to, content_type));
+      done.Done(file.string(), to.ToString(), bytes);
+    }
+  } else {
+    if (dst.key.empty() || dst.key.back() == '/') dst.key += src.filename().string();
+    TF_ASSIGN_OR_RETURN(uint64_t bytes, UploadFile(api, src, dst, content_type));
+    done.Done(src.string(), dst.ToString(), bytes);
+  }
+  done.Summary();
+  return OkStatus();
+}
+
+Status Download(ApiClient& api, const ObjectUrl& src, const fs::path& dst, bool recursive) {
+  Transfers done("download");
+  std::error_code ec;
+  if (recursive) {
+    std::string prefix = src.key.empty() || src.key.back() == '/' ? src.key : src.key + "/";
+    TF_ASSIGN_OR_RETURN(std::vector<std::string> keys, ListKeys(api, src.bucket, prefix));
+    Status skipped;
+    for (const auto& key : keys) {
+      auto path = LocalPathFor(dst, std::string_view(key).substr(prefix.size()));
+      if (!path.ok()) {  // never written outside dst
+        std::cerr << "skipping " << ObjectUrl{src.bucket, key}.ToString() << ": "
+                  << path.status().message() << "\n";
+        skipped = path.status();
+        continue;
+      }
+      fs::create_directories(path->parent_path(), ec);
+      if (ec) return InvalidArgument("cannot create " + path->parent_path().string());
+      ObjectUrl from{src.bucket, key};
+      TF_ASSIGN_OR_RETURN(uint64_t bytes, DownloadFile(api, from, *path));
+      done.Done(from.ToString(), path->string(), bytes);
+    }
+    done.Summary();
+    return skipped;
+  }
+  fs::path path = dst;
+  if (fs::is_directory(dst, ec) || dst.string().back() == '/') {
+    std::string name = src.key.substr(src.key.rfind('/') + 1);
+    if (name.empty() || name == "." || name == "..") {
+      return InvalidArgument("give a file name to save " + src.ToString() + " as");
+    }
+    path = dst / name;
+  }
+  TF_ASSIGN_OR_RETURN(uint64_t bytes, DownloadFile(api, src, path));
+  done.Done(src.ToString(), path.string(), bytes);
+  done.Summary();
+  return OkStatus();
+}
+
+Status Copy(const Connection& conn, const std::string& from, const std::string& to,
+            bool recursive, const std::string& content_type) {
+  if (IsObjectUrl(from) == IsObjectUrl(to)) {
+    return InvalidArgument("cp copies a local path to tf://BUCKET/KEY or back; " +
+                           std::string(IsObjectUrl(from) ? "object to object is not supported yet"
+                                                         : "neither is an object"));
+  }
+  TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
+  if (IsObjectUrl(to)) {
+    TF_ASSIGN_OR_RETURN(ObjectUrl dst, ParseObjectUrl(to));
+    return Upload(api, from, dst, recursive, content_type);
+  }
+  TF_ASSIGN_OR_RETURN(ObjectUrl src, ParseObjectUrl(from));
+  if (src.key.empty() && !recursive) return InvalidArgument(from + " names no object");
+  return Download(api, src, to, recursive);
+}
+
+Status List(const Connection& conn, const std::string& where, bool recursive) {
+  TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
+  if (where.empty()) {
+    TF_ASSIGN_OR_RETURN(Json r, api.Call("GET", "/v1/buckets"));
+    if (conn.json) {
+      PrintJson(r);
+      return OkStatus();
+    }
+    Table t({"bucket", "created"});
+    for (const auto& b : r["buckets"]) t.Add({Cell(b["name"]), Cell(b["created_at"])});
+    t.Print(std::cout);
+    return OkStatus();
+  }
+  TF_ASSIGN_OR_RETURN(ObjectUrl url, ParseObjectUrl(where));
+  Json all = {{"objects", Json::array()}, {"common_prefixes", Json::array()}};
+  std::string after;
+  for (;;) {
+    std::string target = "/v1/buckets/" + http::PercentEncode(url.bucket) +
+                         "/objects?prefix=" + http::PercentEncode(url.key) +
+                         "&start_after=" + http::PercentEncode(after);
+    if (!recursive) target += "&delimiter=/";
+    TF_ASSIGN_OR_RETURN(Json page, api.Call("GET", target));
+    for (auto& o : page["objects"]) all["objects"].push_back(o);
+    for (auto& p : page["common_prefixes"]) all["common_prefixes"].push_back(p);
+    if (!page.value("truncated", false)) break;
+    after = page["next_start_after"].get<std::string>();
+  }
+  if (conn.json) {
+    PrintJson(all);
+    return OkStatus();
+  }
+  Table t({"modified", "size", "key"});
+  for (const auto& p : all["common_prefixes"]) t.Add({"", "DIR", Cell(p)});
+  for (const auto& o : all["objects"]) {
+    t.Add({Cell(o["modified_at"]), FormatBytes(o["size"].get<uint64_t>()), Cell(o["key"])});
+  }
+  t.Print(std::cout);
+  return OkStatus();
+}
+
+Status Remove(const Connection& conn, const std::string& where, bool recursive) {
+  TF_ASSIGN_OR_RETURN(ObjectUrl url, ParseObjectUrl(where));
+  TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
+  std::vector<std::string> keys = {url.key};
+  if (recursive) {
+    TF_ASSIGN_OR_RETURN(keys, ListKeys(api, url.bucket, url.key));
+  } else if (url.key.empty()) {
+    return InvalidArgument(where + " names no object (use -r for everything under a prefix)");
+  }
+  for (const auto& key : keys) {
+    ObjectUrl object{url.bucket, key};
+    TF_RETURN_IF_ERROR(api.Call("DELETE", ObjectTarget(object)).status());
+    std::cout << "delete: " << object.ToString() << "\n";
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+void AddObjectCommands(CLI::App& app, Connection& conn, int& exit_code) {
+  auto* bucket = app.add_subcommand("bucket", "Buckets of objects");
+  bucket->require_subcommand(1);
+  {
+    static std::string name;
+    auto* cmd = bucket->add_subcommand("create", "Create a bucket");
+    cmd->add_option("name", name, "3-63 of a-z, 0-9, '-' and '.'")->required();
+    cmd->callback([&] {
+      auto api = ApiClient::Connect(conn);
+      if (!api.ok()) return void(exit_code = Fail(api.status()));
+      auto r = api->Call("POST", "/v1/buckets", {{"name", name}});
+      if (!r.ok()) return void(exit_code = Fail(r.status()));
+      if (conn.json) return PrintJson(*r);
+      std::cout << "created bucket " << name << "\n";
+    });
+  }
+  {
+    auto* cmd = bucket->add_subcommand("list", "List this project's buckets");
+    cmd->callback([&] {
+      Status s = List(conn, "", false);
+      if (!s.ok()) exit_code = Fail(s);
+    });
+  }
+  {
+    static std::string name;
+    auto* cmd = bucket->add_subcommand("delete", "Delete an empty bucket");
+    cmd->add_option("name", name, "Bucket name")->required();
+    cmd->callback([&] {
+      auto api = ApiClient::Connect(conn);
+      if (!api.ok()) return void(exit_code = Fail(api.status()));
+      auto r = api->Call("DELETE", "/v1/buckets/" + http::PercentEncode(name));
+      if (!r.ok()) return void(exit_code = Fail(r.status()));
+      std::cout << "deleted bucket " << name << "\n";
+    });
+  }
+  {
+    static std::string from, to, content_type;
+    static bool recursive = false;
+    auto* cmd = app.add_subcommand("cp", "Copy a file or directory to tf://BUCKET/KEY, or back");
+    cmd->add_option("source", from, "Local path or tf://BUCKET/KEY")->required();
+    cmd->add_option("destination", to, "tf://BUCKET/KEY or a local path")->required();
+    cmd->add_flag("-r,--recursive", recursive,
+                  "Copy a directory, or every object under a key prefix");
+    cmd->add_option("--content-type", content_type, "Content type of uploaded objects");
+    cmd->callback([&] {
+      Status s = Copy(conn, from, to, recursive, content_type);
+      if (!s.ok()) exit_code = Fail(s);
+    });
+  }
+  {
+    static std::string where;
+    static bool recursive = false;
+    auto* cmd = app.add_subcommand("ls", "List buckets, or objects under tf://BUCKET/PREFIX");
+    cmd->add_option("url", where, "tf://BUCKET[/PREFIX]; none lists buckets");
+    cmd->add_flag("-r,--recursive", recursive, "Every key under the prefix, not grouped by '/'");
+    cmd->callback([&] {
+      Status s = List(conn, where, recursive);
+      if (!s.ok()) exit_code = Fail(s);
+    });
+  }
+  {
+    static std::string where;
+    static bool recursive = false;
+    auto* cmd = app.add_subcommand("rm", "Delete an object, or every object under a prefix");
+    cmd->add_option("url", where, "tf://BUCKET/KEY")->required();
+    cmd->add_flag("-r,--recursive", recursive, "Delete every object whose key starts with KEY");
+    cmd->callback([&] {
+      Status s = Remove(conn, where, recursive);
+      if (!s.ok()) exit_code = Fail(s);
+    });
+  }
+  {
+    static std::string where;
+    auto* cmd = app.add_subcommand("cat", "Write an object's content to stdout");
+    cmd->add_option("url", where, "tf://BUCKET/KEY")->required();
+    cmd->callback([&] {
+      auto url = ParseObjectUrl(where);
+      if (!url.ok()) return void(exit_code = Fail(url.status()));
+      auto api = ApiClient::Connect(conn);
+      if (!api.ok()) return void(exit_code = Fail(api.status()));
+      Status s = StreamObject(*api, *url, [](std::string_view piece) {
+        std::cout.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+        return std::cout ? OkStatus() : Unavailable("cannot write to stdout");
+      });
+      std::cout.flush();
+      if (!s.ok()) exit_code = Fail(s);
+    });
+  }
+}
+
+}  // namespace tf::cli

@@ -1,0 +1,47 @@
+// A one-line progress display for long transfers: drawn on stderr, only when it is a terminal
+// and the transfer is large enough to be worth watching.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace tf::cli {
+
+// "12.3 MiB", "980 B"
+std::string FormatBytes(uint64_t bytes);
+// "12.3 MiB in 1.2 s (10.2 MiB/s)"
+std::string FormatTransfer(uint64_t bytes, std::chrono::steady_clock::duration elapsed);
+
+class Progress {
+ public:
+  static constexpr uint64_t kMinBytes = 8 << 20;
+
+  // `total` 0: unknown until set_total.
+  Progress(std::string label, uint64_t total);
+  ~Progress() { Finish(); }
+
+  void set_total(uint64_t total) { total_ = total; }
+  // Counts `bytes` more; redraws at most ten times a second.
+  void Add(uint64_t bytes);
+  // Clears the line, if one was drawn. Called by the destructor too.
+  void Finish();
+
+  uint64_t done() const { return done_; }
+  std::chrono::steady_clock::duration elapsed() const {
+    return std::chrono::steady_clock::now() - start_;
+  }
+
+ private:
+  void Draw();
+
+  const std::string label_;
+  uint64_t total_;
+  uint64_t done_ = 0;
+  const bool enabled_;
+  bool drawn_ = false;
+  const std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_draw_;
+};
+
+}  // namespace tf::cli

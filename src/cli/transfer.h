@@ -1,0 +1,58 @@
+// Files to objects and back for `tensorfleet cp` and `cat`: bodies stream from and to the disk
+// (never whole in memory), and every transfer is checked end to end against the SHA-256 the
+// server keeps. Downloads land in a temporary file that replaces the target only when complete
+// and checked.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "cli/api_client.h"
+
+namespace tf::cli {
+
+inline constexpr std::string_view kObjectScheme = "tf://";
+
+// tf://bucket/key: the key may be empty or hold any number of '/'.
+struct ObjectUrl {
+  std::string bucket;
+  std::string key;
+  std::string ToString() const { return std::string(kObjectScheme) + bucket + "/" + key; }
+};
+
+bool IsObjectUrl(std::string_view s);
+// kInvalidArgument unless `s` is tf://BUCKET[/KEY].
+Result<ObjectUrl> ParseObjectUrl(std::string_view s);
+
+// "/v1/buckets/B/objects/KEY" with the key percent-encoded.
+std::string ObjectTarget(const ObjectUrl& url);
+
+// The local path for an object whose key, below the prefix being copied, is `relative`.
+// kInvalidArgument if that would leave `dir`: an absolute key, or one with "", "." or ".."
+// segments. Keys come from the server and are not trusted as paths here either.
+Result<std::filesystem::path> LocalPathFor(const std::filesystem::path& dir,
+                                           std::string_view relative);
+
+// Uploads the regular file `path` to `dst` (content type "" lets the server choose). Returns the
+// object's size.
+Result<uint64_t> UploadFile(ApiClient& api, const std::filesystem::path& path,
+                            const ObjectUrl& dst, const std::string& content_type);
+
+// Downloads `src` to the file `path` (its directory must exist). Returns the object's size.
+Result<uint64_t> DownloadFile(ApiClient& api, const ObjectUrl& src,
+                              const std::filesystem::path& path);
+
+// Hands the content of `src` to `sink` piece by piece, then checks it. A checksum mismatch is
+// reported after the content has been handed over.
+Status StreamObject(ApiClient& api, const ObjectUrl& src,
+                    const std::function<Status(std::string_view)>& sink);
+
+// Every key of `bucket` that starts with `prefix`, in order (all pages).
+Result<std::vector<std::string>> ListKeys(ApiClient& api, const std::string& bucket,
+                                          const std::string& prefix);
+
+}  // namespace tf::cli

@@ -1,0 +1,139 @@
+// The object verbs of the tensorfleet command against a live server: buckets, cp both ways
+// (files and directories), ls, cat, rm, and keys that must not become paths on the way down.
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "api_test_util.h"
+#include "child_process.h"
+
+namespace tf::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+class ObjectsCliTest : public ApiFixture {
+ protected:
+  CliResult Run(std::vector<std::string> args) {
+    std::vector<std::string> argv = {TENSORFLEET_BINARY, "--server", app_->url(), "--token",
+                                     admin_token_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ChildProcess child;
+    EXPECT_TRUE(child.Start(argv, {"TENSORFLEET_URL=", "TENSORFLEET_TOKEN="}));
+    int status = child.Wait();
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, child.output()};
+  }
+
+  static void Write(const fs::path& path, const std::string& content) {
+    fs::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << content;
+  }
+  static std::string Read(const fs::path& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }
+  fs::path Local(const std::string& name) { return dir_.path() / "local" / name; }
+};
+
+TEST_F(ObjectsCliTest, BucketLifecycle) {
+  auto created = Run({"bucket", "create", "models"});
+  EXPECT_EQ(created.exit_code, 0) << created.output;
+  EXPECT_NE(created.output.find("created bucket models"), std::string::npos);
+  auto listed = Run({"bucket", "list"});
+  EXPECT_NE(listed.output.find("models"), std::string::npos) << listed.output;
+  EXPECT_EQ(Run({"bucket", "create", "models"}).exit_code, 1);
+  auto bad = Run({"bucket", "create", "Bad_Name"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.output.find("bad bucket name"), std::string::npos) << bad.output;
+  EXPECT_EQ(Run({"bucket", "delete", "models"}).exit_code, 0);
+  EXPECT_EQ(Run({"ls"}).output.find("models"), std::string::npos);
+}
+
+TEST_F(ObjectsCliTest, CopyUpAndDownFilesAndDirectories) {
+  ASSERT_EQ(Run({"bucket", "create", "data"}).exit_code, 0);
+  std::string big(9 << 20, 'x');
+  for (size_t i = 0; i < big.size(); i += 4099) big[i] = static_cast<char>(i);
+  Write(Local("tree/a.txt"), "alpha");
+  Write(Local("tree/sub/b.bin"), big);
+  Write(Local("tree/sub/deeper/c"), "");
+
+  auto up = Run({"cp", "-r", Local("tree").string(), "tf://data/run1"});
+  ASSERT_EQ(up.exit_code, 0) << up.output;
+  EXPECT_NE(up.output.find("-> tf://data/run1/sub/b.bin (9.0 MiB)"), std::string::npos) << up.output;
+  EXPECT_NE(up.output.find("3 files, 9.0 MiB in"), std::string::npos) << up.output;
+
+  auto ls = Run({"ls", "tf://data/run1/"});
+  EXPECT_EQ(ls.exit_code, 0) << ls.output;
+  EXPECT_NE(ls.output.find("run1/a.txt"), std::string::npos) << ls.output;
+  EXPECT_NE(ls.output.find("DIR"), std::string::npos) << ls.output;  // run1/sub/
+  EXPECT_EQ(ls.output.find("run1/sub/b.bin"), std::string::npos) << ls.output;
+  EXPECT_NE(Run({"ls", "-r", "tf://data/run1/"}).output.find("run1/sub/b.bin"), std::string::npos);
+
+  auto cat = Run({"cat", "tf://data/run1/a.txt"});
+  EXPECT_EQ(cat.exit_code, 0);
+  EXPECT_EQ(cat.output, "alpha");
+
+  auto one = Run({"cp", "tf://data/run1/sub/b.bin", Local("copy.bin").string()});
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_TRUE(Read(Local("copy.bin")) == big);
+  auto into_dir = Run({"cp", "tf://data/run1/a.txt", Local("").string()});
+  ASSERT_EQ(into_dir.exit_code, 0) << into_dir.output;
+  EXPECT_EQ(Read(Local("a.txt")), "alpha");
+
+  auto down = Run({"cp", "-r", "tf://data/run1", Local("back").string()});
+  ASSERT_EQ(down.exit_code, 0) << down.output;
+  EXPECT_EQ(Read(Local("back/a.txt")), "alpha");
+  EXPECT_TRUE(Read(Local("back/sub/b.bin")) == big);
+  EXPECT_TRUE(fs::exists(Local("back/sub/deeper/c")));
+
+  auto rm = Run({"rm", "-r", "tf://data/run1/sub/"});
+  EXPECT_EQ(rm.exit_code, 0) << rm.output;
+  EXPECT_NE(rm.output.find("delete: tf://data/run1/sub/b.bin"), std::string::npos);
+  auto missing = Run({"cat", "tf://data/run1/sub/b.bin"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("does not exist"), std::string::npos) << missing.output;
+}
+
+TEST_F(ObjectsCliTest, KeysThatWouldEscapeAreNotWrittenOnTheWayDown) {
+  ASSERT_EQ(Run({"bucket", "create", "data"}).exit_code, 0);
+  Write(Local("payload"), "gotcha");
+  for (const char* key : {"p/../../escaped", "p//abs", "p/ok"}) {
+    ASSERT_EQ(Run({"cp", Local("payload").string(), std::string("tf://data/") + key}).exit_code, 0)
+        << key;
+  }
+  auto down = Run({"cp", "-r", "tf://data/p", Local("into").string()});
+  EXPECT_EQ(down.exit_code, 1) << down.output;  // some keys were skipped
+  EXPECT_NE(down.output.find("skipping tf://data/p/../../escaped"), std::string::npos)
+      << down.output;
+  EXPECT_EQ(Read(Local("into/ok")), "gotcha");
+  EXPECT_FALSE(fs::exists(Local("escaped")));
+  EXPECT_FALSE(fs::exists(dir_.path() / "escaped"));
+  EXPECT_FALSE(fs::exists(Local("into/abs")));
+}
+
+TEST_F(ObjectsCliTest, UsageErrorsSayWhatIsWrong) {
+  ASSERT_EQ(Run({"bucket", "create", "data"}).exit_code, 0);
+  Write(Local("dir/f"), "x");
+  auto no_r = Run({"cp", Local("dir").string(), "tf://data/"});
+  EXPECT_EQ(no_r.exit_code, 1);
+  EXPECT_NE(no_r.output.find("is a directory: use -r"), std::string::npos) << no_r.output;
+  auto both_local = Run({"cp", "a", "b"});
+  EXPECT_EQ(both_local.exit_code, 1);
+  EXPECT_NE(both_local.output.find("neither is an object"), std::string::npos);
+  auto missing = Run({"cp", Local("nope").string(), "tf://data/x"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("cannot open"), std::string::npos) << missing.output;
+  auto no_bucket = Run({"cp", Local("dir/f").string(), "tf://nope/x"});
+  EXPECT_EQ(no_bucket.exit_code, 1);
+  EXPECT_NE(no_bucket.output.find("bucket 'nope' does not exist"), std::string::npos)
+      << no_bucket.output;
+}
+
+}  // namespace
+}  // namespace tf::testing
