@@ -16,8 +16,9 @@ for target in request_fuzz engine_fuzz cur_fuzz; do
   echo "fuzz: running $target for ${seconds}s"
   log="$work.log"
   status=0
+  mkdir -p build-fuzz/artifacts  # a crashing input is kept here, outside the source tree
   build-fuzz/fuzz/$target -max_total_time="$seconds" -max_len=4096 -timeout=10 \
-    -print_final_stats=1 "$work" >"$log" 2>&1 || status=$?
+    -artifact_prefix=build-fuzz/artifacts/ -print_final_stats=1 "$work" >"$log" 2>&1 || status=$?
   grep -E '^(stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)|Done [0-9]+ runs' "$log" || true
   if [ "$status" -ne 0 ]; then tail -40 "$log"; fi
   rm -f "$log"
