@@ -169,7 +169,8 @@ void AddBillCommands(CLI::App* cost_cmd, Connection& conn, int& exit_code) {
                     "Reseller invoice CSV to check against the bill (columns in docs/cost.md)");
     cmd->add_option("--instances", options.inventory_paths,
                     "aws ec2 describe-instances / describe-volumes / describe-snapshots JSON "
-                    "(repeatable)");
+                    "(repeatable)")
+        ->allow_extra_args(false);
     cmd->add_option("--threshold", options.threshold,
                     "Relative excess over the catalog price that is a finding (default 0.15)");
     cmd->add_option("--cluster-tag", options.cluster_tag,

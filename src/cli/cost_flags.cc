@@ -11,11 +11,13 @@ void AddCatalogFlags(CLI::App* cmd, cost::CatalogOptions* options) {
   cmd->add_option("--catalog", options->replace,
                   "Price catalog CSV file or folder replacing the shipped tables of the same "
                   "kind (repeatable)")
-      ->type_name("PATH");
+      ->type_name("PATH")
+      ->allow_extra_args(false);
   cmd->add_option("--catalog-extra", options->extra,
                   "CSV file or folder adding rows to the catalog, e.g. a reseller's price sheet "
                   "(repeatable; columns in docs/cost.md)")
-      ->type_name("PATH");
+      ->type_name("PATH")
+      ->allow_extra_args(false);
 }
 
 void AddJsonFlag(CLI::App* cmd, Connection& conn) {

@@ -87,8 +87,9 @@ void UsageFindings(const CheckContext& ctx, std::vector<Finding>* out) {
     Finding f{Check::kCostMismatch, "line_item_unblended_cost"};
     double net = ctx.scan.cost_mismatch_usd();
     f.usd_at_stake = std::abs(net);
-    f.message = std::to_string(mismatch.total) + " rows whose cost differs from rate x usage by " +
-                "more than a cent; net " + FormatUsd(net) +
+    f.message = std::to_string(mismatch.total) +
+                (mismatch.total == 1 ? " row whose cost differs" : " rows whose cost differs") +
+                " from rate x usage by " + "more than a cent; net " + FormatUsd(net) +
                 (net >= 0 ? " more than their rates give" : " less than their rates give");
     ctx.AddEvidence(mismatch, &f);
     out->push_back(std::move(f));

@@ -81,8 +81,9 @@ Status AuditInvoice(const std::string& path, uint32_t file_index, const CheckCon
   if (mismatch.total > 0) {
     Finding f{Check::kCostMismatch, "invoice amount_usd"};
     f.usd_at_stake = std::fabs(mismatch_usd);
-    f.message = std::to_string(mismatch.total) + " invoice lines whose amount is not hours x " +
-                "rate; net " + FormatUsd(mismatch_usd) +
+    f.message = std::to_string(mismatch.total) +
+                (mismatch.total == 1 ? " invoice line" : " invoice lines") +
+                " whose amount is not hours x " + "rate; net " + FormatUsd(mismatch_usd) +
                 (mismatch_usd >= 0 ? " overcharged" : " undercharged");
     ctx.AddEvidence(mismatch, &f);
     out->push_back(std::move(f));
