@@ -31,7 +31,7 @@ class BodyReader {
   virtual ~BodyReader() = default;
   // Fills `buffer` from the body, waiting as needed: returns buffer.size(), or fewer bytes only
   // when the body ends (0 once all of it has been read). The first call answers a client that
-  // sent "Expect: 100-continue". Each wait for the next bytes is bounded by read_timeout.
+  // sent "Expect: 100-continue". Each call waits at most read_timeout (ServerOptions).
   // kUnavailable if the client went away or stalled; kResourceExhausted past
   // max_streamed_body_bytes; kInvalidArgument for a malformed chunked body. After an error every
   // later call fails too.
@@ -87,8 +87,8 @@ struct ServerOptions {
   size_t max_header_bytes = 64 << 10;  // larger headers get 431
   // Decides from a request's head (method, target, path, query and headers; no body yet) whether
   // its handler reads the body itself through Request::body_reader. Such a body is limited by
-  // max_streamed_body_bytes instead of max_body_bytes, read_timeout bounds each wait for more of
-  // it rather than the whole request, and handler_timeout counts from the handler's last read
+  // max_streamed_body_bytes instead of max_body_bytes, read_timeout bounds each read of it
+  // rather than the whole request, and handler_timeout counts from the handler's last read
   // of the body. A handler that returns before reading all of it has the connection closed after
   // its response. Empty: every body is buffered.
   std::function<bool(const Request&)> stream_body;

@@ -10,7 +10,7 @@
 //   - waiting for the first byte of a request: read_timeout on a fresh connection, idle_timeout
 //     between keep-alive requests;
 //   - reading the rest of the request: read_timeout; for a streamed body (ServerOptions::
-//     stream_body), read_timeout for the head and then for each wait for more of the body;
+//     stream_body), read_timeout for the head and then for each BodyReader::Read;
 //   - each write of a response or of one streamed chunk: read_timeout.
 // Counters: requests_served counts every response to a complete request (the handler's, a 500
 // for a throw, a 503 for a deadline or for shutdown), not the 400/413/431 sent to requests that

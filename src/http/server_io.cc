@@ -98,6 +98,7 @@ awaitable<Result<size_t>> StreamedBody::Read(std::span<char> buffer) {
     if (ec) co_return Fail(ec);
   }
   size_t filled = 0;
+  conn_->stream.expires_after(read_timeout_);  // for this whole call: one timer, not one a read
   // Not a conditional expression: g++ 12 mishandles co_await in the arms of ?:.
   if (content_length_) {
     ec = co_await ReadSized(buffer, &filled);
@@ -120,7 +121,6 @@ awaitable<error_code> StreamedBody::ReadSized(std::span<char> out, size_t* fille
       n = asio::buffer_copy(asio::buffer(out.data() + *filled, want), conn_->buffer.data());
       conn_->buffer.consume(n);
     } else {
-      conn_->stream.expires_after(read_timeout_);
       n = co_await conn_->stream.async_read_some(asio::buffer(out.data() + *filled, want),
                                                  RedirectTo(ec));
       if (ec) co_return ec;
@@ -138,7 +138,6 @@ awaitable<error_code> StreamedBody::ReadChunked(std::span<char> out, size_t* fil
     auto& body = parser_.get().body();
     body.data = out.data() + *filled;
     body.size = out.size() - *filled;
-    conn_->stream.expires_after(read_timeout_);
     co_await bhttp::async_read_some(conn_->stream, conn_->buffer, parser_, RedirectTo(ec));
     if (ec == bhttp::error::need_buffer) ec = {};
     *filled = out.size() - parser_.get().body().size;

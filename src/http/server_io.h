@@ -72,7 +72,7 @@ class StreamedBody final : public BodyReader {
 
   // Whether the whole body has been read, so that the connection may serve another request.
   bool finished() const { return finished_; }
-  // Called before and after each wait for the body (the server moves the handler's deadline).
+  // Called at the start and the end of each Read (the server moves the handler's deadline).
   void set_on_progress(std::function<void()> fn) { on_progress_ = std::move(fn); }
 
  private:
