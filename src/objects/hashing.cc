@@ -23,7 +23,15 @@ ContentHasher::ContentHasher() : contexts_(std::make_unique<Contexts>()) {
 ContentHasher::~ContentHasher() = default;
 
 void ContentHasher::Update(std::string_view data) {
+  UpdateMd5(data);
+  UpdateSha256(data);
+}
+
+void ContentHasher::UpdateMd5(std::string_view data) {
   EVP_DigestUpdate(contexts_->md5, data.data(), data.size());
+}
+
+void ContentHasher::UpdateSha256(std::string_view data) {
   EVP_DigestUpdate(contexts_->sha256, data.data(), data.size());
 }
 

@@ -15,6 +15,9 @@ class ContentHasher {
   ContentHasher& operator=(const ContentHasher&) = delete;
 
   void Update(std::string_view data);
+  // Update for one digest only: the two may run on two threads at once.
+  void UpdateMd5(std::string_view data);
+  void UpdateSha256(std::string_view data);
   // Both digests in hex. Call once, after the last Update.
   void Finish(std::string* md5_hex, std::string* sha256_hex);
 
