@@ -85,6 +85,31 @@ TEST(CostCsv, QuotesLineBreaksAndLineNumbers) {
   }
 }
 
+TEST(CostCsv, PlainLinesOfEveryLengthSplitTheSameAtEveryBufferSize) {
+  // Lines of 0 to 70 bytes with commas at every offset cover the 16-byte scan's edges: a
+  // delimiter first or last in a block, a newline in the block after the last comma.
+  std::string text;
+  std::vector<std::vector<std::string>> expected;
+  for (int length = 1; length <= 70; ++length) {
+    std::string line;
+    for (int i = 0; i < length; ++i) line += (i % 7 == 3 || i % 11 == 0) ? ',' : 'a' + i % 26;
+    std::vector<std::string> fields(1);
+    for (char c : line) {
+      if (c == ',') {
+        fields.emplace_back();
+      } else {
+        fields.back() += c;
+      }
+    }
+    text += line + (length % 3 == 0 ? "\r\n" : "\n");
+    expected.push_back(fields);
+  }
+  text.pop_back();  // the last line ends without a newline
+  for (size_t buffer : {80, 97, 128, 4096}) {
+    EXPECT_EQ(ReadAll(text, buffer), expected) << buffer;
+  }
+}
+
 TEST(CostCsv, ErrorsNameTheLine) {
   Status error;
   auto rows = ReadAll("a,b\n1,2\n3,\"open\n4,5\n", 1 << 16, nullptr, &error);

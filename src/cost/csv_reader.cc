@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 namespace tf::cost {
 namespace {
 
@@ -10,6 +14,7 @@ constexpr int kNeedMore = 0;
 constexpr int kRecord = 1;
 constexpr int kEnd = 2;
 constexpr int kError = -1;
+constexpr int kQuoted = 3;
 
 std::string_view View(const char* begin, const char* end) {
   return std::string_view(begin, static_cast<size_t>(end - begin));
@@ -75,6 +80,51 @@ Status CsvReader::Refill() {
   return OkStatus();
 }
 
+int CsvReader::SplitPlainLine(char* p, char* end, char** next) {
+  char* f = p;  // start of the current field
+  char* q = p;  // scan position
+#ifdef __SSE2__
+  const __m128i comma = _mm_set1_epi8(','), newline = _mm_set1_epi8('\n');
+  const __m128i quote = _mm_set1_epi8('"');
+  while (end - q >= 16) {
+    __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+    auto commas = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(chunk, comma)));
+    auto lines = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(chunk, newline)));
+    auto quotes = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(chunk, quote)));
+    unsigned before = lines ? (lines & (0u - lines)) - 1 : 0xFFFFu;  // bytes before the newline
+    if (quotes & before) return kQuoted;
+    for (commas &= before; commas; commas &= commas - 1) {
+      char* at = q + __builtin_ctz(commas);
+      fields_.push_back(View(f, at));
+      f = at + 1;
+    }
+    if (lines) {
+      char* at = q + __builtin_ctz(lines);
+      fields_.push_back(StripCr(f, at));
+      *next = at + 1;
+      return kRecord;
+    }
+    q += 16;
+  }
+#endif
+  for (; q < end; ++q) {
+    if (*q == ',') {
+      fields_.push_back(View(f, q));
+      f = q + 1;
+    } else if (*q == '\n') {
+      fields_.push_back(StripCr(f, q));
+      *next = q + 1;
+      return kRecord;
+    } else if (*q == '"') {
+      return kQuoted;
+    }
+  }
+  if (!eof_) return kNeedMore;
+  fields_.push_back(StripCr(f, end));
+  *next = end;
+  return kRecord;
+}
+
 int CsvReader::Parse(Status* error) {
   char* base = buf_.data();
   char* p = base + pos_;
@@ -91,7 +141,7 @@ int CsvReader::Parse(Status* error) {
   unescape_.clear();
   int64_t newlines = 0;
   auto finish = [&](char* next) {
-    for (size_t i = 0; i < fields_.size(); ++i) {
+    for (size_t i = 0; i < unescape_.size(); ++i) {  // empty after the fast path
       if (unescape_[i]) fields_[i] = Unescape(fields_[i]);
     }
     record_line_ = next_line_;
@@ -100,24 +150,15 @@ int CsvReader::Parse(Status* error) {
     return kRecord;
   };
 
-  // Fast path: a line with no quote splits on commas with memchr.
-  char* nl = static_cast<char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
-  if (!nl && !eof_) return kNeedMore;
-  char* line_end = nl ? nl : end;
-  if (!std::memchr(p, '"', static_cast<size_t>(line_end - p))) {
-    char* f = p;
-    for (;;) {
-      char* comma = static_cast<char*>(std::memchr(f, ',', static_cast<size_t>(line_end - f)));
-      if (!comma) break;
-      fields_.push_back(View(f, comma));
-      unescape_.push_back(0);
-      f = comma + 1;
-    }
-    fields_.push_back(StripCr(f, line_end));
-    unescape_.push_back(0);
-    if (nl) newlines = 1;
-    return finish(nl ? nl + 1 : end);
+  // Fast path: a line without quotes, split on commas in one pass.
+  char* next = nullptr;
+  int plain = SplitPlainLine(p, end, &next);
+  if (plain == kNeedMore) return kNeedMore;
+  if (plain == kRecord) {
+    newlines = next[-1] == '\n' ? 1 : 0;
+    return finish(next);
   }
+  fields_.clear();
 
   // General path: quoted fields, which may hold commas and line breaks.
   for (;;) {

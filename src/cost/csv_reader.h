@@ -41,6 +41,9 @@ class CsvReader {
   // -1 at an error (in *error).
   int Parse(Status* error);
   Status Refill();
+  // Splits the line at `p` if no quote comes before its end: 1 with the fields filled and *next
+  // past the line, 0 if the line is not complete yet, 3 if it has a quote.
+  int SplitPlainLine(char* p, char* end, char** next);
 
   std::unique_ptr<ByteSource> source_;
   std::string name_;
@@ -51,7 +54,7 @@ class CsvReader {
   int64_t next_line_ = 1;
   int64_t record_line_ = 0;
   std::vector<std::string_view> fields_;
-  std::vector<uint8_t> unescape_;  // per field: quoted with "" inside
+  std::vector<uint8_t> unescape_;  // per field of a quoted record: "" inside; else empty
 };
 
 }  // namespace tf::cost

@@ -137,16 +137,23 @@ bool CurReader::Convert(const std::vector<std::string_view>& f, CurRow* row) {
     *out = *v;
     return true;
   };
-  auto time = [&](CurColumn c, int64_t* out) {
+  // Rows come in runs of the same hour: the last text parsed is remembered.
+  auto time = [&](CurColumn c, TimeCache& cache, int64_t* out) {
     std::string_view s = text(c);
     *out = 0;
     if (s.empty()) return;
+    if (s == cache.text) {
+      *out = cache.value;
+      return;
+    }
     auto v = ParseUtcTime(s);
     if (!v) {
       problems_->BadValue(file, line, CurColumnName(c), s, "a UTC date-time");
       ok = false;
       return;
     }
+    cache.text.assign(s);
+    cache.value = *v;
     *out = *v;
   };
   row->ref = {static_cast<uint32_t>(next_file_ - 1), line};
@@ -165,8 +172,8 @@ bool CurReader::Convert(const std::vector<std::string_view>& f, CurRow* row) {
   number(CurColumn::kUsageAmount, &row->usage_amount);
   number(CurColumn::kUnblendedCost, &row->unblended_cost);
   row->has_rate = number(CurColumn::kUnblendedRate, &row->unblended_rate);
-  time(CurColumn::kUsageStart, &row->start);
-  time(CurColumn::kUsageEnd, &row->end);
+  time(CurColumn::kUsageStart, start_cache_, &row->start);
+  time(CurColumn::kUsageEnd, end_cache_, &row->end);
   row->cluster = {};
   if (layout_.cluster_tag >= 0) {
     row->cluster = f[static_cast<size_t>(layout_.cluster_tag)];

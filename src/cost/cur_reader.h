@@ -80,6 +80,11 @@ class CurReader {
   CurLayout layout_;
   int64_t rows_ = 0;
   int64_t good_rows_ = 0;
+  struct TimeCache {
+    std::string text;
+    int64_t value = 0;
+  };
+  TimeCache start_cache_, end_cache_;
 };
 
 // The files a path stands for: the path itself, or a folder's *.csv / *.csv.gz in name order.
