@@ -78,7 +78,7 @@ class HttpStreamingTest : public ServerTest {
   // (a Content-Length stream of pattern bytes; `short` sends one byte fewer than announced).
   void StartStreamingServer(ServerOptions options = {}) {
     options.stream_body = [](const Request& head) {
-      return head.path == "/upload" || head.path == "/refuse";
+      return head.path == "/upload" || head.path == "/refuse" || head.path == "/give-up";
     };
     StartServer(
         [](Request& r) -> awaitable<Response> {
@@ -94,6 +94,11 @@ class HttpStreamingTest : public ServerTest {
             co_return Text(std::to_string(d.bytes) + " " + std::to_string(d.value));
           }
           if (r.path == "/refuse") co_return Text("no such bucket", 404);
+          if (r.path == "/give-up") {  // reads a little, then fails like a full disk
+            std::vector<char> buf(1 << 20);
+            (void)co_await r.body_reader->Read(buf);
+            co_return Text("disk full", 507);
+          }
           uint64_t n = std::stoull(r.query["n"]);
           uint64_t seed = std::stoull(r.query["seed"]);
           bool cut = r.query.count("short") > 0;
@@ -206,6 +211,19 @@ TEST_F(HttpStreamingTest, RefusalArrivesBeforeTheBodyIsSent) {
   auto next = client->Send("GET", "/download?n=1&seed=1", {}, "", 10s);
   ASSERT_TRUE(next.ok()) << next.status().ToString();
   EXPECT_EQ(next->status, 200);
+}
+
+TEST_F(HttpStreamingTest, AnAnswerToAnUploadGivenUpMidwayReachesTheClient) {
+  StartStreamingServer();
+  ClientRequest req;
+  req.method = "PUT";
+  req.target = "/give-up";
+  req.body_size = kBig;
+  req.body_source = Source(1, kBig);
+  auto r = NewClient()->Exchange(req);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 507);
+  EXPECT_EQ(r->body, "disk full");
 }
 
 TEST_F(HttpStreamingTest, StreamedBodiesHaveTheirOwnLimit) {

@@ -186,7 +186,8 @@ class ClientImpl final : public Client {
   // Sets *out only when the exchange ends here (an error, or an answer before the body).
   awaitable<Outcome> SendFromSource(const Call& call, bool reused,
                                     std::optional<Result<ClientResponse>>* out);
-  awaitable<Status> WriteSourceBody(const Call& call);
+  // Sets *write_failed when the connection failed (rather than the source).
+  awaitable<Status> WriteSourceBody(const Call& call, bool* write_failed);
   awaitable<Outcome> ReadResponse(const Call& call, bool reused,
                                   std::optional<Result<ClientResponse>>* out);
   // Sets the socket's timer for the next step of `call`.
@@ -374,7 +375,19 @@ awaitable<ClientImpl::Outcome> ClientImpl::SendFromSource(
       co_return Outcome::kDone;
     }
   }
-  if (status.ok()) status = co_await WriteSourceBody(call);
+  bool write_failed = false;
+  if (status.ok()) status = co_await WriteSourceBody(call, &write_failed);
+  if (!status.ok() && write_failed) {
+    // A server that gives up on the body (a full disk, say) answers, then closes: its answer
+    // may be waiting, and says more than the broken pipe.
+    std::optional<Result<ClientResponse>> answer;
+    co_await ReadResponse(call, /*reused=*/false, &answer);
+    if (answer && answer->ok()) {
+      *out = std::move(*answer);
+      Disconnect();
+      co_return Outcome::kDone;
+    }
+  }
   if (!status.ok()) {
     Disconnect();
     *out = status;
@@ -382,7 +395,7 @@ awaitable<ClientImpl::Outcome> ClientImpl::SendFromSource(
   co_return Outcome::kDone;
 }
 
-awaitable<Status> ClientImpl::WriteSourceBody(const Call& call) {
+awaitable<Status> ClientImpl::WriteSourceBody(const Call& call, bool* write_failed) {
   const ClientRequest& request = *call.exchange;
   const std::string what = "send the body of " + call.method + " " + call.target;
   std::vector<char> piece(kUploadPieceBytes);
@@ -401,7 +414,10 @@ awaitable<Status> ClientImpl::WriteSourceBody(const Call& call) {
       co_await asio::async_write(*stream_, bhttp::make_chunk(asio::buffer(piece.data(), *n)),
                                  RedirectTo(ec));
     }
-    if (ec) co_return NetError(ec, what);
+    if (ec) {
+      *write_failed = true;
+      co_return NetError(ec, what);
+    }
   }
   if (request.body_size && sent != *request.body_size) {
     co_return InvalidArgument("the body of " + call.method + " " + call.target + " was to be " +
