@@ -310,6 +310,29 @@ TEST_P(StoreContractTest, RedriveToAnExplicitQueue) {
   EXPECT_EQ(*queues().RedriveMessages(dlq.id, 0, kT0, 10), 0);
 }
 
+TEST_P(StoreContractTest, UnmovableMessagesDoNotBlockARedrive) {
+  Queue dlq = MakeQueue("dlq");
+  Queue source = MakeQueue("source");
+  // Older messages with no source queue to go back to sit at the head of the dead-letter queue.
+  Send(dlq, {Msg("orphan-1"), Msg("orphan-2"), Msg("orphan-3")});
+  Send(source, {Msg("poison")});
+  ReceiveOptions o;
+  o.queue_id = source.id;
+  o.max_messages = 1;
+  o.visibility_timeout_ms = 0;
+  o.dead_letter_queue_id = dlq.id;
+  o.max_receive_count = 1;
+  o.dead_letter_retention_ms = kDayMs;
+  ASSERT_EQ(queues().ReceiveMessages(o, kT0)->size(), 1u);
+  ASSERT_TRUE(queues().ReceiveMessages(o, kT0)->empty());  // moved to the dead-letter queue
+
+  auto moved = queues().RedriveMessages(dlq.id, 0, kT0, 1);
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  EXPECT_EQ(*moved, 1);
+  EXPECT_EQ(Bodies(Receive(source, kT0)), (std::vector<std::string>{"poison"}));
+  EXPECT_EQ(queues().CountMessages(dlq.id, kT0)->visible, 3);
+}
+
 TEST_P(StoreContractTest, FifoDeliversEachGroupInOrderOneBatchAtATime) {
   QueueConfig config;
   config.fifo = true;

@@ -161,8 +161,12 @@ Result<int64_t> PostgresStore::RedriveMessages(int64_t from_queue_id, int64_t to
         PgResult picked,
         conn.Exec("SELECT seq, source_queue_id FROM messages "
                   "WHERE queue_id = $1 AND visible_at <= $2 "
+                  // Back to their sources: only messages whose source still exists, so that
+                  // unmovable ones never use up the limit ahead of movable ones.
+                  "AND ($4::bigint <> 0 OR source_queue_id IN (SELECT id FROM queues)) "
                   "ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED",
-                  PgParams().Add(from_queue_id).Add(now).Add(limit < 0 ? 0 : limit)));
+                  PgParams().Add(from_queue_id).Add(now).Add(limit < 0 ? 0 : limit)
+                      .Add(to_queue_id)));
     std::map<int64_t, std::vector<int64_t>> by_target;
     for (int i = 0; i < picked.rows(); ++i) {
       int64_t target = to_queue_id != 0 ? to_queue_id : picked.Int(i, 1);

@@ -292,8 +292,12 @@ Result<int64_t> SqliteStore::RedriveMessages(int64_t from_queue_id, int64_t to_q
         TF_RETURN_IF_ERROR(QueueExists(db, from_queue_id));
         TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare(
             "SELECT seq, source_queue_id FROM messages "
-            "WHERE queue_id = ? AND visible_at <= ? ORDER BY seq LIMIT ?"));
-        q.Bind(1, from_queue_id).Bind(2, now).Bind(3, limit);
+            "WHERE queue_id = ?1 AND visible_at <= ?2 "
+            // Back to their sources: only messages whose source still exists, so that
+            // unmovable ones never use up the limit ahead of movable ones.
+            "AND (?4 <> 0 OR source_queue_id IN (SELECT id FROM queues)) "
+            "ORDER BY seq LIMIT ?3"));
+        q.Bind(1, from_queue_id).Bind(2, now).Bind(3, limit).Bind(4, to_queue_id);
         std::vector<std::pair<int64_t, int64_t>> rows;
         for (;;) {
           TF_ASSIGN_OR_RETURN(bool row, q.Step());
