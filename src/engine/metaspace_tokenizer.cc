@@ -10,13 +10,10 @@ namespace {
 
 constexpr std::string_view kSpace = "\xe2\x96\x81";  // U+2581, "▁"
 
-class MetaspaceBpeTokenizer : public Tokenizer {
+class MetaspaceBpeTokenizer : public BpeTokenizerBase {
  public:
   MetaspaceBpeTokenizer(TokenizerParts parts, MetaspaceOptions options)
-      : p_(std::move(parts)), options_(options), added_(p_.added_tokens) {
-    vocab_size_ = p_.model.id_limit();
-    for (const auto& t : p_.added_tokens) vocab_size_ = std::max(vocab_size_, t.id + 1);
-  }
+      : BpeTokenizerBase(std::move(parts)), options_(options) {}
 
   Result<std::vector<int32_t>> Encode(std::string_view text,
                                       bool add_special_tokens) const override {
@@ -81,24 +78,8 @@ class MetaspaceBpeTokenizer : public Tokenizer {
 
   bool strips_leading_space() const override { return options_.strip_leading_space; }
 
-  std::string IdToToken(int32_t id) const override {
-    if (const AddedToken* t = added_.Find(id)) return t->content;
-    const std::string* token = p_.model.IdToToken(id);
-    return token != nullptr ? *token : "";
-  }
-
-  bool IsSpecial(int32_t id) const override {
-    const AddedToken* t = added_.Find(id);
-    return t != nullptr && t->special;
-  }
-
-  int32_t vocab_size() const override { return vocab_size_; }
-
  private:
-  TokenizerParts p_;
   MetaspaceOptions options_;
-  AddedTokenMatcher added_;
-  int32_t vocab_size_;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // engine: tokenizer_json.cc and metaspace_json.cc fill them, *_tokenizer.cc use them.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
@@ -23,6 +24,32 @@ struct TokenizerParts {
   std::vector<AddedToken> added_tokens;
   // The post-processor's template for one sequence: ids before and after the text's.
   std::vector<int32_t> prefix_ids, suffix_ids;
+};
+
+// What byte-level and Metaspace BPE tokenizers share: the parts, the added-token matcher, and
+// the id lookups that depend on nothing else.
+class BpeTokenizerBase : public Tokenizer {
+ public:
+  std::string IdToToken(int32_t id) const override {
+    if (const AddedToken* t = added_.Find(id)) return t->content;
+    const std::string* token = p_.model.IdToToken(id);
+    return token != nullptr ? *token : "";
+  }
+  bool IsSpecial(int32_t id) const override {
+    const AddedToken* t = added_.Find(id);
+    return t != nullptr && t->special;
+  }
+  int32_t vocab_size() const override { return vocab_size_; }
+
+ protected:
+  explicit BpeTokenizerBase(TokenizerParts parts)
+      : p_(std::move(parts)), added_(p_.added_tokens), vocab_size_(p_.model.id_limit()) {
+    for (const auto& t : p_.added_tokens) vocab_size_ = std::max(vocab_size_, t.id + 1);
+  }
+
+  TokenizerParts p_;
+  AddedTokenMatcher added_;  // over p_.added_tokens
+  int32_t vocab_size_;       // past the largest id of the model and the added tokens
 };
 
 // Byte-level BPE (Llama 3, Qwen2, GPT-2).
