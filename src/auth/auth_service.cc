@@ -40,7 +40,16 @@ Result<Principal> AuthService::Authenticate(std::string_view secret) {
   if (secret.substr(0, kTokenPrefix.size()) != kTokenPrefix || secret.size() != 44) {
     return Unauthenticated("the API token is malformed: tensorfleet tokens start with 'tfk_'");
   }
-  auto token = store_.FindTokenByHash(Sha256Hex(secret));
+  std::string hash = Sha256Hex(secret);
+  TimeMs now = clock_.Now();
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(hash);
+    if (it != cache_.end() && now - it->second.checked_at < kPrincipalCacheMs) {
+      return it->second.principal;
+    }
+  }
+  auto token = store_.FindTokenByHash(hash);
   if (!token.ok()) {
     if (token.status().code() == StatusCode::kNotFound) {
       return Unauthenticated("the API token is not valid");
@@ -49,7 +58,11 @@ Result<Principal> AuthService::Authenticate(std::string_view secret) {
   }
   if (token->revoked_at) return Unauthenticated("the API token " + token->id + " was revoked");
   TF_ASSIGN_OR_RETURN(store::Project project, store_.GetProject(token->project_id));
-  return Principal{project.id, project.name, token->id, token->admin};
+  Principal principal{project.id, project.name, token->id, token->admin};
+  std::lock_guard lock(mu_);
+  if (cache_.size() > 10'000) cache_.clear();  // bounded: a flood of tokens cannot grow it
+  cache_[hash] = Cached{principal, now};
+  return principal;
 }
 
 Result<store::Project> AuthService::CreateProject(const std::string& name) {
@@ -87,7 +100,10 @@ Result<std::vector<store::Token>> AuthService::ListTokens(const std::string& pro
 }
 
 Status AuthService::RevokeToken(const std::string& token_id) {
-  return store_.RevokeToken(token_id, clock_.Now());
+  Status s = store_.RevokeToken(token_id, clock_.Now());
+  std::lock_guard lock(mu_);
+  std::erase_if(cache_, [&](const auto& entry) { return entry.second.principal.token_id == token_id; });
+  return s;
 }
 
 Status AuthService::Bootstrap(const std::filesystem::path& token_file) {

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <filesystem>
+#include <mutex>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -34,7 +36,9 @@ class AuthService {
   AuthService(store::AuthStore& store, const Clock& clock) : store_(store), clock_(clock) {}
 
   // kUnauthenticated for a missing, unknown or revoked token (the message says which, never
-  // echoing the secret).
+  // echoing the secret). A token that checked out is remembered for kPrincipalCacheMs, so that
+  // a busy client costs the store no reads; RevokeToken on this server forgets it at once, and
+  // a revocation made through another server sharing the store takes effect within that time.
   Result<Principal> Authenticate(std::string_view secret);
 
   // Names are 1-63 characters of [a-z0-9-], starting with a letter.
@@ -52,9 +56,18 @@ class AuthService {
   // the file exists, changes nothing. Returns the path written or kept.
   Status Bootstrap(const std::filesystem::path& token_file);
 
+  static constexpr TimeMs kPrincipalCacheMs = 1000;
+
  private:
+  struct Cached {
+    Principal principal;
+    TimeMs checked_at;
+  };
+
   store::AuthStore& store_;
   const Clock& clock_;
+  std::mutex mu_;
+  std::unordered_map<std::string, Cached> cache_;  // token hash -> principal; guarded by mu_
 };
 
 // Writes `contents` to `path` with mode 0600, atomically (temp file, fsync, rename).
