@@ -16,7 +16,9 @@ namespace tf::store {
 class PostgresStore final : public Store,
                             public AuthStore,
                             public QueueStore,
-                            public ObjectStore {
+                            public ObjectStore,
+                          public NodeStore,
+                          public JobStore {
  public:
   PostgresStore(std::unique_ptr<PgPool> pool, int schema_version)
       : pool_(std::move(pool)), schema_version_(schema_version) {}
@@ -25,6 +27,8 @@ class PostgresStore final : public Store,
   AuthStore& auth() override { return *this; }
   QueueStore& queues() override { return *this; }
   ObjectStore& objects() override { return *this; }
+  NodeStore& nodes() override { return *this; }
+  JobStore& jobs() override { return *this; }
   void SetQueueListener(std::function<void(int64_t)> listener) override;
   std::string backend() const override { return "postgresql"; }
   int schema_version() const override { return schema_version_; }
@@ -78,6 +82,27 @@ class PostgresStore final : public Store,
   Result<ObjectListing> ListObjects(int64_t bucket_id, const ListObjectsOptions& options) override;
   Result<std::string> DeleteObject(int64_t bucket_id, const std::string& key,
                                    const std::string& owner, TimeMs now) override;
+
+  // NodeStore (pg_nodes.cc)
+  Result<NodeRecord> RegisterNode(NodeRecord node) override;
+  Result<NodeRecord> GetNode(const std::string& id) override;
+  Result<std::vector<NodeRecord>> ListNodes() override;
+  Status TouchNode(const std::string& id, int64_t epoch, TimeMs now) override;
+  Status SetNodeState(const std::string& id, const std::string& state,
+                      const std::string& drain_json) override;
+
+  // JobStore (pg_jobs.cc)
+  Status CreateJob(const JobRecord& job, const JobEvent& first) override;
+  Result<JobRecord> GetJob(const std::string& id) override;
+  Result<std::vector<JobRecord>> ListJobs(const std::string& project_id,
+                                          const std::vector<std::string>& states,
+                                          int limit) override;
+  Status UpdateJob(const JobRecord& job, int64_t expected_version,
+                   const std::vector<JobEvent>& events) override;
+  Result<std::vector<JobEvent>> ListJobEvents(const std::string& job_id,
+                                              int64_t after_seq) override;
+  Status AddMetrics(const std::vector<MetricPoint>& points) override;
+  Result<std::vector<MetricPoint>> ListMetrics(const std::string& job_id, int limit) override;
 
  private:
   // Tells this server's listener, after a commit, that messages may have become visible.

@@ -158,3 +158,55 @@ struct ObjectListing {
 };
 
 }  // namespace tf::store
+
+namespace tf::store {
+
+// A machine registered by its worker. What it has (CPUs, memory, GPUs, labels, price) is a JSON
+// document that the fleet service reads and writes (fleet/node_info.h); the store keeps the
+// fields it is asked about.
+struct NodeRecord {
+  std::string id;            // "node_<hex>", chosen by the worker once and kept across restarts
+  std::string name;          // hostname, for people
+  std::string state;         // "ready", "draining", "lost"
+  int64_t epoch = 0;         // bumped by every registration: reports from an older one are stale
+  std::string info_json;     // resources, labels, price, address
+  TimeMs registered_at = 0;
+  TimeMs heartbeat_at = 0;
+  std::string drain_json;    // "" or the drain in progress: {"deadline_ms": ..., "reason": ...}
+};
+
+// A managed job. Its spec and the history of its attempts are a JSON document that the jobs
+// service owns (jobs/job_record.h); the store indexes the rest. Every update names the version
+// it read, so that two writers never silently overwrite each other.
+struct JobRecord {
+  std::string id;            // "job_<hex>"
+  std::string project_id;
+  std::string name;
+  std::string state;         // queued, starting, running, retrying, succeeded, failed, cancelled
+  int64_t version = 0;       // 1 when created; each update writes version + 1
+  int priority = 0;
+  TimeMs created_at = 0;
+  TimeMs updated_at = 0;
+  std::string doc_json;      // spec, attempts, placements, reasons
+};
+
+// A transition or other fact in a job's life, kept for `describe`.
+struct JobEvent {
+  int64_t seq = 0;           // assigned by the store, increasing per store
+  std::string job_id;
+  TimeMs at = 0;
+  std::string kind;          // usually the state entered: "queued", "running", ...
+  std::string message;       // why
+};
+
+// One reported value of one metric of a job.
+struct MetricPoint {
+  std::string job_id;
+  int attempt = 0;
+  std::string name;
+  int64_t step = -1;         // -1: none reported
+  double value = 0;
+  TimeMs at = 0;
+};
+
+}  // namespace tf::store

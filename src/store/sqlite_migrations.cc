@@ -84,6 +84,46 @@ const std::vector<std::string>& Migrations() {
         created_at INTEGER NOT NULL);
       CREATE INDEX pending_blobs_owner ON pending_blobs(owner, created_at);
       )sql",
+      // 3: the fleet's nodes, managed jobs, their events and metrics.
+      R"sql(
+      CREATE TABLE nodes (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        state TEXT NOT NULL,
+        epoch INTEGER NOT NULL,
+        info TEXT NOT NULL,
+        registered_at INTEGER NOT NULL,
+        heartbeat_at INTEGER NOT NULL,
+        drain TEXT NOT NULL DEFAULT '');
+      CREATE TABLE jobs (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        state TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        priority INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        doc TEXT NOT NULL);
+      CREATE INDEX jobs_project ON jobs(project_id, created_at);
+      CREATE INDEX jobs_state ON jobs(state, created_at);
+      CREATE TABLE job_events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        job_id TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        message TEXT NOT NULL);
+      CREATE INDEX job_events_job ON job_events(job_id, seq);
+      CREATE TABLE job_metrics (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        job_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        step INTEGER NOT NULL,
+        value TEXT NOT NULL,
+        at INTEGER NOT NULL);
+      CREATE INDEX job_metrics_job ON job_metrics(job_id, seq);
+      )sql",
   };
   return kMigrations;
 }

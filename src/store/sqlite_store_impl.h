@@ -30,7 +30,9 @@ class SqliteReaders {
 class SqliteStore final : public Store,
                           public AuthStore,
                           public QueueStore,
-                          public ObjectStore {
+                          public ObjectStore,
+                          public NodeStore,
+                          public JobStore {
  public:
   SqliteStore(std::string path, std::unique_ptr<SqliteWriter> writer, int schema_version)
       : readers_(std::move(path), 8), writer_(std::move(writer)), schema_version_(schema_version) {}
@@ -38,6 +40,8 @@ class SqliteStore final : public Store,
   AuthStore& auth() override { return *this; }
   QueueStore& queues() override { return *this; }
   ObjectStore& objects() override { return *this; }
+  NodeStore& nodes() override { return *this; }
+  JobStore& jobs() override { return *this; }
   void SetQueueListener(std::function<void(int64_t)> listener) override {
     listener_ = std::move(listener);
   }
@@ -91,6 +95,27 @@ class SqliteStore final : public Store,
   Result<ObjectListing> ListObjects(int64_t bucket_id, const ListObjectsOptions& options) override;
   Result<std::string> DeleteObject(int64_t bucket_id, const std::string& key,
                                    const std::string& owner, TimeMs now) override;
+
+  // NodeStore (sqlite_nodes.cc)
+  Result<NodeRecord> RegisterNode(NodeRecord node) override;
+  Result<NodeRecord> GetNode(const std::string& id) override;
+  Result<std::vector<NodeRecord>> ListNodes() override;
+  Status TouchNode(const std::string& id, int64_t epoch, TimeMs now) override;
+  Status SetNodeState(const std::string& id, const std::string& state,
+                      const std::string& drain_json) override;
+
+  // JobStore (sqlite_jobs.cc)
+  Status CreateJob(const JobRecord& job, const JobEvent& first) override;
+  Result<JobRecord> GetJob(const std::string& id) override;
+  Result<std::vector<JobRecord>> ListJobs(const std::string& project_id,
+                                          const std::vector<std::string>& states,
+                                          int limit) override;
+  Status UpdateJob(const JobRecord& job, int64_t expected_version,
+                   const std::vector<JobEvent>& events) override;
+  Result<std::vector<JobEvent>> ListJobEvents(const std::string& job_id,
+                                              int64_t after_seq) override;
+  Status AddMetrics(const std::vector<MetricPoint>& points) override;
+  Result<std::vector<MetricPoint>> ListMetrics(const std::string& job_id, int limit) override;
 
  private:
   void Notify(int64_t queue_id) {

@@ -138,12 +138,56 @@ class ObjectStore {
                                            const std::string& owner, TimeMs now) = 0;
 };
 
+// Machines of the fleet. Nodes are shared by every project.
+class NodeStore {
+ public:
+  virtual ~NodeStore() = default;
+  // Creates the node or replaces what is known of it, sets state "ready", clears any drain and
+  // increments its epoch (1 for a new node). Returns the stored record.
+  virtual Result<NodeRecord> RegisterNode(NodeRecord node) = 0;
+  virtual Result<NodeRecord> GetNode(const std::string& id) = 0;  // kNotFound
+  virtual Result<std::vector<NodeRecord>> ListNodes() = 0;         // by id
+  // Records a heartbeat. kNotFound if the node is unknown; kAborted if `epoch` is not the
+  // node's current epoch (another registration took over). A lost node stays lost.
+  virtual Status TouchNode(const std::string& id, int64_t epoch, TimeMs now) = 0;
+  // Sets the state and the drain document ("" to clear). kNotFound if unknown.
+  virtual Status SetNodeState(const std::string& id, const std::string& state,
+                              const std::string& drain_json) = 0;
+};
+
+// Managed jobs, their events and metrics.
+class JobStore {
+ public:
+  virtual ~JobStore() = default;
+  // Stores the job (job.version must be 1) and its first event. kAlreadyExists for a used id.
+  virtual Status CreateJob(const JobRecord& job, const JobEvent& first) = 0;
+  virtual Result<JobRecord> GetJob(const std::string& id) = 0;  // kNotFound
+  // Jobs of a project ("" = every project) in any of `states` (empty = every state), oldest
+  // first, at most `limit`.
+  virtual Result<std::vector<JobRecord>> ListJobs(const std::string& project_id,
+                                                  const std::vector<std::string>& states,
+                                                  int limit) = 0;
+  // In one transaction: replaces the job if its stored version is still `expected_version`
+  // (job.version must be expected_version + 1) and appends `events`. kAborted if the version
+  // moved on (reread and decide again); kNotFound if the job does not exist.
+  virtual Status UpdateJob(const JobRecord& job, int64_t expected_version,
+                           const std::vector<JobEvent>& events) = 0;
+  // Events of a job after `after_seq`, in order.
+  virtual Result<std::vector<JobEvent>> ListJobEvents(const std::string& job_id,
+                                                      int64_t after_seq) = 0;
+  virtual Status AddMetrics(const std::vector<MetricPoint>& points) = 0;
+  // A job's metric points in the order they were added, at most `limit` (the latest ones).
+  virtual Result<std::vector<MetricPoint>> ListMetrics(const std::string& job_id, int limit) = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
   virtual AuthStore& auth() = 0;
   virtual QueueStore& queues() = 0;
   virtual ObjectStore& objects() = 0;
+  virtual NodeStore& nodes() = 0;
+  virtual JobStore& jobs() = 0;
 
   // Called with a queue id after messages may have become visible in it (a send, a redrive, a
   // visibility change), from any thread and, for PostgreSQL, for changes made by other servers

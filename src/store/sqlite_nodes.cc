@@ -1,0 +1,96 @@
+// SqliteStore's NodeStore: the machines of the fleet.
+#include "store/sqlite_store_impl.h"
+
+namespace tf::store {
+namespace {
+
+constexpr const char* kNodeColumns =
+    "SELECT id, name, state, epoch, info, registered_at, heartbeat_at, drain FROM nodes ";
+
+NodeRecord ReadNode(const Stmt& q) {
+  NodeRecord n;
+  n.id = q.Text(0);
+  n.name = q.Text(1);
+  n.state = q.Text(2);
+  n.epoch = q.Int(3);
+  n.info_json = q.Text(4);
+  n.registered_at = q.Int(5);
+  n.heartbeat_at = q.Int(6);
+  n.drain_json = q.Text(7);
+  return n;
+}
+
+}  // namespace
+
+Result<NodeRecord> SqliteStore::RegisterNode(NodeRecord node) {
+  TF_RETURN_IF_ERROR(writer_->Write([&](SqliteDb& db) -> Status {
+    TF_ASSIGN_OR_RETURN(Stmt prev, db.Prepare("SELECT epoch FROM nodes WHERE id = ?"));
+    TF_ASSIGN_OR_RETURN(bool known, prev.Bind(1, node.id).Step());
+    node.epoch = known ? prev.Int(0) + 1 : 1;
+    node.state = "ready";
+    node.drain_json.clear();
+    TF_ASSIGN_OR_RETURN(Stmt put,
+                        db.Prepare("INSERT OR REPLACE INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
+    return put.Bind(1, node.id)
+        .Bind(2, node.name)
+        .Bind(3, node.state)
+        .Bind(4, node.epoch)
+        .Bind(5, node.info_json)
+        .Bind(6, node.registered_at)
+        .Bind(7, node.heartbeat_at)
+        .Bind(8, node.drain_json)
+        .Run();
+  }));
+  return node;
+}
+
+Result<NodeRecord> SqliteStore::GetNode(const std::string& id) {
+  NodeRecord out;
+  TF_RETURN_IF_ERROR(readers_.With([&](SqliteDb& db) -> Status {
+    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare(std::string(kNodeColumns) + "WHERE id = ?"));
+    TF_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
+    if (!row) return NotFound("node '" + id + "' is not registered");
+    out = ReadNode(q);
+    return OkStatus();
+  }));
+  return out;
+}
+
+Result<std::vector<NodeRecord>> SqliteStore::ListNodes() {
+  std::vector<NodeRecord> out;
+  TF_RETURN_IF_ERROR(readers_.With([&](SqliteDb& db) -> Status {
+    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare(std::string(kNodeColumns) + "ORDER BY id"));
+    for (;;) {
+      TF_ASSIGN_OR_RETURN(bool row, q.Step());
+      if (!row) return OkStatus();
+      out.push_back(ReadNode(q));
+    }
+  }));
+  return out;
+}
+
+Status SqliteStore::TouchNode(const std::string& id, int64_t epoch, TimeMs now) {
+  return writer_->Write([&](SqliteDb& db) -> Status {
+    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("SELECT epoch FROM nodes WHERE id = ?"));
+    TF_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
+    if (!row) return NotFound("node '" + id + "' is not registered");
+    if (q.Int(0) != epoch) {
+      return Aborted("node '" + id + "' was registered again (epoch " + std::to_string(q.Int(0)) +
+                     ", this worker has " + std::to_string(epoch) + ")");
+    }
+    TF_ASSIGN_OR_RETURN(Stmt touch, db.Prepare("UPDATE nodes SET heartbeat_at = ? WHERE id = ?"));
+    return touch.Bind(1, now).Bind(2, id).Run();
+  });
+}
+
+Status SqliteStore::SetNodeState(const std::string& id, const std::string& state,
+                                 const std::string& drain_json) {
+  return writer_->Write([&](SqliteDb& db) -> Status {
+    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("UPDATE nodes SET state = ?, drain = ? WHERE id = ?"));
+    TF_RETURN_IF_ERROR(q.Bind(1, state).Bind(2, drain_json).Bind(3, id).Run());
+    if (db.Changes() == 0) return NotFound("node '" + id + "' is not registered");
+    return OkStatus();
+  });
+}
+
+}  // namespace tf::store
