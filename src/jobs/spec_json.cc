@@ -1,0 +1,214 @@
+// JobSpec <-> the JSON the store keeps (JobSpecToJson, JobSpecFromJson). The JSON names the
+// struct's fields and units; reading it back is as strict as reading YAML: the same rules
+// (ValidateJobSpec), no unknown fields, no value of the wrong type.
+#include <limits>
+#include <set>
+
+#include "jobs/job_spec.h"
+#include "jobs/spec_rules.h"
+
+namespace tf::jobs {
+namespace {
+
+using Json = nlohmann::json;
+
+// Reads the fields of one JSON object. The first problem is kept in `*status`; later calls
+// do nothing once it is set. Absent and null fields leave the value as it was (the default).
+class JsonFields {
+ public:
+  JsonFields(const Json* object, std::string path, Status* status)
+      : object_(object), path_(std::move(path)), status_(status) {
+    if (object_ != nullptr && !object_->is_object()) {
+      Fail(path_, "must be an object");
+      object_ = nullptr;
+    }
+  }
+
+  // The nested object `key`, read by its own JsonFields (absent: an empty one).
+  JsonFields Object(std::string_view key) { return JsonFields(Take(key), Path(key), status_); }
+
+  void Read(std::string_view key, std::string& out) {
+    if (const Json* v = Take(key)) {
+      if (!v->is_string()) return Fail(Path(key), "must be a string");
+      out = v->get<std::string>();
+    }
+  }
+  void Read(std::string_view key, bool& out) {
+    if (const Json* v = Take(key)) {
+      if (!v->is_boolean()) return Fail(Path(key), "must be true or false");
+      out = v->get<bool>();
+    }
+  }
+  template <typename Int>
+  requires std::is_integral_v<Int>
+  void Read(std::string_view key, Int& out) {
+    const Json* v = Take(key);
+    if (v == nullptr) return;
+    bool fits = v->is_number_unsigned()
+                    ? v->get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<Int>::max())
+                    : v->is_number_integer() &&
+                          v->get<int64_t>() >= std::numeric_limits<Int>::min() &&
+                          v->get<int64_t>() <= std::numeric_limits<Int>::max();
+    if (!fits) return Fail(Path(key), "must be an integer in range");
+    out = v->get<Int>();
+  }
+  void Read(std::string_view key, std::vector<std::string>& out) {
+    const Json* v = Take(key);
+    if (v == nullptr) return;
+    if (!v->is_array()) return Fail(Path(key), "must be an array of strings");
+    out.clear();
+    for (const Json& item : *v) {
+      if (!item.is_string()) return Fail(Path(key), "must be an array of strings");
+      out.push_back(item.get<std::string>());
+    }
+  }
+  void Read(std::string_view key, std::map<std::string, std::string>& out) {
+    const Json* v = Take(key);
+    if (v == nullptr) return;
+    if (!v->is_object()) return Fail(Path(key), "must be an object of strings");
+    out.clear();
+    for (auto it = v->begin(); it != v->end(); ++it) {
+      if (!it->is_string()) return Fail(Path(key) + "." + it.key(), "must be a string");
+      out[it.key()] = it->get<std::string>();
+    }
+  }
+  // The raw value, checked only to be present.
+  const Json* Raw(std::string_view key) { return Take(key); }
+
+  // Refuses any field that no Read or Object asked for.
+  void Finish() {
+    if (object_ == nullptr || !status_->ok()) return;
+    for (auto it = object_->begin(); it != object_->end(); ++it) {
+      if (!taken_.count(it.key())) return Fail(path_, "unknown field \"" + it.key() + "\"");
+    }
+  }
+
+  void Fail(const std::string& path, const std::string& what) {
+    if (status_->ok()) *status_ = InvalidArgument(path.empty() ? what : path + ": " + what);
+  }
+
+ private:
+  const Json* Take(std::string_view key) {
+    taken_.emplace(key);
+    if (object_ == nullptr || !status_->ok()) return nullptr;
+    auto it = object_->find(key);
+    return it == object_->end() || it->is_null() ? nullptr : &*it;
+  }
+  std::string Path(std::string_view key) const {
+    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  }
+
+  const Json* object_;
+  std::string path_;
+  Status* status_;
+  std::set<std::string, std::less<>> taken_;
+};
+
+void ReadCapacity(JsonFields& fields, CapacityType& out) {
+  std::string name(CapacityTypeName(out));
+  fields.Read("capacity", name);
+  for (CapacityType type : {CapacityType::kAny, CapacityType::kSpot, CapacityType::kOnDemand}) {
+    if (name == CapacityTypeName(type)) {
+      out = type;
+      return;
+    }
+  }
+  fields.Fail("capacity", "must be \"any\", \"spot\" or \"on-demand\"");
+}
+
+void ReadMetrics(JsonFields& fields, std::vector<MetricDefinition>& out) {
+  const Json* metrics = fields.Raw("metrics");
+  if (metrics == nullptr) return;
+  if (!metrics->is_array()) return fields.Fail("metrics", "must be an array");
+  Status status;
+  for (size_t i = 0; i < metrics->size(); ++i) {
+    JsonFields item(&(*metrics)[i], "metrics[" + std::to_string(i) + "]", &status);
+    MetricDefinition def;
+    item.Read("name", def.name);
+    item.Read("regex", def.regex);
+    item.Finish();
+    out.push_back(std::move(def));
+  }
+  if (!status.ok()) fields.Fail("", status.message());
+}
+
+}  // namespace
+
+nlohmann::json JobSpecToJson(const JobSpec& spec) {
+  Json metrics = Json::array();
+  for (const MetricDefinition& m : spec.metrics) {
+    metrics.push_back({{"name", m.name}, {"regex", m.regex}});
+  }
+  const Resources& r = spec.resources;
+  const CheckpointSettings& c = spec.checkpoint;
+  const RetryPolicy& retry = spec.retry;
+  return Json{
+      {"name", spec.name},
+      {"command", spec.command},
+      {"code", spec.code},
+      {"env", spec.env},
+      {"resources", {{"gpus", r.gpus}, {"cpus", r.cpus}, {"memory_bytes", r.memory_bytes}}},
+      {"nodes", spec.nodes},
+      {"processes_per_node", spec.processes_per_node},
+      {"hyperparameters", spec.hyperparameters},
+      {"checkpoint",
+       {{"dir", c.dir}, {"sync_interval_ms", c.sync_interval_ms}, {"enabled", c.enabled}}},
+      {"retry",
+       {{"on_interruption", retry.on_interruption},
+        {"on_node_lost", retry.on_node_lost},
+        {"on_error", retry.on_error},
+        {"max_attempts", retry.max_attempts},
+        {"backoff_ms", retry.backoff_ms},
+        {"max_backoff_ms", retry.max_backoff_ms}}},
+      {"max_runtime_ms", spec.max_runtime_ms},
+      {"capacity", std::string(CapacityTypeName(spec.capacity))},
+      {"priority", spec.priority},
+      {"node_selector", spec.node_selector},
+      {"allow_zone_split", spec.allow_zone_split},
+      {"metrics", std::move(metrics)},
+  };
+}
+
+Result<JobSpec> JobSpecFromJson(const nlohmann::json& json) {
+  if (!json.is_object()) return InvalidArgument("a job spec must be a JSON object");
+  Status status;
+  JobSpec spec;
+  JsonFields top(&json, "", &status);
+  top.Read("name", spec.name);
+  top.Read("command", spec.command);
+  top.Read("code", spec.code);
+  top.Read("env", spec.env);
+  JsonFields resources = top.Object("resources");
+  resources.Read("gpus", spec.resources.gpus);
+  resources.Read("cpus", spec.resources.cpus);
+  resources.Read("memory_bytes", spec.resources.memory_bytes);
+  resources.Finish();
+  top.Read("nodes", spec.nodes);
+  top.Read("processes_per_node", spec.processes_per_node);
+  if (const Json* h = top.Raw("hyperparameters")) spec.hyperparameters = *h;
+  JsonFields checkpoint = top.Object("checkpoint");
+  checkpoint.Read("dir", spec.checkpoint.dir);
+  checkpoint.Read("sync_interval_ms", spec.checkpoint.sync_interval_ms);
+  checkpoint.Read("enabled", spec.checkpoint.enabled);
+  checkpoint.Finish();
+  JsonFields retry = top.Object("retry");
+  retry.Read("on_interruption", spec.retry.on_interruption);
+  retry.Read("on_node_lost", spec.retry.on_node_lost);
+  retry.Read("on_error", spec.retry.on_error);
+  retry.Read("max_attempts", spec.retry.max_attempts);
+  retry.Read("backoff_ms", spec.retry.backoff_ms);
+  retry.Read("max_backoff_ms", spec.retry.max_backoff_ms);
+  retry.Finish();
+  top.Read("max_runtime_ms", spec.max_runtime_ms);
+  ReadCapacity(top, spec.capacity);
+  top.Read("priority", spec.priority);
+  top.Read("node_selector", spec.node_selector);
+  top.Read("allow_zone_split", spec.allow_zone_split);
+  ReadMetrics(top, spec.metrics);
+  top.Finish();
+  TF_RETURN_IF_ERROR(status);
+  TF_RETURN_IF_ERROR(ValidateJobSpec(spec));
+  return spec;
+}
+
+}  // namespace tf::jobs

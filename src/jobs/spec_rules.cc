@@ -1,0 +1,312 @@
+#include "jobs/spec_rules.h"
+
+#include <cmath>
+#include <set>
+
+#include "jobs/metric_lines.h"
+#include "jobs/metric_regex.h"
+#include "jobs/quantities.h"
+#include "jobs/spec_text.h"
+
+namespace tf::jobs {
+namespace {
+
+using Problem = std::optional<SpecProblem>;
+
+bool IsLower(char c) { return c >= 'a' && c <= 'z'; }
+bool IsLetter(char c) { return IsLower(c) || (c >= 'A' && c <= 'Z'); }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsAlnum(char c) { return IsLetter(c) || IsDigit(c); }
+
+Problem Fail(std::string path, std::string message) {
+  return SpecProblem{std::move(path), std::move(message)};
+}
+
+Problem CheckInt(const std::string& path, int64_t value, IntRange range) {
+  if (value >= range.min && value <= range.max) return std::nullopt;
+  return Fail(path, IntRangeMessage(range, std::to_string(value)));
+}
+
+Problem CheckDuration(const std::string& path, TimeMs value, IntRange range) {
+  if (value >= range.min && value <= range.max) return std::nullopt;
+  return Fail(path, "must be a duration from " + FormatDuration(range.min) + " to " +
+                        FormatDuration(range.max) + ", got " +
+                        (value < 0 ? std::to_string(value) + "ms" : FormatDuration(value)));
+}
+
+bool IsJobName(std::string_view name) {
+  if (name.empty() || name.size() > kMaxNameBytes) return false;
+  if (!IsLower(name[0]) && !IsDigit(name[0])) return false;
+  for (char c : name) {
+    if (!IsLower(c) && !IsDigit(c) && c != '-') return false;
+  }
+  return true;
+}
+
+bool IsEnvName(std::string_view name) {
+  if (name.empty() || name.size() > kMaxKeyBytes) return false;
+  if (!IsLetter(name[0]) && name[0] != '_') return false;
+  for (char c : name) {
+    if (!IsAlnum(c) && c != '_') return false;
+  }
+  return true;
+}
+
+bool IsHyperparameterName(std::string_view name) {
+  if (name.empty() || name.size() > kMaxKeyBytes) return false;
+  if (!IsLetter(name[0]) && name[0] != '_') return false;
+  for (char c : name) {
+    if (!IsAlnum(c) && c != '_' && c != '.' && c != '-') return false;
+  }
+  return true;
+}
+
+// Kubernetes-like: "gpu", "zone", "nvidia.com/gpu.product".
+bool IsLabelKey(std::string_view key) {
+  if (key.empty() || key.size() > kMaxKeyBytes) return false;
+  if (!IsAlnum(key.front()) || !IsAlnum(key.back())) return false;
+  for (char c : key) {
+    if (!IsAlnum(c) && c != '-' && c != '_' && c != '.' && c != '/') return false;
+  }
+  return true;
+}
+
+bool IsLabelValue(std::string_view value) {
+  if (value.size() > kMaxLabelValueBytes) return false;
+  for (char c : value) {
+    if (!IsAlnum(c) && c != '-' && c != '_' && c != '.') return false;
+  }
+  return true;
+}
+
+Problem CheckPathBytes(const std::string& path, const std::string& value) {
+  if (value.size() > kMaxPathBytes) {
+    return Fail(path, "must be at most " + std::to_string(kMaxPathBytes) + " bytes");
+  }
+  if (value.find('\0') != std::string::npos) return Fail(path, "must not contain a NUL byte");
+  return std::nullopt;
+}
+
+Problem CheckCommand(const JobSpec& spec) {
+  if (spec.command.empty()) return Fail("command", "is required");
+  if (spec.command.size() > kMaxCommandArgs) {
+    return Fail("command", "must have at most " + std::to_string(kMaxCommandArgs) +
+                               " arguments, got " + std::to_string(spec.command.size()));
+  }
+  size_t bytes = 0;
+  for (size_t i = 0; i < spec.command.size(); ++i) {
+    const std::string& arg = spec.command[i];
+    std::string path = "command[" + std::to_string(i) + "]";
+    if (i == 0 && arg.empty()) return Fail(path, "the program must not be empty");
+    if (arg.find('\0') != std::string::npos) return Fail(path, "must not contain a NUL byte");
+    bytes += arg.size();
+  }
+  if (bytes > kMaxCommandBytes) {
+    return Fail("command", "must be at most " + std::to_string(kMaxCommandBytes / 1024) +
+                               " KiB in all, got " + std::to_string(bytes) + " bytes");
+  }
+  return std::nullopt;
+}
+
+Problem CheckCode(const JobSpec& spec) { return CheckPathBytes("code", spec.code); }
+
+Problem CheckEnv(const JobSpec& spec) {
+  if (spec.env.size() > kMaxEnvVars) {
+    return Fail("env", "must have at most " + std::to_string(kMaxEnvVars) + " variables, got " +
+                           std::to_string(spec.env.size()));
+  }
+  size_t bytes = 0;
+  for (const auto& [name, value] : spec.env) {
+    std::string path = "env." + name;
+    if (!IsEnvName(name)) {
+      return Fail(path,
+                  "is not a valid variable name (letters, digits and _, not starting "
+                  "with a digit, up to " +
+                      std::to_string(kMaxKeyBytes) + ")");
+    }
+    if (IsPlatformEnvName(name)) {
+      return Fail(path,
+                  "is set by the platform (names starting with TENSORFLEET_ and "
+                  "torchrun's RANK, WORLD_SIZE, MASTER_ADDR, ... are reserved)");
+    }
+    if (value.find('\0') != std::string::npos) return Fail(path, "must not contain a NUL byte");
+    bytes += name.size() + value.size();
+  }
+  if (bytes > kMaxEnvBytes) {
+    return Fail("env", "must be at most " + std::to_string(kMaxEnvBytes / 1024) +
+                           " KiB in all, got " + std::to_string(bytes) + " bytes");
+  }
+  return std::nullopt;
+}
+
+Problem CheckResources(const JobSpec& spec) {
+  const Resources& r = spec.resources;
+  if (auto p = CheckInt("resources.gpus", r.gpus, kGpusRange)) return p;
+  if (auto p = CheckInt("resources.cpus", r.cpus, kCpusRange)) return p;
+  if (r.memory_bytes < 0 || r.memory_bytes > kMaxMemoryBytes) {
+    return Fail(
+        "resources.memory",
+        "must be from 0 to " + FormatMemory(kMaxMemoryBytes) + ", got " +
+            (r.memory_bytes < 0 ? std::to_string(r.memory_bytes) : FormatMemory(r.memory_bytes)));
+  }
+  if (auto p = CheckInt("nodes", spec.nodes, kNodesRange)) return p;
+  const std::string& ppn = spec.processes_per_node;
+  if (ppn == "gpu") {
+    if (r.gpus == 0) {
+      return Fail("processes_per_node",
+                  "\"gpu\" starts one process per GPU, so it needs "
+                  "resources.gpus of at least 1");
+    }
+    return std::nullopt;
+  }
+  bool canonical = !ppn.empty() && ppn.size() <= 2 && ppn[0] != '0' && IsDigit(ppn[0]) &&
+                   (ppn.size() == 1 || IsDigit(ppn[1]));
+  if (!canonical || std::stoi(ppn) > kProcessesPerNodeRange.max) {
+    return Fail("processes_per_node",
+                "must be a number from 1 to 64 or \"gpu\", got " + Quote(ppn));
+  }
+  return std::nullopt;
+}
+
+Problem CheckHyperparameters(const JobSpec& spec) {
+  const nlohmann::json& h = spec.hyperparameters;
+  if (!h.is_object()) return Fail("hyperparameters", "must be a mapping of names to values");
+  if (h.size() > kMaxHyperparameters) {
+    return Fail("hyperparameters", "must have at most " + std::to_string(kMaxHyperparameters) +
+                                       " entries, got " + std::to_string(h.size()));
+  }
+  for (auto it = h.begin(); it != h.end(); ++it) {
+    std::string path = "hyperparameters." + it.key();
+    if (!IsHyperparameterName(it.key())) {
+      return Fail(path,
+                  "is not a valid name (letters, digits, _ . -, not starting with a "
+                  "digit, up to " +
+                      std::to_string(kMaxKeyBytes) + ")");
+    }
+    const nlohmann::json& v = it.value();
+    if (v.is_string()) {
+      if (v.get_ref<const std::string&>().size() > kMaxHyperparameterBytes) {
+        return Fail(path, "must be at most " + std::to_string(kMaxHyperparameterBytes) + " bytes");
+      }
+    } else if (v.is_number_float()) {
+      if (!std::isfinite(v.get<double>())) return Fail(path, "must be a finite number");
+    } else if (!v.is_number() && !v.is_boolean()) {
+      return Fail(path, "must be a string, a number or true/false");
+    }
+  }
+  return std::nullopt;
+}
+
+Problem CheckCheckpointAndRetry(const JobSpec& spec) {
+  const std::string& dir = spec.checkpoint.dir;
+  if (dir.empty()) return Fail("checkpoint.dir", "must not be empty");
+  if (dir.front() == '/') {
+    return Fail("checkpoint.dir",
+                "must be relative to the job's working directory, got " + Quote(dir));
+  }
+  if (dir == ".." || dir.starts_with("../") || dir.ends_with("/..") ||
+      dir.find("/../") != std::string::npos) {
+    return Fail("checkpoint.dir",
+                "must stay inside the job's working directory, got " + Quote(dir));
+  }
+  if (auto p = CheckPathBytes("checkpoint.dir", dir)) return p;
+  if (auto p = CheckDuration("checkpoint.sync_interval", spec.checkpoint.sync_interval_ms,
+                             kSyncIntervalRange)) {
+    return p;
+  }
+  const RetryPolicy& r = spec.retry;
+  if (auto p = CheckInt("retry.max_attempts", r.max_attempts, kMaxAttemptsRange)) return p;
+  if (auto p = CheckDuration("retry.backoff", r.backoff_ms, kBackoffRange)) return p;
+  if (auto p = CheckDuration("retry.max_backoff", r.max_backoff_ms, kMaxBackoffRange)) return p;
+  if (r.max_backoff_ms < r.backoff_ms) {
+    return Fail("retry.max_backoff", "must be at least retry.backoff (" +
+                                         FormatDuration(r.backoff_ms) + "), got " +
+                                         FormatDuration(r.max_backoff_ms));
+  }
+  return std::nullopt;
+}
+
+Problem CheckScheduling(const JobSpec& spec) {
+  if (auto p = CheckDuration("max_runtime", spec.max_runtime_ms, kMaxRuntimeRange)) return p;
+  if (auto p = CheckInt("priority", spec.priority, kPriorityRange)) return p;
+  if (spec.node_selector.size() > kMaxNodeSelectorLabels) {
+    return Fail("node_selector", "must have at most " + std::to_string(kMaxNodeSelectorLabels) +
+                                     " labels, got " + std::to_string(spec.node_selector.size()));
+  }
+  for (const auto& [key, value] : spec.node_selector) {
+    std::string path = "node_selector." + key;
+    if (!IsLabelKey(key)) {
+      return Fail(path,
+                  "is not a valid label (letters, digits and - _ . /, starting and "
+                  "ending with a letter or digit, up to " +
+                      std::to_string(kMaxKeyBytes) + ")");
+    }
+    if (!IsLabelValue(value)) {
+      return Fail(path, "must be a label value (letters, digits and - _ ., up to " +
+                            std::to_string(kMaxLabelValueBytes) + "), got " + Quote(value));
+    }
+  }
+  return std::nullopt;
+}
+
+Problem CheckMetrics(const JobSpec& spec) {
+  if (spec.metrics.size() > kMaxMetricDefinitions) {
+    return Fail("metrics", "must have at most " + std::to_string(kMaxMetricDefinitions) +
+                               " definitions, got " + std::to_string(spec.metrics.size()));
+  }
+  std::set<std::string_view> names;
+  for (size_t i = 0; i < spec.metrics.size(); ++i) {
+    const MetricDefinition& m = spec.metrics[i];
+    std::string path = "metrics[" + std::to_string(i) + "]";
+    if (m.name.empty()) return Fail(path + ".name", "is required");
+    if (m.regex.empty()) return Fail(path + ".regex", "is required");
+    if (!IsValidMetricName(m.name)) {
+      return Fail(path + ".name",
+                  "must be letters, digits and _ . : / - (up to 128, starting "
+                  "with a letter or _), got " +
+                      Quote(m.name));
+    }
+    if (!names.insert(m.name).second) {
+      return Fail(path + ".name", "defines " + Quote(m.name) + " a second time");
+    }
+    auto re = CompileMetricRegex(m.regex);
+    if (!re.ok()) return Fail(path + ".regex", re.status().message());
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string IntRangeMessage(IntRange range, std::string_view got) {
+  return "must be an integer from " + std::to_string(range.min) + " to " +
+         std::to_string(range.max) + ", got " + std::string(got);
+}
+
+bool IsPlatformEnvName(std::string_view name) {
+  static const std::set<std::string_view, std::less<>> kSet = {
+      "RANK",      "LOCAL_RANK",  "WORLD_SIZE",  "LOCAL_WORLD_SIZE",    "GROUP_RANK",
+      "NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "CUDA_VISIBLE_DEVICES"};
+  return name.starts_with("TENSORFLEET_") || kSet.count(name) > 0;
+}
+
+std::optional<SpecProblem> FindSpecProblem(const JobSpec& spec) {
+  if (spec.name.empty()) return Fail("name", "is required");
+  if (!IsJobName(spec.name)) {
+    return Fail("name",
+                "must be 1-63 lowercase letters, digits and -, starting with a letter "
+                "or digit, got " +
+                    Quote(spec.name));
+  }
+  for (auto check : {CheckCommand, CheckCode, CheckEnv, CheckResources, CheckHyperparameters,
+                     CheckCheckpointAndRetry, CheckScheduling, CheckMetrics}) {
+    if (auto p = check(spec)) return p;
+  }
+  return std::nullopt;
+}
+
+Status ValidateJobSpec(const JobSpec& spec) {
+  if (auto p = FindSpecProblem(spec)) return InvalidArgument(p->path + ": " + p->message);
+  return OkStatus();
+}
+
+}  // namespace tf::jobs

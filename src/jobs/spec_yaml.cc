@@ -1,0 +1,318 @@
+// ParseJobSpec: YAML text -> JobSpec. Each mapping of the spec is a table of its fields, each
+// with the function that reads its value; a key not in the table is an unknown field. Types
+// are checked while reading, ranges and cross-field rules afterwards by FindSpecProblem
+// (spec_rules.cc), whose field path is turned back into the line it was written on.
+#include <array>
+#include <exception>
+
+#include "jobs/job_spec.h"
+#include "jobs/spec_reader.h"
+#include "jobs/spec_rules.h"
+#include "jobs/spec_text.h"
+
+namespace tf::jobs {
+namespace {
+
+using Reader = SpecReader;
+using Field = SpecField;
+
+template <typename T>
+struct FieldRule {
+  std::string_view key;
+  Status (*read)(Reader& r, const Field& f, T& out);
+};
+
+// Reads the mapping `f` with `rules`; a field written with no value keeps its default.
+template <typename T, size_t N>
+Status ReadMapping(Reader& r, const Field& f, const std::array<FieldRule<T>, N>& rules, T& out) {
+  std::array<std::string_view, N> known;
+  for (size_t i = 0; i < N; ++i) known[i] = rules[i].key;
+  TF_ASSIGN_OR_RETURN(auto entries, r.Entries(f, known));
+  for (const Field& entry : entries) {
+    if (IsNullValue(entry.node)) continue;
+    for (const auto& rule : rules) {
+      if (rule.key == entry.key) TF_RETURN_IF_ERROR(rule.read(r, entry, out));
+    }
+  }
+  return OkStatus();
+}
+
+// A mapping of free names to strings (env, node_selector).
+Status ReadStringMap(Reader& r, const Field& f, std::map<std::string, std::string>& out) {
+  TF_ASSIGN_OR_RETURN(auto entries, r.Entries(f));
+  for (const Field& entry : entries) {
+    TF_ASSIGN_OR_RETURN(out[entry.key], r.String(entry));
+  }
+  return OkStatus();
+}
+
+// "one of a, b, c, got "x" (did you mean "y"?)"
+template <size_t N>
+std::string OneOfMessage(const std::array<std::string_view, N>& options, const std::string& got) {
+  std::string message = "must be one of ";
+  for (size_t i = 0; i < N; ++i) message += (i ? ", " : "") + std::string(options[i]);
+  message += ", got " + Quote(got);
+  if (auto close = ClosestName(got, options)) message += " (did you mean " + Quote(*close) + "?)";
+  return message;
+}
+
+Status ReadCommand(Reader& r, const Field& f, JobSpec& spec) {
+  if (f.node.IsScalar()) {
+    const std::string& script = f.node.Scalar();
+    if (script.find_first_not_of(" \t\r\n") == std::string::npos) {
+      return r.Error(f, "must not be empty");
+    }
+    spec.command = {"/bin/sh", "-c", script};
+    return OkStatus();
+  }
+  TF_ASSIGN_OR_RETURN(auto items, r.Items(f, "a shell command or a list of arguments"));
+  if (items.empty()) return r.Error(f, "must not be empty");
+  spec.command.clear();
+  for (const Field& item : items) {
+    TF_ASSIGN_OR_RETURN(std::string arg, r.String(item));
+    spec.command.push_back(std::move(arg));
+  }
+  return OkStatus();
+}
+
+Status ReadHyperparameters(Reader& r, const Field& f, JobSpec& spec) {
+  TF_ASSIGN_OR_RETURN(auto entries, r.Entries(f));
+  for (const Field& entry : entries) {
+    TF_ASSIGN_OR_RETURN(spec.hyperparameters[entry.key], r.TypedScalar(entry));
+  }
+  return OkStatus();
+}
+
+Status ReadProcessesPerNode(Reader& r, const Field& f, JobSpec& spec) {
+  if (f.node.IsScalar() && f.node.Scalar() == "gpu") {
+    spec.processes_per_node = "gpu";
+    return OkStatus();
+  }
+  auto n = r.Int(f, kProcessesPerNodeRange);
+  if (!n.ok()) {
+    return r.Error(f, "must be a number from 1 to 64 or \"gpu\", got " + Describe(f.node));
+  }
+  spec.processes_per_node = std::to_string(*n);
+  return OkStatus();
+}
+
+Status ReadCapacity(Reader& r, const Field& f, JobSpec& spec) {
+  static constexpr std::array<std::string_view, 3> kNames = {"any", "spot", "on-demand"};
+  TF_ASSIGN_OR_RETURN(std::string text, r.String(f));
+  if (text == "any") {
+    spec.capacity = CapacityType::kAny;
+  } else if (text == "spot") {
+    spec.capacity = CapacityType::kSpot;
+  } else if (text == "on-demand") {
+    spec.capacity = CapacityType::kOnDemand;
+  } else {
+    return r.Error(f, OneOfMessage(kNames, text));
+  }
+  return OkStatus();
+}
+
+Status ReadRetryOn(Reader& r, const Field& f, RetryPolicy& retry) {
+  static constexpr std::array<std::string_view, 3> kNames = {"interruption", "node-lost", "error"};
+  std::vector<Field> items;
+  if (f.node.IsScalar()) {
+    items.push_back(f);  // "on: error" is a list of one
+  } else {
+    TF_ASSIGN_OR_RETURN(items, r.Items(f, "a list of interruption, node-lost, error"));
+  }
+  retry.on_interruption = retry.on_node_lost = retry.on_error = false;
+  for (const Field& item : items) {
+    TF_ASSIGN_OR_RETURN(std::string text, r.String(item));
+    if (text == "interruption") {
+      retry.on_interruption = true;
+    } else if (text == "node-lost") {
+      retry.on_node_lost = true;
+    } else if (text == "error") {
+      retry.on_error = true;
+    } else {
+      return r.Error(item, OneOfMessage(kNames, text));
+    }
+  }
+  return OkStatus();
+}
+
+// Readers of one typed field, for the tables below.
+template <typename T, auto member, IntRange range>
+Status IntField(Reader& r, const Field& f, T& out) {
+  TF_ASSIGN_OR_RETURN(int64_t n, r.Int(f, range));
+  out.*member = static_cast<int>(n);  // within range, so within int
+  return OkStatus();
+}
+template <typename T, auto member>
+Status StringField(Reader& r, const Field& f, T& out) {
+  TF_ASSIGN_OR_RETURN(out.*member, r.String(f));
+  return OkStatus();
+}
+template <typename T, auto member>
+Status BoolField(Reader& r, const Field& f, T& out) {
+  TF_ASSIGN_OR_RETURN(out.*member, r.Bool(f));
+  return OkStatus();
+}
+template <typename T, auto member>
+Status DurationField(Reader& r, const Field& f, T& out) {
+  TF_ASSIGN_OR_RETURN(out.*member, r.Duration(f));
+  return OkStatus();
+}
+
+Status ReadMemory(Reader& r, const Field& f, Resources& out) {
+  TF_ASSIGN_OR_RETURN(out.memory_bytes, r.Memory(f));
+  return OkStatus();
+}
+
+constexpr std::array<FieldRule<Resources>, 3> kResourceRules = {{
+    {"gpus", IntField<Resources, &Resources::gpus, kGpusRange>},
+    {"cpus", IntField<Resources, &Resources::cpus, kCpusRange>},
+    {"memory", ReadMemory},
+}};
+
+constexpr std::array<FieldRule<CheckpointSettings>, 3> kCheckpointRules = {{
+    {"dir", StringField<CheckpointSettings, &CheckpointSettings::dir>},
+    {"sync_interval", DurationField<CheckpointSettings, &CheckpointSettings::sync_interval_ms>},
+    {"enabled", BoolField<CheckpointSettings, &CheckpointSettings::enabled>},
+}};
+
+constexpr std::array<FieldRule<RetryPolicy>, 4> kRetryRules = {{
+    {"on", ReadRetryOn},
+    {"max_attempts", IntField<RetryPolicy, &RetryPolicy::max_attempts, kMaxAttemptsRange>},
+    {"backoff", DurationField<RetryPolicy, &RetryPolicy::backoff_ms>},
+    {"max_backoff", DurationField<RetryPolicy, &RetryPolicy::max_backoff_ms>},
+}};
+
+constexpr std::array<FieldRule<MetricDefinition>, 2> kMetricRules = {{
+    {"name", StringField<MetricDefinition, &MetricDefinition::name>},
+    {"regex", StringField<MetricDefinition, &MetricDefinition::regex>},
+}};
+
+Status ReadMetrics(Reader& r, const Field& f, JobSpec& spec) {
+  TF_ASSIGN_OR_RETURN(auto items, r.Items(f, "a list of {name, regex}"));
+  for (const Field& item : items) {
+    MetricDefinition def;
+    TF_RETURN_IF_ERROR(ReadMapping(r, item, kMetricRules, def));
+    spec.metrics.push_back(std::move(def));
+  }
+  return OkStatus();
+}
+
+Status ReadEnv(Reader& r, const Field& f, JobSpec& spec) { return ReadStringMap(r, f, spec.env); }
+
+Status ReadNodeSelector(Reader& r, const Field& f, JobSpec& spec) {
+  return ReadStringMap(r, f, spec.node_selector);
+}
+
+Status ReadResources(Reader& r, const Field& f, JobSpec& spec) {
+  return ReadMapping(r, f, kResourceRules, spec.resources);
+}
+
+Status ReadCheckpoint(Reader& r, const Field& f, JobSpec& spec) {
+  return ReadMapping(r, f, kCheckpointRules, spec.checkpoint);
+}
+
+Status ReadRetry(Reader& r, const Field& f, JobSpec& spec) {
+  return ReadMapping(r, f, kRetryRules, spec.retry);
+}
+
+// In the order docs/jobs-spec.md lists them.
+constexpr std::array<FieldRule<JobSpec>, 16> kSpecRules = {{
+    {"name", StringField<JobSpec, &JobSpec::name>},
+    {"command", ReadCommand},
+    {"code", StringField<JobSpec, &JobSpec::code>},
+    {"env", ReadEnv},
+    {"resources", ReadResources},
+    {"nodes", IntField<JobSpec, &JobSpec::nodes, kNodesRange>},
+    {"processes_per_node", ReadProcessesPerNode},
+    {"hyperparameters", ReadHyperparameters},
+    {"checkpoint", ReadCheckpoint},
+    {"retry", ReadRetry},
+    {"max_runtime", DurationField<JobSpec, &JobSpec::max_runtime_ms>},
+    {"capacity", ReadCapacity},
+    {"priority", IntField<JobSpec, &JobSpec::priority, kPriorityRange>},
+    {"node_selector", ReadNodeSelector},
+    {"allow_zone_split", BoolField<JobSpec, &JobSpec::allow_zone_split>},
+    {"metrics", ReadMetrics},
+}};
+
+// "<source>:<line>:<column>: invalid YAML: <what>", with a hint for tab indentation, which
+// YAML forbids and which is the usual cause.
+Status SyntaxError(std::string_view text, std::string_view source, const YAML::Mark& mark,
+                   const std::string& what) {
+  std::string where = std::string(source) + ":" + std::to_string(mark.line + 1) + ":" +
+                      std::to_string(mark.column + 1);
+  std::string message = where + ": invalid YAML: " + what;
+  size_t start = 0;
+  for (int line = 0; line < mark.line && start != std::string_view::npos; ++line) {
+    start = text.find('\n', start);
+    if (start != std::string_view::npos) ++start;
+  }
+  if (start != std::string_view::npos) {
+    std::string_view line = text.substr(start, text.find('\n', start) - start);
+    std::string_view indent = line.substr(0, line.find_first_not_of(" \t"));
+    if (indent.find('\t') != std::string_view::npos) message += " (indent with spaces, not tabs)";
+  }
+  return InvalidArgument(message);
+}
+
+Result<JobSpec> Parse(std::string_view text, std::string_view source) {
+  if (text.size() > kMaxSpecBytes) {
+    return InvalidArgument(std::string(source) + ": the spec is larger than " +
+                           std::to_string(kMaxSpecBytes / 1024) + " KiB");
+  }
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(std::string(text));
+  } catch (const YAML::ParserException& e) {
+    return SyntaxError(text, source, e.mark, e.msg);
+  }
+  Reader reader(source);
+  std::erase_if(documents, [](const YAML::Node& d) { return IsNullValue(d); });
+  if (documents.empty()) return reader.Error(1, "", "the spec is empty");
+  Field top{documents[0], "", "", 1};
+  if (documents.size() > 1) {
+    int line = documents[1].Mark().is_null() ? 1 : documents[1].Mark().line + 1;
+    return reader.Error(line, "", "the spec must be one YAML document, found another");
+  }
+  if (!top.node.IsMap()) {
+    return reader.Error(top, "the spec must be a mapping of fields (name, command, ...), got " +
+                                 Describe(top.node));
+  }
+  JobSpec spec;
+  TF_RETURN_IF_ERROR(ReadMapping(reader, top, kSpecRules, spec));
+  if (auto problem = FindSpecProblem(spec)) {
+    return reader.Error(reader.LineOf(problem->path), problem->path, problem->message);
+  }
+  return spec;
+}
+
+}  // namespace
+
+std::string_view CapacityTypeName(CapacityType type) {
+  switch (type) {
+    case CapacityType::kAny:
+      return "any";
+    case CapacityType::kSpot:
+      return "spot";
+    case CapacityType::kOnDemand:
+      return "on-demand";
+  }
+  return "any";
+}
+
+Result<JobSpec> ParseJobSpec(std::string_view yaml_text, std::string_view source_name) {
+  std::string source = source_name.empty() ? "spec" : std::string(source_name);
+  try {
+    return Parse(yaml_text, source);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(source + ": invalid YAML: " + e.what());
+  } catch (const std::bad_alloc&) {
+    return ResourceExhausted(source + ": out of memory reading the spec");
+  } catch (const std::exception& e) {
+    return Internal(source + ": reading the spec failed: " + e.what());
+  } catch (...) {
+    return Internal(source + ": reading the spec failed");
+  }
+}
+
+}  // namespace tf::jobs
