@@ -123,6 +123,7 @@ TEST(JobSpecTest, CommandIsAShellStringOrAnArgumentList) {
   EXPECT_EQ(ErrorOf("name: a\ncommand: {run: x}\n"),
             "train.yaml:2: command: must be a shell command or a list of arguments, got a "
             "mapping");
+  EXPECT_EQ(ErrorOf("name: a\ncommand: run \xff\n"), "train.yaml:2: command: must be valid UTF-8");
   EXPECT_EQ(ErrorOf("name: a\ncommand: [\"a\\0b\"]\n"),
             "train.yaml:2: command[0]: must not contain a NUL byte");
 }
@@ -307,10 +308,30 @@ TEST(JobSpecTest, TheSpecIsOneMapping) {
             "train.yaml:1: the spec must be a mapping of fields (name, command, ...), got "
             "\"just text\"");
   EXPECT_EQ(ErrorOf("name: a\ncommand: [x]\n---\nname: b\ncommand: [y]\n"),
-            "train.yaml:4: the spec must be one YAML document, found another");
+            "train.yaml:3: the spec must be one YAML document, found another");
   EXPECT_EQ(ErrorOf("? [a, b]\n: c\n"), "train.yaml:1: field names must be plain text, got a list");
   auto unnamed = ParseJobSpec("nodes: 2\n", "");
   EXPECT_EQ(unnamed.status().message().rfind("spec:1: ", 0), 0u) << unnamed.status().message();
+}
+
+TEST(JobSpecTest, NothingAfterTheDocumentIsIgnored) {
+  MustParse("name: a\ncommand: [x]\n---\n");  // an empty document after it is nothing
+  MustParse("name: a\ncommand: [x]\n...\n");
+  MustParse("---\nname: a\ncommand: [x]\n");
+  // yaml-cpp's YAML::Load stops after the first document, and YAML::LoadAll loops for ever on
+  // the stray comma: both are refused here.
+  EXPECT_EQ(ErrorOf("{name: a, command: [x]},\n"),
+            "train.yaml:1:24: invalid YAML: unexpected token");
+  EXPECT_EQ(ErrorOf("{name: a, command: [x]}\n,\n"),
+            "train.yaml:2:1: invalid YAML: unexpected token");
+  std::string brace = ErrorOf("name: a\ncommand: [x]\n}\n");
+  EXPECT_EQ(brace.rfind("train.yaml:3:1: invalid YAML", 0), 0u) << brace;
+  EXPECT_EQ(ErrorOf("---\n---\nname: a\ncommand: [x]\n"),
+            "train.yaml:2: the spec must be one YAML document, found another");
+  std::string separators;
+  for (int i = 0; i < 1001; ++i) separators += "---\n";
+  EXPECT_EQ(ErrorOf("name: a\ncommand: [x]\n" + separators),
+            "train.yaml: invalid YAML: more than 1000 documents");
 }
 
 TEST(JobSpecTest, HyperparametersKeepTheirYamlTypes) {
@@ -543,6 +564,12 @@ TEST(JobSpecTest, ValidateJobSpecChecksBuiltSpecs) {
   EXPECT_EQ(ValidateJobSpec(spec).message(),
             "retry.backoff: must be a duration from 0s to 1h, got -1ms");
   spec.retry = {};
+  spec.command = {"run", "caf\xc3"};
+  EXPECT_EQ(ValidateJobSpec(spec).message(), "command[1]: must be valid UTF-8");
+  spec.command = {"run"};
+  spec.hyperparameters["text"] = "\xed\xa0\x80";  // a surrogate
+  EXPECT_EQ(ValidateJobSpec(spec).message(), "hyperparameters.text: must be valid UTF-8");
+  spec.hyperparameters.erase("text");
   spec.processes_per_node = "01";
   EXPECT_EQ(ValidateJobSpec(spec).message(),
             "processes_per_node: must be a number from 1 to 64 or \"gpu\", got \"01\"");

@@ -10,12 +10,6 @@
 namespace tf::jobs {
 namespace {
 
-// The node's 1-based line, or `fallback` for nodes without a position.
-int LineOf(const YAML::Node& node, int fallback) {
-  YAML::Mark mark = node.Mark();
-  return mark.is_null() || mark.line < 0 ? fallback : mark.line + 1;
-}
-
 bool IsOneOf(std::string_view text, std::initializer_list<std::string_view> options) {
   return std::find(options.begin(), options.end(), text) != options.end();
 }
@@ -62,6 +56,11 @@ std::string Describe(const YAML::Node& node) {
   return Quote(node.Scalar());
 }
 
+int NodeLine(const YAML::Node& node, int fallback) {
+  YAML::Mark mark = node.Mark();
+  return mark.is_null() || mark.line < 0 ? fallback : mark.line + 1;
+}
+
 bool IsNullValue(const YAML::Node& node) { return !node.IsDefined() || node.IsNull(); }
 
 SpecReader::SpecReader(std::string_view source)
@@ -97,7 +96,7 @@ Result<std::vector<SpecField>> SpecReader::Entries(const SpecField& mapping,
   std::map<std::string, int, std::less<>> first_lines;
   std::vector<SpecField> entries;
   for (auto it = mapping.node.begin(); it != mapping.node.end(); ++it) {
-    int line = jobs::LineOf(it->first, mapping.line);
+    int line = NodeLine(it->first, mapping.line);
     if (!it->first.IsScalar()) {
       return Error(line, mapping.path,
                    "field names must be plain text, got " + Describe(it->first));
@@ -126,7 +125,7 @@ Result<std::vector<SpecField>> SpecReader::Items(const SpecField& list, std::str
   std::vector<SpecField> items;
   for (auto it = list.node.begin(); it != list.node.end(); ++it) {
     std::string path = list.path + "[" + std::to_string(items.size()) + "]";
-    items.push_back(Child(list, *it, "", std::move(path), jobs::LineOf(*it, list.line)));
+    items.push_back(Child(list, *it, "", std::move(path), NodeLine(*it, list.line)));
   }
   return items;
 }

@@ -71,6 +71,9 @@ class SpecReader {
 // "a list", "a mapping", "nothing" or the quoted scalar: what a message says it got.
 std::string Describe(const YAML::Node& node);
 
+// The node's 1-based line, or `fallback` for nodes without a position.
+int NodeLine(const YAML::Node& node, int fallback);
+
 // Whether `node` is absent or YAML null (a field written with no value).
 bool IsNullValue(const YAML::Node& node);
 

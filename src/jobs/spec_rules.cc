@@ -79,12 +79,19 @@ bool IsLabelValue(std::string_view value) {
   return true;
 }
 
+// Text that becomes an argument, a variable or a path: UTF-8 (the stored JSON holds nothing
+// else) without NUL (which ends a C string).
+Problem CheckText(const std::string& path, const std::string& value) {
+  if (value.find('\0') != std::string::npos) return Fail(path, "must not contain a NUL byte");
+  if (!IsValidUtf8(value)) return Fail(path, "must be valid UTF-8");
+  return std::nullopt;
+}
+
 Problem CheckPathBytes(const std::string& path, const std::string& value) {
   if (value.size() > kMaxPathBytes) {
     return Fail(path, "must be at most " + std::to_string(kMaxPathBytes) + " bytes");
   }
-  if (value.find('\0') != std::string::npos) return Fail(path, "must not contain a NUL byte");
-  return std::nullopt;
+  return CheckText(path, value);
 }
 
 Problem CheckCommand(const JobSpec& spec) {
@@ -98,7 +105,7 @@ Problem CheckCommand(const JobSpec& spec) {
     const std::string& arg = spec.command[i];
     std::string path = "command[" + std::to_string(i) + "]";
     if (i == 0 && arg.empty()) return Fail(path, "the program must not be empty");
-    if (arg.find('\0') != std::string::npos) return Fail(path, "must not contain a NUL byte");
+    if (auto p = CheckText(path, arg)) return p;
     bytes += arg.size();
   }
   if (bytes > kMaxCommandBytes) {
@@ -129,7 +136,7 @@ Problem CheckEnv(const JobSpec& spec) {
                   "is set by the platform (names starting with TENSORFLEET_ and "
                   "torchrun's RANK, WORLD_SIZE, MASTER_ADDR, ... are reserved)");
     }
-    if (value.find('\0') != std::string::npos) return Fail(path, "must not contain a NUL byte");
+    if (auto p = CheckText(path, value)) return p;
     bytes += name.size() + value.size();
   }
   if (bytes > kMaxEnvBytes) {
@@ -185,9 +192,11 @@ Problem CheckHyperparameters(const JobSpec& spec) {
     }
     const nlohmann::json& v = it.value();
     if (v.is_string()) {
-      if (v.get_ref<const std::string&>().size() > kMaxHyperparameterBytes) {
+      const std::string& text = v.get_ref<const std::string&>();
+      if (text.size() > kMaxHyperparameterBytes) {
         return Fail(path, "must be at most " + std::to_string(kMaxHyperparameterBytes) + " bytes");
       }
+      if (!IsValidUtf8(text)) return Fail(path, "must be valid UTF-8");
     } else if (v.is_number_float()) {
       if (!std::isfinite(v.get<double>())) return Fail(path, "must be a finite number");
     } else if (!v.is_number() && !v.is_boolean()) {
@@ -269,6 +278,7 @@ Problem CheckMetrics(const JobSpec& spec) {
     if (!names.insert(m.name).second) {
       return Fail(path + ".name", "defines " + Quote(m.name) + " a second time");
     }
+    if (!IsValidUtf8(m.regex)) return Fail(path + ".regex", "must be valid UTF-8");
     auto re = CompileMetricRegex(m.regex);
     if (!re.ok()) return Fail(path + ".regex", re.status().message());
   }

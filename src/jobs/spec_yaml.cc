@@ -9,6 +9,7 @@
 #include "jobs/spec_reader.h"
 #include "jobs/spec_rules.h"
 #include "jobs/spec_text.h"
+#include "jobs/yaml_document.h"
 
 namespace tf::jobs {
 namespace {
@@ -58,7 +59,7 @@ std::string OneOfMessage(const std::array<std::string_view, N>& options, const s
 
 Status ReadCommand(Reader& r, const Field& f, JobSpec& spec) {
   if (f.node.IsScalar()) {
-    const std::string& script = f.node.Scalar();
+    TF_ASSIGN_OR_RETURN(std::string script, r.String(f));
     if (script.find_first_not_of(" \t\r\n") == std::string::npos) {
       return r.Error(f, "must not be empty");
     }
@@ -235,45 +236,15 @@ constexpr std::array<FieldRule<JobSpec>, 16> kSpecRules = {{
     {"metrics", ReadMetrics},
 }};
 
-// "<source>:<line>:<column>: invalid YAML: <what>", with a hint for tab indentation, which
-// YAML forbids and which is the usual cause.
-Status SyntaxError(std::string_view text, std::string_view source, const YAML::Mark& mark,
-                   const std::string& what) {
-  std::string where = std::string(source) + ":" + std::to_string(mark.line + 1) + ":" +
-                      std::to_string(mark.column + 1);
-  std::string message = where + ": invalid YAML: " + what;
-  size_t start = 0;
-  for (int line = 0; line < mark.line && start != std::string_view::npos; ++line) {
-    start = text.find('\n', start);
-    if (start != std::string_view::npos) ++start;
-  }
-  if (start != std::string_view::npos) {
-    std::string_view line = text.substr(start, text.find('\n', start) - start);
-    std::string_view indent = line.substr(0, line.find_first_not_of(" \t"));
-    if (indent.find('\t') != std::string_view::npos) message += " (indent with spaces, not tabs)";
-  }
-  return InvalidArgument(message);
-}
-
 Result<JobSpec> Parse(std::string_view text, std::string_view source) {
   if (text.size() > kMaxSpecBytes) {
     return InvalidArgument(std::string(source) + ": the spec is larger than " +
                            std::to_string(kMaxSpecBytes / 1024) + " KiB");
   }
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(std::string(text));
-  } catch (const YAML::ParserException& e) {
-    return SyntaxError(text, source, e.mark, e.msg);
-  }
+  TF_ASSIGN_OR_RETURN(YAML::Node document, LoadOneDocument(text, source));
   Reader reader(source);
-  std::erase_if(documents, [](const YAML::Node& d) { return IsNullValue(d); });
-  if (documents.empty()) return reader.Error(1, "", "the spec is empty");
-  Field top{documents[0], "", "", 1};
-  if (documents.size() > 1) {
-    int line = documents[1].Mark().is_null() ? 1 : documents[1].Mark().line + 1;
-    return reader.Error(line, "", "the spec must be one YAML document, found another");
-  }
+  if (IsNullValue(document)) return reader.Error(1, "", "the spec is empty");
+  Field top{document, "", "", NodeLine(document, 1)};
   if (!top.node.IsMap()) {
     return reader.Error(top, "the spec must be a mapping of fields (name, command, ...), got " +
                                  Describe(top.node));
@@ -304,8 +275,6 @@ Result<JobSpec> ParseJobSpec(std::string_view yaml_text, std::string_view source
   std::string source = source_name.empty() ? "spec" : std::string(source_name);
   try {
     return Parse(yaml_text, source);
-  } catch (const YAML::Exception& e) {
-    return InvalidArgument(source + ": invalid YAML: " + e.what());
   } catch (const std::bad_alloc&) {
     return ResourceExhausted(source + ": out of memory reading the spec");
   } catch (const std::exception& e) {
