@@ -233,6 +233,9 @@ TEST(JobSpecTest, ErrorsNameTheFieldAndItsLine) {
        "train.yaml:4: hyperparameters.lr: is not a finite number (quote it to pass it as text)"},
       {"hyperparameters:\n  seed: 123456789012345678901\n",
        "train.yaml:4: hyperparameters.seed: is too large for a 64-bit integer"},
+      {"hyperparameters:\n  model.dim: 1\n  model_dim: 2\n",
+       "train.yaml:5: hyperparameters.model_dim: has the same variable as \"model.dim\" "
+       "(TENSORFLEET_HP_MODEL_DIM); rename one"},
       {"hyperparameters:\n  'bad name': 1\n",
        "train.yaml:4: hyperparameters.bad name: is not a valid name"},
   };
@@ -277,6 +280,9 @@ TEST(JobSpecTest, UnknownFieldsAreRefusedAtEveryLevel) {
   // Nothing close: no suggestion.
   EXPECT_EQ(ErrorOf(std::string(kHead) + "image: pytorch:latest\n"),
             "train.yaml:3: unknown field \"image\"");
+  EXPECT_EQ(ErrorOf(std::string(kHead) + "base: 1\n"), "train.yaml:3: unknown field \"base\"");
+  EXPECT_EQ(ErrorOf(std::string(kHead) + "resources:\n  <<: {gpus: 1}\n"),
+            "train.yaml:4: resources: unknown field \"<<\"");
   // An unknown field is reported before the required one it probably misspells.
   EXPECT_EQ(ErrorOf("nmae: a\ncommand: [run]\n"),
             "train.yaml:1: unknown field \"nmae\" (did you mean \"name\"?)");
@@ -334,6 +340,13 @@ TEST(JobSpecTest, NothingAfterTheDocumentIsIgnored) {
             "train.yaml: invalid YAML: more than 1000 documents");
 }
 
+TEST(JobSpecTest, AnchorsAndAliasesWork) {
+  JobSpec spec =
+      MustParse("name: a\ncommand: [x]\nenv: &labels\n  zone: a1\nnode_selector: *labels\n");
+  EXPECT_EQ(spec.env, spec.node_selector);
+  EXPECT_EQ(spec.node_selector.at("zone"), "a1");
+}
+
 TEST(JobSpecTest, HyperparametersKeepTheirYamlTypes) {
   JobSpec spec = MustParse(std::string(kHead) +
                            "hyperparameters:\n"
@@ -361,6 +374,12 @@ TEST(JobSpecTest, HyperparametersKeepTheirYamlTypes) {
   EXPECT_EQ(h["empty"], "");
   EXPECT_EQ(h["model.dim"], 4);
   EXPECT_EQ(h["warm-up"], 2);
+}
+
+TEST(JobSpecTest, EachHyperparameterHasItsVariable) {
+  EXPECT_EQ(HyperparameterEnvName("lr"), "TENSORFLEET_HP_LR");
+  EXPECT_EQ(HyperparameterEnvName("model.dim"), "TENSORFLEET_HP_MODEL_DIM");
+  EXPECT_EQ(HyperparameterEnvName("warm-up_steps"), "TENSORFLEET_HP_WARM_UP_STEPS");
 }
 
 TEST(JobSpecTest, RetryOnListsTheFailuresThatRetry) {

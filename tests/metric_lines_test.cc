@@ -114,6 +114,11 @@ TEST(MetricRegexTest, RefusesWhatWouldBeSlowOrWrong) {
   EXPECT_FALSE(CompileMetricRegex("(a{10000})").ok());
   EXPECT_FALSE(CompileMetricRegex("((a{100}){100})").ok());
   EXPECT_FALSE(CompileMetricRegex("(a{99999999999999999999})").ok());
+  EXPECT_FALSE(CompileMetricRegex("{99999999999999999999}(a)").ok());
+  EXPECT_EQ(CompileMetricRegex(R"((\d+) \1)").status().message(),
+            "must not use back-references (\\1)");
+  EXPECT_FALSE(CompileMetricRegex(R"(x(\d+)\99999999999999999999999)").ok());
+  EXPECT_TRUE(CompileMetricRegex(R"(\\1=(\d+))").ok());  // an escaped backslash, then "1"
   EXPECT_FALSE(CompileMetricRegex(std::string(40, '(') + "a" + std::string(40, ')')).ok());
   auto nested = CompileMetricRegex(std::string(40, '(') + "a" + std::string(40, ')'));
   EXPECT_EQ(nested.status().message(), "nests groups more than 32 deep");

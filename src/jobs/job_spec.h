@@ -80,6 +80,11 @@ struct JobSpec {
   friend bool operator==(const JobSpec&, const JobSpec&) = default;
 };
 
+// The environment variable that carries hyperparameter `name` to the job's processes:
+// TENSORFLEET_HP_ and the name in upper case, with "." and "-" as "_" ("model.dim" ->
+// TENSORFLEET_HP_MODEL_DIM). A spec's hyperparameters each have their own.
+std::string HyperparameterEnvName(std::string_view name);
+
 // Reads a YAML spec. `source_name` (usually the file name) starts every error message.
 Result<JobSpec> ParseJobSpec(std::string_view yaml_text, std::string_view source_name);
 

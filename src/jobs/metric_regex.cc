@@ -63,6 +63,7 @@ int64_t EstimateStates(std::string_view pattern) {
         }
       }
       int64_t copies = std::max<int64_t>({low, high, 1});
+      if (copies > kMaxStates) return kMaxStates + 1;  // whatever it repeats
       Group& g = groups.back();
       int64_t extra = std::min(g.last * (copies - 1), kMaxStates + 1);
       g.size = std::min(g.size + extra, kMaxStates + 1);
@@ -78,6 +79,17 @@ int64_t EstimateStates(std::string_view pattern) {
   return total;
 }
 
+// Whether `pattern` has a back-reference ("\\1"): of no use for a number, slow to match, and
+// std::regex reads its digits into a long without an overflow check.
+bool HasBackReference(std::string_view pattern) {
+  for (size_t i = 0; i + 1 < pattern.size(); ++i) {
+    if (pattern[i] != '\\') continue;
+    if (pattern[i + 1] >= '1' && pattern[i + 1] <= '9') return true;
+    ++i;  // the escaped character
+  }
+  return false;
+}
+
 }  // namespace
 
 Result<std::regex> CompileMetricRegex(std::string_view pattern) {
@@ -86,6 +98,7 @@ Result<std::regex> CompileMetricRegex(std::string_view pattern) {
     return InvalidArgument("must be at most " + std::to_string(kMaxMetricRegexBytes) +
                            " bytes, got " + std::to_string(pattern.size()));
   }
+  if (HasBackReference(pattern)) return InvalidArgument("must not use back-references (\\1)");
   int64_t states = EstimateStates(pattern);
   if (states < 0) {
     return InvalidArgument("nests groups more than " + std::to_string(kMaxNesting) + " deep");

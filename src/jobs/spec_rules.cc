@@ -1,6 +1,8 @@
 #include "jobs/spec_rules.h"
 
+#include <cctype>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "jobs/metric_lines.h"
@@ -182,6 +184,7 @@ Problem CheckHyperparameters(const JobSpec& spec) {
     return Fail("hyperparameters", "must have at most " + std::to_string(kMaxHyperparameters) +
                                        " entries, got " + std::to_string(h.size()));
   }
+  std::map<std::string, std::string> variables;  // variable -> the name that has it
   for (auto it = h.begin(); it != h.end(); ++it) {
     std::string path = "hyperparameters." + it.key();
     if (!IsHyperparameterName(it.key())) {
@@ -189,6 +192,11 @@ Problem CheckHyperparameters(const JobSpec& spec) {
                   "is not a valid name (letters, digits, _ . -, not starting with a "
                   "digit, up to " +
                       std::to_string(kMaxKeyBytes) + ")");
+    }
+    std::string variable = HyperparameterEnvName(it.key());
+    if (auto [other, added] = variables.emplace(variable, it.key()); !added) {
+      return Fail(path, "has the same variable as " + Quote(other->second) + " (" + variable +
+                            "); rename one");
     }
     const nlohmann::json& v = it.value();
     if (v.is_string()) {
@@ -290,6 +298,14 @@ Problem CheckMetrics(const JobSpec& spec) {
 std::string IntRangeMessage(IntRange range, std::string_view got) {
   return "must be an integer from " + std::to_string(range.min) + " to " +
          std::to_string(range.max) + ", got " + std::string(got);
+}
+
+std::string HyperparameterEnvName(std::string_view name) {
+  std::string variable = "TENSORFLEET_HP_";
+  for (char c : name) {
+    variable += IsAlnum(c) ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : '_';
+  }
+  return variable;
 }
 
 bool IsPlatformEnvName(std::string_view name) {

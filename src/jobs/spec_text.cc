@@ -110,7 +110,7 @@ std::optional<std::string_view> ClosestName(std::string_view wrong,
   size_t best_distance = SIZE_MAX;
   for (std::string_view name : names) {
     size_t distance = EditDistance(wrong, name);
-    size_t allowed = std::max<size_t>(2, name.size() / 3);
+    size_t allowed = std::max<size_t>(1, name.size() / 3);
     bool prefix = wrong.size() >= 3 && name.size() > wrong.size() &&
                   EditDistance(wrong, name.substr(0, wrong.size())) == 0;
     if ((distance <= allowed && distance < wrong.size()) || prefix) {

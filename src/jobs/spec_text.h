@@ -16,8 +16,8 @@ std::string Quote(std::string_view text);
 // U+10FFFF. (JSON, where specs are stored, holds nothing else.)
 bool IsValidUtf8(std::string_view text);
 
-// The name in `names` closest to `wrong` (a typo: at most two edits, or a third of the
-// name's length for long names; or `wrong` is the start of it), or nothing if none is close.
+// The name in `names` closest to `wrong` (a typo: at most one edit, or a third of the name's
+// length for long names, ignoring case; or `wrong` is the start of it), or nothing if none is.
 std::optional<std::string_view> ClosestName(std::string_view wrong,
                                             std::span<const std::string_view> names);
 
