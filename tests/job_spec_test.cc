@@ -148,6 +148,9 @@ TEST(JobSpecTest, ErrorsNameTheFieldAndItsLine) {
       {"resources: {memory: 16GB}\n",
        "train.yaml:3: resources.memory: must be a size such as 512Mi, 16Gi or 2G (binary units "
        "Ki, Mi, Gi, Ti, Pi; decimal k, M, G, T, P), got \"16GB\""},
+      {"resources: {memory: 16}\n",
+       "train.yaml:3: resources.memory: must be 0 or at least 1Mi, got 16 bytes (a number "
+       "without a unit is bytes: 16Gi is 16 GiB)"},
       {"resources: {memory: 65Ti}\n",
        "train.yaml:3: resources.memory: must be from 0 to 64Ti, got 65Ti"},
       {"resources: [1]\n", "train.yaml:3: resources: must be a mapping of fields, got a list"},

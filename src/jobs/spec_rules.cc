@@ -158,6 +158,12 @@ Problem CheckResources(const JobSpec& spec) {
         "must be from 0 to " + FormatMemory(kMaxMemoryBytes) + ", got " +
             (r.memory_bytes < 0 ? std::to_string(r.memory_bytes) : FormatMemory(r.memory_bytes)));
   }
+  if (r.memory_bytes > 0 && r.memory_bytes < kMinMemoryBytes) {
+    // "memory: 16" is 16 bytes: almost surely a forgotten unit.
+    return Fail("resources.memory",
+                "must be 0 or at least 1Mi, got " + std::to_string(r.memory_bytes) +
+                    " bytes (a number without a unit is bytes: 16Gi is 16 GiB)");
+  }
   if (auto p = CheckInt("nodes", spec.nodes, kNodesRange)) return p;
   const std::string& ppn = spec.processes_per_node;
   if (ppn == "gpu") {
