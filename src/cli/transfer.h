@@ -1,7 +1,8 @@
-// Files to objects and back for `tensorfleet cp` and `cat`: bodies stream from and to the disk
-// (never whole in memory), and every transfer is checked end to end against the SHA-256 the
-// server keeps. Downloads land in a temporary file that replaces the target only when complete
-// and checked.
+// Files to objects and back for `tensorfleet cp` and `cat`: the streaming, checked transfers of
+// worker/object_client.h over the CLI's connection, with a progress display. Bodies stream from
+// and to the disk (never whole in memory), every transfer is checked end to end against the
+// SHA-256 the server keeps, and downloads land in a temporary file that replaces the target
+// only when complete and checked.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 
 #include "base/status.h"
 #include "cli/api_client.h"
+#include "worker/object_client.h"
 
 namespace tf::cli {
 
@@ -31,11 +33,9 @@ Result<ObjectUrl> ParseObjectUrl(std::string_view s);
 // "/v1/buckets/B/objects/KEY" with the key percent-encoded.
 std::string ObjectTarget(const ObjectUrl& url);
 
-// The local path for an object whose key, below the prefix being copied, is `relative`.
-// kInvalidArgument if that would leave `dir`: an absolute key, or one with "", "." or ".."
-// segments. Keys come from the server and are not trusted as paths here either.
-Result<std::filesystem::path> LocalPathFor(const std::filesystem::path& dir,
-                                           std::string_view relative);
+// The local path for an object whose key, below the prefix being copied, is `relative`; never
+// outside `dir` (see worker::LocalPathFor).
+using worker::LocalPathFor;
 
 // Uploads the regular file `path` to `dst` (content type "" lets the server choose). Returns the
 // object's size.

@@ -1,0 +1,214 @@
+// The streaming transfers under every ObjectClient over HTTP and under `tensorfleet cp`.
+#include "worker/object_client.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "base/crypto.h"
+#include "http/url.h"
+#include "worker/sha256_stream.h"
+
+namespace tf::worker {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+constexpr const char* kChecksumHeader = "x-tf-checksum-sha256";
+
+Status Errno(const std::string& what, const fs::path& path) {
+  return Status(errno == ENOSPC ? StatusCode::kResourceExhausted : StatusCode::kInvalidArgument,
+                what + " " + path.string() + ": " + std::strerror(errno));
+}
+
+std::string Describe(const std::string& bucket, const std::string& key) {
+  return "tf://" + bucket + "/" + key;
+}
+
+bool SameVersion(const struct stat& a, const struct stat& b) {
+  return a.st_size == b.st_size && a.st_mtim.tv_sec == b.st_mtim.tv_sec &&
+         a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
+}
+
+}  // namespace
+
+std::string ObjectTarget(std::string_view bucket, std::string_view key) {
+  return "/v1/buckets/" + http::PercentEncode(bucket) + "/objects/" + http::PercentEncode(key);
+}
+
+Result<fs::path> LocalPathFor(const fs::path& dir, std::string_view relative) {
+  fs::path out = dir;
+  std::string_view rest = relative;
+  if (rest.empty()) return InvalidArgument("an empty key is not a file name");
+  while (true) {
+    size_t slash = rest.find('/');
+    std::string_view part = rest.substr(0, slash);
+    if (part.empty() || part == "." || part == ".." || part.find('\0') != std::string_view::npos) {
+      return InvalidArgument("key '" + std::string(relative) + "' is not a safe local path");
+    }
+    out /= std::string(part);
+    if (slash == std::string_view::npos) return out;
+    rest.remove_prefix(slash + 1);
+  }
+}
+
+Result<uint64_t> UploadFile(const ObjectExchange& exchange, const fs::path& path,
+                            const std::string& bucket, const std::string& key,
+                            const UploadOptions& options, const TransferProgress& progress) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Errno("cannot open", path);
+  struct stat before {};
+  if (::fstat(fd, &before) != 0 || !S_ISREG(before.st_mode)) {
+    ::close(fd);
+    return InvalidArgument(path.string() + " is not a regular file");
+  }
+  const auto size = static_cast<uint64_t>(before.st_size);
+  Sha256Stream sha;
+  if (progress.start) progress.start(size);
+  http::ClientRequest request;
+  request.method = "PUT";
+  request.target = ObjectTarget(bucket, key);
+  if (!options.content_type.empty()) {
+    request.headers.emplace_back("Content-Type", options.content_type);
+  }
+  if (!options.expected_sha256.empty()) {
+    request.headers.emplace_back(kChecksumHeader, options.expected_sha256);
+  }
+  request.body_size = size;
+  request.body_source = [&](char* buffer, size_t capacity) -> Result<size_t> {
+    ssize_t n;
+    do {
+      n = ::read(fd, buffer, capacity);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) return Errno("cannot read", path);
+    sha.Update(std::string_view(buffer, static_cast<size_t>(n)));
+    if (progress.add) progress.add(static_cast<uint64_t>(n));
+    return static_cast<size_t>(n);
+  };
+  auto response = exchange(std::move(request));
+  struct stat after {};
+  const bool changed = ::fstat(fd, &after) != 0 || !SameVersion(before, after);
+  ::close(fd);
+  std::string local = sha.FinishHex();
+  if (!options.expected_sha256.empty() && local != options.expected_sha256 &&
+      (response.ok() || response.status().code() == StatusCode::kInvalidArgument)) {
+    return Aborted(path.string() + " changed after it was hashed: its content is now " + local +
+                   ", not " + options.expected_sha256 + "; " + Describe(bucket, key) +
+                   " was not stored");
+  }
+  if (!response.ok()) {
+    if (changed) {
+      return Aborted(path.string() + " changed while it was uploaded: " +
+                     response.status().message());
+    }
+    return response.status();
+  }
+  auto info = Json::parse(response->body, nullptr, /*allow_exceptions=*/false);
+  if (!info.is_object() || info.value("sha256", "") != local) {
+    return Internal("the server's SHA-256 of " + Describe(bucket, key) + " does not match " +
+                    path.string() + " (" + local + "): upload it again");
+  }
+  if (changed) {
+    return Aborted(path.string() + " changed while it was uploaded; " + Describe(bucket, key) +
+                   " holds what was read");
+  }
+  return size;
+}
+
+Status StreamObject(const ObjectExchange& exchange, const std::string& bucket,
+                    const std::string& key, const std::function<Status(std::string_view)>& sink,
+                    const TransferProgress& progress) {
+  Sha256Stream sha;
+  std::string expected;
+  Status failed;
+  http::ClientRequest request;
+  request.target = ObjectTarget(bucket, key);
+  request.on_head = [&](const http::ClientResponse& head) {
+    expected = head.Header(kChecksumHeader);
+    if (progress.start) {
+      progress.start(std::strtoull(head.Header("Content-Length").c_str(), nullptr, 10));
+    }
+    return true;
+  };
+  request.on_chunk = [&](std::string_view piece) {
+    failed = sink(piece);
+    sha.Update(piece);
+    if (progress.add) progress.add(piece.size());
+    return failed.ok();
+  };
+  auto response = exchange(std::move(request));
+  if (!response.ok()) return response.status();
+  if (!failed.ok()) return failed;
+  if (!expected.empty() && sha.FinishHex() != expected) {
+    return Internal("the content of " + Describe(bucket, key) + " does not match its SHA-256");
+  }
+  return OkStatus();
+}
+
+Result<uint64_t> DownloadFile(const ObjectExchange& exchange, const std::string& bucket,
+                              const std::string& key, const fs::path& path,
+                              const TransferProgress& progress) {
+  fs::path temp = path.parent_path() / ("." + path.filename().string() + ".tmp-" + RandomHex(4));
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return Errno("cannot create", temp);
+  uint64_t size = 0;
+  Status s = StreamObject(
+      exchange, bucket, key,
+      [&](std::string_view piece) -> Status {
+        while (!piece.empty()) {
+          ssize_t n = ::write(fd, piece.data(), piece.size());
+          if (n < 0 && errno == EINTR) continue;
+          if (n < 0) return Errno("cannot write", temp);
+          piece.remove_prefix(static_cast<size_t>(n));
+          size += static_cast<uint64_t>(n);
+        }
+        return OkStatus();
+      },
+      progress);
+  if (::close(fd) != 0 && s.ok()) s = Errno("cannot write", temp);
+  if (s.ok() && ::rename(temp.c_str(), path.c_str()) != 0) s = Errno("cannot create", path);
+  if (!s.ok()) {
+    ::unlink(temp.c_str());
+    return s;
+  }
+  return size;
+}
+
+Result<std::vector<std::string>> ListObjectKeys(const ObjectExchange& exchange,
+                                                const std::string& bucket,
+                                                const std::string& prefix, int page_size) {
+  std::vector<std::string> keys;
+  std::string after;
+  for (;;) {
+    http::ClientRequest request;
+    request.target = "/v1/buckets/" + http::PercentEncode(bucket) +
+                     "/objects?prefix=" + http::PercentEncode(prefix) +
+                     "&start_after=" + http::PercentEncode(after);
+    if (page_size > 0) request.target += "&limit=" + std::to_string(page_size);
+    TF_ASSIGN_OR_RETURN(http::ClientResponse response, exchange(std::move(request)));
+    Json page = Json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+    if (!page.is_object() || !page["objects"].is_array()) {
+      return Internal("the listing of " + Describe(bucket, prefix) + " is not a JSON listing");
+    }
+    for (const auto& o : page["objects"]) {
+      if (!o.is_object() || !o["key"].is_string()) {
+        return Internal("the listing of " + Describe(bucket, prefix) + " has an entry with no key");
+      }
+      keys.push_back(o["key"].get<std::string>());
+    }
+    if (!page.value("truncated", false)) return keys;
+    if (!page["next_start_after"].is_string()) {
+      return Internal("the listing of " + Describe(bucket, prefix) + " is truncated with no next key");
+    }
+    after = page["next_start_after"].get<std::string>();
+  }
+}
+
+}  // namespace tf::worker
