@@ -1,0 +1,100 @@
+// A workload process run supervised: in a session (and process group) of its own, with exactly
+// the environment it is given, in its working directory, with stdout and stderr appended to a
+// log file and stdin from /dev/null.
+//
+// Lifetime. The group's leader is this process's child, and it is reaped only here, so its pid
+// (and with it the group id) cannot be given to another program while a ProcessGroup could
+// still signal it. When the leader exits, whatever is left of its group is sent SIGKILL before
+// the leader is reaped: nothing of a finished workload keeps running or holds its GPUs. The
+// destructor does the same for a group still running, so no zombie is ever left behind.
+//
+// Thread-safe: one thread may Wait() while another signals.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace tf::worker {
+
+struct ProcessSpec {
+  // argv[0] is run as a shell would: with a '/', as a path (relative to working_dir); without,
+  // looked up in the PATH of `env` (or /usr/local/bin:/usr/bin:/bin when env has none).
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;  // the whole environment; nothing is inherited
+  std::filesystem::path working_dir;       // must exist
+  std::filesystem::path log_file;          // created (0644) if missing, appended to
+};
+
+// How a process ended: an exit code, or the signal that killed it.
+struct ExitStatus {
+  int exit_code = -1;  // -1 when killed by a signal
+  int signal = 0;      // 0 when it exited
+
+  bool success() const { return signal == 0 && exit_code == 0; }
+  // "exit code 3", "killed by SIGKILL"
+  std::string ToString() const;
+  friend bool operator==(const ExitStatus&, const ExitStatus&) = default;
+};
+
+// Exit codes of a command that could not be run, as a shell gives them; the reason is written
+// to the log as "tensorfleet: cannot run ...".
+inline constexpr int kExitNotFound = 127;       // no such command, or no working directory
+inline constexpr int kExitNotExecutable = 126;  // found, but not runnable
+
+class ProcessGroup {
+ public:
+  // Starts the process and returns once it has entered its own session (and is about to exec
+  // or has failed to). kInvalidArgument for an empty argv, a bad environment name, a working
+  // directory that is not one, or a log file that cannot be opened; kUnavailable if the system
+  // cannot create a process. A command that is not found still starts: it exits with
+  // kExitNotFound and says why in the log.
+  static Result<std::unique_ptr<ProcessGroup>> Start(const ProcessSpec& spec);
+
+  // Kills what is left of the group and reaps the leader.
+  ~ProcessGroup();
+  ProcessGroup(const ProcessGroup&) = delete;
+  ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+  pid_t pid() const { return pid_; }  // also the group and session id
+  // Field 22 of /proc/<pid>/stat when it started: the pid plus this names exactly this
+  // process, for a later worker deciding whether a recorded pid is still its workload.
+  uint64_t start_time() const { return start_time_; }
+
+  // Sends `sig` to every process of the group. OK (and nothing sent) once the leader has been
+  // reaped; the group is then gone.
+  Status Signal(int sig);
+  // How the leader ended, or nullopt while it runs. Does not block.
+  Result<std::optional<ExitStatus>> TryWait();
+  // Waits up to `timeout` for the leader to end.
+  Result<std::optional<ExitStatus>> WaitFor(std::chrono::milliseconds timeout);
+  // Waits for the leader to end.
+  Result<ExitStatus> Wait();
+  // SIGTERM to the group, up to `grace` for the leader to end, then SIGKILL to the group, and
+  // reaps. Returns how the leader ended (at once if it already had).
+  Result<ExitStatus> Terminate(std::chrono::milliseconds grace);
+
+ private:
+  ProcessGroup(pid_t pid, int pidfd, uint64_t start_time)
+      : pid_(pid), pidfd_(pidfd), start_time_(start_time) {}
+  // Reaps the leader if it has ended: kills the rest of its group first. Requires mu_.
+  Result<std::optional<ExitStatus>> ReapIfEnded();
+
+  const pid_t pid_;
+  const int pidfd_;  // readable once the leader has ended
+  const uint64_t start_time_;
+  std::mutex mu_;
+  std::optional<ExitStatus> exit_;  // set once reaped; guarded by mu_
+};
+
+}  // namespace tf::worker
