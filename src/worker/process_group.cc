@@ -215,8 +215,10 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Start(const ProcessSpec& spe
   ::close(ready[0]);
 
   int pidfd = PidfdOpen(pid);
+  const int pidfd_errno = errno;
   auto stat = ReadProcStat(pid);
   if (pidfd < 0 || !stat.ok() || !stat->has_value()) {
+    errno = pidfd_errno;
     Status s = pidfd < 0 ? ErrnoStatus(StatusCode::kUnavailable,
                                        "pidfd_open (Linux 5.3 or later is needed)")
                          : Internal("cannot read the start time of process " +
