@@ -13,7 +13,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev postgresql redis-server libhiredis-dev
   curl sqlite3 python3
   # real clients and the example training job: PyTorch, boto3, the AWS CLI, a text corpus
-  python3-torch python3-numpy python3-boto3 awscli fortunes pybind11-dev python3-dev
+  python3-torch python3-numpy libopenblas0-pthread python3-boto3 awscli fortunes pybind11-dev python3-dev
 )
 
 missing=()

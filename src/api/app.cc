@@ -31,6 +31,7 @@ class AppImpl final : public App {
   ~AppImpl() override {
     Stop();
     Join();
+    StopController();
     pool_.join();  // no store call may outlive the store
   }
 
@@ -48,17 +49,24 @@ class AppImpl final : public App {
     TF_RETURN_IF_ERROR(auth_->Bootstrap(AdminTokenPath(options_.data_dir)));
     TF_ASSIGN_OR_RETURN(blobs_, objects::OpenLocalBlobStore(options_.data_dir / "objects"));
     objects_ = std::make_unique<objects::ObjectService>(*store_, *blobs_, clock_);
+    jobs::JobServiceOptions job_options;
+    job_options.heartbeat_timeout_ms = options_.heartbeat_timeout_ms;
+    jobs_ = std::make_unique<jobs::JobService>(*store_, *auth_, clock_, job_options);
+    jobs_->SetListeners([this](const std::string& node) { node_wakeups_.Notify(NodeWakeKey(node)); },
+                        [this] { KickController(); });
     // Before serving: what a crash left of uploads in progress is removed.
     TF_RETURN_IF_ERROR(objects_->Recover().status());
 
     services_ = std::make_unique<Services>(Services{*store_, *auth_, *queues_, wakeups_,
-                                                    *objects_, pool_, metrics_, clock_,
-                                                    clock_.Now()});
+                                                    *objects_, *jobs_, node_wakeups_, pool_,
+                                                    metrics_, clock_, clock_.Now()});
     router_ = std::make_unique<Router>(*auth_, pool_, metrics_);
     AddSystemRoutes(*router_, *services_, [this](std::string& out) { RenderServerMetrics(out); });
     AddAuthRoutes(*router_, *services_);
     AddQueueRoutes(*router_, *services_);
     AddObjectRoutes(*router_, *services_);
+    AddJobRoutes(*router_, *services_);
+    AddNodeRoutes(*router_, *services_);
 
     Router* router = router_.get();
     options_.http.stream_body = [router](const http::Request& head) {
@@ -76,6 +84,7 @@ class AppImpl final : public App {
                  url_for_clients(), store_->backend(), store_->schema_version());
 
     asio::co_spawn(asio::make_strand(io_), Sweeper(), asio::detached);
+    controller_ = std::thread([this] { ControllerLoop(); });
     if (options_.handle_signals) {
       signals_ = std::make_unique<asio::signal_set>(io_, SIGINT, SIGTERM);
       signals_->async_wait([this](const boost::system::error_code& ec, int sig) {
@@ -126,6 +135,40 @@ class AppImpl final : public App {
     if (host == "0.0.0.0" || host.empty()) host = "127.0.0.1";
     if (host.find(':') != std::string::npos) host = "[" + host + "]";
     return "http://" + host + ":" + std::to_string(server_->port());
+  }
+
+  void KickController() {
+    std::lock_guard lock(controller_mu_);
+    controller_kicked_ = true;
+    controller_cv_.notify_one();
+  }
+
+  // The job controller. With one server it is the leader; servers sharing a PostgreSQL store
+  // each run it, and the version check on every job update keeps their decisions from
+  // overwriting each other.
+  void ControllerLoop() {
+    std::unique_lock lock(controller_mu_);
+    while (!controller_stop_) {
+      controller_cv_.wait_for(lock, options_.controller_interval,
+                              [&] { return controller_stop_ || controller_kicked_; });
+      if (controller_stop_) break;
+      controller_kicked_ = false;
+      lock.unlock();
+      auto stats = jobs_->Tick();
+      if (!stats.ok()) spdlog::warn("job controller: {}", stats.status().ToString());
+      lock.lock();
+    }
+  }
+
+  void StopController() {
+    {
+      std::lock_guard lock(controller_mu_);
+      controller_stop_ = true;
+      controller_cv_.notify_one();
+    }
+    if (controller_.joinable() && controller_.get_id() != std::this_thread::get_id()) {
+      controller_.join();
+    }
   }
 
   void Finish() {
@@ -179,6 +222,13 @@ class AppImpl final : public App {
   std::unique_ptr<queues::QueueService> queues_;
   std::unique_ptr<objects::BlobStore> blobs_;
   std::unique_ptr<objects::ObjectService> objects_;
+  std::unique_ptr<jobs::JobService> jobs_;
+  queues::QueueWakeups node_wakeups_;
+  std::thread controller_;
+  std::mutex controller_mu_;
+  std::condition_variable controller_cv_;
+  bool controller_kicked_ = false;  // guarded by controller_mu_
+  bool controller_stop_ = false;    // guarded by controller_mu_
   queues::QueueWakeups wakeups_;
   Metrics metrics_;
   std::unique_ptr<Services> services_;

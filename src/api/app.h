@@ -22,6 +22,10 @@ struct AppOptions {
   int io_threads = 2;
   int blocking_threads = 64;        // store calls wait here; long polls do not
   std::chrono::milliseconds sweep_interval{10'000};
+  // The job controller (lost nodes, time limits, scheduling) runs this often, and at once
+  // after a submit, a report or a node registering.
+  std::chrono::milliseconds controller_interval{1'000};
+  TimeMs heartbeat_timeout_ms = 10'000;  // a node silent this long is lost
   std::chrono::milliseconds shutdown_grace{10'000};
   const Clock* clock = nullptr;     // default: the system clock
   bool handle_signals = true;       // stop gracefully on SIGINT/SIGTERM

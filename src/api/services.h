@@ -9,6 +9,8 @@
 #include "api/router.h"
 #include "auth/auth_service.h"
 #include "base/clock.h"
+#include "base/version.h"
+#include "jobs/job_service.h"
 #include "objects/object_service.h"
 #include "queues/queue_service.h"
 #include "queues/wakeups.h"
@@ -22,6 +24,9 @@ struct Services {
   queues::QueueService& queues;
   queues::QueueWakeups& wakeups;
   objects::ObjectService& objects;
+  jobs::JobService& jobs;
+  // Wakes a node's assignment long poll (keyed by NodeWakeKey(node id)).
+  queues::QueueWakeups& node_wakeups;
   asio::thread_pool& pool;  // for blocking calls (the store)
   Metrics& metrics;
   const Clock& clock;
@@ -33,10 +38,16 @@ void AddAuthRoutes(Router& router, Services& services);
 // /v1/buckets and the objects in them (AddObjectRoutes adds the bucket routes too).
 void AddObjectRoutes(Router& router, Services& services);
 void AddBucketRoutes(Router& router, Services& services);
+// /v1/jobs: submit, list, describe, cancel, events and metrics of a project's jobs.
+void AddJobRoutes(Router& router, Services& services);
+// /v1/nodes and the routes workers use: register, heartbeat, assignments, drain, reports.
+void AddNodeRoutes(Router& router, Services& services);
+// The wake-up key of a node's long poll (hash collisions only cost a spurious wake-up).
+int64_t NodeWakeKey(const std::string& node_id);
 // /healthz, /metrics and /v1/status. `server_metrics` appends the HTTP server's own gauges.
 void AddSystemRoutes(Router& router, Services& services,
                      std::function<void(std::string&)> server_metrics);
 
-inline constexpr const char* kVersion = "0.1.0";
+inline constexpr const char* kVersion = kTensorfleetVersion;
 
 }  // namespace tf::api

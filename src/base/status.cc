@@ -20,6 +20,13 @@ std::string_view StatusCodeName(StatusCode code) {
   return "internal";
 }
 
+StatusCode StatusCodeFromName(std::string_view name) {
+  for (int c = static_cast<int>(StatusCode::kOk); c <= static_cast<int>(StatusCode::kInternal); ++c) {
+    if (StatusCodeName(static_cast<StatusCode>(c)) == name) return static_cast<StatusCode>(c);
+  }
+  return StatusCode::kInternal;
+}
+
 std::string Status::ToString() const {
   if (ok()) return "ok";
   return std::string(StatusCodeName(code_)) + ": " + message_;

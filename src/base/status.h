@@ -41,6 +41,8 @@ enum class StatusCode {
 
 // "invalid_argument", "not_found", ...: the code as it appears on the wire.
 std::string_view StatusCodeName(StatusCode code);
+// The inverse of StatusCodeName; kInternal for a name it does not know.
+StatusCode StatusCodeFromName(std::string_view name);
 
 class [[nodiscard]] Status {
  public:

@@ -44,6 +44,7 @@ class ApiClient {
   Result<http::ClientResponse> Exchange(http::ClientRequest request);
 
   const std::string& server() const { return server_; }
+  const std::string& token() const { return token_; }
 
  private:
   ApiClient(std::string server, std::string token, std::unique_ptr<http::Client> client)

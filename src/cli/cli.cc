@@ -41,6 +41,8 @@ int Main(int argc, char** argv) {
   AddQueueCommands(app, conn, exit_code);
   AddAuthCommands(app, conn, exit_code);
   AddObjectCommands(app, conn, exit_code);
+  AddJobCommands(app, conn, exit_code);
+  AddFleetCommands(app, conn, exit_code);
   AddEngineCommands(app, conn, exit_code);
   AddCostCommands(app, conn, exit_code);
   AddPlanCommands(app, conn, exit_code);

@@ -15,6 +15,10 @@ void AddServerCommands(CLI::App& app, Connection& conn, int& exit_code);  // up,
 void AddQueueCommands(CLI::App& app, Connection& conn, int& exit_code);   // queue ...
 void AddAuthCommands(CLI::App& app, Connection& conn, int& exit_code);    // token, project, status
 void AddObjectCommands(CLI::App& app, Connection& conn, int& exit_code);  // bucket, cp, ls, rm, cat
+// run, ps, describe, logs, cancel: managed jobs.
+void AddJobCommands(CLI::App& app, Connection& conn, int& exit_code);
+// nodes, worker, worker drain: the fleet.
+void AddFleetCommands(CLI::App& app, Connection& conn, int& exit_code);
 void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code);  // engine generate
 // cost catalog/compare/audit/generate-bill; offline, no server needed.
 void AddCostCommands(CLI::App& app, Connection& conn, int& exit_code);

@@ -1,9 +1,14 @@
 // `tensorfleet up` and `tensorfleet server`: run the control plane in the foreground.
+#include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "api/app.h"
 #include "base/log.h"
 #include "cli/commands.h"
+#include "cli/worker_flags.h"
+#include "jobs/quantities.h"
+#include "worker/worker.h"
 
 namespace tf::cli {
 namespace {
@@ -13,6 +18,7 @@ struct ServeFlags {
   uint16_t port = api::kDefaultPort;
   std::string store;
   std::string log_level = "info";
+  std::string heartbeat_timeout = "10s";
 };
 
 void AddServeFlags(CLI::App* cmd, ServeFlags& f) {
@@ -23,24 +29,64 @@ void AddServeFlags(CLI::App* cmd, ServeFlags& f) {
                   "Where state lives: a SQLite file path or a postgresql:// URL "
                   "(default: DATA_DIR/tensorfleet.db)");
   cmd->add_option("--log-level", f.log_level, "debug, info, warn or error")->capture_default_str();
+  cmd->add_option("--heartbeat-timeout", f.heartbeat_timeout,
+                  "A node silent this long is lost, and its jobs resume elsewhere")
+      ->capture_default_str();
 }
 
-int Serve(const Connection& conn, const ServeFlags& f, bool embedded) {
+int Serve(const Connection& conn, const ServeFlags& f, const WorkerFlags* worker_flags) {
   InitLogging(f.log_level);
   api::AppOptions o;
   o.data_dir = conn.data_dir.empty() ? DefaultDataDir() : conn.data_dir;
   o.store_url = f.store;
   o.http.address = f.listen;
   o.http.port = f.port;
+  auto timeout = jobs::ParseDuration(f.heartbeat_timeout);
+  if (!timeout.ok() || *timeout < 1000) {
+    return Fail(InvalidArgument("--heartbeat-timeout: expected a duration of at least 1s, got \"" +
+                                f.heartbeat_timeout + "\""));
+  }
+  o.heartbeat_timeout_ms = *timeout;
+  std::optional<worker::WorkerOptions> worker_options;
+  if (worker_flags != nullptr) {
+    auto wo = ToWorkerOptions(*worker_flags, (o.data_dir / "worker").string());
+    if (!wo.ok()) return Fail(wo.status());
+    worker_options = *wo;
+  }
+  // Signals are taken here, so that the embedded worker interrupts its jobs before the server
+  // stops.
+  o.handle_signals = false;
+  BlockStopSignals();
   auto app = api::App::Start(o);
   if (!app.ok()) return Fail(app.status());
-  std::cerr << "tensorfleet " << (embedded ? "is up" : "server is running") << " at "
+  std::unique_ptr<worker::Worker> worker;
+  if (worker_options) {
+    worker_options->server_url = (*app)->url();
+    std::ifstream token_file(api::AdminTokenPath(o.data_dir));
+    std::getline(token_file, worker_options->token);
+    auto started = worker::Worker::Start(*worker_options);
+    if (!started.ok()) {
+      (*app)->Stop();
+      (*app)->Wait();
+      return Fail(started.status().WithContext("starting the embedded worker"));
+    }
+    worker = std::move(started).value();
+  }
+  std::cerr << "tensorfleet " << (worker ? "is up" : "server is running") << " at "
             << (*app)->url() << "\n"
             << "  data directory: " << o.data_dir.string() << "\n"
-            << "  admin token:    " << api::AdminTokenPath(o.data_dir).string() << "\n"
-            << "  try:            tensorfleet --data-dir " << o.data_dir.string()
+            << "  admin token:    " << api::AdminTokenPath(o.data_dir).string() << "\n";
+  if (worker) std::cerr << "  worker:         " << worker->node_id() << " (this machine)\n";
+  std::cerr << "  try:            tensorfleet --data-dir " << o.data_dir.string()
             << " status\n"
             << "Press Ctrl-C to stop.\n";
+  int sig = WaitForStopSignal();
+  spdlog::info("signal {} received: shutting down gracefully", sig);
+  if (worker) {
+    worker->Shutdown(worker_options->stop_grace);
+    worker->Wait();
+  }
+  (*app)->Stop();
   (*app)->Wait();
   std::cerr << "tensorfleet stopped\n";
   return 0;
@@ -50,17 +96,22 @@ int Serve(const Connection& conn, const ServeFlags& f, bool embedded) {
 
 void AddServerCommands(CLI::App& app, Connection& conn, int& exit_code) {
   static ServeFlags up_flags, server_flags;
+  static WorkerFlags up_worker;
+  static bool no_worker = false;
   auto* up = app.add_subcommand(
       "up", "Run the whole platform on this machine: the server with its embedded store "
-            "(SQLite in the data directory). Workers join it in a later release.");
+            "(SQLite in the data directory) and a worker that offers this machine's GPUs, CPUs "
+            "and memory to jobs. More workers join with `tensorfleet worker`.");
   AddServeFlags(up, up_flags);
-  up->callback([&] { exit_code = Serve(conn, up_flags, /*embedded=*/true); });
+  AddWorkerFlags(up, up_worker, /*all=*/false);
+  up->add_flag("--no-worker", no_worker, "Run the server only");
+  up->callback([&] { exit_code = Serve(conn, up_flags, no_worker ? nullptr : &up_worker); });
 
   auto* server = app.add_subcommand(
       "server", "Run the control plane (HTTP API, queues). Use --store postgresql://... to "
                 "share state between several servers.");
   AddServeFlags(server, server_flags);
-  server->callback([&] { exit_code = Serve(conn, server_flags, /*embedded=*/false); });
+  server->callback([&] { exit_code = Serve(conn, server_flags, nullptr); });
 }
 
 }  // namespace tf::cli

@@ -147,9 +147,10 @@ Result<std::vector<JobEvent>> SqliteStore::ListJobEvents(const std::string& job_
 Status SqliteStore::AddMetrics(const std::vector<MetricPoint>& points) {
   if (points.empty()) return OkStatus();
   return writer_->Write([&](SqliteDb& db) -> Status {
-    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("INSERT INTO job_metrics (job_id, attempt, name, step, "
-                                           "value, at) VALUES (?, ?, ?, ?, ?, ?)"));
     for (const MetricPoint& p : points) {
+      // A statement per row: each Stmt resets the cached statement when it goes.
+      TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("INSERT INTO job_metrics (job_id, attempt, name, "
+                                             "step, value, at) VALUES (?, ?, ?, ?, ?, ?)"));
       TF_RETURN_IF_ERROR(q.Bind(1, p.job_id)
                              .Bind(2, static_cast<int64_t>(p.attempt))
                              .Bind(3, p.name)

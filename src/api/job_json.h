@@ -1,0 +1,18 @@
+// The JSON shapes of jobs, attempts, events, metrics and nodes in the API (docs/api.md).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "jobs/job_service.h"
+
+namespace tf::api {
+
+// A job for its owner: never the job token's secret.
+nlohmann::json JobToJson(const jobs::Job& job);
+nlohmann::json JobEventToJson(const store::JobEvent& event);
+nlohmann::json MetricPointToJson(const store::MetricPoint& point);
+nlohmann::json NodeViewToJson(const jobs::NodeView& node);
+// What a worker runs: includes the job token's secret.
+nlohmann::json AssignmentsToJson(const jobs::NodeAssignments& assignments);
+
+}  // namespace tf::api

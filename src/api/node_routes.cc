@@ -1,0 +1,224 @@
+// The fleet's routes: nodes for people (list, drain) and what workers call (register,
+// heartbeat, assignments by long poll, rank reports, metrics). Workers hold an admin token.
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <chrono>
+#include <functional>
+
+#include "api/errors.h"
+#include "api/job_json.h"
+#include "api/json_body.h"
+#include "api/services.h"
+#include "base/crypto.h"
+
+namespace tf::api {
+namespace {
+
+constexpr int64_t kMaxWaitMs = 30'000;
+// Assignments also change on another server sharing the store: waiters look again this often.
+constexpr std::chrono::milliseconds kRecheck{2000};
+
+Result<uint64_t> ParseToken(const std::string& text) {
+  try {
+    size_t used = 0;
+    uint64_t v = std::stoull(text, &used);
+    if (used == text.size() && v != 0) return v;
+  } catch (const std::exception&) {
+  }
+  return InvalidArgument("'token': must be the attempt's token as a decimal string");
+}
+
+// Answers with the node's assignments as soon as they differ from what the worker has
+// (`known`, the digest of the last answer it got), or after `wait_ms`.
+awaitable<http::Response> WaitForAssignments(Services& s, std::string node_id, std::string known,
+                                             int64_t wait_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  auto ex = co_await asio::this_coro::executor;
+  int64_t key = NodeWakeKey(node_id);
+  auto waiter = s.node_wakeups.Register(key, ex);
+  http::Response response;
+  for (;;) {
+    waiter->notified = false;  // registered before looking: a change in between is not missed
+    auto got = co_await RunBlocking(s.pool, [&] { return s.jobs.Assignments(node_id); });
+    if (!got.ok()) {
+      response = ErrorResponse(got.status());
+      break;
+    }
+    Json body = AssignmentsToJson(*got);
+    std::string digest = Sha256Hex(body.dump());
+    auto now = std::chrono::steady_clock::now();
+    if (digest != known || now >= deadline) {
+      body["digest"] = digest;
+      response = JsonResponse(200, body);
+      break;
+    }
+    if (waiter->notified) continue;
+    waiter->timer.expires_at(std::min(deadline, now + kRecheck));
+    boost::system::error_code ec;
+    co_await waiter->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  s.node_wakeups.Unregister(key, waiter);
+  co_return response;
+}
+
+}  // namespace
+
+int64_t NodeWakeKey(const std::string& node_id) {
+  return static_cast<int64_t>(std::hash<std::string>{}(node_id) >> 1);
+}
+
+void AddNodeRoutes(Router& router, Services& s) {
+  router.Add("GET", "/v1/nodes", [&s](Context& ctx) -> awaitable<http::Response> {
+    auto nodes = co_await RunBlocking(s.pool, [&] { return s.jobs.ListNodes(); });
+    if (!nodes.ok()) co_return ErrorResponse(nodes.status());
+    Json out = Json::array();
+    for (const jobs::NodeView& n : *nodes) out.push_back(NodeViewToJson(n));
+    co_return JsonResponse(200, {{"nodes", out}});
+  });
+
+  // {"id": "node_...", "name": "gpu-box-1", "info": {address, cpus, memory_bytes, gpus, ...}}
+  router.Add(
+      "POST", "/v1/nodes",
+      [&s](Context& ctx) -> awaitable<http::Response> {
+        auto body = ParseJsonObject(ctx.request.body);
+        if (!body.ok()) co_return ErrorResponse(body.status());
+        FieldReader r(*body);
+        std::string id = r.Required(r.String("id"), "id");
+        std::string name = r.String("name").value_or(id);
+        const Json* info_json = r.Value("info", Json::value_t::object);
+        if (Status st = r.Finish(); !st.ok()) co_return ErrorResponse(st);
+        if (info_json == nullptr) co_return ErrorResponse(InvalidArgument("'info' is required"));
+        if (id.size() < 6 || id.size() > 64 || id.rfind("node_", 0) != 0 ||
+            id.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos) {
+          co_return ErrorResponse(
+              InvalidArgument("'id': must be node_ followed by [a-z0-9_-], at most 64 characters"));
+        }
+        auto info = fleet::NodeInfoFromJson(*info_json);
+        if (!info.ok()) co_return ErrorResponse(InvalidArgument("'info." + info.status().message()));
+        auto node = co_await RunBlocking(s.pool, [&] { return s.jobs.RegisterNode(id, name, *info); });
+        if (!node.ok()) co_return ErrorResponse(node.status());
+        co_return JsonResponse(200, {{"id", node->id}, {"epoch", node->epoch}});
+      },
+      Access::kAdmin);
+
+  router.Add(
+      "POST", "/v1/nodes/{id}/heartbeat",
+      [&s](Context& ctx) -> awaitable<http::Response> {
+        auto body = ParseJsonObject(ctx.request.body);
+        if (!body.ok()) co_return ErrorResponse(body.status());
+        FieldReader r(*body);
+        int64_t epoch = r.Required(r.Int("epoch"), "epoch");
+        if (Status st = r.Finish(); !st.ok()) co_return ErrorResponse(st);
+        Status st = co_await RunBlocking(s.pool, [&] { return s.jobs.Heartbeat(ctx.Param("id"), epoch); });
+        if (!st.ok()) co_return ErrorResponse(st);
+        co_return JsonResponse(200, {{"ok", true}});
+      },
+      Access::kAdmin);
+
+  router.Add(
+      "GET", "/v1/nodes/{id}/assignments",
+      [&s](Context& ctx) -> awaitable<http::Response> {
+        auto& q = ctx.request.query;
+        int64_t wait_ms = 0;
+        if (q.count("wait_ms")) {
+          try {
+            wait_ms = std::stoll(q["wait_ms"]);
+          } catch (const std::exception&) {
+            wait_ms = -1;
+          }
+          if (wait_ms < 0 || wait_ms > kMaxWaitMs) {
+            co_return ErrorResponse(InvalidArgument("wait_ms must be between 0 and 30000"));
+          }
+        }
+        std::string known = q.count("known") ? q["known"] : "";
+        co_return co_await WaitForAssignments(s, ctx.Param("id"), known, wait_ms);
+      },
+      Access::kAdmin);
+
+  // {"deadline_ms": 120000, "reason": "spot interruption notice"}
+  router.Add(
+      "POST", "/v1/nodes/{id}/drain",
+      [&s](Context& ctx) -> awaitable<http::Response> {
+        auto body = ParseJsonObject(ctx.request.body);
+        if (!body.ok()) co_return ErrorResponse(body.status());
+        FieldReader r(*body);
+        int64_t deadline = r.Int("deadline_ms").value_or(120'000);
+        std::string reason = r.String("reason").value_or("drained by request");
+        if (Status st = r.Finish(); !st.ok()) co_return ErrorResponse(st);
+        if (deadline < 0 || deadline > 3'600'000) {
+          co_return ErrorResponse(InvalidArgument("'deadline_ms': must be 0 to 3600000"));
+        }
+        Status st = co_await RunBlocking(s.pool, [&] {
+          return s.jobs.Drain(ctx.Param("id"), deadline, reason);
+        });
+        if (!st.ok()) co_return ErrorResponse(st);
+        co_return JsonResponse(200, {{"draining", ctx.Param("id")}, {"deadline_ms", deadline}});
+      },
+      Access::kAdmin);
+
+  // A worker's report on one rank: {"attempt", "token", "node_rank", "state", "exit_code",
+  // "signal", "log_tail", "message"}. 409 for a stale token: the worker must stop the rank.
+  router.Add(
+      "POST", "/v1/jobs/{id}/reports",
+      [&s](Context& ctx) -> awaitable<http::Response> {
+        auto body = ParseJsonObject(ctx.request.body);
+        if (!body.ok()) co_return ErrorResponse(body.status());
+        FieldReader r(*body);
+        jobs::RankReport report;
+        report.attempt = static_cast<int>(r.Required(r.Int("attempt"), "attempt"));
+        std::string token = r.Required(r.String("token"), "token");
+        report.node_rank = static_cast<int>(r.Required(r.Int("node_rank"), "node_rank"));
+        report.state = r.Required(r.String("state"), "state");
+        report.exit_code = static_cast<int>(r.Int("exit_code").value_or(-1));
+        report.signal = static_cast<int>(r.Int("signal").value_or(0));
+        report.log_tail = r.String("log_tail").value_or("");
+        report.message = r.String("message").value_or("");
+        if (Status st = r.Finish(); !st.ok()) co_return ErrorResponse(st);
+        auto parsed = ParseToken(token);
+        if (!parsed.ok()) co_return ErrorResponse(parsed.status());
+        report.token = *parsed;
+        Status st = co_await RunBlocking(s.pool, [&] { return s.jobs.Report(ctx.Param("id"), report); });
+        if (!st.ok()) co_return ErrorResponse(st);
+        co_return JsonResponse(200, {{"ok", true}});
+      },
+      Access::kAdmin);
+
+  // {"attempt", "token", "samples": [{"name", "value", "step"}]}
+  router.Add(
+      "POST", "/v1/jobs/{id}/samples",
+      [&s](Context& ctx) -> awaitable<http::Response> {
+        auto body = ParseJsonObject(ctx.request.body);
+        if (!body.ok()) co_return ErrorResponse(body.status());
+        FieldReader r(*body);
+        int attempt = static_cast<int>(r.Required(r.Int("attempt"), "attempt"));
+        std::string token = r.Required(r.String("token"), "token");
+        const Json* samples = r.Value("samples", Json::value_t::array);
+        if (Status st = r.Finish(); !st.ok()) co_return ErrorResponse(st);
+        auto parsed = ParseToken(token);
+        if (!parsed.ok()) co_return ErrorResponse(parsed.status());
+        std::vector<store::MetricPoint> points;
+        if (samples != nullptr) {
+          for (size_t i = 0; i < samples->size(); ++i) {
+            const Json& x = (*samples)[i];
+            std::string where = "samples[" + std::to_string(i) + "]";
+            if (!x.is_object() || !x.contains("name") || !x["name"].is_string() ||
+                !x.contains("value") || !x["value"].is_number()) {
+              co_return ErrorResponse(InvalidArgument("'" + where + "': needs a string name and a numeric value"));
+            }
+            store::MetricPoint p;
+            p.name = x["name"].get<std::string>();
+            p.value = x["value"].get<double>();
+            if (x.contains("step") && x["step"].is_number_integer()) p.step = x["step"].get<int64_t>();
+            points.push_back(std::move(p));
+          }
+        }
+        Status st = co_await RunBlocking(s.pool, [&] {
+          return s.jobs.AddMetrics(ctx.Param("id"), attempt, *parsed, points);
+        });
+        if (!st.ok()) co_return ErrorResponse(st);
+        co_return JsonResponse(200, {{"added", points.size()}});
+      },
+      Access::kAdmin);
+}
+
+}  // namespace tf::api

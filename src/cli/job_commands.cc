@@ -1,0 +1,351 @@
+// `tensorfleet run|ps|describe|logs|cancel`: managed jobs (docs/jobs.md).
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "base/crypto.h"
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "jobs/job_doc.h"
+#include "jobs/job_spec.h"
+#include "worker/code_bundle.h"
+#include "worker/log_shipper.h"
+#include "worker/object_client.h"
+#include "worker/sha256_stream.h"
+
+namespace tf::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+Result<std::string> ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot read " + path.string());
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string MiB(uint64_t bytes) {
+  std::ostringstream s;
+  s.precision(1);
+  s << std::fixed << static_cast<double>(bytes) / (1 << 20) << " MiB";
+  return s.str();
+}
+
+// Packs the spec's code directory and uploads it (once per content) to the project's jobs
+// bucket. Returns the object key.
+Result<std::string> UploadCode(ApiClient& api, const fs::path& spec_path, const jobs::JobSpec& spec) {
+  fs::path dir = spec_path.parent_path() / spec.code;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return InvalidArgument(spec_path.string() + ": code: " + dir.string() + " is not a directory");
+  }
+  fs::path bundle = fs::temp_directory_path() / ("tensorfleet-code-" + RandomHex(6) + ".tar.gz");
+  worker::PackOptions options;
+  options.exclude = {spec.checkpoint.dir, "output"};
+  auto packed = worker::Pack(dir, bundle, options);
+  if (!packed.ok()) return packed.status().WithContext("packing " + dir.string());
+  auto sha = worker::Sha256OfFile(bundle);
+  if (!sha.ok()) {
+    fs::remove(bundle, ec);
+    return sha.status();
+  }
+  std::string key = "bundles/" + *sha + ".tar.gz";
+  auto bucket = api.Call("POST", "/v1/buckets", Json{{"name", jobs::kJobsBucket}});
+  if (!bucket.ok() && bucket.status().code() != StatusCode::kAlreadyExists) {
+    fs::remove(bundle, ec);
+    return bucket.status();
+  }
+  auto objects = worker::MakeHttpObjectClient(api.server(), api.token());
+  if (!objects.ok()) return objects.status();
+  Status put = (*objects)->PutFileChecked(jobs::kJobsBucket, key, bundle, *sha);
+  fs::remove(bundle, ec);
+  TF_RETURN_IF_ERROR(put.WithContext("uploading the code"));
+  std::cerr << "code: " << packed->files << " files (" << MiB(packed->bytes) << ") from "
+            << dir.string() << "\n";
+  return key;
+}
+
+bool IsFinished(const std::string& state) {
+  return state == "succeeded" || state == "failed" || state == "cancelled";
+}
+
+std::string LatestAttempt(const Json& job) {
+  if (!job.contains("attempts") || job["attempts"].empty()) return "-";
+  const Json& a = job["attempts"].back();
+  return std::to_string(a.value("attempt", 0)) + " (" + a.value("state", "") + ")";
+}
+
+std::string NodesOf(const Json& job) {
+  if (!job.contains("attempts") || job["attempts"].empty()) return "-";
+  std::string out;
+  for (const Json& r : job["attempts"].back()["ranks"]) {
+    out += (out.empty() ? "" : ",") + r.value("node", "");
+  }
+  return out.empty() ? "-" : out;
+}
+
+// Prints the log of one rank from chunk `from` on; returns the next chunk number.
+Result<int64_t> PrintChunks(worker::ObjectClient& objects, const std::string& prefix, int64_t from) {
+  for (;;) {
+    TF_ASSIGN_OR_RETURN(std::vector<worker::LogChunk> chunks,
+                        worker::ReadLogChunks(objects, jobs::kJobsBucket, prefix, from));
+    if (chunks.empty()) return from;
+    for (const worker::LogChunk& c : chunks) {
+      std::cout << c.bytes;
+      from = c.number + 1;
+    }
+    std::cout.flush();
+  }
+}
+
+int Logs(const Connection& conn, const std::string& id, bool follow, int attempt_flag, int node,
+         int rank) {
+  auto api = ApiClient::Connect(conn);
+  if (!api.ok()) return Fail(api.status());
+  auto objects = worker::MakeHttpObjectClient(api->server(), api->token());
+  if (!objects.ok()) return Fail(objects.status());
+  int shown_attempt = 0;
+  int64_t next = 0;
+  for (;;) {
+    auto job = api->Call("GET", "/v1/jobs/" + id);
+    if (!job.ok()) return Fail(job.status());
+    int latest = (*job)["attempts"].empty() ? 0 : (*job)["attempts"].back().value("attempt", 0);
+    int attempt = attempt_flag > 0 ? attempt_flag : latest;
+    if (attempt > 0 && attempt != shown_attempt) {
+      if (shown_attempt != 0) std::cout << "----- attempt " << attempt << " -----\n";
+      shown_attempt = attempt;
+      next = 0;
+    }
+    bool finished = IsFinished(job->value("state", ""));
+    if (attempt > 0) {
+      auto n = PrintChunks(**objects, jobs::LogPrefix(id, attempt, node, rank), next);
+      if (!n.ok()) return Fail(n.status());
+      next = *n;
+    }
+    if (!follow) return 0;
+    if (finished) {
+      // The worker ships the last lines just before it reports: one more look.
+      if (attempt > 0) {
+        auto n = PrintChunks(**objects, jobs::LogPrefix(id, attempt, node, rank), next);
+        if (n.ok()) next = *n;
+      }
+      std::cerr << "job " << id << " " << job->value("state", "") << "\n";
+      return job->value("state", "") == "succeeded" ? 0 : 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  }
+}
+
+void PrintJob(const Json& j) {
+  std::cout << "job:        " << j.value("id", "") << " (" << j.value("name", "") << ")\n"
+            << "state:      " << j.value("state", "") << ": " << j.value("reason", "") << "\n"
+            << "submitted:  " << j.value("created_at", "") << " from " << j.value("source", "")
+            << "\n";
+  if (j.contains("exit_code")) std::cout << "exit code:  " << j["exit_code"] << "\n";
+  std::cout << "recoveries: " << j.value("recoveries", 0)
+            << " (attempts started again after an interruption or a lost node)\n";
+  const Json& spec = j["spec"];
+  std::cout << "resources:  " << spec.value("nodes", 1) << " node(s) x "
+            << spec["resources"].value("gpus", 0) << " GPU(s), "
+            << spec["resources"].value("cpus", 1) << " CPU(s)\n";
+  if (j.contains("next_attempt_after")) {
+    std::cout << "next try:   after " << j.value("next_attempt_after", "") << "\n";
+  }
+  std::cout << "\nattempts:\n";
+  Table attempts({"attempt", "state", "node rank", "node", "gpus", "rank state", "exit", "started",
+                  "ended"});
+  for (const Json& a : j["attempts"]) {
+    for (const Json& r : a["ranks"]) {
+      std::string gpus;
+      for (const Json& g : r["gpus"]) gpus += (gpus.empty() ? "" : ",") + std::to_string(g.get<int>());
+      std::string exit = r.contains("signal") ? "signal " + std::to_string(r["signal"].get<int>())
+                         : r.contains("exit_code") ? std::to_string(r["exit_code"].get<int>())
+                                                   : "-";
+      attempts.Add({std::to_string(a.value("attempt", 0)), a.value("state", ""),
+                    std::to_string(r.value("node_rank", 0)), r.value("node", ""),
+                    gpus.empty() ? "-" : gpus, r.value("state", ""), exit, Cell(r["started_at"]),
+                    Cell(r["ended_at"])});
+    }
+  }
+  attempts.Print(std::cout);
+  for (const Json& a : j["attempts"]) {
+    if (!a.value("reason", "").empty()) {
+      std::cout << "  attempt " << a.value("attempt", 0) << ": " << a.value("reason", "") << "\n";
+    }
+  }
+  // The tail of the log of the rank that decided a failure.
+  if (j.value("state", "") == "failed" && !j["attempts"].empty()) {
+    for (const Json& r : j["attempts"].back()["ranks"]) {
+      if (!r.value("log_tail", "").empty() && r.value("state", "") == "failed") {
+        std::cout << "\nlast lines of node rank " << r.value("node_rank", 0) << ":\n"
+                  << r.value("log_tail", "");
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void AddJobCommands(CLI::App& app, Connection& conn, int& exit_code) {
+  static std::string spec_path;
+  static bool follow = false;
+  auto* run = app.add_subcommand(
+      "run", "Submit a managed job from a YAML spec (docs/jobs-spec.md): its code directory is "
+             "uploaded, and the platform runs it to completion, resuming it from its last "
+             "checkpoint after an interruption");
+  run->add_option("spec", spec_path, "The job spec, e.g. examples/llama-train/job.yaml")->required();
+  run->add_flag("-f,--follow", follow, "Stream the job's log until it ends; exit 0 only if it succeeded");
+  run->callback([&] {
+    auto text = ReadFile(spec_path);
+    if (!text.ok()) {
+      exit_code = Fail(text.status());
+      return;
+    }
+    auto spec = jobs::ParseJobSpec(*text, fs::path(spec_path).filename().string());
+    if (!spec.ok()) {
+      exit_code = Fail(spec.status());
+      return;
+    }
+    auto api = ApiClient::Connect(conn);
+    if (!api.ok()) {
+      exit_code = Fail(api.status());
+      return;
+    }
+    std::string code_key;
+    if (!spec->code.empty()) {
+      auto key = UploadCode(*api, spec_path, *spec);
+      if (!key.ok()) {
+        exit_code = Fail(key.status());
+        return;
+      }
+      code_key = *key;
+    }
+    auto job = api->Call("POST", "/v1/jobs",
+                         Json{{"spec", *text},
+                              {"source", fs::path(spec_path).filename().string()},
+                              {"code_key", code_key}});
+    if (!job.ok()) {
+      exit_code = Fail(job.status());
+      return;
+    }
+    if (conn.json) {
+      PrintJson(*job);
+    } else {
+      std::cout << job->value("id", "") << "\n";
+      std::cerr << "job " << job->value("id", "") << " (" << job->value("name", "") << ") "
+                << job->value("state", "") << "; follow it with: tensorfleet logs -f "
+                << job->value("id", "") << "\n";
+    }
+    exit_code = follow ? Logs(conn, job->value("id", ""), true, 0, 0, 0) : 0;
+  });
+
+  static bool all = false;
+  auto* ps = app.add_subcommand("ps", "List the project's jobs that have not finished (--all: every job)");
+  ps->add_flag("-a,--all", all, "Include finished jobs");
+  ps->callback([&] {
+    auto api = ApiClient::Connect(conn);
+    if (!api.ok()) {
+      exit_code = Fail(api.status());
+      return;
+    }
+    auto jobs = api->Call("GET", std::string("/v1/jobs") + (all ? "?all=true" : ""));
+    if (!jobs.ok()) {
+      exit_code = Fail(jobs.status());
+      return;
+    }
+    if (conn.json) {
+      PrintJson(*jobs);
+      return;
+    }
+    Table t({"id", "name", "state", "attempt", "nodes", "created", "reason"});
+    for (const Json& j : (*jobs)["jobs"]) {
+      t.Add({j.value("id", ""), j.value("name", ""), j.value("state", ""), LatestAttempt(j),
+             NodesOf(j), j.value("created_at", ""), j.value("reason", "")});
+    }
+    t.Print(std::cout);
+  });
+
+  static std::string describe_id;
+  auto* describe = app.add_subcommand(
+      "describe", "Show a job: its attempts, the nodes and exit codes of each, recoveries, the "
+                  "events that explain every transition, and its latest metrics");
+  describe->add_option("job", describe_id, "Job id")->required();
+  describe->callback([&] {
+    auto api = ApiClient::Connect(conn);
+    if (!api.ok()) {
+      exit_code = Fail(api.status());
+      return;
+    }
+    auto job = api->Call("GET", "/v1/jobs/" + describe_id);
+    auto events = job.ok() ? api->Call("GET", "/v1/jobs/" + describe_id + "/events") : job;
+    auto metrics = job.ok() ? api->Call("GET", "/v1/jobs/" + describe_id + "/metrics") : job;
+    for (const auto* r : {&job, &events, &metrics}) {
+      if (!r->ok()) {
+        exit_code = Fail(r->status());
+        return;
+      }
+    }
+    if (conn.json) {
+      Json out = *job;
+      out["events"] = (*events)["events"];
+      out["metrics"] = (*metrics)["metrics"];
+      PrintJson(out);
+      return;
+    }
+    PrintJob(*job);
+    std::cout << "\nevents:\n";
+    for (const Json& e : (*events)["events"]) {
+      std::cout << "  " << e.value("at", "") << "  " << e.value("kind", "") << ": "
+                << e.value("message", "") << "\n";
+    }
+    std::map<std::string, Json> latest;
+    for (const Json& m : (*metrics)["metrics"]) latest[m.value("name", "")] = m;
+    if (!latest.empty()) {
+      std::cout << "\nmetrics (latest):\n";
+      for (const auto& [name, m] : latest) {
+        std::cout << "  " << name << " = " << m["value"]
+                  << (m.contains("step") ? " at step " + std::to_string(m["step"].get<int64_t>()) : "")
+                  << " (attempt " << m.value("attempt", 0) << ")\n";
+      }
+    }
+  });
+
+  static std::string logs_id;
+  static bool logs_follow = false;
+  static int logs_attempt = 0, logs_node = 0, logs_rank = 0;
+  auto* logs = app.add_subcommand("logs", "Print a job's log (kept in the object service, so it outlives the machine)");
+  logs->add_option("job", logs_id, "Job id")->required();
+  logs->add_flag("-f,--follow", logs_follow, "Keep printing as the job writes, across attempts, until it ends");
+  logs->add_option("--attempt", logs_attempt, "Attempt number (default: the latest)");
+  logs->add_option("--node", logs_node, "Node rank")->capture_default_str();
+  logs->add_option("--rank", logs_rank, "Local rank on that node")->capture_default_str();
+  logs->callback([&] {
+    exit_code = Logs(conn, logs_id, logs_follow, logs_attempt, logs_node, logs_rank);
+    if (!logs_follow && exit_code != 0) return;
+  });
+
+  static std::string cancel_id;
+  auto* cancel = app.add_subcommand("cancel", "Cancel a job in any state: its processes get SIGTERM, then SIGKILL after the grace period");
+  cancel->add_option("job", cancel_id, "Job id")->required();
+  cancel->callback([&] {
+    auto api = ApiClient::Connect(conn);
+    if (!api.ok()) {
+      exit_code = Fail(api.status());
+      return;
+    }
+    auto job = api->Call("POST", "/v1/jobs/" + cancel_id + "/cancel");
+    if (!job.ok()) {
+      exit_code = Fail(job.status());
+      return;
+    }
+    if (conn.json) PrintJson(*job);
+    else std::cout << cancel_id << " " << job->value("state", "") << "\n";
+  });
+}
+
+}  // namespace tf::cli

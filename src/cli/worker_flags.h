@@ -1,0 +1,43 @@
+// The flags that describe a worker's machine, shared by `tensorfleet worker` and `up`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "worker/worker.h"
+
+namespace tf::cli {
+
+struct WorkerFlags {
+  int gpus = -1;  // -1: what NVML finds
+  int cpus = 0;
+  std::string memory;
+  std::vector<std::string> labels;  // key=value
+  std::string zone;
+  std::string placement_group;
+  double price = 0;
+  bool spot = false;
+  std::string address;
+  std::string name;
+  std::string heartbeat = "2s";
+  std::string grace = "120s";
+  std::string spot_notice_url;
+  std::string worker_dir;
+};
+
+// `all`: every flag (tensorfleet worker); otherwise only the ones `up` offers.
+void AddWorkerFlags(CLI::App* cmd, WorkerFlags& f, bool all);
+// Fills everything but the server URL and token. kInvalidArgument naming the flag.
+Result<worker::WorkerOptions> ToWorkerOptions(const WorkerFlags& f,
+                                              const std::string& default_dir);
+
+// Blocks SIGINT and SIGTERM in this thread and every thread started after it, so that
+// WaitForStopSignal() receives them. Call before starting any thread.
+void BlockStopSignals();
+// Waits for SIGINT or SIGTERM; returns its number.
+int WaitForStopSignal();
+
+}  // namespace tf::cli

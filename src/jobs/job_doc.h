@@ -1,0 +1,97 @@
+// What the store keeps of a managed job beyond its indexed columns (store::JobRecord.doc_json):
+// the spec, where its code is, and every attempt with the node and GPUs of each rank.
+//
+// An attempt is the job's command started on a gang of nodes; each node runs one rank (node
+// rank 0..N-1). An attempt carries a fencing token: a worker's report names it, and a report
+// with another token is stale and refused. An attempt ends once (succeeded, failed,
+// interrupted, lost, cancelled, timed-out); ranks still running on their nodes then stop
+// ("stopping" until their worker reports them gone), and the next attempt waits for that.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "jobs/job_spec.h"
+
+namespace tf::jobs {
+
+// Job states (store::JobRecord.state).
+inline constexpr const char* kQueued = "queued";
+inline constexpr const char* kStarting = "starting";
+inline constexpr const char* kRunning = "running";
+inline constexpr const char* kRetrying = "retrying";
+inline constexpr const char* kSucceeded = "succeeded";
+inline constexpr const char* kFailed = "failed";
+inline constexpr const char* kCancelled = "cancelled";
+// The attempt-only state between a spot notice and the next attempt.
+inline constexpr const char* kInterrupted = "interrupted";
+
+bool IsTerminalJobState(std::string_view state);
+
+// One node's part of an attempt.
+struct RankState {
+  std::string node_id;
+  std::string address;         // the node's address when placed
+  std::vector<int> gpus;
+  // "assigned" (the worker has not started it yet), "running", and the ends: "succeeded",
+  // "failed", "interrupted", "lost", "stopped" (ended because its attempt did); "stopping"
+  // while a rank of an ended attempt may still run.
+  std::string state = "assigned";
+  int exit_code = -1;          // when it exited
+  int signal = 0;              // when a signal ended it
+  std::string log_tail;        // the last lines of its output, for `describe`
+  TimeMs started_at = 0;
+  TimeMs ended_at = 0;
+};
+
+struct Attempt {
+  int number = 0;              // 1, 2, ...
+  uint64_t token = 0;          // fencing token
+  std::string state = kStarting;  // starting, running, then an end (see above)
+  std::string reason;          // why it ended
+  int master_port = 0;
+  std::vector<RankState> ranks;
+  TimeMs created_at = 0;
+  TimeMs started_at = 0;       // when the last rank started running
+  TimeMs ended_at = 0;
+  int exit_code = -1;
+
+  bool ended() const;
+  // True while some rank may still be running on its node.
+  bool has_live_ranks() const;
+};
+
+struct JobDoc {
+  nlohmann::json spec;         // JobSpecToJson
+  std::string source;          // the spec's file name, for messages
+  std::string code_key;        // object key of the code bundle in the job bucket; "" = none
+  std::string token_id;        // the job-scoped API token (revoked when the job ends)
+  std::string token_secret;    // handed to the job's processes; see docs/jobs.md
+  std::vector<Attempt> attempts;
+  TimeMs not_before = 0;       // retry backoff
+  int recoveries = 0;          // attempts started after an interruption or a lost node
+  int exit_code = -1;          // of the attempt that decided the job
+  std::string reason;          // why the job is in its state
+
+  Attempt* current() { return attempts.empty() ? nullptr : &attempts.back(); }
+  const Attempt* current() const { return attempts.empty() ? nullptr : &attempts.back(); }
+};
+
+nlohmann::json JobDocToJson(const JobDoc& doc);
+Result<JobDoc> JobDocFromJson(std::string_view text);
+
+// The bucket of every project that holds its jobs' code, checkpoints, logs and outputs.
+inline constexpr const char* kJobsBucket = "tensorfleet-jobs";
+// Object keys inside kJobsBucket.
+std::string CheckpointPrefix(const std::string& job_id);  // "<job>/checkpoints"
+std::string OutputPrefix(const std::string& job_id);      // "<job>/output"
+// "<job>/logs/attempt-<n>/node-<rank>/rank-<local>"
+std::string LogPrefix(const std::string& job_id, int attempt, int node_rank, int local_rank);
+
+}  // namespace tf::jobs

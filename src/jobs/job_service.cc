@@ -1,0 +1,447 @@
+#include "jobs/job_service.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "base/crypto.h"
+#include "base/log.h"
+#include "fleet/scheduler.h"
+
+namespace tf::jobs {
+namespace {
+
+constexpr int kMutateAttempts = 20;
+constexpr int kActiveJobLimit = 100'000;
+const std::vector<std::string> kActiveStates = {kQueued, kStarting, kRunning, kRetrying};
+
+bool IsLiveRank(const RankState& r) {
+  return r.state == "assigned" || r.state == "running" || r.state == "stopping";
+}
+
+// The node ids a job's live ranks are on.
+std::set<std::string> NodesOf(const Job& job) {
+  std::set<std::string> out;
+  for (const Attempt& a : job.doc.attempts) {
+    for (const RankState& r : a.ranks) {
+      if (IsLiveRank(r)) out.insert(r.node_id);
+    }
+  }
+  return out;
+}
+
+fleet::NodeState ToNodeState(const store::NodeRecord& record, const fleet::NodeInfo& info) {
+  fleet::NodeState n;
+  n.id = record.id;
+  for (const fleet::GpuInfo& g : info.gpus) n.free_gpus.push_back(g.index);
+  std::sort(n.free_gpus.begin(), n.free_gpus.end());
+  n.total_gpus = static_cast<int>(info.gpus.size());
+  n.free_cpus = n.total_cpus = info.cpus;
+  n.free_memory_bytes = n.total_memory_bytes = info.memory_bytes;
+  n.labels = info.labels;
+  n.spot = info.spot;
+  n.schedulable = record.state == "ready";
+  n.price_per_hour = info.price_per_hour;
+  return n;
+}
+
+fleet::WorkRequest RequestFor(const JobSpec& spec) {
+  Job probe;
+  probe.record.id = "job_new";  // not stored yet; the scheduler wants a name
+  probe.spec = spec;
+  return ToWorkRequest(probe);
+}
+
+uint64_t NewToken() {
+  uint64_t t = 0;
+  while (t == 0) t = std::stoull(RandomHex(8), nullptr, 16);
+  return t;
+}
+
+}  // namespace
+
+JobService::JobService(store::Store& store, auth::AuthService& auth, const Clock& clock,
+                       JobServiceOptions options)
+    : store_(store), auth_(auth), clock_(clock), options_(options) {}
+
+void JobService::SetListeners(std::function<void(const std::string&)> on_node_change,
+                              std::function<void()> on_work) {
+  on_node_change_ = std::move(on_node_change);
+  on_work_ = std::move(on_work);
+}
+
+Result<Job> JobService::Submit(const std::string& project_id, const std::string& spec_yaml,
+                               const std::string& source, const std::string& code_key) {
+  TF_ASSIGN_OR_RETURN(JobSpec spec, ParseJobSpec(spec_yaml, source));
+  // Refuse what no node of the fleet could ever run; with no node registered yet, the job waits.
+  TF_ASSIGN_OR_RETURN(std::vector<store::NodeRecord> records, store_.nodes().ListNodes());
+  std::vector<fleet::NodeState> nodes;
+  for (const store::NodeRecord& r : records) {
+    if (r.state == "lost") continue;
+    auto info = fleet::NodeInfoFromJson(nlohmann::json::parse(r.info_json, nullptr, false));
+    if (info.ok()) nodes.push_back(ToNodeState(r, *info));
+  }
+  if (!nodes.empty()) {
+    Status feasible = fleet::CheckFeasible(nodes, RequestFor(spec));
+    if (!feasible.ok()) return InvalidArgument(source + ": " + feasible.message());
+  }
+
+  TimeMs now = clock_.Now();
+  // The bucket that will hold the job's checkpoints, logs and output.
+  store::Bucket bucket;
+  bucket.project_id = project_id;
+  bucket.name = kJobsBucket;
+  bucket.created_at = now;
+  auto created_bucket = store_.objects().CreateBucket(bucket);
+  if (!created_bucket.ok() && created_bucket.status().code() != StatusCode::kAlreadyExists) {
+    return created_bucket.status();
+  }
+
+  Job job;
+  job.spec = spec;
+  job.record.id = "job_" + RandomHex(8);
+  job.record.project_id = project_id;
+  job.record.name = spec.name;
+  job.record.state = kQueued;
+  job.record.version = 1;
+  job.record.priority = spec.priority;
+  job.record.created_at = job.record.updated_at = now;
+  job.doc.spec = JobSpecToJson(spec);
+  job.doc.source = source;
+  job.doc.code_key = code_key;
+  TF_ASSIGN_OR_RETURN(auth::IssuedToken token,
+                      auth_.CreateToken(project_id, "job-" + job.record.id.substr(4), false));
+  job.doc.token_id = token.token.id;
+  job.doc.token_secret = token.secret;
+  job.doc.reason = "submitted";
+
+  std::string shape = std::to_string(spec.nodes) + (spec.nodes == 1 ? " node" : " nodes") +
+                      " with " + std::to_string(spec.resources.gpus) + " GPU(s), " +
+                      std::to_string(spec.resources.cpus) + " CPU(s) each";
+  store::JobEvent first{0, job.record.id, now, kQueued, "submitted: " + shape};
+  Status created = store_.jobs().CreateJob(EncodeJob(job), first);
+  if (!created.ok()) {
+    (void)auth_.RevokeToken(token.token.id);
+    return created;
+  }
+  if (on_work_) on_work_();
+  return job;
+}
+
+Result<Job> JobService::Get(const std::string& project_id, const std::string& job_id) {
+  auto record = store_.jobs().GetJob(job_id);
+  if (!record.ok()) return record.status();
+  if (!project_id.empty() && record->project_id != project_id) {
+    return NotFound("job '" + job_id + "' does not exist");
+  }
+  return DecodeJob(*record);
+}
+
+Result<std::vector<Job>> JobService::List(const std::string& project_id, bool include_finished,
+                                          int limit) {
+  std::vector<std::string> states;
+  if (!include_finished) states = kActiveStates;
+  TF_ASSIGN_OR_RETURN(std::vector<store::JobRecord> records,
+                      store_.jobs().ListJobs(project_id, states, limit));
+  std::vector<Job> out;
+  for (const store::JobRecord& r : records) {
+    TF_ASSIGN_OR_RETURN(Job job, DecodeJob(r));
+    out.push_back(std::move(job));
+  }
+  return out;
+}
+
+Result<Job> JobService::Cancel(const std::string& project_id, const std::string& job_id) {
+  TF_RETURN_IF_ERROR(Get(project_id, job_id).status());
+  return Mutate(job_id, [&](Job& job, Events& events) {
+    return CancelJob(job, "cancelled by request", clock_.Now(), events);
+  });
+}
+
+Result<std::vector<store::JobEvent>> JobService::EventsOf(const std::string& project_id,
+                                                          const std::string& job_id) {
+  TF_RETURN_IF_ERROR(Get(project_id, job_id).status());
+  return store_.jobs().ListJobEvents(job_id, 0);
+}
+
+Result<std::vector<store::MetricPoint>> JobService::Metrics(const std::string& project_id,
+                                                            const std::string& job_id, int limit) {
+  TF_RETURN_IF_ERROR(Get(project_id, job_id).status());
+  return store_.jobs().ListMetrics(job_id, limit);
+}
+
+Status JobService::Report(const std::string& job_id, const RankReport& report) {
+  return Mutate(job_id,
+                [&](Job& job, Events& events) {
+                  return ApplyRankReport(job, report, clock_.Now(), events);
+                })
+      .status();
+}
+
+Status JobService::AddMetrics(const std::string& job_id, int attempt, uint64_t token,
+                              std::vector<store::MetricPoint> points) {
+  TF_ASSIGN_OR_RETURN(Job job, Get("", job_id));
+  bool holds = std::any_of(job.doc.attempts.begin(), job.doc.attempts.end(), [&](const Attempt& a) {
+    return a.number == attempt && a.token == token;
+  });
+  if (!holds) {
+    return Aborted("stale lease: attempt " + std::to_string(attempt) + " of job " + job_id +
+                   " does not hold this token");
+  }
+  TimeMs now = clock_.Now();
+  for (store::MetricPoint& p : points) {
+    p.job_id = job_id;
+    p.attempt = attempt;
+    if (p.at == 0) p.at = now;
+  }
+  return store_.jobs().AddMetrics(points);
+}
+
+Result<store::NodeRecord> JobService::RegisterNode(const std::string& node_id,
+                                                   const std::string& name,
+                                                   const fleet::NodeInfo& info) {
+  store::NodeRecord record;
+  record.id = node_id;
+  record.name = name;
+  record.info_json = fleet::NodeInfoToJson(info).dump();
+  record.registered_at = record.heartbeat_at = clock_.Now();
+  TF_ASSIGN_OR_RETURN(store::NodeRecord stored, store_.nodes().RegisterNode(record));
+  spdlog::info("node {} ({}) registered: {} CPUs, {} GPUs, epoch {}", node_id, name, info.cpus,
+               info.gpus.size(), stored.epoch);
+  if (on_work_) on_work_();
+  return stored;
+}
+
+Status JobService::Heartbeat(const std::string& node_id, int64_t epoch) {
+  TF_ASSIGN_OR_RETURN(store::NodeRecord node, store_.nodes().GetNode(node_id));
+  if (node.state == "lost") {
+    return Aborted("node " + node_id + " was declared lost; its worker must register again");
+  }
+  return store_.nodes().TouchNode(node_id, epoch, clock_.Now());
+}
+
+Result<NodeAssignments> JobService::Assignments(const std::string& node_id) {
+  TF_ASSIGN_OR_RETURN(store::NodeRecord node, store_.nodes().GetNode(node_id));
+  NodeAssignments out;
+  out.node_state = node.state;
+  out.epoch = node.epoch;
+  if (!node.drain_json.empty()) {
+    out.drain = nlohmann::json::parse(node.drain_json, nullptr, false);
+  }
+  if (node.state == "lost") return out;  // it runs nothing until it registers again
+  TF_ASSIGN_OR_RETURN(std::vector<store::JobRecord> records,
+                      store_.jobs().ListJobs("", {kStarting, kRunning}, kActiveJobLimit));
+  for (const store::JobRecord& record : records) {
+    TF_ASSIGN_OR_RETURN(Job job, DecodeJob(record));
+    const Attempt* a = job.doc.current();
+    if (a == nullptr || a->ended()) continue;
+    std::vector<std::string> addresses;
+    for (const RankState& r : a->ranks) addresses.push_back(r.address);
+    for (size_t rank = 0; rank < a->ranks.size(); ++rank) {
+      const RankState& r = a->ranks[rank];
+      if (r.node_id != node_id || (r.state != "assigned" && r.state != "running")) continue;
+      RankAssignment ra;
+      ra.job_id = job.id();
+      ra.job_name = job.record.name;
+      ra.project_id = job.record.project_id;
+      ra.attempt = a->number;
+      ra.token = a->token;
+      ra.node_rank = static_cast<int>(rank);
+      ra.gpus = r.gpus;
+      ra.addresses = addresses;
+      ra.master_port = a->master_port;
+      ra.spec = job.doc.spec;
+      ra.code_key = job.doc.code_key;
+      ra.job_token = job.doc.token_secret;
+      out.ranks.push_back(std::move(ra));
+    }
+  }
+  return out;
+}
+
+Status JobService::Drain(const std::string& node_id, TimeMs deadline_ms,
+                         const std::string& reason) {
+  TF_ASSIGN_OR_RETURN(store::NodeRecord node, store_.nodes().GetNode(node_id));
+  if (node.state == "lost") return FailedPrecondition("node " + node_id + " is lost");
+  nlohmann::json drain = {
+      {"deadline_ms", deadline_ms}, {"reason", reason}, {"requested_at", clock_.Now()}};
+  TF_RETURN_IF_ERROR(store_.nodes().SetNodeState(node_id, "draining", drain.dump()));
+  spdlog::info("node {} draining within {} ms: {}", node_id, deadline_ms, reason);
+  if (on_node_change_) on_node_change_(node_id);
+  return OkStatus();
+}
+
+Result<std::vector<NodeView>> JobService::ListNodes() {
+  TF_ASSIGN_OR_RETURN(std::vector<store::NodeRecord> records, store_.nodes().ListNodes());
+  TF_ASSIGN_OR_RETURN(std::vector<Job> jobs, ActiveJobs());
+  std::vector<NodeView> out;
+  for (const store::NodeRecord& r : records) {
+    NodeView v;
+    v.record = r;
+    auto info = fleet::NodeInfoFromJson(nlohmann::json::parse(r.info_json, nullptr, false));
+    if (info.ok()) v.info = *info;
+    for (const Job& job : jobs) {
+      const Attempt* a = job.doc.current();
+      if (a == nullptr) continue;
+      for (size_t rank = 0; rank < a->ranks.size(); ++rank) {
+        const RankState& rs = a->ranks[rank];
+        if (rs.node_id != r.id || !IsLiveRank(rs)) continue;
+        v.running.push_back(job.id() + "/attempt-" + std::to_string(a->number) + "/rank-" +
+                            std::to_string(rank));
+        v.gpus_in_use += static_cast<int>(rs.gpus.size());
+      }
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+Result<TickStats> JobService::Tick() {
+  TimeMs now = clock_.Now();
+  TF_ASSIGN_OR_RETURN(std::vector<store::NodeRecord> nodes, store_.nodes().ListNodes());
+  TF_ASSIGN_OR_RETURN(int lost, DetectLostNodes(nodes, now));
+
+  // Time limits.
+  TF_ASSIGN_OR_RETURN(std::vector<Job> jobs, ActiveJobs());
+  for (const Job& job : jobs) {
+    const Attempt* a = job.doc.current();
+    if (a == nullptr || a->ended() || job.spec.max_runtime_ms <= 0) continue;
+    if (now - a->created_at < job.spec.max_runtime_ms) continue;
+    auto changed = Mutate(job.id(), [&](Job& j, Events& events) {
+      EnforceMaxRuntime(j, now, events);
+      return OkStatus();
+    });
+    if (!changed.ok()) spdlog::warn("time limit of {}: {}", job.id(), changed.status().ToString());
+  }
+
+  TF_ASSIGN_OR_RETURN(TickStats stats, Schedule(nodes, now));
+  stats.nodes_lost = lost;
+  return stats;
+}
+
+Result<int> JobService::DetectLostNodes(std::vector<store::NodeRecord>& nodes, TimeMs now) {
+  int lost = 0;
+  for (store::NodeRecord& node : nodes) {
+    if (node.state == "lost" || now - node.heartbeat_at <= options_.heartbeat_timeout_ms) continue;
+    TF_RETURN_IF_ERROR(store_.nodes().SetNodeState(node.id, "lost", ""));
+    node.state = "lost";
+    ++lost;
+    spdlog::warn("node {} lost: no heartbeat for {} ms", node.id, now - node.heartbeat_at);
+    TF_ASSIGN_OR_RETURN(std::vector<Job> jobs, ActiveJobs());
+    for (const Job& job : jobs) {
+      if (!NodesOf(job).count(node.id)) continue;
+      auto changed = Mutate(job.id(), [&](Job& j, Events& events) {
+        MarkNodeLost(j, node.id, now, events);
+        return OkStatus();
+      });
+      if (!changed.ok())
+        spdlog::warn("node loss for {}: {}", job.id(), changed.status().ToString());
+    }
+  }
+  return lost;
+}
+
+Result<TickStats> JobService::Schedule(const std::vector<store::NodeRecord>& records, TimeMs now) {
+  TickStats stats;
+  TF_ASSIGN_OR_RETURN(std::vector<Job> jobs, ActiveJobs());
+  std::vector<fleet::WorkRequest> pending;
+  for (const Job& job : jobs) {
+    if (WantsPlacement(job)) pending.push_back(ToWorkRequest(job));
+  }
+  if (pending.empty()) return stats;
+
+  // The fleet as it is now: every live rank holds its node's resources.
+  std::vector<fleet::NodeState> nodes;
+  std::map<std::string, size_t> index;
+  std::map<std::string, std::string> addresses;
+  for (const store::NodeRecord& r : records) {
+    if (r.state == "lost") continue;
+    auto info = fleet::NodeInfoFromJson(nlohmann::json::parse(r.info_json, nullptr, false));
+    if (!info.ok()) continue;
+    index[r.id] = nodes.size();
+    addresses[r.id] = info->address;
+    nodes.push_back(ToNodeState(r, *info));
+  }
+  for (const Job& job : jobs) {
+    for (const Attempt& a : job.doc.attempts) {
+      for (const RankState& rs : a.ranks) {
+        auto it = index.find(rs.node_id);
+        if (!IsLiveRank(rs) || it == index.end()) continue;
+        fleet::NodeState& n = nodes[it->second];
+        for (int g : rs.gpus) std::erase(n.free_gpus, g);
+        n.free_cpus -= job.spec.resources.cpus;
+        n.free_memory_bytes -= job.spec.resources.memory_bytes;
+      }
+    }
+  }
+
+  fleet::ScheduleResult result = fleet::Schedule(std::move(nodes), pending, now);
+  stats.waiting = static_cast<int>(result.waiting.size());
+  for (const fleet::Placement& p : result.placements) {
+    std::vector<std::string> addrs;
+    for (const fleet::RankPlacement& r : p.ranks) addrs.push_back(addresses[r.node_id]);
+    uint64_t token = NewToken();
+    int port = options_.master_port_base + static_cast<int>(token % options_.master_port_count);
+    auto placed = Mutate(p.job_id, [&](Job& job, Events& events) -> Status {
+      if (!WantsPlacement(job)) return Aborted("no longer waiting");
+      StartAttempt(job, p, addrs, token, port, now, events);
+      return OkStatus();
+    });
+    if (placed.ok()) {
+      ++stats.placed;
+    } else if (placed.status().code() != StatusCode::kAborted) {
+      spdlog::warn("placing {}: {}", p.job_id, placed.status().ToString());
+    }
+  }
+  return stats;
+}
+
+Result<std::vector<Job>> JobService::ActiveJobs() { return List("", false, kActiveJobLimit); }
+
+Result<Job> JobService::Mutate(const std::string& job_id,
+                               const std::function<Status(Job&, Events&)>& change) {
+  for (int i = 0; i < kMutateAttempts; ++i) {
+    TF_ASSIGN_OR_RETURN(store::JobRecord record, store_.jobs().GetJob(job_id));
+    TF_ASSIGN_OR_RETURN(Job before, DecodeJob(record));
+    Job job = before;
+    Events events;
+    TF_RETURN_IF_ERROR(change(job, events));
+    if (events.empty() && JobDocToJson(job.doc) == JobDocToJson(before.doc) &&
+        job.record.state == before.record.state) {
+      return job;  // nothing changed
+    }
+    job.record.updated_at = clock_.Now();
+    store::JobRecord encoded = EncodeJob(job);
+    encoded.version = record.version + 1;
+    Status s = store_.jobs().UpdateJob(encoded, record.version, events);
+    if (s.code() == StatusCode::kAborted) continue;  // someone else wrote first: decide again
+    TF_RETURN_IF_ERROR(s);
+    job.record.version = encoded.version;
+    AfterChange(before, job);
+    return job;
+  }
+  return Aborted("job " + job_id + " is changing too often to update; try again");
+}
+
+void JobService::AfterChange(const Job& before, const Job& after) {
+  std::set<std::string> touched = NodesOf(before);
+  for (const std::string& n : NodesOf(after)) touched.insert(n);
+  if (const Attempt* a = after.doc.current()) {
+    for (const RankState& r : a->ranks) touched.insert(r.node_id);
+  }
+  if (on_node_change_) {
+    for (const std::string& n : touched) on_node_change_(n);
+  }
+  // The job's token outlives the job until its last process is gone: stopping ranks still ship
+  // their logs and checkpoints with it.
+  bool done_now = IsTerminalJobState(after.state()) && NodesOf(after).empty();
+  bool done_before = IsTerminalJobState(before.state()) && NodesOf(before).empty();
+  if (done_now && !done_before && !after.doc.token_id.empty()) {
+    Status revoked = auth_.RevokeToken(after.doc.token_id);
+    if (!revoked.ok()) spdlog::warn("revoking the token of {}: {}", after.id(), revoked.ToString());
+  }
+  // A job that ended or left resources free may let another start.
+  if (on_work_ && after.state() != before.state()) on_work_();
+}
+
+}  // namespace tf::jobs

@@ -1,0 +1,122 @@
+// Managed jobs and the fleet they run on, over the store: what the API routes call, and the
+// controller's Tick() that the leader server runs (node failure detection, time limits,
+// scheduling). Every change to a job is a read, a pure transition (jobs/lifecycle.h) and a
+// write that names the version it read; a lost race is retried from a fresh read.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "auth/auth_service.h"
+#include "base/clock.h"
+#include "fleet/node_info.h"
+#include "jobs/lifecycle.h"
+#include "store/store.h"
+
+namespace tf::jobs {
+
+struct JobServiceOptions {
+  // A node whose last heartbeat is older than this is lost, and its ranks with it.
+  TimeMs heartbeat_timeout_ms = 10 * kSecondMs;
+  // Ports handed to rank 0 of each attempt for the process group's rendezvous.
+  int master_port_base = 29500;
+  int master_port_count = 2000;
+};
+
+// One rank for a worker to run (or keep running).
+struct RankAssignment {
+  std::string job_id;
+  std::string job_name;
+  std::string project_id;
+  int attempt = 0;
+  uint64_t token = 0;
+  int node_rank = 0;
+  std::vector<int> gpus;
+  std::vector<std::string> addresses;  // every node of the gang, in rank order
+  int master_port = 0;
+  nlohmann::json spec;                 // JobSpecToJson
+  std::string code_key;                // in kJobsBucket; "" = no code bundle
+  std::string job_token;               // the job-scoped API token's secret
+};
+
+struct NodeAssignments {
+  std::string node_state;              // ready, draining, lost
+  int64_t epoch = 0;
+  std::optional<nlohmann::json> drain; // {"deadline_ms": ..., "reason": ...} while draining
+  std::vector<RankAssignment> ranks;
+};
+
+// A node as `tensorfleet nodes` shows it.
+struct NodeView {
+  store::NodeRecord record;
+  fleet::NodeInfo info;
+  std::vector<std::string> running;    // "job_x/attempt-2/rank-0"
+  int gpus_in_use = 0;
+};
+
+struct TickStats {
+  int nodes_lost = 0;
+  int placed = 0;
+  int waiting = 0;
+};
+
+class JobService {
+ public:
+  JobService(store::Store& store, auth::AuthService& auth, const Clock& clock,
+             JobServiceOptions options = {});
+
+  // Called after a commit changed what `node_id` should run (to wake its long poll), and after
+  // anything that may let more work start (to run the scheduler soon). Set before use.
+  void SetListeners(std::function<void(const std::string& node_id)> on_node_change,
+                    std::function<void()> on_work);
+
+  // Jobs. `spec_yaml` is the spec file as written; `source` its name in messages.
+  Result<Job> Submit(const std::string& project_id, const std::string& spec_yaml,
+                     const std::string& source, const std::string& code_key);
+  Result<Job> Get(const std::string& project_id, const std::string& job_id);  // kNotFound
+  Result<std::vector<Job>> List(const std::string& project_id, bool include_finished, int limit);
+  Result<Job> Cancel(const std::string& project_id, const std::string& job_id);
+  Result<std::vector<store::JobEvent>> EventsOf(const std::string& project_id,
+                                              const std::string& job_id);
+  Result<std::vector<store::MetricPoint>> Metrics(const std::string& project_id,
+                                                  const std::string& job_id, int limit);
+
+  // From workers. kAborted for a stale token or epoch (the caller must stop what it runs).
+  Status Report(const std::string& job_id, const RankReport& report);
+  Status AddMetrics(const std::string& job_id, int attempt, uint64_t token,
+                    std::vector<store::MetricPoint> points);
+
+  // The fleet.
+  Result<store::NodeRecord> RegisterNode(const std::string& node_id, const std::string& name,
+                                         const fleet::NodeInfo& info);
+  Status Heartbeat(const std::string& node_id, int64_t epoch);
+  Result<NodeAssignments> Assignments(const std::string& node_id);
+  // Asks the node's worker to interrupt everything it runs within `deadline_ms` and places
+  // nothing new on it until it registers again.
+  Status Drain(const std::string& node_id, TimeMs deadline_ms, const std::string& reason);
+  Result<std::vector<NodeView>> ListNodes();
+
+  // The controller: lost nodes, time limits, then scheduling. Runs on the leader only.
+  Result<TickStats> Tick();
+
+ private:
+  // Reads the job, applies `change`, writes it back naming the version read; retries lost
+  // races. `change` returns kAborted/other errors to stop without writing.
+  Result<Job> Mutate(const std::string& job_id,
+                     const std::function<Status(Job&, Events&)>& change);
+  void AfterChange(const Job& before_nodes_of, const Job& after);
+  Result<std::vector<Job>> ActiveJobs();
+  Result<int> DetectLostNodes(std::vector<store::NodeRecord>& nodes, TimeMs now);
+  Result<TickStats> Schedule(const std::vector<store::NodeRecord>& nodes, TimeMs now);
+
+  store::Store& store_;
+  auth::AuthService& auth_;
+  const Clock& clock_;
+  JobServiceOptions options_;
+  std::function<void(const std::string&)> on_node_change_;
+  std::function<void()> on_work_;
+};
+
+}  // namespace tf::jobs

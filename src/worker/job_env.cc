@@ -1,0 +1,147 @@
+#include "worker/job_env.h"
+
+#include <cctype>
+
+extern char** environ;
+
+namespace tf::worker {
+namespace {
+
+using nlohmann::json;
+
+// Names the platform sets: a stale value inherited from the worker's own environment must not
+// leak into a job.
+bool IsContractName(const std::string& name) {
+  static const char* kTorchrun[] = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK",
+                                    "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "NODE_RANK",
+                                    "CUDA_VISIBLE_DEVICES"};
+  if (name.rfind("TENSORFLEET_", 0) == 0) return true;
+  for (const char* n : kTorchrun) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
+std::string HyperparameterVariable(const std::string& name) {
+  std::string out = "TENSORFLEET_HP_";
+  for (char c : name) {
+    char u = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    out += (std::isalnum(static_cast<unsigned char>(u)) || u == '_') ? u : '_';
+  }
+  return out;
+}
+
+std::string ScalarText(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  return v.dump();
+}
+
+std::string Join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
+}  // namespace
+
+std::string Assignment::key() const {
+  return job_id + "/" + std::to_string(attempt) + "/" + std::to_string(node_rank);
+}
+
+Assignment AssignmentFromJson(const json& j) {
+  Assignment a;
+  a.job_id = j.at("job_id").get<std::string>();
+  a.job_name = j.value("job_name", "");
+  a.project_id = j.value("project_id", "");
+  a.attempt = j.at("attempt").get<int>();
+  a.token = j.at("token").get<std::string>();
+  a.node_rank = j.at("node_rank").get<int>();
+  a.gpus = j.value("gpus", std::vector<int>{});
+  a.addresses = j.value("addresses", std::vector<std::string>{});
+  a.master_port = j.value("master_port", 0);
+  a.spec = j.at("spec");
+  a.bucket = j.value("bucket", "");
+  a.code_key = j.value("code_key", "");
+  a.checkpoint_prefix = j.value("checkpoint_prefix", "");
+  a.output_prefix = j.value("output_prefix", "");
+  a.job_token = j.value("job_token", "");
+  return a;
+}
+
+int ProcessesPerNode(const Assignment& a) {
+  std::string ppn = a.spec.value("processes_per_node", "1");
+  if (ppn == "gpu") return std::max<int>(1, static_cast<int>(a.gpus.size()));
+  try {
+    return std::max(1, std::stoi(ppn));
+  } catch (const std::exception&) {
+    return 1;
+  }
+}
+
+std::map<std::string, std::string> JobEnvironment(const Assignment& a, int local_rank,
+                                        const ProcessPaths& paths, const std::string& server_url,
+                                        const std::map<std::string, std::string>& base) {
+  std::map<std::string, std::string> env;
+  for (const auto& [k, v] : base) {
+    if (!IsContractName(k)) env[k] = v;
+  }
+  // The spec's own variables, then the contract (which they cannot override: the spec refuses
+  // TENSORFLEET_ names, and torchrun's are the platform's to set).
+  if (a.spec.contains("env") && a.spec["env"].is_object()) {
+    for (auto it = a.spec["env"].begin(); it != a.spec["env"].end(); ++it) {
+      if (it.value().is_string()) env[it.key()] = it.value().get<std::string>();
+    }
+  }
+  int nodes = static_cast<int>(std::max<size_t>(1, a.addresses.size()));
+  int per_node = ProcessesPerNode(a);
+  std::vector<std::string> gpus;
+  for (int g : a.gpus) gpus.push_back(std::to_string(g));
+  std::string master = a.addresses.empty() ? "127.0.0.1" : a.addresses[0];
+
+  env["TENSORFLEET_JOB_ID"] = a.job_id;
+  env["TENSORFLEET_JOB_NAME"] = a.job_name;
+  env["TENSORFLEET_ATTEMPT"] = std::to_string(a.attempt);
+  env["TENSORFLEET_NODE_RANK"] = std::to_string(a.node_rank);
+  env["TENSORFLEET_NUM_NODES"] = std::to_string(nodes);
+  env["TENSORFLEET_GPUS_PER_NODE"] = std::to_string(a.gpus.size());
+  env["TENSORFLEET_PROCESSES_PER_NODE"] = std::to_string(per_node);
+  env["TENSORFLEET_NODE_ADDRS"] = Join(a.addresses, ",");
+  env["TENSORFLEET_MASTER_ADDR"] = master;
+  env["TENSORFLEET_MASTER_PORT"] = std::to_string(a.master_port);
+  env["TENSORFLEET_CHECKPOINT_DIR"] = paths.checkpoint_dir.string();
+  env["TENSORFLEET_OUTPUT_DIR"] = paths.output_dir.string();
+  env["TENSORFLEET_METRICS_FILE"] = paths.metrics_file.string();
+  env["TENSORFLEET_SERVER_URL"] = server_url;
+  env["TENSORFLEET_TOKEN"] = a.job_token;
+  json hp = a.spec.value("hyperparameters", json::object());
+  env["TENSORFLEET_HYPERPARAMETERS"] = hp.dump();
+  for (auto it = hp.begin(); it != hp.end(); ++it) {
+    env[HyperparameterVariable(it.key())] = ScalarText(it.value());
+  }
+  // An empty list hides every GPU from CUDA, which is right for a job that asked for none.
+  env["CUDA_VISIBLE_DEVICES"] = Join(gpus, ",");
+  // What torchrun gives each process it starts: the platform is the launcher here.
+  env["MASTER_ADDR"] = master;
+  env["MASTER_PORT"] = std::to_string(a.master_port);
+  env["WORLD_SIZE"] = std::to_string(nodes * per_node);
+  env["RANK"] = std::to_string(a.node_rank * per_node + local_rank);
+  env["LOCAL_RANK"] = std::to_string(local_rank);
+  env["LOCAL_WORLD_SIZE"] = std::to_string(per_node);
+  env["GROUP_RANK"] = std::to_string(a.node_rank);
+  env["NODE_RANK"] = std::to_string(a.node_rank);
+
+  return env;
+}
+
+std::map<std::string, std::string> CurrentEnvironment() {
+  std::map<std::string, std::string> out;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string entry(*e);
+    size_t eq = entry.find('=');
+    if (eq != std::string::npos && eq > 0) out[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  return out;
+}
+
+}  // namespace tf::worker

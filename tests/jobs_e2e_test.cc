@@ -1,0 +1,225 @@
+// Managed jobs end to end: a real server, real workers, real processes. Each job here is a
+// small shell script; the PyTorch example has tests of its own (example_training_test.cc).
+#include <csignal>
+
+#include "jobs_test_util.h"
+
+namespace tf::testing {
+namespace {
+
+bool Finished(const Json& j) {
+  std::string s = j.value("state", "");
+  return s == "succeeded" || s == "failed" || s == "cancelled";
+}
+
+int RankExit(const Json& job, int attempt, int rank = 0) {
+  return job["attempts"][attempt - 1]["ranks"][rank].value("exit_code", -1);
+}
+
+// A job that counts steps, one every 50 ms, keeping the count in its checkpoint directory
+// (written to a temporary name and renamed), and stops at `steps`. On SIGTERM it saves and
+// exits 0, as the contract asks.
+std::string CountingJob(const std::string& name, int steps, const std::string& extra = "") {
+  return "name: " + name + "\n"
+         "command: |\n"
+         "  step=0\n"
+         "  [ -f \"$TENSORFLEET_CHECKPOINT_DIR/step\" ] && step=$(cat \"$TENSORFLEET_CHECKPOINT_DIR/step\")\n"
+         "  echo \"start at step $step (attempt $TENSORFLEET_ATTEMPT)\"\n"
+         "  trap 'echo \"$step\" > \"$TENSORFLEET_CHECKPOINT_DIR/step.tmp\"; mv \"$TENSORFLEET_CHECKPOINT_DIR/step.tmp\" \"$TENSORFLEET_CHECKPOINT_DIR/step\"; echo \"saved at $step\"; exit 0' TERM\n"
+         "  while [ $step -lt " + std::to_string(steps) + " ]; do\n"
+         "    step=$((step+1))\n"
+         "    echo \"$step\" > \"$TENSORFLEET_CHECKPOINT_DIR/step.tmp\"\n"
+         "    mv \"$TENSORFLEET_CHECKPOINT_DIR/step.tmp\" \"$TENSORFLEET_CHECKPOINT_DIR/step\"\n"
+         "    echo \"step=$step loss=$((100-step))\"\n"
+         "    sleep 0.05 & wait $!\n"
+         "  done\n"
+         "  echo \"done at step $step\" > \"$TENSORFLEET_OUTPUT_DIR/result.txt\"\n"
+         "resources: {gpus: 1, cpus: 1}\n"
+         "checkpoint: {sync_interval: 10s}\n"
+         "metrics: [{name: loss, regex: \"loss=([0-9]+)\"}]\n" + extra;
+}
+
+using JobsE2eTest = JobsFixture;
+
+TEST_F(JobsE2eTest, AJobRunsWithTheEnvironmentContractAndSucceeds) {
+  StartWorker("w1", 2);
+  auto job = Submit(
+      "name: env-check\n"
+      "command: env | grep -E '^(TENSORFLEET_|CUDA_VISIBLE|RANK|WORLD_SIZE|MASTER_)' | sort > "
+      "\"$TENSORFLEET_OUTPUT_DIR/env.txt\"; echo hello from the job; echo 'loss=0.25'\n"
+      "resources: {gpus: 1}\n"
+      "hyperparameters: {lr: 0.001, layers: 4, name: tiny}\n"
+      "env: {GREETING: hi}\n"
+      "metrics: [{name: loss, regex: \"loss=([0-9.]+)\"}]\n");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  std::string id = (*job)["id"];
+  EXPECT_EQ((*job)["state"], "queued");
+  Json done = WaitFor(id, Finished);
+  ASSERT_EQ(done["state"], "succeeded") << done.dump(2);
+  EXPECT_EQ(done["exit_code"], 0);
+  EXPECT_EQ(EventKinds(id), (std::vector<std::string>{"queued", "starting", "running", "succeeded"}));
+
+  auto env = RawGet("/v1/buckets/tensorfleet-jobs/objects/" + id + "/output/env.txt");
+  ASSERT_TRUE(env.has_value());
+  EXPECT_NE(env->find("TENSORFLEET_JOB_ID=" + id), std::string::npos) << *env;
+  EXPECT_NE(env->find("TENSORFLEET_ATTEMPT=1"), std::string::npos);
+  EXPECT_NE(env->find("TENSORFLEET_NODE_RANK=0"), std::string::npos);
+  EXPECT_NE(env->find("TENSORFLEET_NUM_NODES=1"), std::string::npos);
+  EXPECT_NE(env->find("TENSORFLEET_HP_LR=0.001"), std::string::npos);
+  EXPECT_NE(env->find("TENSORFLEET_HP_NAME=tiny"), std::string::npos);
+  EXPECT_NE(env->find("CUDA_VISIBLE_DEVICES=0\n"), std::string::npos);
+  EXPECT_NE(env->find("WORLD_SIZE=1"), std::string::npos);
+  EXPECT_NE(env->find("TENSORFLEET_MASTER_ADDR=127.0.0.1"), std::string::npos);
+  EXPECT_NE(env->find("TENSORFLEET_TOKEN="), std::string::npos);
+
+  std::string log = Log(id, 1);
+  EXPECT_NE(log.find("hello from the job"), std::string::npos) << log;
+  EXPECT_NE(log.find("[tensorfleet] no checkpoint yet"), std::string::npos) << log;
+
+  auto metrics = api_->Call("GET", "/v1/jobs/" + id + "/metrics");
+  ASSERT_TRUE(metrics.ok());
+  ASSERT_EQ((*metrics)["metrics"].size(), 1u) << metrics->dump();
+  EXPECT_EQ((*metrics)["metrics"][0]["name"], "loss");
+  EXPECT_EQ((*metrics)["metrics"][0]["value"], 0.25);
+}
+
+TEST_F(JobsE2eTest, AFailingCommandIsRetriedOnlyAsItsPolicySaysThenFailsWithItsExitCode) {
+  StartWorker("w1");
+  auto job = Submit(
+      "name: broken\n"
+      "command: echo \"about to fail on attempt $TENSORFLEET_ATTEMPT\"; exit 3\n"
+      "retry: {on: [error], max_attempts: 2, backoff: 100ms}\n");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  std::string id = (*job)["id"];
+  Json done = WaitFor(id, Finished);
+  ASSERT_EQ(done["state"], "failed") << done.dump(2);
+  ASSERT_EQ(done["attempts"].size(), 2u);
+  EXPECT_EQ(done["exit_code"], 3);
+  EXPECT_EQ(RankExit(done, 1), 3);
+  EXPECT_EQ(RankExit(done, 2), 3);
+  std::string tail = done["attempts"][1]["ranks"][0].value("log_tail", "");
+  EXPECT_NE(tail.find("about to fail on attempt 2"), std::string::npos) << tail;
+  auto kinds = EventKinds(id);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "retrying"), 1);
+
+  // Without `error` in the policy there is no second attempt.
+  auto once = Submit("name: broken-once\ncommand: exit 1\n");
+  ASSERT_TRUE(once.ok());
+  Json failed = WaitFor((*once)["id"], Finished);
+  EXPECT_EQ(failed["state"], "failed");
+  EXPECT_EQ(failed["attempts"].size(), 1u);
+}
+
+TEST_F(JobsE2eTest, BadSpecsAreRefusedAtSubmitNamingTheField) {
+  StartWorker("w1", 2);
+  auto unknown = Submit("name: x\ncommand: true\ncheckpointing: {}\n");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find("test.yaml:3"), std::string::npos) << unknown.status().message();
+  EXPECT_NE(unknown.status().message().find("checkpointing"), std::string::npos);
+
+  auto too_big = Submit("name: x\ncommand: true\nresources: {gpus: 8}\n");
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_NE(too_big.status().message().find("resources.gpus"), std::string::npos)
+      << too_big.status().message();
+
+  auto bad_value = Submit("name: x\ncommand: true\nnodes: lots\n");
+  ASSERT_FALSE(bad_value.ok());
+  EXPECT_NE(bad_value.status().message().find("nodes"), std::string::npos);
+
+  auto jobs = api_->Call("GET", "/v1/jobs?all=true");
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_TRUE((*jobs)["jobs"].empty()) << "a refused spec left a job behind";
+}
+
+TEST_F(JobsE2eTest, DrainInterruptsTheJobWhichResumesElsewhereFromItsCheckpoint) {
+  std::string w1 = StartWorker("w1");
+  auto job = Submit(CountingJob("counter", 60));
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  std::string id = (*job)["id"];
+  // Let it run past a few steps and a checkpoint sync, then drain its node.
+  WaitFor(id, [&](const Json&) { return Log(id, 1).find("step=25 ") != std::string::npos; });
+  std::string w2 = StartWorker("w2");
+  auto drained = api_->Call("POST", "/v1/nodes/" + w1 + "/drain",
+                            Json{{"deadline_ms", 5000}, {"reason", "spot interruption notice"}});
+  ASSERT_TRUE(drained.ok()) << drained.status().ToString();
+
+  Json done = WaitFor(id, Finished);
+  ASSERT_EQ(done["state"], "succeeded") << done.dump(2);
+  ASSERT_EQ(done["attempts"].size(), 2u);
+  EXPECT_EQ(done["attempts"][0]["state"], "interrupted");
+  EXPECT_EQ(done["attempts"][0]["ranks"][0]["node"], w1);
+  EXPECT_EQ(done["attempts"][1]["ranks"][0]["node"], w2);
+  EXPECT_EQ(done["recoveries"], 1);
+  auto kinds = EventKinds(id);
+  EXPECT_NE(std::find(kinds.begin(), kinds.end(), "interrupted"), kinds.end());
+
+  // The first attempt saved its step on SIGTERM; the second started from exactly there.
+  std::string first = Log(id, 1), second = Log(id, 2);
+  size_t saved_at = first.find("saved at ");
+  ASSERT_NE(saved_at, std::string::npos) << first;
+  int saved = std::stoi(first.substr(saved_at + 9));
+  EXPECT_GE(saved, 25);
+  EXPECT_NE(second.find("restored checkpoint"), std::string::npos) << second;
+  EXPECT_NE(second.find("start at step " + std::to_string(saved) + " "), std::string::npos) << second;
+  EXPECT_EQ(second.find("step=1 "), std::string::npos) << "the second attempt started over";
+  auto result = RawGet("/v1/buckets/tensorfleet-jobs/objects/" + id + "/output/result.txt");
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(*result, "done at step 60\n");
+}
+
+TEST_F(JobsE2eTest, AProcessThatIgnoresSigtermIsKilledAtTheDeadline) {
+  std::string w1 = StartWorker("w1");
+  auto job = Submit(
+      "name: stubborn\n"
+      "command: trap 'echo ignoring TERM' TERM; echo started; while true; do sleep 0.05; done\n"
+      "retry: {on: [], max_attempts: 1}\n");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  std::string id = (*job)["id"];
+  WaitForState(id, "running");
+  WaitFor(id, [&](const Json&) { return Log(id, 1).find("started") != std::string::npos; });
+  ASSERT_TRUE(api_->Call("POST", "/v1/nodes/" + w1 + "/drain", Json{{"deadline_ms", 700}}).ok());
+  Json done = WaitFor(id, Finished);
+  EXPECT_EQ(done["state"], "failed") << done.dump(2);  // interrupted, and the policy says no retry
+  EXPECT_EQ(done["attempts"][0]["state"], "interrupted");
+  EXPECT_EQ(done["attempts"][0]["ranks"][0].value("signal", 0), SIGKILL) << done.dump(2);
+  EXPECT_NE(Log(id, 1).find("ignoring TERM"), std::string::npos);
+}
+
+TEST_F(JobsE2eTest, CancelStopsARunningJobAndAQueuedOne) {
+  StartWorker("w1");
+  auto running = Submit("name: sleeper\ncommand: echo up; sleep 60\nresources: {gpus: 1}\n");
+  ASSERT_TRUE(running.ok());
+  std::string id = (*running)["id"];
+  WaitForState(id, "running");
+  // Another waits for the node's only GPU, which the sleeper holds.
+  auto queued = Submit("name: waiter\ncommand: true\nresources: {gpus: 1}\n");
+  ASSERT_TRUE(queued.ok());
+  auto cancelled = api_->Call("POST", "/v1/jobs/" + id + "/cancel");
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status().ToString();
+  EXPECT_EQ((*cancelled)["state"], "cancelled");
+  Json after = WaitFor(id, [](const Json& j) {
+    return j["attempts"][0]["ranks"][0].value("state", "") == "stopped";
+  });
+  EXPECT_EQ(after["state"], "cancelled");
+  auto again = api_->Call("POST", "/v1/jobs/" + id + "/cancel");
+  EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
+  WaitFor((*queued)["id"], Finished);
+}
+
+TEST_F(JobsE2eTest, AStaleLeaseIsRefused) {
+  std::string w1 = StartWorker("w1");
+  auto job = Submit("name: quick\ncommand: true\n");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  std::string id = (*job)["id"];
+  WaitFor(id, Finished);
+  auto stale = api_->Call("POST", "/v1/jobs/" + id + "/reports",
+                          Json{{"attempt", 1}, {"token", "12345"}, {"node_rank", 0},
+                               {"state", "failed"}, {"exit_code", 1}});
+  EXPECT_EQ(stale.status().code(), StatusCode::kAborted);
+  EXPECT_NE(stale.status().message().find("stale lease"), std::string::npos);
+  EXPECT_EQ(GetJob(id)["state"], "succeeded");
+}
+
+}  // namespace
+}  // namespace tf::testing
