@@ -109,7 +109,7 @@ void AddFleetCommands(CLI::App& app, Connection& conn, int& exit_code) {
                 "the jobs it assigns");
   AddWorkerFlags(worker, flags, /*all=*/true);
   worker->add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
-  worker->callback([&] {
+  worker->callback([&, worker] {
     if (worker->get_subcommands().empty()) exit_code = RunWorker(conn, flags, log_level);
   });
 

@@ -116,7 +116,12 @@ int Logs(const Connection& conn, const std::string& id, bool follow, int attempt
     int latest = (*job)["attempts"].empty() ? 0 : (*job)["attempts"].back().value("attempt", 0);
     int attempt = attempt_flag > 0 ? attempt_flag : latest;
     if (attempt > 0 && attempt != shown_attempt) {
-      if (shown_attempt != 0) std::cout << "----- attempt " << attempt << " -----\n";
+      if (shown_attempt != 0) {
+        // What the last attempt wrote before it ended (its worker ships it before reporting).
+        auto rest = PrintChunks(**objects, jobs::LogPrefix(id, shown_attempt, node, rank), next);
+        if (!rest.ok()) return Fail(rest.status());
+        std::cout << "----- attempt " << attempt << " -----\n";
+      }
       shown_attempt = attempt;
       next = 0;
     }
@@ -326,7 +331,6 @@ void AddJobCommands(CLI::App& app, Connection& conn, int& exit_code) {
   logs->add_option("--rank", logs_rank, "Local rank on that node")->capture_default_str();
   logs->callback([&] {
     exit_code = Logs(conn, logs_id, logs_follow, logs_attempt, logs_node, logs_rank);
-    if (!logs_follow && exit_code != 0) return;
   });
 
   static std::string cancel_id;
