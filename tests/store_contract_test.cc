@@ -608,6 +608,44 @@ TEST_P(ObjectContractTest, ConcurrentPutsOfOneKeyLeakNoBlob) {
   EXPECT_EQ(PendingIds().size(), written.size() - 1);
 }
 
+// S3 access keys: found by id with their secret, listed per project, revoked once.
+TEST_P(StoreContractTest, AccessKeysAreFoundListedPerProjectAndRevoked) {
+  AccessKeyStore& keys = store_->access_keys();
+  const std::string other = "prj_" + RandomHex(8);
+  ASSERT_TRUE(store_->auth().CreateProject({other, "p-" + other, kT0}).ok());
+  auto key = [](const std::string& project, TimeMs at) {
+    return AccessKey{"TFAK" + RandomHex(8), project, RandomHex(20), "ci", at, std::nullopt};
+  };
+  AccessKey a = key(project_, kT0), b = key(project_, kT0 + 1), c = key(other, kT0);
+  for (const auto& k : {b, a, c}) ASSERT_TRUE(keys.CreateAccessKey(k).ok());
+  EXPECT_EQ(keys.CreateAccessKey(a).code(), StatusCode::kAlreadyExists);
+
+  auto found = keys.FindAccessKey(a.id);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(found->secret, a.secret);
+  EXPECT_EQ(found->project_id, project_);
+  EXPECT_EQ(found->name, "ci");
+  EXPECT_FALSE(found->revoked_at.has_value());
+  EXPECT_EQ(keys.FindAccessKey("TFAKNOSUCHKEY000000").status().code(), StatusCode::kNotFound);
+
+  auto mine = keys.ListAccessKeys(project_);
+  ASSERT_TRUE(mine.ok());
+  ASSERT_EQ(mine->size(), 2u);
+  EXPECT_EQ((*mine)[0].id, a.id);  // in the order they were made
+  EXPECT_EQ((*mine)[1].id, b.id);
+  auto all = keys.ListAccessKeys("");
+  ASSERT_TRUE(all.ok());
+  std::set<std::string> ids;
+  for (const auto& k : *all) ids.insert(k.id);
+  EXPECT_TRUE(ids.count(a.id) && ids.count(b.id) && ids.count(c.id));
+
+  ASSERT_TRUE(keys.RevokeAccessKey(a.id, kT0 + 5).ok());
+  ASSERT_TRUE(keys.RevokeAccessKey(a.id, kT0 + 9).ok());
+  EXPECT_EQ(keys.FindAccessKey(a.id)->revoked_at, std::optional<TimeMs>(kT0 + 5));
+  EXPECT_FALSE(keys.FindAccessKey(b.id)->revoked_at.has_value());
+  EXPECT_EQ(keys.RevokeAccessKey("TFAKNOSUCHKEY000000", kT0).code(), StatusCode::kNotFound);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ObjectContractTest, ::testing::ValuesIn(StoreBackends()),
                          [](const auto& info) { return info.param; });
 

@@ -18,7 +18,8 @@ class PostgresStore final : public Store,
                             public QueueStore,
                             public ObjectStore,
                           public NodeStore,
-                          public JobStore {
+                          public JobStore,
+                          public AccessKeyStore {
  public:
   PostgresStore(std::unique_ptr<PgPool> pool, int schema_version)
       : pool_(std::move(pool)), schema_version_(schema_version) {}
@@ -29,6 +30,7 @@ class PostgresStore final : public Store,
   ObjectStore& objects() override { return *this; }
   NodeStore& nodes() override { return *this; }
   JobStore& jobs() override { return *this; }
+  AccessKeyStore& access_keys() override { return *this; }
   void SetQueueListener(std::function<void(int64_t)> listener) override;
   std::string backend() const override { return "postgresql"; }
   int schema_version() const override { return schema_version_; }
@@ -103,6 +105,12 @@ class PostgresStore final : public Store,
                                               int64_t after_seq) override;
   Status AddMetrics(const std::vector<MetricPoint>& points) override;
   Result<std::vector<MetricPoint>> ListMetrics(const std::string& job_id, int limit) override;
+
+  // AccessKeyStore (pg_access_keys.cc)
+  Status CreateAccessKey(const AccessKey& key) override;
+  Result<AccessKey> FindAccessKey(const std::string& id) override;
+  Result<std::vector<AccessKey>> ListAccessKeys(const std::string& project_id) override;
+  Status RevokeAccessKey(const std::string& id, TimeMs now) override;
 
  private:
   // Tells this server's listener, after a commit, that messages may have become visible.

@@ -210,3 +210,18 @@ struct MetricPoint {
 };
 
 }  // namespace tf::store
+
+namespace tf::store {
+
+// An S3 access key (docs/objects.md, "S3 API"). Checking a SigV4 signature needs the secret
+// itself, so unlike an API token's it is stored as it is.
+struct AccessKey {
+  std::string id;          // "TFAK" + 16 upper-case letters and digits: public, safe to log
+  std::string project_id;  // the project whose buckets the key reaches
+  std::string secret;      // 40 characters
+  std::string name;        // what the owner called it
+  TimeMs created_at = 0;
+  std::optional<TimeMs> revoked_at;
+};
+
+}  // namespace tf::store

@@ -124,6 +124,17 @@ const std::vector<std::string>& Migrations() {
         at INTEGER NOT NULL);
       CREATE INDEX job_metrics_job ON job_metrics(job_id, seq);
       )sql",
+      // 4: S3 access keys. The secret is kept as it is: checking a signature needs it.
+      R"sql(
+      CREATE TABLE s3_access_keys (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        secret TEXT NOT NULL,
+        name TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER);
+      CREATE INDEX s3_access_keys_project ON s3_access_keys(project_id, created_at);
+      )sql",
   };
   return kMigrations;
 }

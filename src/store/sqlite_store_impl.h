@@ -32,7 +32,8 @@ class SqliteStore final : public Store,
                           public QueueStore,
                           public ObjectStore,
                           public NodeStore,
-                          public JobStore {
+                          public JobStore,
+                          public AccessKeyStore {
  public:
   SqliteStore(std::string path, std::unique_ptr<SqliteWriter> writer, int schema_version)
       : readers_(std::move(path), 8), writer_(std::move(writer)), schema_version_(schema_version) {}
@@ -42,6 +43,7 @@ class SqliteStore final : public Store,
   ObjectStore& objects() override { return *this; }
   NodeStore& nodes() override { return *this; }
   JobStore& jobs() override { return *this; }
+  AccessKeyStore& access_keys() override { return *this; }
   void SetQueueListener(std::function<void(int64_t)> listener) override {
     listener_ = std::move(listener);
   }
@@ -116,6 +118,12 @@ class SqliteStore final : public Store,
                                               int64_t after_seq) override;
   Status AddMetrics(const std::vector<MetricPoint>& points) override;
   Result<std::vector<MetricPoint>> ListMetrics(const std::string& job_id, int limit) override;
+
+  // AccessKeyStore (sqlite_access_keys.cc)
+  Status CreateAccessKey(const AccessKey& key) override;
+  Result<AccessKey> FindAccessKey(const std::string& id) override;
+  Result<std::vector<AccessKey>> ListAccessKeys(const std::string& project_id) override;
+  Status RevokeAccessKey(const std::string& id, TimeMs now) override;
 
  private:
   void Notify(int64_t queue_id) {

@@ -180,6 +180,20 @@ class JobStore {
   virtual Result<std::vector<MetricPoint>> ListMetrics(const std::string& job_id, int limit) = 0;
 };
 
+// S3 access keys, each bound to one project.
+class AccessKeyStore {
+ public:
+  virtual ~AccessKeyStore() = default;
+  // kAlreadyExists if a key has this id.
+  virtual Status CreateAccessKey(const AccessKey& key) = 0;
+  // kNotFound if no key has this id. A revoked key is returned with revoked_at set.
+  virtual Result<AccessKey> FindAccessKey(const std::string& id) = 0;
+  // The keys of a project ("" = every project's), in the order they were made.
+  virtual Result<std::vector<AccessKey>> ListAccessKeys(const std::string& project_id) = 0;
+  // kNotFound if there is no such key; revoking twice keeps the first time.
+  virtual Status RevokeAccessKey(const std::string& id, TimeMs now) = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -188,6 +202,7 @@ class Store {
   virtual ObjectStore& objects() = 0;
   virtual NodeStore& nodes() = 0;
   virtual JobStore& jobs() = 0;
+  virtual AccessKeyStore& access_keys() = 0;
 
   // Called with a queue id after messages may have become visible in it (a send, a redrive, a
   // visibility change), from any thread and, for PostgreSQL, for changes made by other servers
