@@ -1,9 +1,12 @@
 // Digests of content fed piece by piece: MD5 (the ETag) and SHA-256 (the stored checksum).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+
+#include "base/status.h"
 
 namespace tf::objects {
 
@@ -25,6 +28,11 @@ class ContentHasher {
   struct Contexts;
   std::unique_ptr<Contexts> contexts_;
 };
+
+// Runs `write` while the two digests of `data` are computed on two other threads (each takes
+// about as long as writing it), and returns what `write` returned.
+Status HashWhileWriting(ContentHasher& hasher, std::string_view data,
+                        const std::function<Status()>& write);
 
 // SHA-256 alone, for checking content end to end.
 class Sha256Hasher {

@@ -43,7 +43,7 @@ struct ObjectInfo {
   std::string bucket;
   std::string key;
   uint64_t size = 0;
-  std::string etag;    // MD5 of the content, hex
+  std::string etag;    // MD5 of the content, hex; for a multipart upload's, S3's (multipart.h)
   std::string sha256;  // hex
   std::string content_type;
   std::map<std::string, std::string> metadata;
@@ -54,6 +54,9 @@ struct PutOptions {
   std::string content_type;                     // "": kDefaultContentType
   std::map<std::string, std::string> metadata;  // see ValidateMetadata
   std::string expected_sha256;                  // hex; when set, a mismatch fails the commit
+  std::string expected_md5;                     // hex; when set, a mismatch fails the commit
+  // The ETag to record instead of the content's MD5 (a multipart upload's, multipart.h).
+  std::string etag;
 };
 
 struct Listing {
@@ -144,6 +147,7 @@ class ObjectService {
 
  private:
   friend class Upload;
+  friend class MultipartUploads;  // keeps parts as pending blobs of this service
   Result<store::Bucket> FindBucket(const std::string& project_id, const std::string& name);
   // Removes a blob that no object refers to, then forgets it as pending.
   Status Discard(const std::string& blob_id);

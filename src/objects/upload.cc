@@ -2,9 +2,6 @@
 // only then committed to the store.
 #include <nlohmann/json.hpp>
 
-#include <future>
-#include <system_error>
-
 #include "base/log.h"
 #include "objects/hashing.h"
 #include "objects/names.h"
@@ -72,19 +69,7 @@ Status Upload::Write(std::string_view data) {
   State& st = *state_;
   if (st.done) return FailedPrecondition("the upload has ended");
   if (!st.failed.ok()) return st.failed;
-  // MD5, SHA-256 and the write (with its CRC) each take about as long: run them side by side.
-  // Starting two threads a megabyte costs far less than either digest.
-  std::future<void> md5, sha256;
-  try {
-    md5 = std::async(std::launch::async, [&] { st.hasher.UpdateMd5(data); });
-    sha256 = std::async(std::launch::async, [&] { st.hasher.UpdateSha256(data); });
-  } catch (const std::system_error&) {  // no thread to be had: do it here
-    if (!md5.valid()) st.hasher.UpdateMd5(data);
-    if (!sha256.valid()) st.hasher.UpdateSha256(data);
-  }
-  st.failed = st.writer->Append(data);
-  if (md5.valid()) md5.wait();
-  if (sha256.valid()) sha256.wait();
+  st.failed = HashWhileWriting(st.hasher, data, [&] { return st.writer->Append(data); });
   return st.failed;
 }
 
@@ -106,6 +91,12 @@ Result<ObjectInfo> Upload::Commit() {
     return InvalidArgument("the content's SHA-256 is " + record.sha256 + ", not the expected " +
                            st.options.expected_sha256);
   }
+  if (!st.options.expected_md5.empty() && st.options.expected_md5 != record.etag) {
+    Abort();
+    return InvalidArgument("the content's MD5 is " + record.etag + ", not the expected " +
+                           st.options.expected_md5);
+  }
+  if (!st.options.etag.empty()) record.etag = st.options.etag;
   if (Status s = st.writer->Seal(); !s.ok()) {
     Abort();
     return s;

@@ -1,0 +1,341 @@
+#include "objects/multipart.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "base/crypto.h"
+#include "base/log.h"
+#include "objects/blob_format.h"
+#include "objects/hashing.h"
+#include "objects/names.h"
+
+namespace tf::objects {
+
+struct PartWriter::State {
+  MultipartUploads* uploads = nullptr;
+  std::string upload_id;
+  int number = 0;
+  std::string blob_id;
+  std::unique_ptr<BlobWriter> writer;
+  ContentHasher hasher;
+  std::string expected_sha256, expected_md5;
+  Status failed;
+  bool done = false;  // committed, or given up
+};
+
+PartWriter::PartWriter(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+PartWriter::~PartWriter() {
+  State& st = *state_;
+  if (st.done) return;
+  st.writer.reset();  // removes an unsealed file
+  st.uploads->DropBlobs({st.blob_id});
+}
+
+Status PartWriter::Write(std::string_view data) {
+  State& st = *state_;
+  if (st.done) return FailedPrecondition("the part has ended");
+  if (!st.failed.ok()) return st.failed;
+  if (st.writer->size() + data.size() > kMaxPartBytes) {
+    return st.failed = InvalidArgument("a part may hold at most " +
+                                       std::to_string(kMaxPartBytes >> 30) + " GiB");
+  }
+  st.failed = HashWhileWriting(st.hasher, data, [&] { return st.writer->Append(data); });
+  return st.failed;
+}
+
+Result<PartInfo> PartWriter::Commit() {
+  State& st = *state_;
+  if (st.done) return FailedPrecondition("the part has ended");
+  TF_RETURN_IF_ERROR(st.failed);
+  MultipartUploads::Part part;
+  part.blob_id = st.blob_id;
+  part.info.number = st.number;
+  part.info.size = st.writer->size();
+  std::string sha256;
+  st.hasher.Finish(&part.info.etag, &sha256);
+  if (!st.expected_sha256.empty() && st.expected_sha256 != sha256) {
+    return st.failed = InvalidArgument("the content's SHA-256 is " + sha256 +
+                                       ", not the expected " + st.expected_sha256);
+  }
+  if (!st.expected_md5.empty() && st.expected_md5 != part.info.etag) {
+    return st.failed = InvalidArgument("the content's MD5 is " + part.info.etag +
+                                       ", not the expected " + st.expected_md5);
+  }
+  TF_RETURN_IF_ERROR(st.failed = st.writer->Seal());
+  part.info.modified_at = st.uploads->Now();
+  TF_RETURN_IF_ERROR(st.failed = st.uploads->AddPart(st.upload_id, part));
+  st.done = true;  // the upload holds the blob now
+  return part.info;
+}
+
+MultipartUploads::~MultipartUploads() {
+  // The parts stay pending in the store; the next start's Recover removes them. Only the
+  // service's record of holding them goes.
+  std::lock_guard lock(objects_.mu_);
+  for (const auto& [id, upload] : uploads_) {
+    for (const auto& [number, part] : upload.parts) objects_.writing_.erase(part.blob_id);
+  }
+}
+
+MultipartUploads::Upload* MultipartUploads::Find(const std::string& project_id,
+                                                 const std::string& bucket, const std::string& key,
+                                                 const std::string& upload_id) {
+  auto it = uploads_.find(upload_id);
+  if (it == uploads_.end()) return nullptr;
+  Upload& u = it->second;
+  if (u.project_id != project_id || u.public_info.bucket != bucket || u.public_info.key != key) {
+    return nullptr;
+  }
+  return &u;
+}
+
+namespace {
+
+Status NoSuchUpload(const std::string& upload_id) {
+  return NotFound("upload '" + upload_id.substr(0, 64) +
+                  "' does not exist: it was completed or aborted, or the server restarted");
+}
+
+}  // namespace
+
+Result<std::string> MultipartUploads::Create(const std::string& project_id,
+                                             const std::string& bucket, const std::string& key,
+                                             PutOptions options) {
+  TF_RETURN_IF_ERROR(objects_.FindBucket(project_id, bucket).status());
+  TF_RETURN_IF_ERROR(ValidateKey(key));
+  TF_RETURN_IF_ERROR(ValidateMetadata(options.metadata));
+  TF_RETURN_IF_ERROR(ValidateContentType(options.content_type));
+  if (options.content_type.empty()) options.content_type = kDefaultContentType;
+  options.expected_md5.clear();
+  options.expected_sha256.clear();
+
+  const TimeMs now = objects_.clock_.Now();
+  std::vector<std::string> expired;
+  std::string id = RandomHex(20);
+  {
+    std::lock_guard lock(mu_);
+    expired = ExpireIdle(now - kIdleUploadMs);
+    if (uploads_.size() < kMaxUploads) {
+      Upload u;
+      u.project_id = project_id;
+      u.public_info = {id, bucket, key, now};
+      u.options = std::move(options);
+      u.touched_at = now;
+      uploads_.emplace(id, std::move(u));
+    } else {
+      id.clear();
+    }
+  }
+  DropBlobs(expired);
+  if (id.empty()) {
+    return ResourceExhausted("this server has " + std::to_string(kMaxUploads) +
+                             " multipart uploads in progress: complete or abort some first");
+  }
+  return id;
+}
+
+std::vector<std::string> MultipartUploads::ExpireIdle(TimeMs cutoff) {
+  std::vector<std::string> blobs;
+  for (auto it = uploads_.begin(); it != uploads_.end();) {
+    const Upload& u = it->second;
+    if (u.completing || u.touched_at >= cutoff) {
+      ++it;
+      continue;
+    }
+    spdlog::info("objects: multipart upload of '{}' in bucket '{}' abandoned for {} days: aborted",
+                 u.public_info.key, u.public_info.bucket, kIdleUploadMs / kDayMs);
+    for (const auto& [number, part] : u.parts) blobs.push_back(part.blob_id);
+    it = uploads_.erase(it);
+  }
+  return blobs;
+}
+
+Result<std::unique_ptr<PartWriter>> MultipartUploads::BeginPart(
+    const std::string& project_id, const std::string& bucket, const std::string& key,
+    const std::string& upload_id, int number, const PutOptions& expected) {
+  if (number < 1 || number > kMaxPartNumber) {
+    return InvalidArgument("part number must be 1-" + std::to_string(kMaxPartNumber) + ", not " +
+                           std::to_string(number));
+  }
+  {
+    std::lock_guard lock(mu_);
+    Upload* u = Find(project_id, bucket, key, upload_id);
+    if (u == nullptr || u->completing) return NoSuchUpload(upload_id);
+    u->touched_at = objects_.clock_.Now();
+  }
+  auto state = std::make_unique<PartWriter::State>();
+  state->uploads = this;
+  state->upload_id = upload_id;
+  state->number = number;
+  state->blob_id = NewBlobId();
+  state->expected_sha256 = expected.expected_sha256;
+  state->expected_md5 = expected.expected_md5;
+  {
+    std::lock_guard lock(objects_.mu_);
+    objects_.writing_.insert(state->blob_id);
+  }
+  // Recorded before a byte is written, so that a crash from here on leaves a trace to reclaim.
+  Status s = objects_.store_.AddPendingBlob(
+      {state->blob_id, objects_.blobs_.owner(), objects_.clock_.Now()});
+  if (s.ok()) {
+    auto writer = objects_.blobs_.Create(state->blob_id);
+    if (writer.ok()) {
+      state->writer = std::move(writer).value();
+    } else {
+      s = writer.status();
+    }
+  }
+  if (!s.ok()) {
+    DropBlobs({state->blob_id});
+    return s;
+  }
+  return std::unique_ptr<PartWriter>(new PartWriter(std::move(state)));
+}
+
+Status MultipartUploads::AddPart(const std::string& upload_id, const Part& part) {
+  std::string replaced;
+  {
+    std::lock_guard lock(mu_);
+    auto it = uploads_.find(upload_id);
+    if (it == uploads_.end() || it->second.completing) return NoSuchUpload(upload_id);
+    Upload& u = it->second;
+    auto [at, inserted] = u.parts.emplace(part.info.number, part);
+    if (!inserted) {
+      replaced = at->second.blob_id;
+      at->second = part;
+    }
+    u.touched_at = part.info.modified_at;
+  }
+  if (!replaced.empty()) DropBlobs({replaced});
+  return OkStatus();
+}
+
+void MultipartUploads::DropBlobs(const std::vector<std::string>& blob_ids) {
+  for (const auto& id : blob_ids) {
+    if (Status s = objects_.Discard(id); !s.ok()) {
+      spdlog::warn("objects: removing multipart part blob {} failed (retried later): {}", id,
+                   s.ToString());
+    }
+    objects_.Finished(id);
+  }
+}
+
+Result<std::vector<PartInfo>> MultipartUploads::ListParts(const std::string& project_id,
+                                                          const std::string& bucket,
+                                                          const std::string& key,
+                                                          const std::string& upload_id) {
+  std::lock_guard lock(mu_);
+  Upload* u = Find(project_id, bucket, key, upload_id);
+  if (u == nullptr) return NoSuchUpload(upload_id);
+  std::vector<PartInfo> out;
+  for (const auto& [number, part] : u->parts) out.push_back(part.info);
+  return out;
+}
+
+Result<std::vector<MultipartUpload>> MultipartUploads::ListUploads(const std::string& project_id,
+                                                                   const std::string& bucket) {
+  TF_RETURN_IF_ERROR(objects_.FindBucket(project_id, bucket).status());
+  std::vector<MultipartUpload> out;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, u] : uploads_) {
+      if (u.project_id == project_id && u.public_info.bucket == bucket) {
+        out.push_back(u.public_info);
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const MultipartUpload& a, const MultipartUpload& b) {
+    return std::tie(a.key, a.initiated_at, a.upload_id) <
+           std::tie(b.key, b.initiated_at, b.upload_id);
+  });
+  return out;
+}
+
+Result<ObjectInfo> MultipartUploads::Complete(const std::string& project_id,
+                                              const std::string& bucket, const std::string& key,
+                                              const std::string& upload_id,
+                                              const std::vector<std::pair<int, std::string>>& parts,
+                                              const std::string& etag) {
+  std::vector<Part> chosen;
+  PutOptions options;
+  {
+    std::lock_guard lock(mu_);
+    Upload* u = Find(project_id, bucket, key, upload_id);
+    if (u == nullptr) return NoSuchUpload(upload_id);
+    if (u->completing) return Aborted("upload '" + upload_id + "' is being completed already");
+    for (const auto& [number, wanted] : parts) {
+      auto it = u->parts.find(number);
+      if (it == u->parts.end() || it->second.info.etag != wanted) {
+        return FailedPrecondition("part " + std::to_string(number) + " with ETag '" +
+                                  wanted.substr(0, 64) + "' was not uploaded");
+      }
+      chosen.push_back(it->second);
+    }
+    u->completing = true;
+    options = u->options;
+  }
+  options.etag = etag;
+
+  auto assemble = [&]() -> Result<ObjectInfo> {
+    TF_ASSIGN_OR_RETURN(std::unique_ptr<objects::Upload> upload,
+                        objects_.BeginPut(project_id, bucket, key, options));
+    std::string piece;
+    for (const Part& part : chosen) {
+      TF_ASSIGN_OR_RETURN(std::unique_ptr<BlobReader> reader, objects_.blobs_.Open(part.blob_id));
+      if (reader->size() != part.info.size) {
+        return Internal("part " + std::to_string(part.info.number) + " of upload '" + upload_id +
+                        "' does not have the size it was written with");
+      }
+      for (uint64_t at = 0; at < part.info.size; at += kBlockBytes) {
+        size_t n = static_cast<size_t>(std::min<uint64_t>(kBlockBytes, part.info.size - at));
+        Status read = reader->ReadAt(at, n, &piece);
+        if (!read.ok()) {
+          return read.WithContext("part " + std::to_string(part.info.number) + " of upload '" +
+                                  upload_id + "'");
+        }
+        TF_RETURN_IF_ERROR(upload->Write(piece));
+      }
+    }
+    return upload->Commit();
+  };
+  Result<ObjectInfo> made = assemble();
+
+  std::vector<std::string> blobs;
+  {
+    std::lock_guard lock(mu_);
+    auto it = uploads_.find(upload_id);
+    if (it != uploads_.end()) {
+      if (made.ok()) {
+        for (const auto& [number, part] : it->second.parts) blobs.push_back(part.blob_id);
+        uploads_.erase(it);
+      } else {
+        it->second.completing = false;
+      }
+    }
+  }
+  DropBlobs(blobs);
+  return made;
+}
+
+Status MultipartUploads::Abort(const std::string& project_id, const std::string& bucket,
+                               const std::string& key, const std::string& upload_id) {
+  std::vector<std::string> blobs;
+  {
+    std::lock_guard lock(mu_);
+    Upload* u = Find(project_id, bucket, key, upload_id);
+    if (u == nullptr) return NoSuchUpload(upload_id);
+    if (u->completing) return Aborted("upload '" + upload_id + "' is being completed");
+    for (const auto& [number, part] : u->parts) blobs.push_back(part.blob_id);
+    uploads_.erase(upload_id);
+  }
+  DropBlobs(blobs);
+  return OkStatus();
+}
+
+size_t MultipartUploads::size() {
+  std::lock_guard lock(mu_);
+  return uploads_.size();
+}
+
+}  // namespace tf::objects

@@ -1,0 +1,150 @@
+// Multipart uploads: an object written as numbered parts, in any order and side by side, that
+// appears whole and atomically when its upload completes (S3's CreateMultipartUpload, UploadPart,
+// CompleteMultipartUpload, AbortMultipartUpload, ListParts).
+//
+// Each part is a blob of its own, recorded as pending before a byte of it is written and held by
+// the object service while its upload lives, so that ReclaimPending leaves it alone. Complete
+// copies the named parts in order into one new blob and commits it as the object (the ordinary
+// upload path: synced, then committed, replacing any object of that key), then removes every part.
+// Abort removes the parts. Uploads are kept in memory: a restart forgets them (their ids become
+// unknown) and ObjectService::Recover removes their parts with every other pending blob, so that
+// neither an abandoned upload nor a crash leaks space. An upload untouched for kIdleUploadMs is
+// aborted the next time an upload is created.
+//
+// Thread-safe; every call blocks on the store and the disk. Errors: kNotFound for a missing
+// bucket or an unknown upload (or one of another bucket, key or project); kInvalidArgument for
+// bad keys, metadata or part numbers and for content that does not match an expected digest;
+// kFailedPrecondition when Complete names a part that is not there (or not with that ETag);
+// kResourceExhausted past kMaxUploads; the object service's other errors.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "objects/object_service.h"
+
+namespace tf::objects {
+
+inline constexpr int kMaxPartNumber = 10'000;
+inline constexpr uint64_t kMinPartBytes = uint64_t{5} << 20;  // every part but the last (S3)
+inline constexpr uint64_t kMaxPartBytes = uint64_t{5} << 30;
+inline constexpr size_t kMaxUploads = 10'000;  // in progress at once, on one server
+inline constexpr TimeMs kIdleUploadMs = 7 * kDayMs;
+
+struct PartInfo {
+  int number = 0;
+  uint64_t size = 0;
+  std::string etag;  // MD5 of the part, hex
+  TimeMs modified_at = 0;
+};
+
+struct MultipartUpload {
+  std::string upload_id;
+  std::string bucket;
+  std::string key;
+  TimeMs initiated_at = 0;
+};
+
+class MultipartUploads;
+
+// One part being written. Not thread-safe (one caller at a time, on any thread).
+class PartWriter {
+ public:
+  ~PartWriter();  // without a successful Commit, removes what was written
+  PartWriter(const PartWriter&) = delete;
+  PartWriter& operator=(const PartWriter&) = delete;
+
+  // Appends content; kInvalidArgument once the part passes kMaxPartBytes. After an error the
+  // writer is dead: later calls fail too.
+  Status Write(std::string_view data);
+  // Syncs the part and adds it to its upload, replacing an earlier part of that number.
+  // kInvalidArgument if an expected digest does not match; kNotFound if the upload was
+  // completed or aborted meanwhile. Either way nothing is kept.
+  Result<PartInfo> Commit();
+
+ private:
+  friend class MultipartUploads;
+  struct State;
+  explicit PartWriter(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+class MultipartUploads {
+ public:
+  explicit MultipartUploads(ObjectService& objects) : objects_(objects) {}
+  ~MultipartUploads();  // parts stay pending: Recover removes them at the next start
+
+  // Starts an upload of `key`; `options` (content type, metadata) apply to the object made at
+  // Complete. Returns the upload id.
+  Result<std::string> Create(const std::string& project_id, const std::string& bucket,
+                             const std::string& key, PutOptions options);
+
+  // Starts writing part `number` (1-kMaxPartNumber) of an upload. Digests set in `expected`
+  // (expected_sha256, expected_md5) are checked at Commit; its other fields are ignored.
+  Result<std::unique_ptr<PartWriter>> BeginPart(const std::string& project_id,
+                                                const std::string& bucket, const std::string& key,
+                                                const std::string& upload_id, int number,
+                                                const PutOptions& expected);
+
+  // The upload's parts, by number.
+  Result<std::vector<PartInfo>> ListParts(const std::string& project_id, const std::string& bucket,
+                                          const std::string& key, const std::string& upload_id);
+
+  // A bucket's uploads in progress, by key and then by when they began.
+  Result<std::vector<MultipartUpload>> ListUploads(const std::string& project_id,
+                                                   const std::string& bucket);
+
+  // Makes the object from the named parts, in the order given, recording `etag` as its ETag;
+  // then removes all of the upload's parts and forgets it. Each entry names a part number and
+  // the ETag (MD5 hex) it must have. While Complete runs, parts of the upload are refused. If it
+  // fails the upload stays as it was, so that it may be completed again or aborted.
+  Result<ObjectInfo> Complete(const std::string& project_id, const std::string& bucket,
+                              const std::string& key, const std::string& upload_id,
+                              const std::vector<std::pair<int, std::string>>& parts,
+                              const std::string& etag);
+
+  // Removes the upload's parts and forgets it.
+  Status Abort(const std::string& project_id, const std::string& bucket, const std::string& key,
+               const std::string& upload_id);
+
+  // Uploads in progress on this server.
+  size_t size();
+
+ private:
+  friend class PartWriter;
+  struct Part {
+    PartInfo info;
+    std::string blob_id;
+  };
+  struct Upload {
+    std::string project_id;
+    MultipartUpload public_info;
+    PutOptions options;
+    std::map<int, Part> parts;  // by number
+    TimeMs touched_at = 0;
+    bool completing = false;
+  };
+
+  // The upload `upload_id` of this project, bucket and key; null if there is none. Needs mu_.
+  Upload* Find(const std::string& project_id, const std::string& bucket, const std::string& key,
+               const std::string& upload_id);
+  TimeMs Now() const { return objects_.clock_.Now(); }
+  // Adds a sealed part blob to its upload. kNotFound if the upload is gone or completing.
+  Status AddPart(const std::string& upload_id, const Part& part);
+  // Removes part blobs (and forgets them as pending) that no upload holds any more.
+  void DropBlobs(const std::vector<std::string>& blob_ids);
+  // Aborts uploads untouched since before `cutoff`. Needs mu_; returns their part blobs.
+  std::vector<std::string> ExpireIdle(TimeMs cutoff);
+
+  ObjectService& objects_;
+  std::mutex mu_;
+  std::map<std::string, Upload> uploads_;  // by upload id; guarded by mu_
+};
+
+}  // namespace tf::objects

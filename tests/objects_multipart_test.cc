@@ -1,0 +1,232 @@
+// Multipart uploads over a real store (SQLite, and PostgreSQL when the test command starts one)
+// and a local blob directory: parts in any order make one object atomically; aborts, replaced
+// parts, failed digests, the background sweep and a restart leave no blob behind.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "base/crypto.h"
+#include "objects/multipart.h"
+#include "store_test_env.h"
+
+namespace tf::objects {
+namespace {
+
+namespace fs = std::filesystem;
+using tf::testing::StoreBackends;
+using tf::testing::StoreUrl;
+using tf::testing::TempDir;
+
+std::string Content(size_t n, int seed) {
+  std::string s(n, '\0');
+  uint32_t x = 2463534242u + seed;
+  for (auto& c : s) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    c = static_cast<char>(x);
+  }
+  return s;
+}
+
+class MultipartTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    auto store = store::OpenStore(StoreUrl(GetParam(), dir_));
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(store).value();
+    Reopen();
+    project_ = "prj_" + RandomHex(8);
+    ASSERT_TRUE(objects_->CreateBucket(project_, "data").ok());
+  }
+
+  // Everything above the store made afresh over the same directories, as after a restart.
+  void Reopen() {
+    uploads_.reset();
+    objects_.reset();
+    auto blobs = OpenLocalBlobStore(dir_.path() / "objects");
+    ASSERT_TRUE(blobs.ok()) << blobs.status().ToString();
+    blobs_ = std::move(blobs).value();
+    objects_ = std::make_unique<ObjectService>(*store_, *blobs_, clock_);
+    uploads_ = std::make_unique<MultipartUploads>(*objects_);
+  }
+
+  std::string Begin(const std::string& key = "big") {
+    auto id = uploads_->Create(project_, "data", key, {"text/plain", {{"k", "v"}}, "", "", ""});
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    return id.ok() ? *id : "";
+  }
+
+  Result<PartInfo> Part(const std::string& id, int number, const std::string& content,
+                        PutOptions expected = {}, const std::string& key = "big") {
+    TF_ASSIGN_OR_RETURN(auto writer,
+                        uploads_->BeginPart(project_, "data", key, id, number, expected));
+    for (size_t at = 0; at < content.size(); at += 700'000) {
+      TF_RETURN_IF_ERROR(writer->Write(std::string_view(content).substr(at, 700'000)));
+    }
+    return writer->Commit();
+  }
+
+  Result<std::string> Read(const std::string& key) {
+    TF_ASSIGN_OR_RETURN(auto reader, objects_->Open(project_, "data", key));
+    std::string out;
+    for (;;) {
+      TF_ASSIGN_OR_RETURN(std::string piece, reader->Next());
+      if (piece.empty()) return out;
+      out += piece;
+    }
+  }
+
+  // Blob files on disk (committed ones and unsealed ones alike).
+  size_t BlobFiles() {
+    size_t n = 0;
+    for (const auto& e : fs::recursive_directory_iterator(dir_.path() / "objects")) {
+      if (e.is_regular_file() && e.path().filename() != "owner") ++n;
+    }
+    return n;
+  }
+
+  size_t Pending() { return store_->objects().ListPendingBlobs(blobs_->owner())->size(); }
+
+  TempDir dir_;
+  FakeClock clock_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<BlobStore> blobs_;
+  std::unique_ptr<ObjectService> objects_;
+  std::unique_ptr<MultipartUploads> uploads_;
+  std::string project_;
+};
+
+TEST_P(MultipartTest, PartsInAnyOrderCompleteIntoOneObjectAndLeaveNoBlob) {
+  const std::string id = Begin();
+  const std::string a = Content(kMinPartBytes + 123, 1), b = Content(40'000, 2);
+  auto pb = Part(id, 2, b);  // the second part first
+  auto pa = Part(id, 1, a);
+  ASSERT_TRUE(pa.ok() && pb.ok()) << pa.status().ToString() << pb.status().ToString();
+  EXPECT_EQ(pa->etag, Md5Hex(a));
+  EXPECT_EQ(pa->size, a.size());
+  EXPECT_FALSE(objects_->Head(project_, "data", "big").ok());  // nothing visible yet
+  EXPECT_EQ(BlobFiles(), 2u);
+  EXPECT_EQ(Pending(), 2u);
+
+  auto parts = uploads_->ListParts(project_, "data", "big", id);
+  ASSERT_TRUE(parts.ok());
+  ASSERT_EQ(parts->size(), 2u);
+  EXPECT_EQ((*parts)[0].number, 1);
+
+  auto info = uploads_->Complete(project_, "data", "big", id, {{1, pa->etag}, {2, pb->etag}},
+                                 "etag-of-parts-2");
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->etag, "etag-of-parts-2");
+  EXPECT_EQ(info->sha256, Sha256Hex(a + b));
+  EXPECT_EQ(info->content_type, "text/plain");
+  EXPECT_EQ(info->metadata.at("k"), "v");
+  EXPECT_EQ(*Read("big"), a + b);
+  EXPECT_EQ(BlobFiles(), 1u);  // the object's blob alone
+  EXPECT_EQ(Pending(), 0u);
+  EXPECT_EQ(uploads_->ListParts(project_, "data", "big", id).status().code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(uploads_->size(), 0u);
+}
+
+TEST_P(MultipartTest, CompleteNamingAMissingPartChangesNothingAndCanBeRetried) {
+  const std::string id = Begin();
+  auto p1 = Part(id, 1, "one");
+  ASSERT_TRUE(p1.ok());
+  auto bad = uploads_->Complete(project_, "data", "big", id, {{1, p1->etag}, {2, "x"}}, "e-2");
+  EXPECT_EQ(bad.status().code(), StatusCode::kFailedPrecondition);
+  auto wrong = uploads_->Complete(project_, "data", "big", id, {{1, Md5Hex("other")}}, "e-1");
+  EXPECT_EQ(wrong.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(objects_->Head(project_, "data", "big").ok());
+  auto good = uploads_->Complete(project_, "data", "big", id, {{1, p1->etag}}, "e-1");
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  EXPECT_EQ(*Read("big"), "one");
+}
+
+TEST_P(MultipartTest, AReuploadedPartReplacesTheFirstAndAbortRemovesEverything) {
+  const std::string id = Begin();
+  ASSERT_TRUE(Part(id, 1, "first").ok());
+  auto again = Part(id, 1, "second");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(BlobFiles(), 1u);
+  auto parts = uploads_->ListParts(project_, "data", "big", id);
+  ASSERT_EQ(parts->size(), 1u);
+  EXPECT_EQ((*parts)[0].etag, Md5Hex("second"));
+
+  ASSERT_TRUE(Part(id, 7, "seventh").ok());
+  ASSERT_TRUE(uploads_->Abort(project_, "data", "big", id).ok());
+  EXPECT_EQ(BlobFiles(), 0u);
+  EXPECT_EQ(Pending(), 0u);
+  EXPECT_EQ(uploads_->Abort(project_, "data", "big", id).code(), StatusCode::kNotFound);
+  EXPECT_EQ(Part(id, 2, "late").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(BlobFiles(), 0u);
+}
+
+TEST_P(MultipartTest, UploadsAreFoundOnlyByTheirProjectBucketAndKey) {
+  const std::string id = Begin("k1");
+  EXPECT_EQ(Part(id, 1, "x", {}, "k2").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(uploads_->ListParts("prj_other", "data", "k1", id).status().code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(uploads_->ListParts(project_, "data", "k1", "no-such-upload").status().code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(Part(id, 0, "x", {}, "k1").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Part(id, kMaxPartNumber + 1, "x", {}, "k1").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(uploads_->Create(project_, "nope", "k", {}).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(uploads_->Create(project_, "data", std::string(2000, 'k'), {}).status().code(),
+            StatusCode::kInvalidArgument);
+  auto listed = uploads_->ListUploads(project_, "data");
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].key, "k1");
+}
+
+TEST_P(MultipartTest, APartWhoseDigestDoesNotMatchIsNotKept) {
+  const std::string id = Begin();
+  PutOptions expected;
+  expected.expected_md5 = Md5Hex("something else");
+  EXPECT_EQ(Part(id, 1, "content", expected).status().code(), StatusCode::kInvalidArgument);
+  expected = {};
+  expected.expected_sha256 = Sha256Hex("something else");
+  EXPECT_EQ(Part(id, 1, "content", expected).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(uploads_->ListParts(project_, "data", "big", id)->empty());
+  EXPECT_EQ(BlobFiles(), 0u);
+  EXPECT_EQ(Pending(), 0u);
+}
+
+TEST_P(MultipartTest, TheSweepLeavesLivePartsAloneAndARestartReclaimsThem) {
+  const std::string id = Begin();
+  ASSERT_TRUE(Part(id, 1, Content(100'000, 3)).ok());
+  ASSERT_TRUE(Part(id, 2, Content(100, 4)).ok());
+  auto reclaimed = objects_->ReclaimPending();
+  ASSERT_TRUE(reclaimed.ok());
+  EXPECT_EQ(*reclaimed, 0);
+  EXPECT_EQ(BlobFiles(), 2u);
+
+  Reopen();  // the server restarts: the upload is forgotten, its parts are pending blobs
+  EXPECT_EQ(uploads_->ListParts(project_, "data", "big", id).status().code(),
+            StatusCode::kNotFound);
+  auto recovered = objects_->Recover();
+  ASSERT_TRUE(recovered.ok());
+  EXPECT_EQ(*recovered, 2);
+  EXPECT_EQ(BlobFiles(), 0u);
+  EXPECT_EQ(Pending(), 0u);
+}
+
+TEST_P(MultipartTest, AnUploadLeftIdleForAWeekIsAbortedWhenAnotherBegins) {
+  const std::string old_id = Begin("old");
+  ASSERT_TRUE(Part(old_id, 1, "stale", {}, "old").ok());
+  clock_.Advance(kIdleUploadMs + kSecondMs);
+  const std::string new_id = Begin("new");
+  EXPECT_EQ(uploads_->ListParts(project_, "data", "old", old_id).status().code(),
+            StatusCode::kNotFound);
+  EXPECT_TRUE(uploads_->ListParts(project_, "data", "new", new_id).ok());
+  EXPECT_EQ(BlobFiles(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, MultipartTest, ::testing::ValuesIn(StoreBackends()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace tf::objects
