@@ -1,0 +1,138 @@
+#include "s3/aws_chunked.h"
+
+#include <algorithm>
+
+#include "objects/hashing.h"
+
+namespace tf::s3 {
+
+AwsChunkedDecoder::AwsChunkedDecoder(std::string signing_key, std::string amz_date,
+                                     std::string scope, std::string seed_signature)
+    : key_(std::move(signing_key)),
+      date_(std::move(amz_date)),
+      scope_(std::move(scope)),
+      previous_(std::move(seed_signature)) {}
+
+AwsChunkedDecoder::~AwsChunkedDecoder() = default;
+
+Status AwsChunkedDecoder::Fail(Status s) {
+  state_ = State::kFailed;
+  failed_ = s;
+  return s;
+}
+
+Status AwsChunkedDecoder::ParseHeader() {
+  const std::string where = "chunk " + std::to_string(chunks_ + 1);
+  if (line_.size() < 2 || line_[line_.size() - 2] != '\r') {
+    return InvalidArgument(where + ": its header line does not end with CRLF");
+  }
+  std::string_view line(line_.data(), line_.size() - 2);
+  size_t semi = line.find(';');
+  std::string_view size = line.substr(0, semi);
+  if (size.empty() || size.size() > 10) {
+    return InvalidArgument(where + ": the size must be 1-10 hex digits");
+  }
+  uint64_t n = 0;
+  for (char c : size) {
+    int v = (c >= '0' && c <= '9')   ? c - '0'
+            : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+            : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                     : -1;
+    if (v < 0) return InvalidArgument(where + ": the size is not hex");
+    n = n * 16 + static_cast<uint64_t>(v);
+  }
+  constexpr std::string_view kSignature = "chunk-signature=";
+  std::string_view rest =
+      semi == std::string_view::npos ? std::string_view() : line.substr(semi + 1);
+  if (rest.substr(0, kSignature.size()) != kSignature) {
+    return InvalidArgument(where + ": the header has no chunk-signature");
+  }
+  std::string_view signature = rest.substr(kSignature.size());
+  bool hex = signature.size() == 64 && std::all_of(signature.begin(), signature.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+             });
+  if (!hex)
+    return InvalidArgument(where + ": the chunk-signature must be 64 lower-case hex digits");
+  signature_ = std::string(signature);
+  remaining_ = n;
+  line_.clear();
+  hasher_ = std::make_unique<objects::Sha256Hasher>();
+  if (n > 0) {
+    state_ = State::kData;
+    return OkStatus();
+  }
+  state_ = State::kFinalEnd;
+  return CheckSignature();
+}
+
+Status AwsChunkedDecoder::CheckSignature() {
+  ++chunks_;
+  std::string to_sign = ChunkStringToSign(date_, scope_, previous_, hasher_->FinishHex());
+  hasher_.reset();
+  if (!ConstantTimeEquals(Signature(key_, to_sign), signature_)) {
+    return Unauthenticated("the signature of chunk " + std::to_string(chunks_) +
+                           " does not match its content");
+  }
+  previous_ = signature_;
+  return OkStatus();
+}
+
+Status AwsChunkedDecoder::Feed(std::string_view in, std::string* out) {
+  if (state_ == State::kFailed) return failed_;
+  while (!in.empty()) {
+    switch (state_) {
+      case State::kHeader: {
+        size_t newline = in.find('\n');
+        size_t take = newline == std::string_view::npos ? in.size() : newline + 1;
+        if (line_.size() + take > kMaxHeaderBytes) {
+          return Fail(InvalidArgument("chunk " + std::to_string(chunks_ + 1) +
+                                      ": the header line is longer than " +
+                                      std::to_string(kMaxHeaderBytes) + " bytes"));
+        }
+        line_.append(in.substr(0, take));
+        in.remove_prefix(take);
+        if (newline != std::string_view::npos) {
+          if (Status s = ParseHeader(); !s.ok()) return Fail(s);
+        }
+        break;
+      }
+      case State::kData: {
+        size_t take = static_cast<size_t>(std::min<uint64_t>(remaining_, in.size()));
+        hasher_->Update(in.substr(0, take));
+        out->append(in.substr(0, take));
+        in.remove_prefix(take);
+        remaining_ -= take;
+        decoded_ += take;
+        if (remaining_ == 0) state_ = State::kDataEnd;
+        break;
+      }
+      case State::kDataEnd:
+      case State::kFinalEnd: {
+        size_t take = std::min<size_t>(2 - line_.size(), in.size());
+        line_.append(in.substr(0, take));
+        in.remove_prefix(take);
+        if (line_.size() < 2) break;
+        if (line_ != "\r\n") {
+          return Fail(
+              InvalidArgument("chunk " + std::to_string(chunks_ + 1) + " is not followed by CRLF"));
+        }
+        line_.clear();
+        if (state_ == State::kFinalEnd) {
+          state_ = State::kDone;
+        } else if (Status s = CheckSignature(); !s.ok()) {
+          return Fail(s);
+        } else {
+          state_ = State::kHeader;
+        }
+        break;
+      }
+      case State::kDone:
+        return Fail(InvalidArgument("the body goes on after its final chunk"));
+      case State::kFailed:
+        return failed_;
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace tf::s3

@@ -1,0 +1,63 @@
+// The aws-chunked body of a request signed STREAMING-AWS4-HMAC-SHA256-PAYLOAD:
+//
+//   <hex size>;chunk-signature=<64 hex>\r\n<size bytes>\r\n ... 0;chunk-signature=<64 hex>\r\n\r\n
+//
+// Each chunk's signature covers its bytes and the signature before it (sigv4.h,
+// ChunkStringToSign), so the chunks can be neither altered, reordered, dropped nor added to.
+// Incremental and free of I/O: fed whatever the network delivers; the fuzzer drives it too.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "s3/sigv4.h"
+
+namespace tf::objects {
+class Sha256Hasher;
+}
+
+namespace tf::s3 {
+
+// Not thread-safe.
+class AwsChunkedDecoder {
+ public:
+  // signing_key: from SigningKey(); seed_signature: the request's own signature.
+  AwsChunkedDecoder(std::string signing_key, std::string amz_date, std::string scope,
+                    std::string seed_signature);
+  ~AwsChunkedDecoder();
+
+  // Decodes `in`, appending content to *out. A chunk's bytes are handed out as they arrive,
+  // before its signature (which follows them) can be checked: nothing may be kept until done().
+  // kInvalidArgument for a malformed body (the message says where), kUnauthenticated for a
+  // chunk whose signature does not match. After an error every later call fails too.
+  Status Feed(std::string_view in, std::string* out);
+
+  // The final, empty chunk has been read and every signature matched.
+  bool done() const { return state_ == State::kDone; }
+  uint64_t decoded_bytes() const { return decoded_; }
+
+  // A chunk header line longer than this is refused (a real one is about 90 bytes).
+  static constexpr size_t kMaxHeaderBytes = 256;
+
+ private:
+  enum class State { kHeader, kData, kDataEnd, kFinalEnd, kDone, kFailed };
+  Status Fail(Status s);
+  Status ParseHeader();
+  Status CheckSignature();
+
+  const std::string key_, date_, scope_;
+  std::string previous_;  // the last signature checked (the seed at first)
+  State state_ = State::kHeader;
+  std::string line_;        // the header line or CRLF being gathered
+  std::string signature_;   // the current chunk's claimed signature
+  uint64_t remaining_ = 0;  // bytes of the current chunk still to come
+  uint64_t decoded_ = 0;
+  uint64_t chunks_ = 0;
+  std::unique_ptr<objects::Sha256Hasher> hasher_;  // of the current chunk
+  Status failed_;
+};
+
+}  // namespace tf::s3

@@ -1,0 +1,83 @@
+#include "s3/request_xml.h"
+
+#include <charconv>
+
+#include "s3/xml.h"
+
+namespace tf::s3 {
+namespace {
+
+Result<XmlElement> ParseRoot(std::string_view body, std::string_view root) {
+  TF_ASSIGN_OR_RETURN(XmlElement doc, ParseXml(body));
+  if (doc.name != root) {
+    return InvalidArgument("the body's root element is '" + doc.name + "', not '" +
+                           std::string(root) + "'");
+  }
+  return doc;
+}
+
+}  // namespace
+
+Result<std::string> ParseCreateBucketConfiguration(std::string_view body) {
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return std::string();
+  TF_ASSIGN_OR_RETURN(XmlElement doc, ParseRoot(body, "CreateBucketConfiguration"));
+  const XmlElement* location = doc.Child("LocationConstraint");
+  return location ? location->text : std::string();
+}
+
+Result<DeleteRequest> ParseDeleteRequest(std::string_view body) {
+  TF_ASSIGN_OR_RETURN(XmlElement doc, ParseRoot(body, "Delete"));
+  DeleteRequest out;
+  for (const XmlElement& child : doc.children) {
+    if (child.name == "Quiet") {
+      if (child.text != "true" && child.text != "false") {
+        return InvalidArgument("Quiet must be true or false, not '" + child.text.substr(0, 32) +
+                               "'");
+      }
+      out.quiet = child.text == "true";
+    } else if (child.name == "Object") {
+      const XmlElement* key = child.Child("Key");
+      if (key == nullptr) return InvalidArgument("an Object has no Key");
+      out.keys.push_back(key->text);
+    } else {
+      return InvalidArgument("Delete holds an unknown element '" + child.name + "'");
+    }
+  }
+  if (out.keys.empty()) return InvalidArgument("Delete names no Object");
+  if (out.keys.size() > kMaxDeleteKeys) {
+    return InvalidArgument("Delete names " + std::to_string(out.keys.size()) +
+                           " objects; at most " + std::to_string(kMaxDeleteKeys) + " are allowed");
+  }
+  return out;
+}
+
+Result<std::vector<CompletedPart>> ParseCompleteMultipartUpload(std::string_view body) {
+  TF_ASSIGN_OR_RETURN(XmlElement doc, ParseRoot(body, "CompleteMultipartUpload"));
+  std::vector<CompletedPart> out;
+  for (const XmlElement& child : doc.children) {
+    if (child.name != "Part") {
+      return InvalidArgument("CompleteMultipartUpload holds an unknown element '" + child.name +
+                             "'");
+    }
+    const XmlElement* number = child.Child("PartNumber");
+    const XmlElement* etag = child.Child("ETag");
+    if (number == nullptr || etag == nullptr) {
+      return InvalidArgument("a Part needs a PartNumber and an ETag");
+    }
+    CompletedPart part;
+    const std::string& n = number->text;
+    auto [end, err] = std::from_chars(n.data(), n.data() + n.size(), part.part_number);
+    if (err != std::errc() || end != n.data() + n.size()) {
+      return InvalidArgument("PartNumber '" + n.substr(0, 32) + "' is not a number");
+    }
+    part.etag = etag->text;
+    if (part.etag.size() >= 2 && part.etag.front() == '"' && part.etag.back() == '"') {
+      part.etag = part.etag.substr(1, part.etag.size() - 2);
+    }
+    out.push_back(std::move(part));
+  }
+  if (out.empty()) return InvalidArgument("CompleteMultipartUpload names no Part");
+  return out;
+}
+
+}  // namespace tf::s3

@@ -1,0 +1,352 @@
+// SigV4 against the examples AWS publishes in its S3 documentation ("Signature calculations for
+// the Authorization header", "Authenticating requests: using query parameters", "Transferring
+// payload in multiple chunks"), then request verification and aws-chunked bodies built on them.
+#include <gtest/gtest.h>
+
+#include "base/crypto.h"
+#include "s3/aws_chunked.h"
+#include "s3/request_auth.h"
+#include "s3/sigv4.h"
+
+namespace tf::s3 {
+namespace {
+
+// The documentation's credentials and time.
+constexpr const char* kKeyId = "AKIAIOSFODNN7EXAMPLE";
+constexpr const char* kSecret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+constexpr const char* kDate = "20130524T000000Z";
+const Credential kCredential{kKeyId, "20130524", "us-east-1", "s3"};
+
+std::string Sign(const CanonicalInput& in) {
+  return Signature(SigningKey(kSecret, kCredential),
+                   StringToSign(kDate, kCredential.Scope(), CanonicalRequest(in)));
+}
+
+TEST(SigV4Test, GetObjectWithRange) {
+  CanonicalInput in{"GET",
+                    "/test.txt",
+                    "",
+                    {{"host", "examplebucket.s3.amazonaws.com"},
+                     {"range", "bytes=0-9"},
+                     {"x-amz-content-sha256", std::string(kEmptySha256)},
+                     {"x-amz-date", kDate}},
+                    std::string(kEmptySha256)};
+  EXPECT_EQ(Sha256Hex(CanonicalRequest(in)),
+            "7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972");
+  EXPECT_EQ(Sign(in), "f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41");
+}
+
+TEST(SigV4Test, PutObjectWithEncodedKeyAndSignedPayload) {
+  const std::string payload = "Welcome to Amazon S3.";
+  const std::string hash = Sha256Hex(payload);
+  EXPECT_EQ(hash, "44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072");
+  CanonicalInput in{"PUT",
+                    "/" + UriEncode("test$file.text", true),
+                    "",
+                    {{"date", "Fri, 24 May 2013 00:00:00 GMT"},
+                     {"host", "examplebucket.s3.amazonaws.com"},
+                     {"x-amz-content-sha256", hash},
+                     {"x-amz-date", kDate},
+                     {"x-amz-storage-class", "REDUCED_REDUNDANCY"}},
+                    hash};
+  EXPECT_EQ(in.uri, "/test%24file.text");
+  EXPECT_EQ(Sha256Hex(CanonicalRequest(in)),
+            "9e0e90d9c76de8fa5b200d8c849cd5b8dc7a3be3951ddb7f6a76b4158342019d");
+  EXPECT_EQ(Sign(in), "98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd");
+}
+
+TEST(SigV4Test, SubresourceAndListingQueriesAreCanonical) {
+  CanonicalInput lifecycle{"GET",
+                           "/",
+                           CanonicalQuery("lifecycle"),
+                           {{"host", "examplebucket.s3.amazonaws.com"},
+                            {"x-amz-content-sha256", std::string(kEmptySha256)},
+                            {"x-amz-date", kDate}},
+                           std::string(kEmptySha256)};
+  EXPECT_EQ(lifecycle.query, "lifecycle=");
+  EXPECT_EQ(Sign(lifecycle), "fea454ca298b7da1c68078a5d1bdbfbbe0d65c699e0f91ac7a200a0136783543");
+
+  CanonicalInput list = lifecycle;
+  list.query = CanonicalQuery("prefix=J&max-keys=2");  // sorted by name
+  EXPECT_EQ(list.query, "max-keys=2&prefix=J");
+  EXPECT_EQ(Sign(list), "34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7");
+}
+
+TEST(SigV4Test, PresignedUrl) {
+  const std::string query =
+      "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-"
+      "east-1%2Fs3%2Faws4_request&X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-"
+      "SignedHeaders=host&X-Amz-Signature=whatever";
+  CanonicalInput in{"GET",
+                    "/test.txt",
+                    CanonicalQuery(query, "X-Amz-Signature"),
+                    {{"host", "examplebucket.s3.amazonaws.com"}},
+                    std::string(kUnsignedPayload)};
+  EXPECT_EQ(StringToSign(kDate, kCredential.Scope(), CanonicalRequest(in)),
+            "AWS4-HMAC-SHA256\n20130524T000000Z\n20130524/us-east-1/s3/aws4_request\n"
+            "3bfa292879f6447bbcda7001decf97f4a54dc650c8942174ae0a9121cf58ad04");
+  EXPECT_EQ(Sign(in), "aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404");
+}
+
+// The generic SigV4 suite's "get-vanilla" case: another secret, service and date.
+TEST(SigV4Test, GenericSuiteGetVanilla) {
+  Credential c{"AKIDEXAMPLE", "20150830", "us-east-1", "service"};
+  CanonicalInput in{"GET",
+                    "/",
+                    "",
+                    {{"host", "example.amazonaws.com"}, {"x-amz-date", "20150830T123600Z"}},
+                    std::string(kEmptySha256)};
+  std::string to_sign = StringToSign("20150830T123600Z", c.Scope(), CanonicalRequest(in));
+  EXPECT_EQ(Signature(SigningKey("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", c), to_sign),
+            "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31");
+}
+
+TEST(SigV4Test, ParsesAuthorizationAndRefusesMalformedOnes) {
+  auto a = ParseAuthorization(
+      "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, "
+      "SignedHeaders=host;range;x-amz-date, "
+      "Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->credential.access_key_id, kKeyId);
+  EXPECT_EQ(a->credential.Scope(), "20130524/us-east-1/s3/aws4_request");
+  EXPECT_EQ(a->signed_headers, (std::vector<std::string>{"host", "range", "x-amz-date"}));
+
+  for (const char* bad : {
+           "AWS AKIAIOSFODNN7EXAMPLE:frJIUN8DYpKDtOLCwo//yllqDzg=",
+           "AWS4-HMAC-SHA256 Credential=A/20130524/us-east-1/s3/aws4_request, SignedHeaders=host",
+           "AWS4-HMAC-SHA256 Credential=A/2013052/us-east-1/s3/aws4_request, SignedHeaders=host, "
+           "Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
+           "AWS4-HMAC-SHA256 Credential=A/20130524/us-east-1/s3/aws4, SignedHeaders=host, "
+           "Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
+           "AWS4-HMAC-SHA256 Credential=A/20130524/us-east-1/s3/aws4_request, SignedHeaders=Host, "
+           "Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
+           "AWS4-HMAC-SHA256 Credential=A/20130524/us-east-1/s3/aws4_request, SignedHeaders=host, "
+           "Signature=FE5F",
+       }) {
+    EXPECT_EQ(ParseAuthorization(bad).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(SigV4Test, DatesAndEncoding) {
+  auto t = ParseAmzDate(kDate);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(*t, 1369353600000);
+  EXPECT_EQ(FormatAmzDate(*t), kDate);
+  for (const char* bad : {"20130524", "20130524T000000", "20130230T000000Z", "2013-05-24T00:00Z",
+                          "20131324T000000Z", "20130524T250000Z"}) {
+    EXPECT_FALSE(ParseAmzDate(bad).ok()) << bad;
+  }
+  EXPECT_EQ(UriEncode("a b/ü~+*", true), "a%20b/%C3%BC~%2B%2A");
+  EXPECT_EQ(UriEncode("a/b", false), "a%2Fb");
+  EXPECT_EQ(CanonicalHeaderValue("  a   b  c "), "a b c");
+  EXPECT_TRUE(ConstantTimeEquals("abc", "abc"));
+  EXPECT_FALSE(ConstantTimeEquals("abc", "abd"));
+  EXPECT_FALSE(ConstantTimeEquals("abc", "ab"));
+}
+
+// The documentation's chunked upload: 64 KiB of 'a', then 1 KiB, then the empty final chunk.
+class ChunkedUploadExample : public ::testing::Test {
+ protected:
+  static constexpr const char* kSeed =
+      "4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9";
+  static constexpr const char* kChunkSignatures[] = {
+      "ad80c730a21e5b8d04586a2213dd63b9a0e99e0e2307b0ade35a65485a288648",
+      "0055627c9e194cb4542bae2aa5492e3c1575bbb81b612b7d234b86a503ef5497",
+      "b6c6ea8a5354eaf15b3cb7646744f4275b71ea724fed81ceb9323e279d449df9",
+  };
+
+  static CanonicalInput Request() {
+    return {"PUT",
+            "/examplebucket/chunkObject.txt",
+            "",
+            {{"content-encoding", "aws-chunked"},
+             {"content-length", "66824"},
+             {"host", "s3.amazonaws.com"},
+             {"x-amz-content-sha256", std::string(kStreamingPayload)},
+             {"x-amz-date", kDate},
+             {"x-amz-decoded-content-length", "66560"},
+             {"x-amz-storage-class", "REDUCED_REDUNDANCY"}},
+            std::string(kStreamingPayload)};
+  }
+
+  static std::string Body() {
+    std::string body;
+    const size_t sizes[] = {65536, 1024, 0};
+    for (int i = 0; i < 3; ++i) {
+      char head[32];
+      std::snprintf(head, sizeof head, "%zx", sizes[i]);
+      body += std::string(head) + ";chunk-signature=" + kChunkSignatures[i] + "\r\n" +
+              std::string(sizes[i], 'a') + "\r\n";
+    }
+    return body;
+  }
+
+  static AwsChunkedDecoder Decoder() {
+    return AwsChunkedDecoder(SigningKey(kSecret, kCredential), kDate, kCredential.Scope(), kSeed);
+  }
+};
+
+TEST_F(ChunkedUploadExample, SeedAndChunkSignatures) {
+  EXPECT_EQ(Sign(Request()), kSeed);
+  const std::string body = Body();
+  EXPECT_EQ(body.size(), 66824u);  // the example's Content-Length
+
+  AwsChunkedDecoder whole = Decoder();
+  std::string out;
+  ASSERT_TRUE(whole.Feed(body, &out).ok());
+  EXPECT_TRUE(whole.done());
+  EXPECT_EQ(out, std::string(66560, 'a'));
+
+  // Fed a byte at a time, as a slow network might deliver it.
+  AwsChunkedDecoder bytewise = Decoder();
+  std::string out2;
+  for (char c : body) ASSERT_TRUE(bytewise.Feed(std::string_view(&c, 1), &out2).ok());
+  EXPECT_TRUE(bytewise.done());
+  EXPECT_EQ(out2, out);
+}
+
+TEST_F(ChunkedUploadExample, AlteredDroppedOrTruncatedBodiesAreRefused) {
+  std::string body = Body();
+  std::string out;
+
+  std::string flipped = body;
+  flipped[100] = 'b';  // inside the first chunk's data
+  AwsChunkedDecoder d1 = Decoder();
+  EXPECT_EQ(d1.Feed(flipped, &out).code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(d1.Feed("more", &out).code(), StatusCode::kUnauthenticated);  // stays failed
+
+  // Without the second chunk, the final chunk's signature no longer chains.
+  size_t second = body.find("400;chunk-signature");
+  size_t final_chunk = body.find("0;chunk-signature", second + 5);
+  std::string dropped = body.substr(0, second) + body.substr(final_chunk);
+  AwsChunkedDecoder d2 = Decoder();
+  EXPECT_EQ(d2.Feed(dropped, &out).code(), StatusCode::kUnauthenticated);
+
+  AwsChunkedDecoder d3 = Decoder();
+  EXPECT_TRUE(d3.Feed(body.substr(0, body.size() - 10), &out).ok());
+  EXPECT_FALSE(d3.done());
+
+  AwsChunkedDecoder d4 = Decoder();
+  EXPECT_EQ(d4.Feed(body + "x", &out).code(), StatusCode::kInvalidArgument);
+
+  AwsChunkedDecoder d5 = Decoder();
+  EXPECT_EQ(d5.Feed("zz;chunk-signature=" + std::string(64, '0') + "\r\n", &out).code(),
+            StatusCode::kInvalidArgument);
+  AwsChunkedDecoder d6 = Decoder();
+  EXPECT_EQ(d6.Feed(std::string(300, '1'), &out).code(), StatusCode::kInvalidArgument);
+}
+
+// VerifyRequest over whole requests signed as the documentation signs them.
+class VerifyRequestTest : public ::testing::Test {
+ protected:
+  KeyLookup Lookup() {
+    return [this](const std::string& id) -> Result<store::AccessKey> {
+      ++lookups_;
+      if (id != kKeyId) return NotFound("no such key");
+      return store::AccessKey{kKeyId, "prj_example", kSecret, "doc", 0, std::nullopt};
+    };
+  }
+
+  static http::Request GetObject() {
+    http::Request r;
+    r.method = "GET";
+    r.target = "/test.txt";
+    r.path = "/test.txt";
+    r.headers = {{"Host", "examplebucket.s3.amazonaws.com"},
+                 {"Range", "bytes=0-9"},
+                 {"x-amz-content-sha256", std::string(kEmptySha256)},
+                 {"x-amz-date", kDate},
+                 {"Authorization",
+                  "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/"
+                  "aws4_request,SignedHeaders=host;range;x-amz-content-sha256;x-amz-date,"
+                  "Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41"}};
+    return r;
+  }
+
+  static http::Request Presigned() {
+    http::Request r;
+    r.method = "GET";
+    r.target =
+        "/test.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%"
+        "2F20130524"
+        "%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-"
+        "SignedHeaders=host&X-Amz-Signature="
+        "aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404";
+    r.path = "/test.txt";
+    r.query = http::ParseQuery(r.target.substr(r.target.find('?') + 1));
+    r.headers = {{"Host", "examplebucket.s3.amazonaws.com"}};
+    return r;
+  }
+
+  const TimeMs t0_ = *ParseAmzDate(kDate);
+  int lookups_ = 0;
+};
+
+TEST_F(VerifyRequestTest, HeaderSignatureChecksOutAndNamesTheKeysProject) {
+  auto v = VerifyRequest(GetObject(), t0_ + 5 * kMinuteMs, Lookup());
+  ASSERT_TRUE(v.ok()) << v.error().code << ": " << v.error().message;
+  EXPECT_EQ(v->key.project_id, "prj_example");
+  EXPECT_EQ(v->payload, Payload::kSha256);
+  EXPECT_EQ(v->payload_sha256, kEmptySha256);
+}
+
+TEST_F(VerifyRequestTest, TamperingWrongKeysAndSkewAreRefusedWithS3Codes) {
+  http::Request tampered = GetObject();
+  tampered.headers[1].second = "bytes=0-99";
+  auto v = VerifyRequest(tampered, t0_, Lookup());
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.error().code, "SignatureDoesNotMatch");
+  EXPECT_EQ(v.error().status, 403);
+
+  http::Request other_secret = GetObject();
+  auto wrong =
+      VerifyRequest(other_secret, t0_, [](const std::string& id) -> Result<store::AccessKey> {
+        return store::AccessKey{id, "p", "not-the-secret", "", 0, std::nullopt};
+      });
+  EXPECT_EQ(wrong.error().code, "SignatureDoesNotMatch");
+
+  http::Request unknown = GetObject();
+  std::string& auth = unknown.headers[4].second;
+  auth.replace(auth.find(kKeyId), std::string(kKeyId).size(), "AKIANOBODYEXAMPLE000");
+  EXPECT_EQ(VerifyRequest(unknown, t0_, Lookup()).error().code, "InvalidAccessKeyId");
+
+  auto skewed = VerifyRequest(GetObject(), t0_ + 16 * kMinuteMs, Lookup());
+  EXPECT_EQ(skewed.error().code, "RequestTimeTooSkewed");
+  EXPECT_EQ(skewed.error().status, 403);
+
+  http::Request unsigned_meta = GetObject();
+  unsigned_meta.headers.emplace_back("x-amz-meta-owner", "mallory");
+  EXPECT_EQ(VerifyRequest(unsigned_meta, t0_, Lookup()).error().code, "AccessDenied");
+
+  http::Request anonymous = GetObject();
+  anonymous.headers.pop_back();
+  EXPECT_EQ(VerifyRequest(anonymous, t0_, Lookup()).error().code, "AccessDenied");
+
+  http::Request no_hash = GetObject();
+  no_hash.headers.erase(no_hash.headers.begin() + 2);
+  EXPECT_EQ(VerifyRequest(no_hash, t0_, Lookup()).error().code, "InvalidRequest");
+}
+
+TEST_F(VerifyRequestTest, PresignedUrlWorksUntilItExpires) {
+  auto v = VerifyRequest(Presigned(), t0_ + 86'399 * kSecondMs, Lookup());
+  ASSERT_TRUE(v.ok()) << v.error().code << ": " << v.error().message;
+  EXPECT_EQ(v->payload, Payload::kUnsigned);
+
+  auto expired = VerifyRequest(Presigned(), t0_ + 86'401 * kSecondMs, Lookup());
+  ASSERT_FALSE(expired.ok());
+  EXPECT_EQ(expired.error().code, "AccessDenied");
+  EXPECT_EQ(expired.error().message, "Request has expired");
+  EXPECT_EQ(lookups_, 1);  // an expired URL is refused before the store is asked
+
+  http::Request too_long = Presigned();
+  too_long.query["X-Amz-Expires"] = "604801";
+  EXPECT_EQ(VerifyRequest(too_long, t0_, Lookup()).error().code,
+            "AuthorizationQueryParametersError");
+
+  http::Request other_object = Presigned();
+  other_object.target.replace(0, 9, "/secret.txt");
+  EXPECT_EQ(VerifyRequest(other_object, t0_, Lookup()).error().code, "SignatureDoesNotMatch");
+}
+
+}  // namespace
+}  // namespace tf::s3
