@@ -65,6 +65,7 @@ class AppImpl final : public App {
     AddAuthRoutes(*router_, *services_);
     AddQueueRoutes(*router_, *services_);
     AddObjectRoutes(*router_, *services_);
+    AddS3Routes(*router_, *services_);
     AddJobRoutes(*router_, *services_);
     AddNodeRoutes(*router_, *services_);
 

@@ -95,6 +95,7 @@ bool Router::StreamsBody(const http::Request& head) const {
   bool path_known;
   std::map<std::string, std::string> params;
   const Route* route = Find(head.method, head.path, &path_known, &params);
+  if (route == nullptr && FallbackClaims(head, path_known)) return fallback_.streams_body(head);
   return route != nullptr && route->body == Body::kStreamed;
 }
 
@@ -106,7 +107,10 @@ awaitable<http::Response> Router::Handle(http::Request& request) {
 
   http::Response response;
   std::string route_label = found ? found->pattern : "unmatched";
-  if (found == nullptr) {
+  if (found == nullptr && FallbackClaims(request, path_known)) {
+    route_label = fallback_.label;
+    response = co_await fallback_.handler(request);
+  } else if (found == nullptr) {
     response = path_known
                    ? ErrorResponse({StatusCode::kInvalidArgument,
                                     "method " + request.method + " is not allowed on " + request.path})

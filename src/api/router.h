@@ -33,6 +33,15 @@ enum class Access { kPublic, kProject, kAdmin };
 // kStreamed: the handler reads the body itself from request.body_reader (large uploads).
 enum class Body { kBuffered, kStreamed };
 
+// Where requests go whose path no route knows, when `claims` takes them (S3's path-style
+// addressing, api/s3_routes.cc). The handler authenticates them itself.
+struct Fallback {
+  std::function<bool(const http::Request& head)> claims;
+  std::function<bool(const http::Request& head)> streams_body;  // as Router::StreamsBody
+  std::function<awaitable<http::Response>(http::Request&)> handler;
+  std::string label;  // the route label in metrics
+};
+
 class Router {
  public:
   Router(auth::AuthService& auth, asio::thread_pool& pool, Metrics& metrics)
@@ -40,6 +49,8 @@ class Router {
 
   void Add(const std::string& method, const std::string& pattern, RouteHandler handler,
            Access access = Access::kProject, Body body = Body::kBuffered);
+  // At most one; set before serving starts.
+  void SetFallback(Fallback fallback) { fallback_ = std::move(fallback); }
 
   // Whether the route a request's head goes to streams its body: the server's
   // ServerOptions::stream_body.
@@ -61,6 +72,10 @@ class Router {
   static bool Match(const Route& route, const std::string& path,
                     const std::vector<std::string>& segments,
                     std::map<std::string, std::string>& params);
+  // Whether the fallback takes a request that no route knows the path of.
+  bool FallbackClaims(const http::Request& head, bool path_known) const {
+    return !path_known && fallback_.handler && fallback_.claims(head);
+  }
   // The route for `method` on `path`; null if none. *path_known: some route has this path.
   const Route* Find(const std::string& method, const std::string& path, bool* path_known,
                     std::map<std::string, std::string>* params) const;
@@ -69,6 +84,7 @@ class Router {
   asio::thread_pool& pool_;
   Metrics& metrics_;
   std::vector<Route> routes_;  // fixed before serving starts
+  Fallback fallback_;
 };
 
 // Splits "/v1/queues/a" into {"v1", "queues", "a"}.

@@ -38,6 +38,9 @@ void AddAuthRoutes(Router& router, Services& services);
 // /v1/buckets and the objects in them (AddObjectRoutes adds the bucket routes too).
 void AddObjectRoutes(Router& router, Services& services);
 void AddBucketRoutes(Router& router, Services& services);
+// The S3-compatible API (api/s3_api.h): /v1/s3-keys, and every path outside /v1/, /healthz and
+// /metrics.
+void AddS3Routes(Router& router, Services& services);
 // /v1/jobs: submit, list, describe, cancel, events and metrics of a project's jobs.
 void AddJobRoutes(Router& router, Services& services);
 // /v1/nodes and the routes workers use: register, heartbeat, assignments, drain, reports.

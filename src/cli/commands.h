@@ -15,6 +15,7 @@ void AddServerCommands(CLI::App& app, Connection& conn, int& exit_code);  // up,
 void AddQueueCommands(CLI::App& app, Connection& conn, int& exit_code);   // queue ...
 void AddAuthCommands(CLI::App& app, Connection& conn, int& exit_code);    // token, project, status
 void AddObjectCommands(CLI::App& app, Connection& conn, int& exit_code);  // bucket, cp, ls, rm, cat
+void AddS3Commands(CLI::App& app, Connection& conn, int& exit_code);      // s3 key ...
 // run, ps, describe, logs, cancel: managed jobs.
 void AddJobCommands(CLI::App& app, Connection& conn, int& exit_code);
 // nodes, worker, worker drain: the fleet.

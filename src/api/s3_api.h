@@ -1,0 +1,124 @@
+// The S3-compatible API's handlers, shared by api/s3_*.cc: one call's context, the operations,
+// and the helpers that answer in S3's XML. Path-style addressing on the native API's port:
+// "/" is the service, "/BUCKET" a bucket, "/BUCKET/KEY" an object (docs/objects.md, "S3 API").
+// Requests are signed with access keys (s3/access_keys.h, s3/request_auth.h), never with tokens.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "api/services.h"
+#include "objects/multipart.h"
+#include "s3/access_keys.h"
+#include "s3/errors.h"
+#include "s3/request_auth.h"
+
+namespace tf::api {
+
+// What every S3 handler stands on; made by AddS3Routes and owned by the routes that use it.
+struct S3Api {
+  explicit S3Api(Services& s)
+      : services(s), keys(s.store.access_keys(), s.clock), multipart(s.objects) {}
+
+  Services& services;
+  s3::AccessKeys keys;
+  objects::MultipartUploads multipart;
+};
+
+// One S3 request, once its signature has checked out.
+struct S3Call {
+  S3Api& api;
+  http::Request& request;
+  std::string bucket;  // "" for the service (ListBuckets)
+  std::string key;     // "" for the bucket itself
+  std::string request_id;
+  s3::SignedRequest signer;
+
+  Services& services() { return api.services; }
+  const std::string& project() const { return signer.key.project_id; }
+  bool Has(const char* param) const { return request.query.count(param) > 0; }
+  // The value of a query parameter; "" when absent.
+  const std::string& Query(const char* param) const;
+  // "/bucket/key", as S3 names the resource in an error.
+  std::string resource() const;
+};
+
+// An S3 error answer. HEAD answers carry the status and no body.
+http::Response S3ErrorResponse(const S3Call& call, const s3::Error& error);
+// 200 with an XML document.
+http::Response XmlResponse(std::string document, int status = 200);
+
+// A service's kNotFound for object `key` of `bucket`: NoSuchBucket if the bucket is missing,
+// NoSuchKey otherwise. Other statuses as s3::FromStatus says. Blocking (it may look the bucket
+// up). The short form is for the call's own object.
+s3::Error ObjectError(Services& services, const std::string& project_id, const std::string& bucket,
+                      const std::string& key, const Status& status);
+s3::Error ObjectError(S3Call& call, const Status& status);
+// kNotFound as NoSuchBucket, the rest as s3::FromStatus says.
+s3::Error BucketError(const std::string& bucket, const Status& status);
+// InvalidBucketName / KeyTooLongError / InvalidArgument for names the object service would
+// refuse, so that those get S3's codes; nullopt when both are fine.
+std::optional<s3::Error> CheckNames(const std::string& bucket, const std::string& key);
+
+// A refused commit of content (an object's or a part's) as S3 names it: a digest that does not
+// match is XAmzContentSHA256Mismatch or BadDigest, the rest as s3::FromStatus says.
+s3::Error ContentError(const Status& status);
+
+// An object to copy from, named by x-amz-copy-source (CopyObject, UploadPartCopy).
+struct CopySource {
+  std::string bucket;
+  std::string key;
+};
+// InvalidArgument for a malformed header, the codes of CheckNames for bad names, NotImplemented
+// for a version.
+s3::Outcome<CopySource> CopySourceOf(const S3Call& call);
+
+// Checks a buffered body against what was signed (a payload hash, or aws-chunked chunk
+// signatures, replacing the body with its decoded content) and against Content-MD5. Streamed
+// bodies are checked by S3Body and the object service instead.
+std::optional<s3::Error> CheckBufferedBody(S3Call& call);
+
+// Content type, user metadata (x-amz-meta-*) and expected digests (Content-MD5, a signed
+// payload hash) for a PUT, POST ?uploads or UploadPart. InvalidDigest for a malformed
+// Content-MD5.
+s3::Outcome<objects::PutOptions> PutOptionsFor(const S3Call& call);
+
+// The request's body, streamed (PutObject, UploadPart): decoded from aws-chunked when the
+// request was signed so, with each chunk's signature checked. Next returns "" at the end, after
+// checking that the body had the length the client announced. Errors carry S3's codes
+// (SignatureDoesNotMatch for a bad chunk, IncompleteBody, EntityTooLarge, ...).
+class S3Body {
+ public:
+  explicit S3Body(S3Call& call);
+  ~S3Body();
+  awaitable<s3::Outcome<std::string>> Next();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// The operations, one per S3 action, each answering one call.
+awaitable<http::Response> ListBuckets(S3Call& call);
+awaitable<http::Response> CreateBucket(S3Call& call);
+awaitable<http::Response> DeleteBucket(S3Call& call);
+awaitable<http::Response> HeadBucket(S3Call& call);
+awaitable<http::Response> GetBucketLocation(S3Call& call);
+awaitable<http::Response> ListObjects(S3Call& call);  // V1 and V2 (list-type=2)
+awaitable<http::Response> DeleteObjects(S3Call& call);
+awaitable<http::Response> PutObject(S3Call& call);
+awaitable<http::Response> CopyObject(S3Call& call);
+awaitable<http::Response> GetObject(S3Call& call, bool head);
+awaitable<http::Response> DeleteObject(S3Call& call);
+awaitable<http::Response> GetObjectTagging(S3Call& call);  // always an empty tag set
+awaitable<http::Response> CreateMultipartUpload(S3Call& call);
+awaitable<http::Response> UploadPart(S3Call& call);
+awaitable<http::Response> CompleteMultipartUpload(S3Call& call);
+awaitable<http::Response> AbortMultipartUpload(S3Call& call);
+awaitable<http::Response> ListParts(S3Call& call);
+awaitable<http::Response> ListMultipartUploads(S3Call& call);
+
+// /v1/s3-keys: make, list and revoke access keys with an API token.
+void AddS3KeyRoutes(Router& router, S3Api& api);
+
+}  // namespace tf::api

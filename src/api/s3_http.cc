@@ -1,0 +1,282 @@
+// How the S3 handlers read requests and answer: errors in S3's XML, the names S3 refuses with
+// codes of its own, PUT headers, and request bodies (plain or aws-chunked).
+#include <span>
+
+#include "api/object_http.h"
+#include "api/s3_api.h"
+#include "base/crypto.h"
+#include "objects/blob_format.h"
+#include "objects/names.h"
+#include "s3/aws_chunked.h"
+#include "s3/xml.h"
+
+namespace tf::api {
+namespace {
+
+constexpr std::string_view kAmzMetaPrefix = "x-amz-meta-";
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// Standard base64 with padding; nullopt for anything else.
+std::optional<std::string> Base64Decode(std::string_view in) {
+  if (in.size() % 4 != 0) return std::nullopt;
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  for (size_t i = 0; i < in.size(); i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      char c = in[i + k];
+      if (c == '=' && i + 4 == in.size() && k >= 2) {
+        v[k] = 0;
+        ++pad;
+        continue;
+      }
+      if (pad > 0 || (v[k] = value(c)) < 0) return std::nullopt;
+    }
+    uint32_t bits = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
+    out.push_back(static_cast<char>(bits >> 16));
+    if (pad < 2) out.push_back(static_cast<char>((bits >> 8) & 0xff));
+    if (pad < 1) out.push_back(static_cast<char>(bits & 0xff));
+  }
+  return out;
+}
+
+// The MD5 a Content-MD5 header names, in hex; "" when there is none. InvalidDigest if it is not
+// the base64 of 16 bytes.
+s3::Outcome<std::string> ContentMd5(const http::Request& request) {
+  const std::string& header = request.Header("Content-MD5");
+  if (header.empty()) return std::string();
+  auto raw = Base64Decode(header);
+  if (!raw || raw->size() != 16) {
+    return s3::MakeError("InvalidDigest", "The Content-MD5 you specified was invalid.");
+  }
+  return HexEncode(*raw);
+}
+
+// An error from reading the request body, as S3 names it.
+s3::Error BodyError(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kUnauthenticated: {
+      s3::Error e = s3::MakeError(
+          "SignatureDoesNotMatch",
+          "The request signature we calculated does not match the signature you provided: " +
+              s.message());
+      return e;
+    }
+    case StatusCode::kResourceExhausted:
+      return s3::MakeError("EntityTooLarge", s.message());
+    case StatusCode::kInvalidArgument:
+      return s3::MakeError("IncompleteBody", s.message());
+    case StatusCode::kUnavailable:
+    case StatusCode::kDeadlineExceeded:
+      return s3::MakeError("RequestTimeout",
+                           "Your socket connection to the server was not read from or written to "
+                           "within the timeout period: " +
+                               s.message());
+    default:
+      return s3::FromStatus(s);
+  }
+}
+
+}  // namespace
+
+const std::string& S3Call::Query(const char* param) const {
+  static const std::string kEmpty;
+  auto it = request.query.find(param);
+  return it == request.query.end() ? kEmpty : it->second;
+}
+
+std::string S3Call::resource() const {
+  if (bucket.empty()) return "/";
+  return key.empty() ? "/" + bucket : "/" + bucket + "/" + key;
+}
+
+http::Response XmlResponse(std::string document, int status) {
+  http::Response r;
+  r.status = status;
+  r.content_type = "application/xml";
+  r.body = std::move(document);
+  return r;
+}
+
+http::Response S3ErrorResponse(const S3Call& call, const s3::Error& error) {
+  http::Response r =
+      XmlResponse(s3::ErrorBody(error, call.resource(), call.request_id), error.status);
+  if (call.request.method == "HEAD") r.content_length = 0;
+  return r;
+}
+
+s3::Error BucketError(const std::string& bucket, const Status& status) {
+  if (status.code() == StatusCode::kNotFound) {
+    return s3::MakeError("NoSuchBucket", "The specified bucket does not exist")
+        .With("BucketName", bucket);
+  }
+  return s3::FromStatus(status);
+}
+
+s3::Error ObjectError(Services& services, const std::string& project_id, const std::string& bucket,
+                      const std::string& key, const Status& status) {
+  if (status.code() != StatusCode::kNotFound) return s3::FromStatus(status);
+  auto found = services.objects.GetBucket(project_id, bucket);
+  if (!found.ok()) return BucketError(bucket, found.status());
+  return s3::MakeError("NoSuchKey", "The specified key does not exist.").With("Key", key);
+}
+
+s3::Error ObjectError(S3Call& call, const Status& status) {
+  return ObjectError(call.services(), call.project(), call.bucket, call.key, status);
+}
+
+std::optional<s3::Error> CheckNames(const std::string& bucket, const std::string& key) {
+  if (Status s = objects::ValidateBucketName(bucket); !s.ok()) {
+    return s3::MakeError("InvalidBucketName", s.message()).With("BucketName", bucket);
+  }
+  if (key.empty()) return std::nullopt;
+  if (key.size() > objects::kMaxKeyBytes) {
+    return s3::MakeError("KeyTooLongError", "Your key is too long: " + std::to_string(key.size()) +
+                                                " bytes, at most " +
+                                                std::to_string(objects::kMaxKeyBytes) + " allowed")
+        .With("Size", std::to_string(key.size()))
+        .With("MaxSizeAllowed", std::to_string(objects::kMaxKeyBytes));
+  }
+  if (Status s = objects::ValidateKey(key); !s.ok()) {
+    return s3::MakeError("InvalidArgument", s.message());
+  }
+  return std::nullopt;
+}
+
+s3::Outcome<objects::PutOptions> PutOptionsFor(const S3Call& call) {
+  objects::PutOptions out;
+  for (const auto& [name, value] : call.request.headers) {
+    std::string lower = Lower(name);
+    if (lower == "content-type") {
+      out.content_type = value;
+    } else if (lower.rfind(kAmzMetaPrefix, 0) == 0) {
+      out.metadata[lower.substr(kAmzMetaPrefix.size())] = value;
+    }
+  }
+  s3::Outcome<std::string> md5 = ContentMd5(call.request);
+  if (!md5.ok()) return md5.error();
+  out.expected_md5 = std::move(*md5);
+  if (call.signer.payload == s3::Payload::kSha256) out.expected_sha256 = call.signer.payload_sha256;
+  return out;
+}
+
+// Commits refuse content with kInvalidArgument only when an expected digest does not match
+// (objects/object_service.h, objects/multipart.h), and say which.
+s3::Error ContentError(const Status& s) {
+  if (s.code() == StatusCode::kInvalidArgument) {
+    if (s.message().find("SHA-256") != std::string::npos) {
+      return s3::MakeError("XAmzContentSHA256Mismatch",
+                           "The provided 'x-amz-content-sha256' header does not match what was "
+                           "computed: " +
+                               s.message());
+    }
+    if (s.message().find("MD5") != std::string::npos) {
+      return s3::MakeError(
+          "BadDigest",
+          "The Content-MD5 you specified did not match what we received: " + s.message());
+    }
+  }
+  return s3::FromStatus(s);
+}
+
+std::optional<s3::Error> CheckBufferedBody(S3Call& call) {
+  http::Request& r = call.request;
+  if (r.body_reader != nullptr) return std::nullopt;  // S3Body checks it as it is read
+  const s3::SignedRequest& signer = call.signer;
+  if (signer.payload == s3::Payload::kStreaming) {
+    s3::AwsChunkedDecoder decoder(signer.signing_key, signer.amz_date, signer.scope,
+                                  signer.seed_signature);
+    std::string decoded;
+    Status s = decoder.Feed(r.body, &decoded);
+    if (s.ok() && !decoder.done()) s = InvalidArgument("the body ended before its final chunk");
+    if (s.ok() && decoded.size() != signer.decoded_length) {
+      s = InvalidArgument("the body holds " + std::to_string(decoded.size()) + " bytes, not the " +
+                          std::to_string(signer.decoded_length) +
+                          " of x-amz-decoded-content-length");
+    }
+    if (!s.ok()) return BodyError(s);
+    r.body = std::move(decoded);
+  } else if (signer.payload == s3::Payload::kSha256) {
+    std::string actual = Sha256Hex(r.body);
+    if (actual != signer.payload_sha256) {
+      return s3::MakeError("XAmzContentSHA256Mismatch",
+                           "The provided 'x-amz-content-sha256' header does not match what was "
+                           "computed.")
+          .With("ClientComputedContentSHA256", signer.payload_sha256)
+          .With("S3ComputedContentSHA256", actual);
+    }
+  }
+  s3::Outcome<std::string> md5 = ContentMd5(r);
+  if (!md5.ok()) return md5.error();
+  if (!md5->empty() && *md5 != Md5Hex(r.body)) {
+    return s3::MakeError("BadDigest",
+                         "The Content-MD5 you specified did not match what we received.");
+  }
+  return std::nullopt;
+}
+
+struct S3Body::State {
+  explicit State(S3Call& c) : call(c), raw(objects::kBlockBytes, '\0') {}
+  S3Call& call;
+  std::string raw;
+  std::unique_ptr<s3::AwsChunkedDecoder> decoder;  // for an aws-chunked body
+  bool finished = false;
+};
+
+S3Body::S3Body(S3Call& call) : state_(std::make_unique<State>(call)) {
+  const s3::SignedRequest& signer = call.signer;
+  if (signer.payload == s3::Payload::kStreaming) {
+    state_->decoder = std::make_unique<s3::AwsChunkedDecoder>(signer.signing_key, signer.amz_date,
+                                                              signer.scope, signer.seed_signature);
+  }
+}
+
+S3Body::~S3Body() = default;
+
+awaitable<s3::Outcome<std::string>> S3Body::Next() {
+  State& st = *state_;
+  http::BodyReader* reader = st.call.request.body_reader;
+  if (st.finished || reader == nullptr) co_return std::string();
+  for (;;) {
+    Result<size_t> n = co_await reader->Read(std::span(st.raw));
+    if (!n.ok()) co_return BodyError(n.status());
+    if (st.decoder == nullptr) {
+      if (*n == 0) st.finished = true;
+      co_return st.raw.substr(0, *n);
+    }
+    if (*n == 0) {
+      st.finished = true;
+      const uint64_t announced = st.call.signer.decoded_length;
+      if (!st.decoder->done()) {
+        co_return BodyError(InvalidArgument("the aws-chunked body ended before its final chunk"));
+      }
+      if (st.decoder->decoded_bytes() != announced) {
+        co_return BodyError(InvalidArgument(
+            "the body holds " + std::to_string(st.decoder->decoded_bytes()) + " bytes, not the " +
+            std::to_string(announced) + " of x-amz-decoded-content-length"));
+      }
+      co_return std::string();
+    }
+    std::string out;
+    Status fed = st.decoder->Feed(std::string_view(st.raw.data(), *n), &out);
+    if (!fed.ok()) co_return BodyError(fed);
+    if (!out.empty()) co_return out;
+  }
+}
+
+}  // namespace tf::api

@@ -1,0 +1,323 @@
+// S3's multipart uploads: CreateMultipartUpload, UploadPart, CompleteMultipartUpload,
+// AbortMultipartUpload, ListParts and ListMultipartUploads, over objects/multipart.h.
+#include <charconv>
+
+#include "api/s3_api.h"
+#include "base/time_format.h"
+#include "s3/multipart_rules.h"
+#include "s3/request_xml.h"
+#include "s3/xml.h"
+
+// g++ 12 warns wrongly that the frame of a coroutine inlined into the upload handlers is freed
+// by a mismatched operator delete (Asio's frames are allocated and freed by their own pair).
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
+namespace tf::api {
+namespace {
+
+using objects::PartWriter;
+
+s3::Error NoSuchUpload(const std::string& upload_id) {
+  return s3::MakeError("NoSuchUpload",
+                       "The specified upload does not exist. The upload ID may be invalid, or the "
+                       "upload may have been aborted or completed.")
+      .With("UploadId", upload_id.substr(0, 128));
+}
+
+// kNotFound from an upload call: the bucket, or else the upload, is missing. Blocking.
+s3::Error UploadError(S3Call& call, const Status& s) {
+  if (s.code() != StatusCode::kNotFound) return s3::FromStatus(s);
+  auto bucket = call.services().objects.GetBucket(call.project(), call.bucket);
+  if (!bucket.ok()) return BucketError(call.bucket, bucket.status());
+  return NoSuchUpload(call.Query("uploadId"));
+}
+
+// A non-negative number from the query, or `fallback` when absent; nullopt if malformed.
+std::optional<int64_t> QueryNumber(const S3Call& call, const char* name, int64_t fallback) {
+  if (!call.Has(name)) return fallback;
+  const std::string& text = call.Query(name);
+  int64_t n = -1;
+  auto [end, err] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (err != std::errc() || end != text.data() + text.size() || n < 0) return std::nullopt;
+  return n;
+}
+
+// x-amz-copy-source-range: "bytes=FIRST-LAST", inside an object of `size` bytes.
+std::optional<std::pair<uint64_t, uint64_t>> ParseCopyRange(std::string_view text, uint64_t size) {
+  constexpr std::string_view kUnit = "bytes=";
+  if (text.substr(0, kUnit.size()) != kUnit) return std::nullopt;
+  text.remove_prefix(kUnit.size());
+  const size_t dash = text.find('-');
+  if (dash == std::string_view::npos) return std::nullopt;
+  uint64_t first = 0, last = 0;
+  auto a = std::from_chars(text.data(), text.data() + dash, first);
+  auto b = std::from_chars(text.data() + dash + 1, text.data() + text.size(), last);
+  if (a.ec != std::errc() || a.ptr != text.data() + dash || b.ec != std::errc() ||
+      b.ptr != text.data() + text.size() || first > last || last >= size) {
+    return std::nullopt;
+  }
+  return std::make_pair(first, last);
+}
+
+awaitable<void> Release(asio::thread_pool& pool, std::unique_ptr<PartWriter>& writer) {
+  co_await RunBlocking(pool, [&writer] {
+    writer.reset();
+    return 0;
+  });
+}
+
+}  // namespace
+
+awaitable<http::Response> CreateMultipartUpload(S3Call& call) {
+  s3::Outcome<objects::PutOptions> options = PutOptionsFor(call);
+  if (!options.ok()) co_return S3ErrorResponse(call, options.error());
+  Services& s = call.services();
+  auto created = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<std::string> {
+    auto id = call.api.multipart.Create(call.project(), call.bucket, call.key, std::move(*options));
+    if (!id.ok())
+      return id.status().code() == StatusCode::kNotFound ? BucketError(call.bucket, id.status())
+                                                         : s3::FromStatus(id.status());
+    return std::move(id).value();
+  });
+  if (!created.ok()) co_return S3ErrorResponse(call, created.error());
+  s3::XmlWriter w;
+  w.Open("InitiateMultipartUploadResult", s3::kS3Namespace);
+  w.Element("Bucket", call.bucket);
+  w.Element("Key", call.key);
+  w.Element("UploadId", *created);
+  co_return XmlResponse(w.Finish());
+}
+
+// UploadPartCopy: a part made of (a range of) an existing object.
+awaitable<http::Response> UploadPartCopy(S3Call& call, int number) {
+  s3::Outcome<CopySource> source = CopySourceOf(call);
+  if (!source.ok()) co_return S3ErrorResponse(call, source.error());
+  Services& s = call.services();
+  auto copied = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<objects::PartInfo> {
+    auto reader = s.objects.Open(call.project(), source->bucket, source->key);
+    if (!reader.ok()) {
+      return ObjectError(s, call.project(), source->bucket, source->key, reader.status());
+    }
+    if (const std::string& range = call.request.Header("x-amz-copy-source-range"); !range.empty()) {
+      auto r = ParseCopyRange(range, (*reader)->info().size);
+      if (!r) {
+        return s3::MakeError("InvalidArgument",
+                             "Range specified is not valid for source object of size: " +
+                                 std::to_string((*reader)->info().size));
+      }
+      (void)(*reader)->SetRange(r->first, r->second);
+    }
+    auto writer = call.api.multipart.BeginPart(call.project(), call.bucket, call.key,
+                                               call.Query("uploadId"), number, {});
+    if (!writer.ok()) return UploadError(call, writer.status());
+    for (;;) {
+      auto piece = (*reader)->Next();
+      if (!piece.ok()) return s3::FromStatus(piece.status());
+      if (piece->empty()) break;
+      Status written = (*writer)->Write(*piece);
+      if (written.code() == StatusCode::kInvalidArgument) {
+        return s3::MakeError("EntityTooLarge", written.message());
+      }
+      if (!written.ok()) return s3::FromStatus(written);
+    }
+    auto part = (*writer)->Commit();
+    if (part.ok()) return std::move(part).value();
+    if (part.status().code() == StatusCode::kNotFound) return UploadError(call, part.status());
+    return s3::FromStatus(part.status());
+  });
+  if (!copied.ok()) co_return S3ErrorResponse(call, copied.error());
+  s3::XmlWriter w;
+  w.Open("CopyPartResult", s3::kS3Namespace);
+  w.Element("LastModified", FormatTime(copied->modified_at));
+  w.Element("ETag", "\"" + copied->etag + "\"");
+  co_return XmlResponse(w.Finish());
+}
+
+awaitable<http::Response> UploadPart(S3Call& call) {
+  std::optional<int64_t> number = QueryNumber(call, "partNumber", -1);
+  if (!number || *number < 1 || *number > objects::kMaxPartNumber || !call.Has("uploadId")) {
+    co_return S3ErrorResponse(
+        call, s3::MakeError("InvalidArgument", "Part number must be an integer between 1 and " +
+                                                   std::to_string(objects::kMaxPartNumber) +
+                                                   ", inclusive, and uploadId must be given")
+                  .With("ArgumentName", "partNumber"));
+  }
+  if (!call.request.Header("x-amz-copy-source").empty()) {
+    co_return co_await UploadPartCopy(call, static_cast<int>(*number));
+  }
+  s3::Outcome<objects::PutOptions> expected = PutOptionsFor(call);
+  if (!expected.ok()) co_return S3ErrorResponse(call, expected.error());
+  Services& s = call.services();
+  auto begun = co_await RunBlocking(s.pool, [&] {
+    return call.api.multipart.BeginPart(call.project(), call.bucket, call.key,
+                                        call.Query("uploadId"), static_cast<int>(*number),
+                                        *expected);
+  });
+  if (!begun.ok()) {
+    s3::Error e = co_await RunBlocking(s.pool, [&] { return UploadError(call, begun.status()); });
+    co_return S3ErrorResponse(call, e);
+  }
+  std::unique_ptr<PartWriter> writer = std::move(begun).value();
+
+  S3Body body(call);
+  for (;;) {
+    s3::Outcome<std::string> piece = co_await body.Next();
+    if (!piece.ok()) {
+      co_await Release(s.pool, writer);
+      co_return S3ErrorResponse(call, piece.error());
+    }
+    if (piece->empty()) break;
+    Status written = co_await RunBlocking(s.pool, [&] { return writer->Write(*piece); });
+    if (!written.ok()) {
+      co_await Release(s.pool, writer);
+      s3::Error e = written.code() == StatusCode::kInvalidArgument
+                        ? s3::MakeError("EntityTooLarge", written.message())
+                        : s3::FromStatus(written);
+      co_return S3ErrorResponse(call, e);
+    }
+  }
+  auto part = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<objects::PartInfo> {
+    auto info = writer->Commit();
+    if (info.ok()) return std::move(info).value();
+    if (info.status().code() == StatusCode::kNotFound) return UploadError(call, info.status());
+    return ContentError(info.status());
+  });
+  co_await Release(s.pool, writer);
+  if (!part.ok()) co_return S3ErrorResponse(call, part.error());
+  http::Response r;
+  r.content_type.clear();
+  r.headers.emplace_back("ETag", "\"" + part->etag + "\"");
+  co_return r;
+}
+
+awaitable<http::Response> CompleteMultipartUpload(S3Call& call) {
+  auto requested = s3::ParseCompleteMultipartUpload(call.request.body);
+  if (!requested.ok()) {
+    co_return S3ErrorResponse(call, s3::MakeError("MalformedXML", requested.status().message()));
+  }
+  const std::string& upload_id = call.Query("uploadId");
+  Services& s = call.services();
+  auto made = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<objects::ObjectInfo> {
+    auto uploaded = call.api.multipart.ListParts(call.project(), call.bucket, call.key, upload_id);
+    if (!uploaded.ok()) return UploadError(call, uploaded.status());
+    if (auto bad = s3::CheckCompletion(*requested, *uploaded, upload_id)) return *bad;
+    std::vector<std::pair<int, std::string>> parts;
+    std::vector<std::string> md5s;
+    for (const auto& p : *requested) {
+      for (const auto& u : *uploaded) {
+        if (u.number == p.part_number) md5s.push_back(u.etag);
+      }
+      parts.emplace_back(p.part_number, md5s.back());
+    }
+    auto info = call.api.multipart.Complete(call.project(), call.bucket, call.key, upload_id, parts,
+                                            s3::MultipartEtag(md5s));
+    if (info.ok()) return std::move(info).value();
+    if (info.status().code() == StatusCode::kFailedPrecondition) {
+      // A part was uploaded again between the check above and the completion.
+      return s3::MakeError("InvalidPart", info.status().message()).With("UploadId", upload_id);
+    }
+    return UploadError(call, info.status());
+  });
+  if (!made.ok()) co_return S3ErrorResponse(call, made.error());
+  s3::XmlWriter w;
+  w.Open("CompleteMultipartUploadResult", s3::kS3Namespace);
+  w.Element("Location", call.resource());
+  w.Element("Bucket", call.bucket);
+  w.Element("Key", call.key);
+  w.Element("ETag", "\"" + made->etag + "\"");
+  co_return XmlResponse(w.Finish());
+}
+
+awaitable<http::Response> AbortMultipartUpload(S3Call& call) {
+  Services& s = call.services();
+  auto aborted = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<bool> {
+    Status st =
+        call.api.multipart.Abort(call.project(), call.bucket, call.key, call.Query("uploadId"));
+    if (!st.ok()) return UploadError(call, st);
+    return true;
+  });
+  if (!aborted.ok()) co_return S3ErrorResponse(call, aborted.error());
+  http::Response r;
+  r.status = 204;
+  r.content_type.clear();
+  co_return r;
+}
+
+awaitable<http::Response> ListParts(S3Call& call) {
+  std::optional<int64_t> max_parts = QueryNumber(call, "max-parts", 1000);
+  std::optional<int64_t> marker = QueryNumber(call, "part-number-marker", 0);
+  if (!max_parts || !marker) {
+    co_return S3ErrorResponse(call, s3::MakeError("InvalidArgument",
+                                                  "max-parts and part-number-marker must be "
+                                                  "numbers from 0 up"));
+  }
+  const int64_t limit = std::min<int64_t>(*max_parts, 1000);
+  const std::string& upload_id = call.Query("uploadId");
+  Services& s = call.services();
+  auto parts = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<std::vector<objects::PartInfo>> {
+    auto list = call.api.multipart.ListParts(call.project(), call.bucket, call.key, upload_id);
+    if (!list.ok()) return UploadError(call, list.status());
+    return std::move(list).value();
+  });
+  if (!parts.ok()) co_return S3ErrorResponse(call, parts.error());
+  s3::XmlWriter w;
+  w.Open("ListPartsResult", s3::kS3Namespace);
+  w.Element("Bucket", call.bucket);
+  w.Element("Key", call.key);
+  w.Element("UploadId", upload_id);
+  w.Element("PartNumberMarker", std::to_string(*marker));
+  w.Element("MaxParts", std::to_string(limit));
+  w.Element("StorageClass", "STANDARD");
+  int64_t listed = 0, last = *marker;
+  bool truncated = false;
+  for (const auto& p : *parts) {
+    if (p.number <= *marker) continue;
+    if (listed == limit) {
+      truncated = true;
+      break;
+    }
+    w.Open("Part");
+    w.Element("PartNumber", std::to_string(p.number));
+    w.Element("LastModified", FormatTime(p.modified_at));
+    w.Element("ETag", "\"" + p.etag + "\"");
+    w.Element("Size", std::to_string(p.size));
+    w.Close();
+    ++listed;
+    last = p.number;
+  }
+  w.Element("NextPartNumberMarker", std::to_string(last));
+  w.Element("IsTruncated", truncated ? "true" : "false");
+  co_return XmlResponse(w.Finish());
+}
+
+awaitable<http::Response> ListMultipartUploads(S3Call& call) {
+  Services& s = call.services();
+  auto uploads =
+      co_await RunBlocking(s.pool, [&]() -> s3::Outcome<std::vector<objects::MultipartUpload>> {
+        auto list = call.api.multipart.ListUploads(call.project(), call.bucket);
+        if (!list.ok()) return BucketError(call.bucket, list.status());
+        return std::move(list).value();
+      });
+  if (!uploads.ok()) co_return S3ErrorResponse(call, uploads.error());
+  const std::string& prefix = call.Query("prefix");
+  s3::XmlWriter w;
+  w.Open("ListMultipartUploadsResult", s3::kS3Namespace);
+  w.Element("Bucket", call.bucket);
+  w.Element("KeyMarker", "");
+  w.Element("UploadIdMarker", "");
+  w.Element("Prefix", prefix);
+  w.Element("MaxUploads", "10000");
+  w.Element("IsTruncated", "false");
+  for (const auto& u : *uploads) {
+    if (u.key.compare(0, prefix.size(), prefix) != 0) continue;
+    w.Open("Upload");
+    w.Element("Key", u.key);
+    w.Element("UploadId", u.upload_id);
+    w.Element("Initiated", FormatTime(u.initiated_at));
+    w.Element("StorageClass", "STANDARD");
+    w.Close();
+  }
+  co_return XmlResponse(w.Finish());
+}
+
+}  // namespace tf::api

@@ -1,0 +1,285 @@
+// S3's object operations: PutObject, CopyObject, GetObject and HeadObject (with Range), and
+// DeleteObject. Uploads stream into the object service and downloads out of it, piece by piece.
+#include "api/object_http.h"
+#include "api/s3_api.h"
+#include "base/log.h"
+#include "base/time_format.h"
+#include "http/url.h"
+#include "objects/blob_format.h"
+#include "s3/xml.h"
+
+// g++ 12 warns wrongly that the frame of a coroutine inlined into the upload handlers is freed
+// by a mismatched operator delete (Asio's frames are allocated and freed by their own pair).
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
+namespace tf::api {
+namespace {
+
+using objects::ObjectReader;
+using objects::Upload;
+
+// Drops an upload (aborting it unless committed) on the pool: that touches the disk.
+awaitable<void> Release(asio::thread_pool& pool, std::unique_ptr<Upload>& upload) {
+  co_await RunBlocking(pool, [&upload] {
+    upload.reset();
+    return 0;
+  });
+}
+
+// A failed commit as S3 names it: a bucket deleted meanwhile, or content refused.
+s3::Error CommitError(S3Call& call, const Status& s) {
+  if (s.code() == StatusCode::kNotFound) return BucketError(call.bucket, s);
+  return ContentError(s);
+}
+
+void SetS3ObjectHeaders(const objects::ObjectInfo& info, http::Response& r) {
+  r.content_type = info.content_type;
+  r.headers.emplace_back("ETag", "\"" + info.etag + "\"");
+  r.headers.emplace_back("Last-Modified", HttpDate(info.modified_at));
+  r.headers.emplace_back("Accept-Ranges", "bytes");
+  for (const auto& [name, value] : info.metadata)
+    r.headers.emplace_back("x-amz-meta-" + name, value);
+}
+
+// Whether an If-Match / If-None-Match list ("*" or quoted ETags, comma-separated) names `etag`.
+bool EtagListMatches(std::string_view list, const std::string& etag) {
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    std::string_view item = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item.substr(0, 2) == "W/") item.remove_prefix(2);
+    if (item.size() >= 2 && item.front() == '"' && item.back() == '"') {
+      item = item.substr(1, item.size() - 2);
+    }
+    if (item == "*" || item == etag) return true;
+  }
+  return false;
+}
+
+// The rest of a reader's range, checked. Only for small ranges: it is held in memory.
+Result<std::string> ReadRest(ObjectReader& reader) {
+  std::string out;
+  for (;;) {
+    TF_ASSIGN_OR_RETURN(std::string piece, reader.Next());
+    if (piece.empty()) return out;
+    out += piece;
+  }
+}
+
+}  // namespace
+
+awaitable<http::Response> PutObject(S3Call& call) {
+  s3::Outcome<objects::PutOptions> options = PutOptionsFor(call);
+  if (!options.ok()) co_return S3ErrorResponse(call, options.error());
+  Services& s = call.services();
+  auto begun = co_await RunBlocking(s.pool, [&] {
+    return s.objects.BeginPut(call.project(), call.bucket, call.key, std::move(*options));
+  });
+  if (!begun.ok()) co_return S3ErrorResponse(call, BucketError(call.bucket, begun.status()));
+  std::unique_ptr<Upload> upload = std::move(begun).value();
+
+  S3Body body(call);
+  for (;;) {
+    s3::Outcome<std::string> piece = co_await body.Next();
+    if (!piece.ok()) {
+      co_await Release(s.pool, upload);
+      co_return S3ErrorResponse(call, piece.error());
+    }
+    if (piece->empty()) break;
+    Status written = co_await RunBlocking(s.pool, [&] { return upload->Write(*piece); });
+    if (!written.ok()) {
+      co_await Release(s.pool, upload);
+      co_return S3ErrorResponse(call, s3::FromStatus(written));
+    }
+  }
+  auto info = co_await RunBlocking(s.pool, [&] { return upload->Commit(); });
+  co_await Release(s.pool, upload);
+  if (!info.ok()) co_return S3ErrorResponse(call, CommitError(call, info.status()));
+  http::Response r;
+  r.content_type.clear();
+  r.headers.emplace_back("ETag", "\"" + info->etag + "\"");
+  co_return r;
+}
+
+s3::Outcome<CopySource> CopySourceOf(const S3Call& call) {
+  // "/bucket/key" or "bucket/key", percent-encoded.
+  std::string source = http::PercentDecode(call.request.Header("x-amz-copy-source"), false);
+  if (source.find("?versionId=") != std::string::npos) {
+    return s3::MakeError("NotImplemented", "this server keeps no object versions");
+  }
+  if (!source.empty() && source.front() == '/') source.erase(0, 1);
+  const size_t slash = source.find('/');
+  if (slash == std::string::npos || slash + 1 == source.size()) {
+    return s3::MakeError("InvalidArgument", "x-amz-copy-source must be BUCKET/KEY");
+  }
+  CopySource out{source.substr(0, slash), source.substr(slash + 1)};
+  if (auto bad = CheckNames(out.bucket, out.key)) return *bad;
+  return out;
+}
+
+awaitable<http::Response> CopyObject(S3Call& call) {
+  s3::Outcome<CopySource> source = CopySourceOf(call);
+  if (!source.ok()) co_return S3ErrorResponse(call, source.error());
+  const std::string& from_bucket = source->bucket;
+  const std::string& from_key = source->key;
+
+  const std::string& directive = call.request.Header("x-amz-metadata-directive");
+  if (!directive.empty() && directive != "COPY" && directive != "REPLACE") {
+    co_return S3ErrorResponse(
+        call, s3::MakeError("InvalidArgument",
+                            "Unknown metadata directive '" + directive.substr(0, 32) + "'"));
+  }
+  const bool replace = directive == "REPLACE";
+  if (!replace && from_bucket == call.bucket && from_key == call.key) {
+    co_return S3ErrorResponse(
+        call, s3::MakeError("InvalidRequest",
+                            "This copy request is illegal because it is trying to copy an object "
+                            "to itself without changing the object's metadata."));
+  }
+  s3::Outcome<objects::PutOptions> options = PutOptionsFor(call);
+  if (!options.ok()) co_return S3ErrorResponse(call, options.error());
+  options->expected_md5.clear();  // the digests are of the (empty) request body
+  options->expected_sha256.clear();
+
+  Services& s = call.services();
+  auto copied = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<objects::ObjectInfo> {
+    auto reader = s.objects.Open(call.project(), from_bucket, from_key);
+    if (!reader.ok()) return ObjectError(s, call.project(), from_bucket, from_key, reader.status());
+    if (!replace) {
+      options->content_type = (*reader)->info().content_type;
+      options->metadata = (*reader)->info().metadata;
+    }
+    auto upload = s.objects.BeginPut(call.project(), call.bucket, call.key, std::move(*options));
+    if (!upload.ok()) return ObjectError(call, upload.status());
+    for (;;) {
+      auto piece = (*reader)->Next();
+      if (!piece.ok()) return s3::FromStatus(piece.status());
+      if (piece->empty()) break;
+      if (Status w = (*upload)->Write(*piece); !w.ok()) return s3::FromStatus(w);
+    }
+    auto info = (*upload)->Commit();
+    if (!info.ok()) return CommitError(call, info.status());
+    return std::move(info).value();
+  });
+  if (!copied.ok()) co_return S3ErrorResponse(call, copied.error());
+  s3::XmlWriter w;
+  w.Open("CopyObjectResult", s3::kS3Namespace);
+  w.Element("LastModified", FormatTime(copied->modified_at));
+  w.Element("ETag", "\"" + copied->etag + "\"");
+  co_return XmlResponse(w.Finish());
+}
+
+// GET and HEAD. Content up to one block is read (and checked) before answering, so damage there
+// is a clean 500; larger content streams with a Content-Length, and damage found on the way
+// cuts the connection before any bad block is sent.
+awaitable<http::Response> GetObject(S3Call& call, bool head) {
+  if (call.Has("partNumber")) {
+    co_return S3ErrorResponse(
+        call, s3::MakeError("NotImplemented", "GET by partNumber is not supported here"));
+  }
+  Services& s = call.services();
+  auto opened = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<std::shared_ptr<ObjectReader>> {
+    auto reader = s.objects.Open(call.project(), call.bucket, call.key);
+    if (!reader.ok()) return ObjectError(call, reader.status());
+    return std::shared_ptr<ObjectReader>(std::move(reader).value());
+  });
+  if (!opened.ok()) co_return S3ErrorResponse(call, opened.error());
+  std::shared_ptr<ObjectReader> reader = std::move(*opened);
+  const objects::ObjectInfo& info = reader->info();
+
+  const std::string& if_match = call.request.Header("If-Match");
+  const std::string& if_none_match = call.request.Header("If-None-Match");
+  if (!if_match.empty() && !EtagListMatches(if_match, info.etag)) {
+    co_return S3ErrorResponse(call, s3::MakeError("PreconditionFailed",
+                                                  "At least one of the pre-conditions you "
+                                                  "specified did not hold")
+                                        .With("Condition", "If-Match"));
+  }
+  http::Response response;
+  SetS3ObjectHeaders(info, response);
+  if (!if_none_match.empty() && EtagListMatches(if_none_match, info.etag)) {
+    response.status = 304;
+    response.content_type.clear();
+    co_return response;
+  }
+  uint64_t length = info.size;
+  const std::string& range_header = call.request.Header("Range");
+  ByteRange range = ParseRange(range_header, info.size);
+  if (range.kind == ByteRange::kUnsatisfiable) {
+    http::Response r = S3ErrorResponse(
+        call, s3::MakeError("InvalidRange", "The requested range is not satisfiable")
+                  .With("RangeRequested", range_header)
+                  .With("ActualObjectSize", std::to_string(info.size)));
+    r.headers.emplace_back("Content-Range", "bytes */" + std::to_string(info.size));
+    co_return r;
+  }
+  if (range.kind == ByteRange::kPart) {
+    (void)reader->SetRange(range.first, range.last);  // ParseRange keeps it inside the object
+    length = range.last - range.first + 1;
+    response.status = 206;
+    response.headers.emplace_back("Content-Range", "bytes " + std::to_string(range.first) + "-" +
+                                                       std::to_string(range.last) + "/" +
+                                                       std::to_string(info.size));
+  }
+  response.content_length = length;
+  if (head) co_return response;
+
+  if (length <= objects::kBlockBytes) {
+    auto content = co_await RunBlocking(s.pool, [&] { return ReadRest(*reader); });
+    if (!content.ok()) {
+      spdlog::error("s3: {}", content.status().ToString());
+      co_return S3ErrorResponse(call, s3::FromStatus(content.status()));
+    }
+    response.body = std::move(*content);
+    response.content_length.reset();
+    co_return response;
+  }
+  asio::thread_pool* pool = &s.pool;
+  response.stream = [reader, pool](http::StreamWriter& out) -> awaitable<void> {
+    for (;;) {
+      auto piece = co_await RunBlocking(*pool, [&reader] { return reader->Next(); });
+      if (!piece.ok()) {
+        spdlog::error("s3: {}; the download was cut short", piece.status().ToString());
+        co_return;
+      }
+      if (piece->empty()) co_return;
+      const bool sent = co_await out.Write(std::move(*piece));
+      if (!sent) co_return;
+    }
+  };
+  co_return response;
+}
+
+awaitable<http::Response> GetObjectTagging(S3Call& call) {
+  Services& s = call.services();
+  auto found = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<bool> {
+    auto info = s.objects.Head(call.project(), call.bucket, call.key);
+    if (!info.ok()) return ObjectError(call, info.status());
+    return true;
+  });
+  if (!found.ok()) co_return S3ErrorResponse(call, found.error());
+  s3::XmlWriter w;
+  w.Open("Tagging", s3::kS3Namespace);
+  w.Open("TagSet");
+  co_return XmlResponse(w.Finish());
+}
+
+awaitable<http::Response> DeleteObject(S3Call& call) {
+  Services& s = call.services();
+  auto deleted = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<bool> {
+    Status st = s.objects.Delete(call.project(), call.bucket, call.key);
+    if (st.ok()) return true;
+    s3::Error e = ObjectError(call, st);
+    if (e.code == "NoSuchKey") return true;  // deleting what is not there succeeds, as in S3
+    return e;
+  });
+  if (!deleted.ok()) co_return S3ErrorResponse(call, deleted.error());
+  http::Response r;
+  r.status = 204;
+  r.content_type.clear();
+  co_return r;
+}
+
+}  // namespace tf::api

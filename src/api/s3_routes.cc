@@ -1,0 +1,163 @@
+// The S3-compatible API on the native API's port. The native API keeps /v1/, /healthz and
+// /metrics; every other path is S3's, path-style: "/" the service, "/BUCKET", "/BUCKET/KEY".
+// Here: the routing of an S3 request to its operation (by method, path and sub-resource), after
+// its signature has checked out.
+#include "api/s3_api.h"
+#include "base/crypto.h"
+
+// g++ 12 warns wrongly that the frame of a coroutine inlined into Dispatch and Handle is freed
+// by a mismatched operator delete (Asio's frames are allocated and freed by their own pair).
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
+namespace tf::api {
+namespace {
+
+// S3 sub-resources this server does not implement: a request naming one is answered
+// NotImplemented rather than mistaken for a plain object or bucket request.
+constexpr std::string_view kUnsupported[] = {
+    "accelerate",
+    "acl",
+    "analytics",
+    "attributes",
+    "cors",
+    "encryption",
+    "inventory",
+    "intelligent-tiering",
+    "legal-hold",
+    "lifecycle",
+    "logging",
+    "metrics",
+    "notification",
+    "object-lock",
+    "ownershipControls",
+    "policy",
+    "policyStatus",
+    "publicAccessBlock",
+    "replication",
+    "requestPayment",
+    "restore",
+    "retention",
+    "select",
+    "tagging",
+    "torrent",
+    "versionId",
+    "versioning",
+    "versions",
+    "website",
+};
+
+bool ClaimedByS3(const http::Request& head) {
+  const std::string& p = head.path;
+  return !(p == "/healthz" || p == "/metrics" || p == "/v1" || p.rfind("/v1/", 0) == 0);
+}
+
+// "/bucket/some/key" -> "bucket", "some/key". The key is everything after the bucket's slash,
+// slashes and dots included: it is a name, never a path.
+void SplitPath(const std::string& path, std::string* bucket, std::string* key) {
+  std::string_view p = path;
+  if (!p.empty() && p.front() == '/') p.remove_prefix(1);
+  size_t slash = p.find('/');
+  *bucket = std::string(p.substr(0, slash));
+  *key = slash == std::string_view::npos ? std::string() : std::string(p.substr(slash + 1));
+}
+
+// PutObject and UploadPart read their bodies as they arrive.
+bool StreamsBody(const http::Request& head) {
+  if (head.method != "PUT") return false;
+  std::string bucket, key;
+  SplitPath(head.path, &bucket, &key);
+  return !key.empty();
+}
+
+http::Response MethodNotAllowed(const S3Call& call) {
+  return S3ErrorResponse(call, s3::MakeError("MethodNotAllowed",
+                                             "The specified method is not allowed against this "
+                                             "resource.")
+                                   .With("Method", call.request.method)
+                                   .With("ResourceType", call.bucket.empty() ? "SERVICE"
+                                                         : call.key.empty()  ? "BUCKET"
+                                                                             : "OBJECT"));
+}
+
+awaitable<http::Response> Dispatch(S3Call& call) {
+  // Objects have no tags, which the AWS CLI asks about before it copies one in parts.
+  if (call.request.method == "GET" && !call.key.empty() && call.Has("tagging")) {
+    if (auto bad = CheckNames(call.bucket, call.key)) co_return S3ErrorResponse(call, *bad);
+    co_return co_await GetObjectTagging(call);
+  }
+  for (std::string_view sub : kUnsupported) {
+    if (call.Has(std::string(sub).c_str())) {
+      co_return S3ErrorResponse(
+          call, s3::MakeError("NotImplemented", "The '" + std::string(sub) +
+                                                    "' sub-resource is not supported by "
+                                                    "this server"));
+    }
+  }
+  const std::string& m = call.request.method;
+  if (call.bucket.empty()) {
+    if (m == "GET") co_return co_await ListBuckets(call);
+    co_return MethodNotAllowed(call);
+  }
+  if (auto bad = CheckNames(call.bucket, call.key)) co_return S3ErrorResponse(call, *bad);
+  if (call.key.empty()) {
+    if (m == "GET" && call.Has("location")) co_return co_await GetBucketLocation(call);
+    if (m == "GET" && call.Has("uploads")) co_return co_await ListMultipartUploads(call);
+    if (m == "GET") co_return co_await ListObjects(call);
+    if (m == "PUT") co_return co_await CreateBucket(call);
+    if (m == "DELETE") co_return co_await DeleteBucket(call);
+    if (m == "HEAD") co_return co_await HeadBucket(call);
+    if (m == "POST" && call.Has("delete")) co_return co_await DeleteObjects(call);
+    co_return MethodNotAllowed(call);
+  }
+  const bool upload = call.Has("uploadId");
+  if (m == "PUT" && (upload || call.Has("partNumber"))) co_return co_await UploadPart(call);
+  if (m == "PUT" && !call.request.Header("x-amz-copy-source").empty()) {
+    co_return co_await CopyObject(call);
+  }
+  if (m == "PUT") co_return co_await PutObject(call);
+  if (m == "GET" && upload) co_return co_await ListParts(call);
+  if (m == "GET") co_return co_await GetObject(call, /*head=*/false);
+  if (m == "HEAD") co_return co_await GetObject(call, /*head=*/true);
+  if (m == "DELETE" && upload) co_return co_await AbortMultipartUpload(call);
+  if (m == "DELETE") co_return co_await DeleteObject(call);
+  if (m == "POST" && call.Has("uploads")) co_return co_await CreateMultipartUpload(call);
+  if (m == "POST" && upload) co_return co_await CompleteMultipartUpload(call);
+  co_return MethodNotAllowed(call);
+}
+
+awaitable<http::Response> Handle(S3Api& api, http::Request& request) {
+  S3Call call{api, request, "", "", RandomHex(8), {}};
+  SplitPath(request.path, &call.bucket, &call.key);
+  Services& s = api.services;
+  auto verified = co_await RunBlocking(s.pool, [&] {
+    return s3::VerifyRequest(request, s.clock.Now(),
+                             [&](const std::string& id) { return api.keys.FindActive(id); });
+  });
+  http::Response response;
+  if (!verified.ok()) {
+    response = S3ErrorResponse(call, verified.error());
+  } else {
+    call.signer = std::move(*verified);
+    if (auto bad = CheckBufferedBody(call)) {
+      response = S3ErrorResponse(call, *bad);
+    } else {
+      response = co_await Dispatch(call);
+    }
+  }
+  response.headers.emplace_back("x-amz-request-id", call.request_id);
+  co_return response;
+}
+
+}  // namespace
+
+void AddS3Routes(Router& router, Services& services) {
+  auto api = std::make_shared<S3Api>(services);
+  AddS3KeyRoutes(router, *api);
+  router.SetFallback(Fallback{ClaimedByS3, StreamsBody,
+                              [api](http::Request& request) -> awaitable<http::Response> {
+                                co_return co_await Handle(*api, request);
+                              },
+                              "s3"});
+}
+
+}  // namespace tf::api
