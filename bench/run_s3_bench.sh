@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Large-object PUT and GET through the S3 API with boto3, beside the native API with curl, on one
+# `tensorfleet up`.
+#
+#   bench/run_s3_bench.sh [BINARY] [MIB] [DIR]
+#
+# BINARY defaults to build/src/tensorfleet, MIB to 1024, DIR (where the server's data directory
+# and the test file go) to /var/tmp. Each round: curl PUTs and GETs the file through /v1/; boto3
+# (Debian's /usr/bin/python3) does put_object and get_object (one request each; over plain HTTP
+# boto3 signs the SHA-256 of the body, which it computes first), then upload_file and
+# download_file (its managed transfers: 8 MiB parts, 10 threads). Run as root, the page cache is
+# dropped before every step.
+set -euo pipefail
+tf_bin=${1:-build/src/tensorfleet}
+mib=${2:-1024}
+dir=$(mktemp -d "${3:-/var/tmp}/tf-s3-bench.XXXXXX")
+export TENSORFLEET_HOME="$dir/data"
+mkdir -p "$dir/data"
+"$tf_bin" up --port 0 2>"$dir/server.log" &
+pid=$!
+trap 'kill -TERM $pid; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
+for _ in $(seq 100); do [ -s "$dir/data/url" ] && break; sleep 0.1; done
+url=$(cat "$dir/data/url")
+auth="Authorization: Bearer $(cat "$dir/data/admin-token")"
+"$tf_bin" bucket create bench >/dev/null
+key_json=$("$tf_bin" --json s3 key create bench)
+export S3_ENDPOINT=$url
+S3_KEY_ID=$(echo "$key_json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+S3_SECRET=$(echo "$key_json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["secret"])')
+export S3_KEY_ID S3_SECRET
+head -c "${mib}M" /dev/urandom >"$dir/src.bin"
+
+cold() { sync; if [ "$(id -u)" -eq 0 ]; then echo 3 >/proc/sys/vm/drop_caches; fi; }
+seconds() {
+  local start end
+  start=$(date +%s.%N)
+  "$@" >/dev/null
+  end=$(date +%s.%N)
+  echo "$end - $start" | bc
+}
+rate() { echo "scale=0; $mib * 1048576 / 1000000 / $1" | bc; }
+boto() {  # boto OPERATION KEY: one boto3 transfer of the test file
+  /usr/bin/python3 - "$@" "$dir/src.bin" "$dir/out.bin" <<'EOF'
+import os, sys
+import boto3
+from boto3.s3.transfer import TransferConfig
+from botocore.config import Config
+op, key, src, dst = sys.argv[1:]
+s3 = boto3.client("s3", endpoint_url=os.environ["S3_ENDPOINT"], region_name="us-east-1",
+                  aws_access_key_id=os.environ["S3_KEY_ID"],
+                  aws_secret_access_key=os.environ["S3_SECRET"],
+                  config=Config(s3={"addressing_style": "path"}, max_pool_connections=16))
+managed = TransferConfig(multipart_threshold=8 << 20, multipart_chunksize=8 << 20,
+                         max_concurrency=10)
+if op == "put":
+    with open(src, "rb") as f:
+        s3.put_object(Bucket="bench", Key=key, Body=f)
+elif op == "get":
+    with open(dst, "wb") as f:
+        for piece in s3.get_object(Bucket="bench", Key=key)["Body"].iter_chunks(1 << 20):
+            f.write(piece)
+elif op == "upload":
+    s3.upload_file(src, "bench", key, Config=managed)
+elif op == "download":
+    s3.download_file("bench", key, dst, Config=managed)
+EOF
+}
+
+echo "$mib MiB, data in $dir ($(df --output=source "$dir" | tail -1))"
+for round in 1 2 3; do
+  cold
+  put=$(seconds curl -sf -o /dev/null -T "$dir/src.bin" -H "$auth" "$url/v1/buckets/bench/objects/n$round")
+  cold
+  get=$(seconds curl -sf -o "$dir/out.bin" -H "$auth" "$url/v1/buckets/bench/objects/n$round")
+  cold
+  s3_put=$(seconds boto put "p$round")
+  cold
+  s3_get=$(seconds boto get "p$round")
+  cmp -s "$dir/src.bin" "$dir/out.bin" || { echo "get_object returned other bytes"; exit 1; }
+  cold
+  s3_up=$(seconds boto upload "m$round")
+  cold
+  s3_down=$(seconds boto download "m$round")
+  cmp -s "$dir/src.bin" "$dir/out.bin" || { echo "download_file returned other bytes"; exit 1; }
+  printf 'round %d: native PUT %5s GET %5s | boto3 put_object %5s get_object %5s | upload_file %5s download_file %5s MB/s\n' \
+    "$round" "$(rate "$put")" "$(rate "$get")" "$(rate "$s3_put")" "$(rate "$s3_get")" \
+    "$(rate "$s3_up")" "$(rate "$s3_down")"
+  for key in "n$round" "p$round" "m$round"; do "$tf_bin" rm "tf://bench/$key" >/dev/null; done
+done
