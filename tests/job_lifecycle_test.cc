@@ -222,5 +222,60 @@ TEST(JobLifecycle, TheDocumentRoundTripsThroughJson) {
   EXPECT_EQ(JobDocToJson(*decoded), JobDocToJson(job.doc));
 }
 
+
+TEST(JobLifecycle, AGangsFailedRankWaitsForTheVerdictALostNodeMakesItLost) {
+  Job job = MakeJob(2);
+  Events events;
+  StartAttempt(job, PlaceOn({"node-a", "node-b"}), {"a", "b"}, 1, 29500, kT0, events);
+  ASSERT_TRUE(ApplyRankReport(job, Report(job, 0, "running"), kT0, events).ok());
+  ASSERT_TRUE(ApplyRankReport(job, Report(job, 1, "running"), kT0, events).ok());
+  // node-b died: rank 0's all_reduce breaks at once, before node-b is declared lost.
+  ASSERT_TRUE(ApplyRankReport(job, Report(job, 0, "failed", 1), kT0 + 100, events).ok());
+  EXPECT_EQ(job.state(), kRunning);
+  ResolveGangFailure(job, kT0 + 2000, 5000, events);
+  EXPECT_EQ(job.state(), kRunning);
+  MarkNodeLost(job, "node-b", kT0 + 3000, events);
+  EXPECT_EQ(job.state(), kRetrying);
+  EXPECT_EQ(job.doc.current()->state, "lost");
+  EXPECT_EQ(job.doc.recoveries, 1);
+  EXPECT_TRUE(WantsPlacement(job));
+}
+
+TEST(JobLifecycle, AGangsFailedRankFailsTheAttemptWhenNoNodeIsLost) {
+  Job job = MakeJob(2);
+  Events events;
+  StartAttempt(job, PlaceOn({"node-a", "node-b"}), {"a", "b"}, 1, 29500, kT0, events);
+  ASSERT_TRUE(ApplyRankReport(job, Report(job, 0, "failed", 2), kT0 + 100, events).ok());
+  ResolveGangFailure(job, kT0 + 5099, 5000, events);
+  EXPECT_EQ(job.state(), kStarting);
+  ResolveGangFailure(job, kT0 + 5100, 5000, events);
+  EXPECT_EQ(job.state(), kFailed);
+  EXPECT_EQ(job.doc.exit_code, 2);
+
+  // Both ranks failing decides at once.
+  Job both = MakeJob(2);
+  Events more;
+  StartAttempt(both, PlaceOn({"node-a", "node-b"}), {"a", "b"}, 1, 29500, kT0, more);
+  ASSERT_TRUE(ApplyRankReport(both, Report(both, 1, "failed", 1), kT0 + 100, more).ok());
+  ASSERT_TRUE(ApplyRankReport(both, Report(both, 0, "failed", 1), kT0 + 200, more).ok());
+  EXPECT_EQ(both.state(), kFailed);
+}
+
+TEST(JobLifecycle, RanksThatNeverReportAreTakenAsStoppedAfterTheirLimit) {
+  Job job = MakeJob(2);
+  Events events;
+  StartAttempt(job, PlaceOn({"node-a", "node-b"}), {"a", "b"}, 1, 29500, kT0, events);
+  ASSERT_TRUE(ApplyRankReport(job, Report(job, 0, "running"), kT0, events).ok());
+  ASSERT_TRUE(CancelJob(job, "cancelled", kT0 + 10, events).ok());
+  // Rank 1 was never started by its worker; rank 0 ran and is being stopped.
+  ForgetSilentRanks(job, kT0 + 10 + 999, 1000, 5000);
+  EXPECT_EQ(job.doc.current()->ranks[1].state, "stopping");
+  ForgetSilentRanks(job, kT0 + 10 + 1000, 1000, 5000);
+  EXPECT_EQ(job.doc.current()->ranks[1].state, "stopped");
+  EXPECT_EQ(job.doc.current()->ranks[0].state, "stopping");
+  ForgetSilentRanks(job, kT0 + 10 + 5000, 1000, 5000);
+  EXPECT_EQ(job.doc.current()->ranks[0].state, "stopped");
+}
+
 }  // namespace
 }  // namespace tf::jobs

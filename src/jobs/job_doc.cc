@@ -52,6 +52,9 @@ Attempt AttemptFromJson(const json& j) {
   a.started_at = j.value("started_at", TimeMs{0});
   a.ended_at = j.value("ended_at", TimeMs{0});
   a.exit_code = j.value("exit_code", -1);
+  a.failure_seen_at = j.value("failure_seen_at", TimeMs{0});
+  a.failure_reason = j.value("failure_reason", "");
+  a.failure_exit_code = j.value("failure_exit_code", -1);
   return a;
 }
 

@@ -61,6 +61,12 @@ struct Attempt {
   TimeMs started_at = 0;       // when the last rank started running
   TimeMs ended_at = 0;
   int exit_code = -1;
+  // A rank of a gang failed while its peers still ran: when a node dies, the survivors fail at
+  // once (their collective breaks) before the dead node is declared lost. The verdict waits:
+  // a lost node meanwhile makes the attempt lost, otherwise it fails (see lifecycle.h).
+  TimeMs failure_seen_at = 0;
+  std::string failure_reason;
+  int failure_exit_code = -1;
 
   bool ended() const;
   // True while some rank may still be running on its node.

@@ -301,8 +301,27 @@ Result<TickStats> JobService::Tick() {
   TF_ASSIGN_OR_RETURN(std::vector<store::NodeRecord> nodes, store_.nodes().ListNodes());
   TF_ASSIGN_OR_RETURN(int lost, DetectLostNodes(nodes, now));
 
-  // Time limits.
+  // Verdicts that were waiting, and ranks whose worker will never report.
   TF_ASSIGN_OR_RETURN(std::vector<Job> jobs, ActiveJobs());
+  TimeMs verdict_wait = options_.heartbeat_timeout_ms + kSecondMs;
+  TimeMs unstarted = 2 * options_.heartbeat_timeout_ms;
+  TimeMs started = options_.heartbeat_timeout_ms + options_.stop_grace_ms + 30 * kSecondMs;
+  for (const Job& job : jobs) {
+    bool pending = false, silent = false;
+    for (const Attempt& a : job.doc.attempts) {
+      if (!a.ended() && a.failure_seen_at > 0 && now - a.failure_seen_at >= verdict_wait) pending = true;
+      if (a.ended() && a.has_live_ranks()) silent = true;
+    }
+    if (!pending && !silent) continue;
+    auto changed = Mutate(job.id(), [&](Job& j, Events& events) {
+      ResolveGangFailure(j, now, verdict_wait, events);
+      ForgetSilentRanks(j, now, unstarted, started);
+      return OkStatus();
+    });
+    if (!changed.ok()) spdlog::warn("settling {}: {}", job.id(), changed.status().ToString());
+  }
+
+  // Time limits.
   for (const Job& job : jobs) {
     const Attempt* a = job.doc.current();
     if (a == nullptr || a->ended() || job.spec.max_runtime_ms <= 0) continue;

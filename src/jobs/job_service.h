@@ -21,6 +21,9 @@ struct JobServiceOptions {
   // A node whose last heartbeat is older than this is lost, and its ranks with it.
   TimeMs heartbeat_timeout_ms = 10 * kSecondMs;
   // Ports handed to rank 0 of each attempt for the process group's rendezvous.
+  // How long a worker gives a process between SIGTERM and SIGKILL (its --grace): a stopping
+  // rank silent for longer than this (and a heartbeat timeout) is taken as stopped.
+  TimeMs stop_grace_ms = 120 * kSecondMs;
   int master_port_base = 29500;
   int master_port_count = 2000;
 };

@@ -190,13 +190,25 @@ Status ApplyRankReport(Job& job, const RankReport& report, TimeMs now, Events& e
   if (!report.log_tail.empty()) rank.log_tail = report.log_tail;
   if (a->ended()) return OkStatus();  // a rank of an attempt that already ended: now stopped
 
+  std::string reason = RankEndReason(rank, report.node_rank, report.message);
+  if (s == "failed" && a->failure_seen_at == 0 && a->has_live_ranks()) {
+    // A gang's rank failed while its peers run: wait for the verdict (job_doc.h).
+    a->failure_seen_at = now;
+    a->failure_reason = reason;
+    a->failure_exit_code = report.exit_code;
+    return OkStatus();
+  }
+  if ((s == "failed" || s == "succeeded") && a->failure_seen_at > 0) {
+    if (a->has_live_ranks()) return OkStatus();
+    EndAttempt(job, *a, "failed", a->failure_reason, a->failure_exit_code, now, events);
+    return OkStatus();
+  }
   if (s == "succeeded") {
     bool all_done = std::all_of(a->ranks.begin(), a->ranks.end(),
                                 [](const RankState& r) { return r.state == "succeeded"; });
     if (all_done) EndAttempt(job, *a, "succeeded", "every rank exited 0", 0, now, events);
     return OkStatus();
   }
-  std::string reason = RankEndReason(rank, report.node_rank, report.message);
   if (s == "stopped") {
     // Stopped without being asked: treat as an interruption of the attempt.
     EndAttempt(job, *a, kInterrupted, reason, report.exit_code, now, events);
@@ -242,6 +254,25 @@ void EnforceMaxRuntime(Job& job, TimeMs now, Events& events) {
       job, *a, "timed-out",
       "ran longer than max_runtime (" + std::to_string(job.spec.max_runtime_ms / 1000) + " s)", -1,
       now, events);
+}
+
+void ResolveGangFailure(Job& job, TimeMs now, TimeMs wait_ms, Events& events) {
+  Attempt* a = LiveAttempt(job);
+  if (a == nullptr || a->failure_seen_at == 0 || now - a->failure_seen_at < wait_ms) return;
+  EndAttempt(job, *a, "failed", a->failure_reason, a->failure_exit_code, now, events);
+}
+
+void ForgetSilentRanks(Job& job, TimeMs now, TimeMs unstarted_after_ms, TimeMs started_after_ms) {
+  for (Attempt& a : job.doc.attempts) {
+    if (!a.ended()) continue;
+    for (RankState& r : a.ranks) {
+      if (r.state != "stopping") continue;
+      TimeMs limit = r.started_at == 0 ? unstarted_after_ms : started_after_ms;
+      if (now - a.ended_at < limit) continue;
+      r.state = "stopped";
+      r.ended_at = now;
+    }
+  }
 }
 
 bool WantsPlacement(const Job& job) {

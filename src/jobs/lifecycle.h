@@ -72,6 +72,15 @@ Status CancelJob(Job& job, const std::string& why, TimeMs now, Events& events);
 // Ends the attempt if it has run longer than the spec's max_runtime.
 void EnforceMaxRuntime(Job& job, TimeMs now, Events& events);
 
+// Ends the attempt as failed once a gang's failed rank has waited `wait_ms` for its verdict
+// (Attempt::failure_seen_at) without a node being lost meanwhile.
+void ResolveGangFailure(Job& job, TimeMs now, TimeMs wait_ms, Events& events);
+
+// Ranks of ended attempts still "stopping" after the limit are taken as stopped: one whose
+// worker never started it (no report will come) after `unstarted_after_ms`, one that ran after
+// `started_after_ms` (longer than the grace period a worker gives a process).
+void ForgetSilentRanks(Job& job, TimeMs now, TimeMs unstarted_after_ms, TimeMs started_after_ms);
+
 // Whether the scheduler may place the job now: queued, or retrying with every rank of its last
 // attempt stopped (ranks on a node that is gone count as stopped: see MarkNodeLost).
 bool WantsPlacement(const Job& job);
