@@ -181,7 +181,8 @@ class JobsReliabilityTest : public JobsFixture {
 
 TEST_F(JobsReliabilityTest, AKilledWorkersJobResumesElsewhereFromItsLastSyncedCheckpoint) {
   auto w1 = ChildWorker("w1");
-  auto job = Submit(CountingJob("counter", 400));
+  // Long enough that the job is still running when its worker is killed, on a slow machine too.
+  auto job = Submit(CountingJob("counter", 800));
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   std::string id = (*job)["id"];
   // Past the first periodic sync (10 s in) and a few steps beyond it.
@@ -219,7 +220,7 @@ TEST_F(JobsReliabilityTest, AKilledWorkersJobResumesElsewhereFromItsLastSyncedCh
   EXPECT_NE(second.find("step=" + std::to_string(synced + 1) + " "), std::string::npos) << second;
   auto result = RawGet("/v1/buckets/tensorfleet-jobs/objects/" + id + "/output/result.txt");
   ASSERT_TRUE(result.has_value());
-  EXPECT_EQ(*result, "done at step 400\n");
+  EXPECT_EQ(*result, "done at step 800\n");
 }
 
 TEST_F(JobsReliabilityTest, AWorkerRestartedOnItsDirectoryKillsWhatItsPredecessorLeftAndReportsItLost) {
