@@ -20,32 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool Finished(const Json& j) {
-  std::string s = j.value("state", "");
-  return s == "succeeded" || s == "failed" || s == "cancelled";
-}
-
-// A job that counts steps, one every 50 ms, keeping the count in its checkpoint directory
-// (written to a temporary name and renamed), and stops at `steps`; as in jobs_e2e_test.cc.
-std::string CountingJob(const std::string& name, int steps, const std::string& extra = "") {
-  return "name: " + name + "\n"
-         "command: |\n"
-         "  step=0\n"
-         "  [ -f \"$TENSORFLEET_CHECKPOINT_DIR/step\" ] && step=$(cat \"$TENSORFLEET_CHECKPOINT_DIR/step\")\n"
-         "  echo \"start at step $step (attempt $TENSORFLEET_ATTEMPT)\"\n"
-         "  trap 'echo \"$step\" > \"$TENSORFLEET_CHECKPOINT_DIR/step.tmp\"; mv \"$TENSORFLEET_CHECKPOINT_DIR/step.tmp\" \"$TENSORFLEET_CHECKPOINT_DIR/step\"; echo \"saved at $step\"; exit 0' TERM\n"
-         "  while [ $step -lt " + std::to_string(steps) + " ]; do\n"
-         "    step=$((step+1))\n"
-         "    echo \"$step\" > \"$TENSORFLEET_CHECKPOINT_DIR/step.tmp\"\n"
-         "    mv \"$TENSORFLEET_CHECKPOINT_DIR/step.tmp\" \"$TENSORFLEET_CHECKPOINT_DIR/step\"\n"
-         "    echo \"step=$step loss=$((100-step))\"\n"
-         "    sleep 0.05 & wait $!\n"
-         "  done\n"
-         "  echo \"done at step $step\" > \"$TENSORFLEET_OUTPUT_DIR/result.txt\"\n"
-         "resources: {gpus: 1, cpus: 1}\n"
-         "checkpoint: {sync_interval: 10s}\n"
-         "metrics: [{name: loss, regex: \"loss=([0-9]+)\"}]\n" + extra;
-}
 
 // The number after `prefix` in `text`, or -1.
 int NumberAfter(const std::string& text, const std::string& prefix) {
