@@ -32,6 +32,7 @@ class PostgresStore final : public Store,
   JobStore& jobs() override { return *this; }
   AccessKeyStore& access_keys() override { return *this; }
   void SetQueueListener(std::function<void(int64_t)> listener) override;
+  std::unique_ptr<Leadership> NewLeadership() override;  // pg_leadership.cc
   std::string backend() const override { return "postgresql"; }
   int schema_version() const override { return schema_version_; }
 

@@ -44,6 +44,7 @@ class SqliteStore final : public Store,
   NodeStore& nodes() override { return *this; }
   JobStore& jobs() override { return *this; }
   AccessKeyStore& access_keys() override { return *this; }
+  std::unique_ptr<Leadership> NewLeadership() override { return AlwaysLeader(); }
   void SetQueueListener(std::function<void(int64_t)> listener) override {
     listener_ = std::move(listener);
   }

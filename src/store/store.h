@@ -13,6 +13,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "store/leadership.h"
 #include "store/records.h"
 
 namespace tf::store {
@@ -208,6 +209,11 @@ class Store {
   // visibility change), from any thread and, for PostgreSQL, for changes made by other servers
   // too. Used to wake long polls. Set once, before concurrent use.
   virtual void SetQueueListener(std::function<void(int64_t queue_id)> listener) = 0;
+
+  // A handle on the lead among the servers sharing this store (store/leadership.h), one per
+  // server, kept for its life: SQLite's always leads; PostgreSQL's takes the leader lock on a
+  // connection of its own, opened by its first TryAcquire.
+  virtual std::unique_ptr<Leadership> NewLeadership() = 0;
 
   // "sqlite" or "postgresql".
   virtual std::string backend() const = 0;
