@@ -87,10 +87,6 @@ Metering Meter(const std::vector<store::JobRecord>& jobs,
                const std::vector<store::NodePeriod>& periods, TimeMs since, TimeMs until,
                TimeMs now);
 
-// The share of a node one rank uses: its GPUs / the node's GPUs when both have GPUs, else the
-// CPUs it asks / the node's CPUs; capped at 1, 0 when the node declares nothing.
-double RankShare(int rank_gpus, int rank_cpus, int node_gpus, int node_cpus);
-
 // ---- Summaries ------------------------------------------------------------------------------
 
 enum class GroupBy { kProject, kJob, kNode, kDay };

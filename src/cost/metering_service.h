@@ -17,6 +17,11 @@ namespace tf::cost {
 Result<Metering> MeterStore(store::Store& store, const std::string& project_id, TimeMs since,
                             TimeMs until, TimeMs now);
 
+// As MeterStore without idle capacity (no node periods read): the ranks of `project_id`
+// ("" = every project) only.
+Result<Metering> MeterJobs(store::Store& store, const std::string& project_id, TimeMs since,
+                           TimeMs until, TimeMs now);
+
 // What the project's ranks cost over [since, until) as seen at `now`, in dollars (idle capacity
 // not included; ranks still running counted until now). For budgets.
 Result<double> ProjectSpend(store::Store& store, const std::string& project_id, TimeMs since,

@@ -1,5 +1,7 @@
 #include "jobs/job_doc.h"
 
+#include <algorithm>
+
 namespace tf::jobs {
 namespace {
 
@@ -12,7 +14,8 @@ bool IsLiveRankState(std::string_view s) {
 json RankToJson(const RankState& r) {
   return json{{"node_id", r.node_id},   {"address", r.address},       {"gpus", r.gpus},
               {"state", r.state},       {"exit_code", r.exit_code},   {"signal", r.signal},
-              {"log_tail", r.log_tail}, {"started_at", r.started_at}, {"ended_at", r.ended_at}};
+              {"log_tail", r.log_tail}, {"started_at", r.started_at}, {"ended_at", r.ended_at},
+              {"price_per_hour", r.price_per_hour}, {"share", r.share},   {"spot", r.spot}};
 }
 
 RankState RankFromJson(const json& j) {
@@ -26,6 +29,9 @@ RankState RankFromJson(const json& j) {
   r.log_tail = j.value("log_tail", "");
   r.started_at = j.value("started_at", TimeMs{0});
   r.ended_at = j.value("ended_at", TimeMs{0});
+  r.price_per_hour = j.value("price_per_hour", 0.0);
+  r.share = j.value("share", 0.0);
+  r.spot = j.value("spot", false);
   return r;
 }
 
@@ -62,6 +68,16 @@ Attempt AttemptFromJson(const json& j) {
 
 bool IsTerminalJobState(std::string_view s) {
   return s == kSucceeded || s == kFailed || s == kCancelled;
+}
+
+double RankShare(int rank_gpus, int rank_cpus, int node_gpus, int node_cpus) {
+  double share = 0;
+  if (rank_gpus > 0 && node_gpus > 0) {
+    share = static_cast<double>(rank_gpus) / node_gpus;
+  } else if (node_cpus > 0) {
+    share = static_cast<double>(std::max(rank_cpus, 0)) / node_cpus;
+  }
+  return std::min(share, 1.0);
 }
 
 bool Attempt::ended() const { return state != kStarting && state != kRunning; }

@@ -48,7 +48,17 @@ struct RankState {
   std::string log_tail;        // the last lines of its output, for `describe`
   TimeMs started_at = 0;
   TimeMs ended_at = 0;
+  // Set when the rank is placed, for metering (cost/metering.h), so that a later price change
+  // does not rewrite history: the node's price per hour then, the share of the node the rank
+  // holds (0..1), and whether the node is spot. 0 / false in documents written before.
+  double price_per_hour = 0;
+  double share = 0;
+  bool spot = false;
 };
+
+// The share of a node a rank holds: its GPUs / the node's GPUs when both have GPUs, else the
+// CPUs it asks / the node's CPUs; capped at 1, 0 when the node declares neither.
+double RankShare(int rank_gpus, int rank_cpus, int node_gpus, int node_cpus);
 
 struct Attempt {
   int number = 0;              // 1, 2, ...

@@ -52,6 +52,21 @@ fleet::WorkRequest RequestFor(const JobSpec& spec) {
   return ToWorkRequest(probe);
 }
 
+// What metering needs of each rank of a new attempt, fixed at placement so that a node's later
+// price does not change what the attempt cost.
+void RecordPrices(Attempt& attempt, const JobSpec& spec,
+                  const std::map<std::string, fleet::NodeInfo>& infos) {
+  for (RankState& r : attempt.ranks) {
+    auto it = infos.find(r.node_id);
+    if (it == infos.end()) continue;
+    const fleet::NodeInfo& node = it->second;
+    r.price_per_hour = node.price_per_hour;
+    r.spot = node.spot;
+    r.share = RankShare(static_cast<int>(r.gpus.size()), spec.resources.cpus,
+                        static_cast<int>(node.gpus.size()), node.cpus);
+  }
+}
+
 uint64_t NewToken() {
   uint64_t t = 0;
   while (t == 0) t = std::stoull(RandomHex(8), nullptr, 16);
@@ -73,6 +88,7 @@ void JobService::SetListeners(std::function<void(const std::string&)> on_node_ch
 Result<Job> JobService::Submit(const std::string& project_id, const std::string& spec_yaml,
                                const std::string& source, const std::string& code_key) {
   TF_ASSIGN_OR_RETURN(JobSpec spec, ParseJobSpec(spec_yaml, source));
+  if (admission_) TF_RETURN_IF_ERROR(admission_(project_id));
   // Refuse what no node of the fleet could ever run; with no node registered yet, the job waits.
   TF_ASSIGN_OR_RETURN(std::vector<store::NodeRecord> records, store_.nodes().ListNodes());
   std::vector<fleet::NodeState> nodes;
@@ -151,10 +167,11 @@ Result<std::vector<Job>> JobService::List(const std::string& project_id, bool in
   return out;
 }
 
-Result<Job> JobService::Cancel(const std::string& project_id, const std::string& job_id) {
+Result<Job> JobService::Cancel(const std::string& project_id, const std::string& job_id,
+                               const std::string& reason) {
   TF_RETURN_IF_ERROR(Get(project_id, job_id).status());
   return Mutate(job_id, [&](Job& job, Events& events) {
-    return CancelJob(job, "cancelled by request", clock_.Now(), events);
+    return CancelJob(job, reason, clock_.Now(), events);
   });
 }
 
@@ -372,14 +389,14 @@ Result<TickStats> JobService::Schedule(const std::vector<store::NodeRecord>& rec
   // The fleet as it is now: every live rank holds its node's resources.
   std::vector<fleet::NodeState> nodes;
   std::map<std::string, size_t> index;
-  std::map<std::string, std::string> addresses;
+  std::map<std::string, fleet::NodeInfo> infos;
   for (const store::NodeRecord& r : records) {
     if (r.state == "lost") continue;
     auto info = fleet::NodeInfoFromJson(nlohmann::json::parse(r.info_json, nullptr, false));
     if (!info.ok()) continue;
     index[r.id] = nodes.size();
-    addresses[r.id] = info->address;
     nodes.push_back(ToNodeState(r, *info));
+    infos[r.id] = std::move(info).value();
   }
   for (const Job& job : jobs) {
     for (const Attempt& a : job.doc.attempts) {
@@ -398,12 +415,13 @@ Result<TickStats> JobService::Schedule(const std::vector<store::NodeRecord>& rec
   stats.waiting = static_cast<int>(result.waiting.size());
   for (const fleet::Placement& p : result.placements) {
     std::vector<std::string> addrs;
-    for (const fleet::RankPlacement& r : p.ranks) addrs.push_back(addresses[r.node_id]);
+    for (const fleet::RankPlacement& r : p.ranks) addrs.push_back(infos[r.node_id].address);
     uint64_t token = NewToken();
     int port = options_.master_port_base + static_cast<int>(token % options_.master_port_count);
     auto placed = Mutate(p.job_id, [&](Job& job, Events& events) -> Status {
       if (!WantsPlacement(job)) return Aborted("no longer waiting");
       StartAttempt(job, p, addrs, token, port, now, events);
+      RecordPrices(job.doc.attempts.back(), job.spec, infos);
       return OkStatus();
     });
     if (placed.ok()) {
