@@ -68,6 +68,7 @@ class AppImpl final : public App {
     AddS3Routes(*router_, *services_);
     AddJobRoutes(*router_, *services_);
     AddNodeRoutes(*router_, *services_);
+    AddCostRoutes(*router_, *services_);
 
     Router* router = router_.get();
     options_.http.stream_body = [router](const http::Request& head) {

@@ -17,6 +17,11 @@ void Metrics::ObserveRequest(const std::string& route, const std::string& method
 }
 
 void Metrics::Render(std::string& out) const {
+  RenderRequests(out);
+  for (const auto& collect : collectors_) collect(out);
+}
+
+void Metrics::RenderRequests(std::string& out) const {
   std::lock_guard lock(mu_);
   char buf[512];
   out += "# HELP tensorfleet_http_requests_total HTTP requests by route, method and status.\n";

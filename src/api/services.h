@@ -45,6 +45,8 @@ void AddS3Routes(Router& router, Services& services);
 void AddJobRoutes(Router& router, Services& services);
 // /v1/nodes and the routes workers use: register, heartbeat, assignments, drain, reports.
 void AddNodeRoutes(Router& router, Services& services);
+// /v1/cost/report, and the spend and burn-rate gauges of /metrics.
+void AddCostRoutes(Router& router, Services& services);
 // The wake-up key of a node's long poll (hash collisions only cost a spurious wake-up).
 int64_t NodeWakeKey(const std::string& node_id);
 // /healthz, /metrics and /v1/status. `server_metrics` appends the HTTP server's own gauges.

@@ -1,10 +1,13 @@
-// `tensorfleet cost ...`: the price catalog, offers compared, bill audits and synthetic bills.
-// These verbs work offline: they read the catalog and files, never a server.
+// `tensorfleet cost ...`: the price catalog, offers compared, bill audits and synthetic bills,
+// which work offline (they read the catalog and files, never a server), and the cost report,
+// which asks the server.
 #include <algorithm>
 #include <iostream>
 
+#include "cli/budget_commands.h"
 #include "cli/commands.h"
 #include "cli/cost_flags.h"
+#include "cli/cost_report_command.h"
 #include "cli/table.h"
 #include "cost/numbers.h"
 
@@ -150,7 +153,7 @@ int Compare(const cost::Catalog& catalog, const std::string& gpu, bool spot, boo
 
 void AddCostCommands(CLI::App& app, Connection& conn, int& exit_code) {
   auto* cost_cmd = app.add_subcommand(
-      "cost", "Prices, offer comparison and bill audits (offline: no server needed)");
+      "cost", "Prices, offer comparison and bill audits (offline), and what jobs cost (report)");
   cost_cmd->require_subcommand(1);
 
   {
@@ -189,6 +192,8 @@ void AddCostCommands(CLI::App& app, Connection& conn, int& exit_code) {
   }
 
   AddBillCommands(cost_cmd, conn, exit_code);
+  AddBudgetCommands(cost_cmd, conn, exit_code);
+  AddCostReportCommand(cost_cmd, conn, exit_code);
 }
 
 }  // namespace tf::cli
