@@ -26,15 +26,19 @@ Result<NodeRecord> PostgresStore::RegisterNode(NodeRecord node) {
   node.state = "ready";
   node.drain_json.clear();
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kAutocommit, [&](PgConnection& conn) -> Status {
-    // One statement: two servers registering the same node never hand out the same epoch.
+    // One statement: two servers registering the same node never hand out the same epoch, and
+    // the registration and the period it opens are written together.
     TF_ASSIGN_OR_RETURN(
         PgResult r,
-        conn.Exec("INSERT INTO nodes (id, name, state, epoch, info, registered_at, heartbeat_at, "
-                  "drain) VALUES ($1, $2, $3, 1, $4, $5, $6, '') "
+        conn.Exec("WITH n AS (INSERT INTO nodes (id, name, state, epoch, info, registered_at, "
+                  "heartbeat_at, drain) VALUES ($1, $2, $3, 1, $4, $5, $6, '') "
                   "ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, state = EXCLUDED.state, "
                   "epoch = nodes.epoch + 1, info = EXCLUDED.info, "
                   "registered_at = EXCLUDED.registered_at, heartbeat_at = EXCLUDED.heartbeat_at, "
-                  "drain = '' RETURNING epoch",
+                  "drain = '' RETURNING id, epoch, info, registered_at, heartbeat_at) "
+                  "INSERT INTO node_periods (node_id, epoch, started_at, last_seen_at, info) "
+                  "SELECT id, epoch, registered_at, GREATEST(registered_at, heartbeat_at), info "
+                  "FROM n RETURNING epoch",
                   PgParams()
                       .Add(node.id)
                       .Add(node.name)
@@ -73,12 +77,17 @@ Result<std::vector<NodeRecord>> PostgresStore::ListNodes() {
 
 Status PostgresStore::TouchNode(const std::string& id, int64_t epoch, TimeMs now) {
   return pool_->Run(PgTxMode::kAutocommit, [&](PgConnection& conn) -> Status {
-    TF_ASSIGN_OR_RETURN(
-        PgResult r, conn.Exec("WITH n AS (SELECT epoch FROM nodes WHERE id = $1), "
-                              "u AS (UPDATE nodes SET heartbeat_at = $3 WHERE id = $1 AND "
-                              "epoch = $2 RETURNING 1) "
-                              "SELECT (SELECT epoch FROM n), (SELECT count(*) FROM u)",
-                              PgParams().Add(id).Add(epoch).Add(now)));
+    // One statement: the heartbeat moves the current registration's period with it (only
+    // forward, should a heartbeat arrive late), and a stale one moves neither.
+    TF_ASSIGN_OR_RETURN(PgResult r,
+                        conn.Exec("WITH n AS (SELECT epoch FROM nodes WHERE id = $1), "
+                                  "u AS (UPDATE nodes SET heartbeat_at = $3 WHERE id = $1 AND "
+                                  "epoch = $2 RETURNING epoch), "
+                                  "p AS (UPDATE node_periods SET last_seen_at = "
+                                  "GREATEST(last_seen_at, $3) WHERE node_id = $1 AND "
+                                  "epoch IN (SELECT epoch FROM u)) "
+                                  "SELECT (SELECT epoch FROM n), (SELECT count(*) FROM u)",
+                                  PgParams().Add(id).Add(epoch).Add(now)));
     if (r.IsNull(0, 0)) return NotFound("node '" + id + "' is not registered");
     if (r.Int(0, 1) == 0) {
       return Aborted("node '" + id + "' was registered again (epoch " +
@@ -98,6 +107,24 @@ Status PostgresStore::SetNodeState(const std::string& id, const std::string& sta
     if (r.affected() == 0) return NotFound("node '" + id + "' is not registered");
     return OkStatus();
   });
+}
+
+Result<std::vector<NodePeriod>> PostgresStore::ListNodePeriods(TimeMs since, TimeMs until) {
+  std::vector<NodePeriod> out;
+  TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kRead, [&](PgConnection& conn) -> Status {
+    out.clear();
+    TF_ASSIGN_OR_RETURN(PgResult r,
+                        conn.Exec("SELECT node_id, epoch, started_at, last_seen_at, info "
+                                  "FROM node_periods WHERE last_seen_at >= $1 AND started_at < $2 "
+                                  "ORDER BY node_id, epoch",
+                                  PgParams().Add(since).Add(until)));
+    for (int i = 0; i < r.rows(); ++i) {
+      out.push_back(NodePeriod{std::string(r.Text(i, 0)), r.Int(i, 1), r.Int(i, 2), r.Int(i, 3),
+                               std::string(r.Text(i, 4))});
+    }
+    return OkStatus();
+  }));
+  return out;
 }
 
 }  // namespace tf::store

@@ -1,5 +1,6 @@
 // Private to the PostgreSQL back end: the class behind OpenPostgresStore. Its methods are spread
-// over pg_auth.cc, pg_queues.cc, pg_send.cc, pg_receive.cc, pg_receipts.cc and pg_objects.cc.
+// over pg_auth.cc, pg_queues.cc, pg_send.cc, pg_receive.cc, pg_receipts.cc, pg_objects.cc,
+// pg_nodes.cc, pg_jobs.cc, pg_access_keys.cc and pg_budgets.cc.
 #pragma once
 
 #include <functional>
@@ -17,9 +18,10 @@ class PostgresStore final : public Store,
                             public AuthStore,
                             public QueueStore,
                             public ObjectStore,
-                          public NodeStore,
-                          public JobStore,
-                          public AccessKeyStore {
+                            public NodeStore,
+                            public JobStore,
+                            public AccessKeyStore,
+                            public BudgetStore {
  public:
   PostgresStore(std::unique_ptr<PgPool> pool, int schema_version)
       : pool_(std::move(pool)), schema_version_(schema_version) {}
@@ -31,6 +33,7 @@ class PostgresStore final : public Store,
   NodeStore& nodes() override { return *this; }
   JobStore& jobs() override { return *this; }
   AccessKeyStore& access_keys() override { return *this; }
+  BudgetStore& budgets() override { return *this; }
   void SetQueueListener(std::function<void(int64_t)> listener) override;
   std::unique_ptr<Leadership> NewLeadership() override;  // pg_leadership.cc
   std::string backend() const override { return "postgresql"; }
@@ -93,6 +96,7 @@ class PostgresStore final : public Store,
   Status TouchNode(const std::string& id, int64_t epoch, TimeMs now) override;
   Status SetNodeState(const std::string& id, const std::string& state,
                       const std::string& drain_json) override;
+  Result<std::vector<NodePeriod>> ListNodePeriods(TimeMs since, TimeMs until) override;
 
   // JobStore (pg_jobs.cc)
   Status CreateJob(const JobRecord& job, const JobEvent& first) override;
@@ -112,6 +116,18 @@ class PostgresStore final : public Store,
   Result<AccessKey> FindAccessKey(const std::string& id) override;
   Result<std::vector<AccessKey>> ListAccessKeys(const std::string& project_id) override;
   Status RevokeAccessKey(const std::string& id, TimeMs now) override;
+
+  // BudgetStore (pg_budgets.cc)
+  Status CreateBudget(const BudgetRecord& budget) override;
+  Status UpdateBudget(const BudgetRecord& budget) override;
+  Result<BudgetRecord> GetBudget(const std::string& project_id, const std::string& name) override;
+  Result<std::vector<BudgetRecord>> ListBudgets(const std::string& project_id) override;
+  Status DeleteBudget(const std::string& id) override;
+  Result<bool> AddBudgetAlert(const BudgetAlert& alert) override;
+  Result<std::vector<BudgetAlert>> ListBudgetAlerts(const std::string& project_id,
+                                                    int64_t after_seq, int limit) override;
+  Result<std::vector<BudgetAlert>> DueBudgetAlerts(TimeMs now, int limit) override;
+  Status UpdateBudgetAlertDelivery(const BudgetAlert& alert) override;
 
  private:
   // Tells this server's listener, after a commit, that messages may have become visible.

@@ -175,6 +175,17 @@ struct NodeRecord {
   std::string drain_json;    // "" or the drain in progress: {"deadline_ms": ..., "reason": ...}
 };
 
+// One registration of a node, from when it registered until its last heartbeat: the time the
+// machine was up and paid for, at the price and size it declared then. Metering prices idle
+// capacity from these.
+struct NodePeriod {
+  std::string node_id;
+  int64_t epoch = 0;         // the registration (NodeRecord.epoch) this period belongs to
+  TimeMs started_at = 0;     // registered_at of that registration
+  TimeMs last_seen_at = 0;   // its latest heartbeat
+  std::string info_json;     // NodeRecord.info_json as registered: price, GPUs, CPUs
+};
+
 // A managed job. Its spec and the history of its attempts are a JSON document that the jobs
 // service owns (jobs/job_record.h); the store indexes the rest. Every update names the version
 // it read, so that two writers never silently overwrite each other.
@@ -222,6 +233,37 @@ struct AccessKey {
   std::string name;        // what the owner called it
   TimeMs created_at = 0;
   std::optional<TimeMs> revoked_at;
+};
+
+// A spending limit of one project (cost/budget.h owns the document: amount, period,
+// thresholds, action, webhook).
+struct BudgetRecord {
+  std::string id;            // "bud_<hex>"
+  std::string project_id;
+  std::string name;          // unique in the project
+  std::string doc_json;
+  TimeMs created_at = 0;
+  TimeMs updated_at = 0;
+};
+
+// A budget threshold crossed in one period. Each (budget, period, kind, threshold) fires once;
+// the store enforces that. Alerts of budgets with a webhook are delivered by a notifier that
+// retries with backoff; next_delivery_at is empty when nothing is left to send.
+struct BudgetAlert {
+  int64_t seq = 0;           // assigned by the store, increasing
+  std::string budget_id;
+  std::string project_id;
+  TimeMs period_start = 0;   // the start of the budget period the alert belongs to
+  std::string kind;          // "actual" or "forecast"
+  double threshold = 0;      // percent of the amount: 50, 80, 90, 100, ...
+  TimeMs fired_at = 0;
+  double spend = 0;          // the spend (or forecast) that crossed the threshold, in dollars
+  double amount = 0;         // the budget's amount then
+  std::string message;       // for people: what was crossed and by how much
+  std::optional<TimeMs> next_delivery_at;  // when the webhook should next be tried
+  int delivery_attempts = 0;
+  std::optional<TimeMs> delivered_at;
+  std::string last_error;    // of the latest failed delivery
 };
 
 }  // namespace tf::store

@@ -135,6 +135,48 @@ const std::vector<std::string>& Migrations() {
         revoked_at INTEGER);
       CREATE INDEX s3_access_keys_project ON s3_access_keys(project_id, created_at);
       )sql",
+      // 5: what cost needs: the periods nodes were up (one per registration, the current ones
+      // taken from the nodes already registered), budgets and the alerts they fired. Money is
+      // REAL; an alert fires once per (budget, period, kind, threshold).
+      R"sql(
+      CREATE TABLE node_periods (
+        node_id TEXT NOT NULL,
+        epoch INTEGER NOT NULL,
+        started_at INTEGER NOT NULL,
+        last_seen_at INTEGER NOT NULL,
+        info TEXT NOT NULL,
+        PRIMARY KEY (node_id, epoch)) WITHOUT ROWID;
+      CREATE INDEX node_periods_seen ON node_periods(last_seen_at);
+      INSERT INTO node_periods
+        SELECT id, epoch, registered_at, MAX(registered_at, heartbeat_at), info FROM nodes;
+      CREATE TABLE budgets (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        doc TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        UNIQUE (project_id, name));
+      CREATE TABLE budget_alerts (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        budget_id TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        period_start INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        threshold REAL NOT NULL,
+        fired_at INTEGER NOT NULL,
+        spend REAL NOT NULL,
+        amount REAL NOT NULL,
+        message TEXT NOT NULL,
+        next_delivery_at INTEGER,
+        delivery_attempts INTEGER NOT NULL DEFAULT 0,
+        delivered_at INTEGER,
+        last_error TEXT NOT NULL DEFAULT '',
+        UNIQUE (budget_id, period_start, kind, threshold));
+      CREATE INDEX budget_alerts_project ON budget_alerts(project_id, seq);
+      CREATE INDEX budget_alerts_due ON budget_alerts(next_delivery_at)
+        WHERE next_delivery_at IS NOT NULL;
+      )sql",
   };
   return kMigrations;
 }

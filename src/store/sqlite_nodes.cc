@@ -31,14 +31,25 @@ Result<NodeRecord> SqliteStore::RegisterNode(NodeRecord node) {
     node.drain_json.clear();
     TF_ASSIGN_OR_RETURN(Stmt put,
                         db.Prepare("INSERT OR REPLACE INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
-    return put.Bind(1, node.id)
-        .Bind(2, node.name)
-        .Bind(3, node.state)
-        .Bind(4, node.epoch)
-        .Bind(5, node.info_json)
-        .Bind(6, node.registered_at)
-        .Bind(7, node.heartbeat_at)
-        .Bind(8, node.drain_json)
+    TF_RETURN_IF_ERROR(put.Bind(1, node.id)
+                           .Bind(2, node.name)
+                           .Bind(3, node.state)
+                           .Bind(4, node.epoch)
+                           .Bind(5, node.info_json)
+                           .Bind(6, node.registered_at)
+                           .Bind(7, node.heartbeat_at)
+                           .Bind(8, node.drain_json)
+                           .Run());
+    // The registration opens its period, seen up to now.
+    TF_ASSIGN_OR_RETURN(Stmt period, db.Prepare("INSERT INTO node_periods (node_id, epoch, "
+                                                "started_at, last_seen_at, info) "
+                                                "VALUES (?, ?, ?, MAX(?, ?), ?)"));
+    return period.Bind(1, node.id)
+        .Bind(2, node.epoch)
+        .Bind(3, node.registered_at)
+        .Bind(4, node.registered_at)
+        .Bind(5, node.heartbeat_at)
+        .Bind(6, node.info_json)
         .Run();
   }));
   return node;
@@ -79,7 +90,12 @@ Status SqliteStore::TouchNode(const std::string& id, int64_t epoch, TimeMs now) 
                      ", this worker has " + std::to_string(epoch) + ")");
     }
     TF_ASSIGN_OR_RETURN(Stmt touch, db.Prepare("UPDATE nodes SET heartbeat_at = ? WHERE id = ?"));
-    return touch.Bind(1, now).Bind(2, id).Run();
+    TF_RETURN_IF_ERROR(touch.Bind(1, now).Bind(2, id).Run());
+    // The current period never moves back, should a heartbeat arrive late.
+    TF_ASSIGN_OR_RETURN(Stmt seen,
+                        db.Prepare("UPDATE node_periods SET last_seen_at = "
+                                   "MAX(last_seen_at, ?) WHERE node_id = ? AND epoch = ?"));
+    return seen.Bind(1, now).Bind(2, id).Bind(3, epoch).Run();
   });
 }
 
@@ -91,6 +107,22 @@ Status SqliteStore::SetNodeState(const std::string& id, const std::string& state
     if (db.Changes() == 0) return NotFound("node '" + id + "' is not registered");
     return OkStatus();
   });
+}
+
+Result<std::vector<NodePeriod>> SqliteStore::ListNodePeriods(TimeMs since, TimeMs until) {
+  std::vector<NodePeriod> out;
+  TF_RETURN_IF_ERROR(readers_.With([&](SqliteDb& db) -> Status {
+    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("SELECT node_id, epoch, started_at, last_seen_at, info "
+                                           "FROM node_periods WHERE last_seen_at >= ? AND "
+                                           "started_at < ? ORDER BY node_id, epoch"));
+    q.Bind(1, since).Bind(2, until);
+    for (;;) {
+      TF_ASSIGN_OR_RETURN(bool row, q.Step());
+      if (!row) return OkStatus();
+      out.push_back(NodePeriod{q.Text(0), q.Int(1), q.Int(2), q.Int(3), q.Text(4)});
+    }
+  }));
+  return out;
 }
 
 }  // namespace tf::store

@@ -33,7 +33,8 @@ class SqliteStore final : public Store,
                           public ObjectStore,
                           public NodeStore,
                           public JobStore,
-                          public AccessKeyStore {
+                          public AccessKeyStore,
+                          public BudgetStore {
  public:
   SqliteStore(std::string path, std::unique_ptr<SqliteWriter> writer, int schema_version)
       : readers_(std::move(path), 8), writer_(std::move(writer)), schema_version_(schema_version) {}
@@ -44,6 +45,7 @@ class SqliteStore final : public Store,
   NodeStore& nodes() override { return *this; }
   JobStore& jobs() override { return *this; }
   AccessKeyStore& access_keys() override { return *this; }
+  BudgetStore& budgets() override { return *this; }
   std::unique_ptr<Leadership> NewLeadership() override { return AlwaysLeader(); }
   void SetQueueListener(std::function<void(int64_t)> listener) override {
     listener_ = std::move(listener);
@@ -106,6 +108,7 @@ class SqliteStore final : public Store,
   Status TouchNode(const std::string& id, int64_t epoch, TimeMs now) override;
   Status SetNodeState(const std::string& id, const std::string& state,
                       const std::string& drain_json) override;
+  Result<std::vector<NodePeriod>> ListNodePeriods(TimeMs since, TimeMs until) override;
 
   // JobStore (sqlite_jobs.cc)
   Status CreateJob(const JobRecord& job, const JobEvent& first) override;
@@ -125,6 +128,18 @@ class SqliteStore final : public Store,
   Result<AccessKey> FindAccessKey(const std::string& id) override;
   Result<std::vector<AccessKey>> ListAccessKeys(const std::string& project_id) override;
   Status RevokeAccessKey(const std::string& id, TimeMs now) override;
+
+  // BudgetStore (sqlite_budgets.cc)
+  Status CreateBudget(const BudgetRecord& budget) override;
+  Status UpdateBudget(const BudgetRecord& budget) override;
+  Result<BudgetRecord> GetBudget(const std::string& project_id, const std::string& name) override;
+  Result<std::vector<BudgetRecord>> ListBudgets(const std::string& project_id) override;
+  Status DeleteBudget(const std::string& id) override;
+  Result<bool> AddBudgetAlert(const BudgetAlert& alert) override;
+  Result<std::vector<BudgetAlert>> ListBudgetAlerts(const std::string& project_id,
+                                                    int64_t after_seq, int limit) override;
+  Result<std::vector<BudgetAlert>> DueBudgetAlerts(TimeMs now, int limit) override;
+  Status UpdateBudgetAlertDelivery(const BudgetAlert& alert) override;
 
  private:
   void Notify(int64_t queue_id) {

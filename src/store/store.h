@@ -154,6 +154,10 @@ class NodeStore {
   // Sets the state and the drain document ("" to clear). kNotFound if unknown.
   virtual Status SetNodeState(const std::string& id, const std::string& state,
                               const std::string& drain_json) = 0;
+  // The periods nodes were up (RegisterNode opens one per epoch, at registered_at with the
+  // registered info; TouchNode moves its last_seen_at forward) that overlap [since, until):
+  // last_seen_at >= since and started_at < until. By node, then epoch.
+  virtual Result<std::vector<NodePeriod>> ListNodePeriods(TimeMs since, TimeMs until) = 0;
 };
 
 // Managed jobs, their events and metrics.
@@ -195,6 +199,35 @@ class AccessKeyStore {
   virtual Status RevokeAccessKey(const std::string& id, TimeMs now) = 0;
 };
 
+// Budgets and the alerts they fired.
+class BudgetStore {
+ public:
+  virtual ~BudgetStore() = default;
+  // Assigns nothing: budget.id is chosen by the caller. kAlreadyExists if the project has a
+  // budget of that name.
+  virtual Status CreateBudget(const BudgetRecord& budget) = 0;
+  // Replaces doc_json and updated_at of the budget with budget.id. kNotFound if unknown.
+  virtual Status UpdateBudget(const BudgetRecord& budget) = 0;
+  virtual Result<BudgetRecord> GetBudget(const std::string& project_id,
+                                         const std::string& name) = 0;  // kNotFound
+  // A project's budgets ("" = every project's), by project then name.
+  virtual Result<std::vector<BudgetRecord>> ListBudgets(const std::string& project_id) = 0;
+  // Deletes the budget and its alerts. kNotFound if unknown.
+  virtual Status DeleteBudget(const std::string& id) = 0;
+  // Records the alert (assigning seq) unless one with the same budget, period_start, kind and
+  // threshold exists. True if recorded now, false if it had already fired.
+  virtual Result<bool> AddBudgetAlert(const BudgetAlert& alert) = 0;
+  // Alerts of a project ("" = every project's) with seq > after_seq, oldest first, at most
+  // `limit`.
+  virtual Result<std::vector<BudgetAlert>> ListBudgetAlerts(const std::string& project_id,
+                                                            int64_t after_seq, int limit) = 0;
+  // Alerts whose next_delivery_at is set and <= now, oldest (lowest seq) first, at most `limit`.
+  virtual Result<std::vector<BudgetAlert>> DueBudgetAlerts(TimeMs now, int limit) = 0;
+  // Records the outcome of a delivery: delivery_attempts, delivered_at, next_delivery_at and
+  // last_error are written from `alert` (found by seq). kNotFound if unknown.
+  virtual Status UpdateBudgetAlertDelivery(const BudgetAlert& alert) = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -204,6 +237,7 @@ class Store {
   virtual NodeStore& nodes() = 0;
   virtual JobStore& jobs() = 0;
   virtual AccessKeyStore& access_keys() = 0;
+  virtual BudgetStore& budgets() = 0;
 
   // Called with a queue id after messages may have become visible in it (a send, a redrive, a
   // visibility change), from any thread and, for PostgreSQL, for changes made by other servers
