@@ -4,7 +4,8 @@
 #   a queue with a dead-letter queue; send, receive and delete; a message that keeps failing
 #   moves to the dead-letter queue; a redrive brings it back; a FIFO queue with deduplication;
 #   a PyTorch training job run as a managed job on two workers, interrupted half way by a drain
-#   and resumed from its checkpoint, its model then served by the built-in engine;
+#   and resumed from its checkpoint, its model then served by the built-in engine, and what it
+#   cost;
 #   objects copied up and back, and a damaged blob refused on read; an S3 access key and the AWS
 #   CLI copying into and listing the same buckets.
 set -euo pipefail
@@ -79,7 +80,7 @@ curl -s -H "Authorization: Bearer $(cat "$data_dir/admin-token")" "$(cat "$data_
   | grep -E '^tensorfleet_queue_messages' | head -8
 
 step "Managed jobs: a second worker joins the fleet (another machine, simulated here)"
-"$tf_bin" worker --worker-dir "$data_dir/worker-2" --name second-machine --cpus 2 \
+"$tf_bin" worker --worker-dir "$data_dir/worker-2" --name second-machine --cpus 2 --price 32.77 \
   2>"$data_dir/worker-2.log" &
 worker_pid=$!
 for _ in $(seq 100); do [ -s "$data_dir/worker-2/node-id" ] && break; sleep 0.1; done
@@ -115,6 +116,9 @@ step "Serve the model the job trained with the built-in engine"
 tf cp -r "tf://tensorfleet-jobs/$job/output/model" "$data_dir/trained-model"
 tf engine generate --model "$data_dir/trained-model" --prompt "Q: What is" --max-tokens 24
 kill -TERM "$worker_pid"; wait "$worker_pid" || true; worker_pid=""
+
+step "What the job cost: each rank priced at its node's price (the second machine declared \$32.77/h)"
+tf cost report --by job
 
 step "The built-in inference engine: greedy generation on the CPU, no server needed"
 echo "  (a tiny Llama test checkpoint with RANDOM weights: the text is gibberish; the tokenizer,"
