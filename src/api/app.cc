@@ -43,6 +43,7 @@ class AppImpl final : public App {
                           ? (options_.data_dir / "tensorfleet.db").string()
                           : options_.store_url;
     TF_ASSIGN_OR_RETURN(store_, store::OpenStore(url));
+    leadership_ = store_->NewLeadership();
     auth_ = std::make_unique<auth::AuthService>(store_->auth(), clock_);
     queues_ = std::make_unique<queues::QueueService>(*store_, clock_);
     store_->SetQueueListener([this](int64_t id) { wakeups_.Notify(id); });
@@ -60,6 +61,7 @@ class AppImpl final : public App {
     services_ = std::make_unique<Services>(Services{*store_, *auth_, *queues_, wakeups_,
                                                     *objects_, *jobs_, node_wakeups_, pool_,
                                                     metrics_, clock_, clock_.Now()});
+    services_->leadership = leadership_.get();
     router_ = std::make_unique<Router>(*auth_, pool_, metrics_);
     AddSystemRoutes(*router_, *services_, [this](std::string& out) { RenderServerMetrics(out); });
     AddAuthRoutes(*router_, *services_);
@@ -145,10 +147,12 @@ class AppImpl final : public App {
     controller_cv_.notify_one();
   }
 
-  // The job controller. With one server it is the leader; servers sharing a PostgreSQL store
-  // each run it, and the version check on every job update keeps their decisions from
-  // overwriting each other.
+  // The job controller, run by the leader only (store/leadership.h): each server asks for the
+  // lead every controller_interval and whenever kicked, and the one that holds it runs Tick.
+  // (Every job update also names the version it read, so a leader that lost the lead in the
+  // middle of a Tick cannot overwrite its successor's decisions.)
   void ControllerLoop() {
+    bool leader = false;
     std::unique_lock lock(controller_mu_);
     while (!controller_stop_) {
       controller_cv_.wait_for(lock, options_.controller_interval,
@@ -156,10 +160,25 @@ class AppImpl final : public App {
       if (controller_stop_) break;
       controller_kicked_ = false;
       lock.unlock();
-      auto stats = jobs_->Tick();
-      if (!stats.ok()) spdlog::warn("job controller: {}", stats.status().ToString());
+      leader = FollowLead(leader);
+      if (leader) {
+        auto stats = jobs_->Tick();
+        if (!stats.ok()) spdlog::warn("job controller: {}", stats.status().ToString());
+      }
       lock.lock();
     }
+  }
+
+  // Asks for the lead; says so when this server takes it or loses it.
+  bool FollowLead(bool was_leader) {
+    bool leads = leadership_->TryAcquire();
+    if (leads && !was_leader) {
+      spdlog::info("this server is now the leader: it runs the job controller");
+    } else if (!leads && was_leader) {
+      spdlog::warn("this server is no longer the leader: its job controller waits until it "
+                   "leads again");
+    }
+    return leads;
   }
 
   void StopController() {
@@ -193,6 +212,9 @@ class AppImpl final : public App {
     out += "# HELP tensorfleet_http_requests_in_flight Requests being served now.\n";
     out += "# TYPE tensorfleet_http_requests_in_flight gauge\n";
     out += "tensorfleet_http_requests_in_flight " + std::to_string(server_->requests_in_flight()) + "\n";
+    out += "# HELP tensorfleet_leader 1 if this server leads (runs the job controller), else 0.\n";
+    out += "# TYPE tensorfleet_leader gauge\n";
+    out += std::string("tensorfleet_leader ") + (leadership_->Held() ? "1" : "0") + "\n";
   }
 
   // Removes messages past their retention, and blobs a failed removal left, every
@@ -231,6 +253,7 @@ class AppImpl final : public App {
   std::condition_variable controller_cv_;
   bool controller_kicked_ = false;  // guarded by controller_mu_
   bool controller_stop_ = false;    // guarded by controller_mu_
+  std::unique_ptr<store::Leadership> leadership_;  // TryAcquire: the controller thread only
   queues::QueueWakeups wakeups_;
   Metrics metrics_;
   std::unique_ptr<Services> services_;

@@ -31,6 +31,8 @@ struct Services {
   Metrics& metrics;
   const Clock& clock;
   TimeMs started_at = 0;
+  // Whether this server leads (runs the job controller); set once by the App before serving.
+  const store::Leadership* leadership = nullptr;
 };
 
 void AddQueueRoutes(Router& router, Services& services);
