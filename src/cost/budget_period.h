@@ -24,6 +24,8 @@ struct PeriodSpec {
   PeriodKind kind = PeriodKind::kMonthly;
   int days = 0;        // kDays only: the length in days
   TimeMs start = 0;    // kDays only: 00:00 UTC of the first period's day
+
+  bool operator==(const PeriodSpec&) const = default;
 };
 
 struct PeriodBounds {

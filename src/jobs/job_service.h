@@ -75,12 +75,20 @@ class JobService {
   void SetListeners(std::function<void(const std::string& node_id)> on_node_change,
                     std::function<void()> on_work);
 
+  // Asked by Submit before anything is stored: a non-OK status refuses the submission with
+  // it (cost/budget_service.h: exhausted refuse-submissions budgets). Set before use.
+  void SetAdmission(std::function<Status(const std::string& project_id)> admission) {
+    admission_ = std::move(admission);
+  }
+
   // Jobs. `spec_yaml` is the spec file as written; `source` its name in messages.
   Result<Job> Submit(const std::string& project_id, const std::string& spec_yaml,
                      const std::string& source, const std::string& code_key);
   Result<Job> Get(const std::string& project_id, const std::string& job_id);  // kNotFound
   Result<std::vector<Job>> List(const std::string& project_id, bool include_finished, int limit);
-  Result<Job> Cancel(const std::string& project_id, const std::string& job_id);
+  // `reason` is kept as the job's reason ("stopped by budget 'x': ...").
+  Result<Job> Cancel(const std::string& project_id, const std::string& job_id,
+                     const std::string& reason = "cancelled by request");
   Result<std::vector<store::JobEvent>> EventsOf(const std::string& project_id,
                                               const std::string& job_id);
   Result<std::vector<store::MetricPoint>> Metrics(const std::string& project_id,
@@ -120,6 +128,7 @@ class JobService {
   JobServiceOptions options_;
   std::function<void(const std::string&)> on_node_change_;
   std::function<void()> on_work_;
+  std::function<Status(const std::string&)> admission_;
 };
 
 }  // namespace tf::jobs
