@@ -10,9 +10,12 @@
 #include <thread>
 #include <vector>
 
+#include "api/budget_routes.h"
 #include "api/router.h"
 #include "api/services.h"
 #include "base/log.h"
+#include "cost/budget_loop.h"
+#include "cost/metering_service.h"
 
 namespace tf::api {
 
@@ -32,6 +35,7 @@ class AppImpl final : public App {
     Stop();
     Join();
     StopController();
+    if (budget_loop_) budget_loop_->Stop();
     pool_.join();  // no store call may outlive the store
   }
 
@@ -53,6 +57,18 @@ class AppImpl final : public App {
     jobs::JobServiceOptions job_options;
     job_options.heartbeat_timeout_ms = options_.heartbeat_timeout_ms;
     jobs_ = std::make_unique<jobs::JobService>(*store_, *auth_, clock_, job_options);
+    // Budgets: evaluated and their webhooks called on a thread of their own (cost/budget_loop.h),
+    // by the leader only, so that servers sharing a store send each alert once.
+    budgets_ = std::make_unique<cost::BudgetService>(
+        *store_, *jobs_, clock_,
+        [this](const std::string& project, TimeMs since, TimeMs until, TimeMs now) {
+          return cost::ProjectSpend(*store_, project, since, until, now);
+        });
+    jobs_->SetAdmission([this](const std::string& p) { return budgets_->AdmitSubmission(p); });
+    budget_loop_ = std::make_unique<cost::BudgetLoop>(
+        *budgets_, *store_, cost::NewHttpWebhookSender(), clock_,
+        cost::BudgetLoopOptions{options_.budget_interval, {},
+                                [this] { return leadership_->Held(); }});
     jobs_->SetListeners([this](const std::string& node) { node_wakeups_.Notify(NodeWakeKey(node)); },
                         [this] { KickController(); });
     // Before serving: what a crash left of uploads in progress is removed.
@@ -70,6 +86,7 @@ class AppImpl final : public App {
     AddS3Routes(*router_, *services_);
     AddJobRoutes(*router_, *services_);
     AddNodeRoutes(*router_, *services_);
+    AddBudgetRoutes(*router_, *services_, *budgets_, [this] { budget_loop_->Kick(); });
     AddCostRoutes(*router_, *services_);
 
     Router* router = router_.get();
@@ -247,6 +264,8 @@ class AppImpl final : public App {
   std::unique_ptr<objects::BlobStore> blobs_;
   std::unique_ptr<objects::ObjectService> objects_;
   std::unique_ptr<jobs::JobService> jobs_;
+  std::unique_ptr<cost::BudgetService> budgets_;
+  std::unique_ptr<cost::BudgetLoop> budget_loop_;  // its own thread: a dead webhook blocks no one
   queues::QueueWakeups node_wakeups_;
   std::thread controller_;
   std::mutex controller_mu_;

@@ -25,6 +25,8 @@ struct AppOptions {
   // The job controller (lost nodes, time limits, scheduling) runs this often, and at once
   // after a submit, a report or a node registering.
   std::chrono::milliseconds controller_interval{1'000};
+  // Budgets are evaluated, and their webhook alerts delivered, this often on their own thread.
+  std::chrono::milliseconds budget_interval{30'000};
   TimeMs heartbeat_timeout_ms = 10'000;  // a node silent this long is lost
   std::chrono::milliseconds shutdown_grace{10'000};
   const Clock* clock = nullptr;     // default: the system clock
