@@ -7,7 +7,8 @@
 #   and resumed from its checkpoint, its model then served by the built-in engine, and what it
 #   cost;
 #   objects copied up and back, and a damaged blob refused on read; an S3 access key and the AWS
-#   CLI copying into and listing the same buckets.
+#   CLI copying into and listing the same buckets; a budget, the alerts it fired and a job it
+#   refused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -173,6 +174,17 @@ aws_ s3 cp --no-progress s3://checkpoints/run-7/from-aws.bin "$data_dir/demo-fil
 cmp "$run_dir/shards/model-00002.bin" "$data_dir/demo-files/from-aws.bin" \
   && echo "  the AWS CLI's round trip is byte for byte the original"
 tf ls tf://checkpoints/run-7/  # the native CLI sees what the AWS CLI wrote
+
+step "Budgets: a tiny monthly budget on what the project's jobs cost, its alerts, and a refused job"
+tf cost budget set demo --amount 0.01 --thresholds 50,80 --action notify
+sleep 1  # setting a budget has the server evaluate it at once
+tf cost budget list
+tf cost budget alerts
+if "$tf_bin" --json cost budget show demo | python3 -c '
+import json, sys; sys.exit(json.load(sys.stdin)["current"]["state"] != "exhausted")'; then
+  tf cost budget set demo --action refuse-submissions
+  tf run "$spec" || echo "(refused: exit code $?)"
+fi
 
 step "Stop the server gracefully"
 kill -TERM "$server_pid"; wait "$server_pid" || true; server_pid=""
