@@ -5,10 +5,9 @@
 // the CLI.
 #include "http_test_util.h"  // first: see the note in base/async.h
 
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -59,12 +58,9 @@ TEST(BudgetDocument, DefaultsAndRoundTrip) {
   EXPECT_EQ(b->action, BudgetAction::kNotify);
   EXPECT_EQ(b->webhook, "");
 
-  Json full = {{"amount", 12.5},
-               {"period", "14d"},
-               {"start", "2026-11-02"},
-               {"thresholds", {90, 25.5, 90}},
-               {"action", "stop-spot"},
-               {"webhook", "http://hooks.internal:8080/budget?team=ml"}};
+  Json full = {{"amount", 12.5},        {"period", "14d"},
+               {"start", "2026-11-02"}, {"thresholds", {90, 25.5, 90}},
+               {"action", "stop-spot"}, {"webhook", "http://hooks.internal:8080/budget?team=ml"}};
   auto parsed = BudgetFromJson(full, 0);
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->period.kind, PeriodKind::kDays);
@@ -79,7 +75,8 @@ TEST(BudgetDocument, DefaultsAndRoundTrip) {
   EXPECT_EQ(*again, *parsed);
 
   // An N-day period without a start starts on the day the budget is created.
-  auto days = BudgetFromJson(Json{{"amount", 1}, {"period", "7d"}}, Date("2026-11-05") + 5 * kHourMs);
+  auto days =
+      BudgetFromJson(Json{{"amount", 1}, {"period", "7d"}}, Date("2026-11-05") + 5 * kHourMs);
   ASSERT_TRUE(days.ok());
   EXPECT_EQ(days->period.start, Date("2026-11-05"));
 }
@@ -105,12 +102,14 @@ TEST(BudgetDocument, ErrorsNameTheField) {
       {Json{{"amount", 5}, {"thresholds", "50,80"}}, "budget field 'thresholds' must be an array"},
       {Json{{"amount", 5}, {"thresholds", {50, 120}}},
        "budget field 'thresholds[1]' must be more than 0 and at most 100"},
-      {Json{{"amount", 5}, {"thresholds", {50, "x"}}}, "budget field 'thresholds[1]' must be a number"},
+      {Json{{"amount", 5}, {"thresholds", {50, "x"}}},
+       "budget field 'thresholds[1]' must be a number"},
       {Json{{"amount", 5}, {"action", "shutdown"}},
        "budget field 'action': action must be notify, refuse-submissions or stop-spot"},
       {Json{{"amount", 5}, {"webhook", "https://hooks.slack.com/x"}},
        "budget field 'webhook': https webhooks are not supported"},
-      {Json{{"amount", 5}, {"webhook", "ftp://x"}}, "budget field 'webhook': a webhook URL must start with http://"},
+      {Json{{"amount", 5}, {"webhook", "ftp://x"}},
+       "budget field 'webhook': a webhook URL must start with http://"},
       {Json{{"amount", 5}, {"webhook", "http://host:99999/"}}, "port must be 1-65535"},
       {Json{{"amount", 5}, {"webhook", "http:///path"}}, "must name a host"},
       {Json{{"amount", 5}, {"limit", 5}}, "unknown budget field 'limit'"},
@@ -180,12 +179,15 @@ TEST(BudgetPeriod, CalendarPeriodsRollOverAtUtcMidnight) {
 
 TEST(BudgetPeriod, NDayPeriodsCountFromTheirStart) {
   PeriodSpec p{PeriodKind::kDays, 10, Date("2026-11-05")};
-  EXPECT_EQ(PeriodAt(p, Date("2026-11-05")), (PeriodBounds{Date("2026-11-05"), Date("2026-11-15")}));
+  EXPECT_EQ(PeriodAt(p, Date("2026-11-05")),
+            (PeriodBounds{Date("2026-11-05"), Date("2026-11-15")}));
   EXPECT_EQ(PeriodAt(p, Date("2026-11-15") - 1),
             (PeriodBounds{Date("2026-11-05"), Date("2026-11-15")}));
-  EXPECT_EQ(PeriodAt(p, Date("2026-12-01")), (PeriodBounds{Date("2026-11-25"), Date("2026-12-05")}));
+  EXPECT_EQ(PeriodAt(p, Date("2026-12-01")),
+            (PeriodBounds{Date("2026-11-25"), Date("2026-12-05")}));
   // Before the start: the periods before it.
-  EXPECT_EQ(PeriodAt(p, Date("2026-11-04")), (PeriodBounds{Date("2026-10-26"), Date("2026-11-05")}));
+  EXPECT_EQ(PeriodAt(p, Date("2026-11-04")),
+            (PeriodBounds{Date("2026-10-26"), Date("2026-11-05")}));
   EXPECT_EQ(PeriodName(p), "10d");
   EXPECT_FALSE(ParsePeriod("d").ok());
   EXPECT_FALSE(ParsePeriod("-3d").ok());
@@ -248,7 +250,8 @@ TEST(BudgetEvaluation, ActualAlertsAndExhaustion) {
                      {"actual", 50}, {"actual", 80}, {"actual", 90}, {"actual", 100}}));
   EXPECT_THAT(e.alerts.back().message,
               HasSubstr("budget 'cap' is exhausted: $100.00 spent of $100.00 (100.0%)"));
-  EXPECT_THAT(e.alerts.back().message, HasSubstr("new jobs of the project are refused until 2026-12-01"));
+  EXPECT_THAT(e.alerts.back().message,
+              HasSubstr("new jobs of the project are refused until 2026-12-01"));
 
   auto warning = EvaluateBudget("cap", b, nov, 85, Date("2026-11-29"));
   EXPECT_EQ(warning.status.state, BudgetState::kWarning);
@@ -264,7 +267,8 @@ TEST(BudgetEvaluation, ActualAlertsAndExhaustion) {
 TEST(BudgetNotifierBackoff, DoublesFromTenSecondsToAnHour) {
   NotifierOptions o;
   std::vector<TimeMs> delays;
-  for (int attempts = 1; attempts <= 11; ++attempts) delays.push_back(RetryDelay(o, attempts) / 1000);
+  for (int attempts = 1; attempts <= 11; ++attempts)
+    delays.push_back(RetryDelay(o, attempts) / 1000);
   EXPECT_EQ(delays, (std::vector<TimeMs>{10, 20, 40, 80, 160, 320, 640, 1280, 2560, 3600, 3600}));
 }
 
@@ -286,14 +290,14 @@ class BudgetServiceTest : public ::testing::TestWithParam<std::string> {
     jobs::JobServiceOptions job_options;
     job_options.heartbeat_timeout_ms = 365 * kDayMs;  // nodes here never heartbeat
     jobs_ = std::make_unique<jobs::JobService>(*store_, *auth_, clock_, job_options);
-    budgets_ = std::make_unique<BudgetService>(
-        *store_, *jobs_, clock_,
-        [this](const std::string& project, TimeMs since, TimeMs until, TimeMs now) -> Result<double> {
-          EXPECT_LE(since, until);
-          EXPECT_LE(until, now);
-          ++spend_calls_;
-          return spend_(project, since, now);
-        });
+    budgets_ = std::make_unique<BudgetService>(*store_, *jobs_, clock_,
+                                               [this](const std::string& project, TimeMs since,
+                                                      TimeMs until, TimeMs now) -> Result<double> {
+                                                 EXPECT_LE(since, until);
+                                                 EXPECT_LE(until, now);
+                                                 ++spend_calls_;
+                                                 return spend_(project, since, now);
+                                               });
     jobs_->SetAdmission([this](const std::string& p) { return budgets_->AdmitSubmission(p); });
     clock_.Set(Date("2026-11-01"));
   }
@@ -331,8 +335,10 @@ class BudgetServiceTest : public ::testing::TestWithParam<std::string> {
   Result<jobs::Job> Submit(const std::string& project, const std::string& name,
                            const std::string& capacity = "any") {
     return jobs_->Submit(project,
-                         "name: " + name + "\ncommand: sleep 1000\n"
-                         "resources: {gpus: 1, cpus: 1}\ncapacity: " + capacity + "\n",
+                         "name: " + name +
+                             "\ncommand: sleep 1000\n"
+                             "resources: {gpus: 1, cpus: 1}\ncapacity: " +
+                             capacity + "\n",
                          name + ".yaml", "");
   }
 
@@ -556,9 +562,9 @@ TEST_P(BudgetServiceTest, StopSpotCancelsOnlyTheProjectsSpotJobs) {
 class WebhookReceiver {
  public:
   WebhookReceiver() {
-    auto server = http::Server::Start(io_.io(), {}, [this](http::Request& r) -> awaitable<http::Response> {
-      co_return Receive(r);
-    });
+    auto server = http::Server::Start(
+        io_.io(), {},
+        [this](http::Request& r) -> awaitable<http::Response> { co_return Receive(r); });
     EXPECT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(server).value();
   }
@@ -610,7 +616,9 @@ class WebhookReceiver {
 
 TEST_P(BudgetServiceTest, WebhookDownIsRetriedWithBackoffWhileAlertsKeepBeingRecorded) {
   WebhookReceiver hook;
-  Put("hooked", Json{{"amount", 100}, {"thresholds", {50, 80}}, {"webhook", hook.url("/hooks/budget?team=ml")}});
+  Put("hooked", Json{{"amount", 100},
+                     {"thresholds", {50, 80}},
+                     {"webhook", hook.url("/hooks/budget?team=ml")}});
   double spent = 60;
   spend_ = [&](const std::string& p, TimeMs, TimeMs) { return p == project_ ? spent : 0.0; };
   auto sender = NewHttpWebhookSender();
@@ -695,8 +703,9 @@ TEST_P(BudgetServiceTest, WebhookDownIsRetriedWithBackoffWhileAlertsKeepBeingRec
 
 TEST_P(BudgetServiceTest, WebhookDeliveryGivesUpAfterItsAttemptsAndSaysSo) {
   // Nothing listens there: every attempt is refused.
-  Put("unreachable", Json{{"amount", 10},
-                          {"webhook", "http://127.0.0.1:" + std::to_string(tf::testing::FreePort()) + "/x"}});
+  Put("unreachable",
+      Json{{"amount", 10},
+           {"webhook", "http://127.0.0.1:" + std::to_string(tf::testing::FreePort()) + "/x"}});
   spend_ = [&](const std::string& p, TimeMs, TimeMs) { return p == project_ ? 6.0 : 0.0; };
   Evaluate();
   auto sender = NewHttpWebhookSender();
@@ -862,10 +871,10 @@ class BudgetServerTest : public ::testing::Test {
   }
 
   std::string SubmitJob(const std::string& name) {
-    auto r = api_->Call("POST", "/v1/jobs",
-                        Json{{"spec", "name: " + name +
-                                          "\ncommand: sleep 1000\nresources: {gpus: 1, cpus: 1}\n"},
-                             {"source", name + ".yaml"}});
+    auto r = api_->Call(
+        "POST", "/v1/jobs",
+        Json{{"spec", "name: " + name + "\ncommand: sleep 1000\nresources: {gpus: 1, cpus: 1}\n"},
+             {"source", name + ".yaml"}});
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? (*r)["id"].get<std::string>() : "";
   }
@@ -888,9 +897,11 @@ TEST_F(BudgetServerTest, AlertsAreRecordedAndJobsScheduledWhileTheWebhookHangs) 
   for (int i = 0; i < 2; ++i) info.gpus.push_back({i, "simulated", int64_t{80} << 30, ""});
   info.simulated_gpus = true;
   info.price_per_hour = 20;  // a job of one GPU holds half: $10 an hour
-  ASSERT_TRUE(api_->Call("POST", "/v1/nodes",
-                         Json{{"id", "node_budget"}, {"name", "gpu-1"}, {"info", fleet::NodeInfoToJson(info)}})
-                  .ok());
+  ASSERT_TRUE(
+      api_->Call(
+              "POST", "/v1/nodes",
+              Json{{"id", "node_budget"}, {"name", "gpu-1"}, {"info", fleet::NodeInfoToJson(info)}})
+          .ok());
 
   auto created = api_->Call("PUT", "/v1/budgets/team",
                             Json{{"amount", 5}, {"period", "daily"}, {"webhook", hook.url()}});
@@ -902,7 +913,8 @@ TEST_F(BudgetServerTest, AlertsAreRecordedAndJobsScheduledWhileTheWebhookHangs) 
   WaitFor("/v1/jobs/" + first, [](const Json& j) { return j["state"] == "starting"; });
   clock_.Advance(kHourMs);  // an hour on half the node: $10 of $5
 
-  Json alerts = WaitFor("/v1/budgets/alerts", [](const Json& j) { return j["alerts"].size() >= 4; });
+  Json alerts =
+      WaitFor("/v1/budgets/alerts", [](const Json& j) { return j["alerts"].size() >= 4; });
   std::vector<std::string> fired;
   for (const Json& a : alerts["alerts"]) {
     fired.push_back(a["kind"].get<std::string>() + " " + std::to_string(a["threshold"].get<int>()));
@@ -918,7 +930,8 @@ TEST_F(BudgetServerTest, AlertsAreRecordedAndJobsScheduledWhileTheWebhookHangs) 
   ASSERT_GE(hook.accepted(), 1);
   std::string second = SubmitJob("second");
   WaitFor("/v1/jobs/" + second, [](const Json& j) { return j["state"] == "starting"; });
-  EXPECT_EQ(WaitFor("/v1/budgets/alerts", [](const Json&) { return true; })["alerts"][0]["delivery"]["delivered_at"],
+  EXPECT_EQ(WaitFor("/v1/budgets/alerts",
+                    [](const Json&) { return true; })["alerts"][0]["delivery"]["delivered_at"],
             nullptr);
 
   auto list = api_->Call("GET", "/v1/budgets");
@@ -946,7 +959,8 @@ TEST_F(BudgetServerTest, AlertsAreRecordedAndJobsScheduledWhileTheWebhookHangs) 
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(refused.status().message(), HasSubstr("budget 'team' is exhausted: $"));
-  EXPECT_THAT(refused.status().message(), HasSubstr(" spent of $5.00 in the daily period 2026-11-20"));
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr(" spent of $5.00 in the daily period 2026-11-20"));
 
   auto listed = Run({"cost", "budget", "list"});
   EXPECT_EQ(listed.exit_code, 0) << listed.output;
@@ -971,14 +985,17 @@ TEST_F(BudgetServerTest, AlertsAreRecordedAndJobsScheduledWhileTheWebhookHangs) 
 TEST_F(BudgetServerTest, CliAndApiRefuseWhatIsWrongAndKeepProjectsApart) {
   auto missing_amount = Run({"cost", "budget", "set", "new-one"});
   EXPECT_EQ(missing_amount.exit_code, 1);
-  EXPECT_THAT(missing_amount.output, HasSubstr("budget 'new-one' does not exist yet: give its --amount"));
+  EXPECT_THAT(missing_amount.output,
+              HasSubstr("budget 'new-one' does not exist yet: give its --amount"));
   auto bad_period = Run({"cost", "budget", "set", "b", "--amount", "5", "--period", "fortnightly"});
   EXPECT_EQ(bad_period.exit_code, 1);
   EXPECT_THAT(bad_period.output, HasSubstr("budget field 'period': period must be monthly"));
-  auto bad_thresholds = Run({"cost", "budget", "set", "b", "--amount", "5", "--thresholds", "50,x"});
+  auto bad_thresholds =
+      Run({"cost", "budget", "set", "b", "--amount", "5", "--thresholds", "50,x"});
   EXPECT_EQ(bad_thresholds.exit_code, 1);
   EXPECT_THAT(bad_thresholds.output, HasSubstr("'x' is not a number"));
-  auto https = Run({"cost", "budget", "set", "b", "--amount", "5", "--webhook", "https://example.com/x"});
+  auto https =
+      Run({"cost", "budget", "set", "b", "--amount", "5", "--webhook", "https://example.com/x"});
   EXPECT_EQ(https.exit_code, 1);
   EXPECT_THAT(https.output, HasSubstr("https webhooks are not supported"));
 
@@ -1016,8 +1033,9 @@ TEST_F(BudgetServerTest, CliAndApiRefuseWhatIsWrongAndKeepProjectsApart) {
             StatusCode::kInvalidArgument);
   EXPECT_EQ(api_->Call("GET", "/v1/budgets/alerts?after=x").status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_THAT(api_->Call("PUT", "/v1/budgets/c", Json{{"amount", 1}, {"colour", "red"}}).status().message(),
-              HasSubstr("unknown budget field 'colour'"));
+  EXPECT_THAT(
+      api_->Call("PUT", "/v1/budgets/c", Json{{"amount", 1}, {"colour", "red"}}).status().message(),
+      HasSubstr("unknown budget field 'colour'"));
 
   auto deleted = Run({"cost", "budget", "delete", "b"});
   EXPECT_EQ(deleted.exit_code, 0) << deleted.output;

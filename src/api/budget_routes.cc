@@ -16,8 +16,8 @@ constexpr int kDefaultAlertLimit = 100;
 constexpr int kMaxAlertLimit = 1000;
 
 struct Scope {
-  std::string project_id;                       // "" = every project (admin, ?all=true)
-  std::map<std::string, std::string> names;     // project id -> name, for the answer
+  std::string project_id;                    // "" = every project (admin, ?all=true)
+  std::map<std::string, std::string> names;  // project id -> name, for the answer
 };
 
 // The project(s) a request acts on: the token's own; for an admin, ?project=NAME or ?all=true.
@@ -111,8 +111,8 @@ Result<int64_t> QueryInt(Context& ctx, const std::string& name, int64_t fallback
   auto [end, err] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (err != std::errc() || end != text.data() + text.size() || v < low || v > high) {
     return InvalidArgument("query parameter '" + name + "' must be a whole number from " +
-                           std::to_string(low) + " to " + std::to_string(high) + ", got '" +
-                           text + "'");
+                           std::to_string(low) + " to " + std::to_string(high) + ", got '" + text +
+                           "'");
   }
   return v;
 }
@@ -122,80 +122,87 @@ Result<int64_t> QueryInt(Context& ctx, const std::string& name, int64_t fallback
 void AddBudgetRoutes(Router& router, Services& s, cost::BudgetService& budgets,
                      std::function<void()> changed) {
   // Before /v1/budgets/{name}: the first matching route wins (and "alerts" is no budget name).
-  router.Add("GET", "/v1/budgets/alerts", [&s, &budgets](Context& ctx) -> awaitable<http::Response> {
-    auto after = QueryInt(ctx, "after", 0, 0, INT64_MAX);
-    if (!after.ok()) co_return ErrorResponse(after.status());
-    auto limit = QueryInt(ctx, "limit", kDefaultAlertLimit, 1, kMaxAlertLimit);
-    if (!limit.ok()) co_return ErrorResponse(limit.status());
-    auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
-      TF_ASSIGN_OR_RETURN(Scope scope, ScopeOf(s, ctx));
-      TF_ASSIGN_OR_RETURN(auto alerts,
-                          budgets.Alerts(scope.project_id, *after, static_cast<int>(*limit)));
-      std::map<std::string, std::string> budget_names;  // id -> name
-      TF_ASSIGN_OR_RETURN(auto records, s.store.budgets().ListBudgets(scope.project_id));
-      for (const auto& r : records) budget_names[r.id] = r.name;
-      Json out = Json::array();
-      int64_t last = *after;
-      for (const auto& a : alerts) {
-        out.push_back(AlertToJson(a, budget_names[a.budget_id], scope.names[a.project_id]));
-        last = std::max(last, a.seq);
-      }
-      return Json{{"alerts", out}, {"next_after", last}};
-    });
-    if (!result.ok()) co_return ErrorResponse(result.status());
-    co_return JsonResponse(200, *result);
-  });
+  router.Add(
+      "GET", "/v1/budgets/alerts", [&s, &budgets](Context& ctx) -> awaitable<http::Response> {
+        auto after = QueryInt(ctx, "after", 0, 0, INT64_MAX);
+        if (!after.ok()) co_return ErrorResponse(after.status());
+        auto limit = QueryInt(ctx, "limit", kDefaultAlertLimit, 1, kMaxAlertLimit);
+        if (!limit.ok()) co_return ErrorResponse(limit.status());
+        auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
+          TF_ASSIGN_OR_RETURN(Scope scope, ScopeOf(s, ctx));
+          TF_ASSIGN_OR_RETURN(auto alerts,
+                              budgets.Alerts(scope.project_id, *after, static_cast<int>(*limit)));
+          std::map<std::string, std::string> budget_names;  // id -> name
+          TF_ASSIGN_OR_RETURN(auto records, s.store.budgets().ListBudgets(scope.project_id));
+          for (const auto& r : records) budget_names[r.id] = r.name;
+          Json out = Json::array();
+          int64_t last = *after;
+          for (const auto& a : alerts) {
+            out.push_back(AlertToJson(a, budget_names[a.budget_id], scope.names[a.project_id]));
+            last = std::max(last, a.seq);
+          }
+          return Json{{"alerts", out}, {"next_after", last}};
+        });
+        if (!result.ok()) co_return ErrorResponse(result.status());
+        co_return JsonResponse(200, *result);
+      });
 
   router.Add("GET", "/v1/budgets", [&s, &budgets](Context& ctx) -> awaitable<http::Response> {
     auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
       TF_ASSIGN_OR_RETURN(Scope scope, ScopeOf(s, ctx));
       TF_ASSIGN_OR_RETURN(auto views, budgets.List(scope.project_id));
       Json out = Json::array();
-      for (const auto& v : views) out.push_back(BudgetViewToJson(v, scope.names[v.record.project_id]));
+      for (const auto& v : views)
+        out.push_back(BudgetViewToJson(v, scope.names[v.record.project_id]));
       return Json{{"budgets", out}};
     });
     if (!result.ok()) co_return ErrorResponse(result.status());
     co_return JsonResponse(200, *result);
   });
 
-  router.Add("GET", "/v1/budgets/{name}", [&s, &budgets](Context& ctx) -> awaitable<http::Response> {
-    auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
-      TF_ASSIGN_OR_RETURN(Scope scope, ScopeOf(s, ctx));
-      if (scope.project_id.empty()) return InvalidArgument("name one project, not all=true");
-      TF_ASSIGN_OR_RETURN(auto view, budgets.Get(scope.project_id, ctx.Param("name")));
-      return BudgetViewToJson(view, scope.names[scope.project_id]);
-    });
-    if (!result.ok()) co_return ErrorResponse(result.status());
-    co_return JsonResponse(200, *result);
-  });
+  router.Add("GET", "/v1/budgets/{name}",
+             [&s, &budgets](Context& ctx) -> awaitable<http::Response> {
+               auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
+                 TF_ASSIGN_OR_RETURN(Scope scope, ScopeOf(s, ctx));
+                 if (scope.project_id.empty())
+                   return InvalidArgument("name one project, not all=true");
+                 TF_ASSIGN_OR_RETURN(auto view, budgets.Get(scope.project_id, ctx.Param("name")));
+                 return BudgetViewToJson(view, scope.names[scope.project_id]);
+               });
+               if (!result.ok()) co_return ErrorResponse(result.status());
+               co_return JsonResponse(200, *result);
+             });
 
   // The body is the budget document (cost/budget.h).
   router.Add("PUT", "/v1/budgets/{name}",
              [&s, &budgets, changed](Context& ctx) -> awaitable<http::Response> {
-    auto body = ParseJsonObject(ctx.request.body);
-    if (!body.ok()) co_return ErrorResponse(body.status());
-    bool created = false;
-    auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
-      TF_ASSIGN_OR_RETURN(Scope scope, ScopeOf(s, ctx));
-      if (scope.project_id.empty()) return InvalidArgument("name one project, not all=true");
-      TF_ASSIGN_OR_RETURN(auto view, budgets.Put(scope.project_id, ctx.Param("name"), *body,
-                                                 &created));
-      return BudgetViewToJson(view, scope.names[scope.project_id]);
-    });
-    if (!result.ok()) co_return ErrorResponse(result.status());
-    if (changed) changed();
-    co_return JsonResponse(created ? 201 : 200, *result);
-  });
+               auto body = ParseJsonObject(ctx.request.body);
+               if (!body.ok()) co_return ErrorResponse(body.status());
+               bool created = false;
+               auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
+                 TF_ASSIGN_OR_RETURN(Scope scope, ScopeOf(s, ctx));
+                 if (scope.project_id.empty())
+                   return InvalidArgument("name one project, not all=true");
+                 TF_ASSIGN_OR_RETURN(
+                     auto view, budgets.Put(scope.project_id, ctx.Param("name"), *body, &created));
+                 return BudgetViewToJson(view, scope.names[scope.project_id]);
+               });
+               if (!result.ok()) co_return ErrorResponse(result.status());
+               if (changed) changed();
+               co_return JsonResponse(created ? 201 : 200, *result);
+             });
 
-  router.Add("DELETE", "/v1/budgets/{name}", [&s, &budgets](Context& ctx) -> awaitable<http::Response> {
-    Status st = co_await RunBlocking(s.pool, [&]() -> Status {
-      TF_ASSIGN_OR_RETURN(Scope scope, ScopeOf(s, ctx));
-      if (scope.project_id.empty()) return InvalidArgument("name one project, not all=true");
-      return budgets.Delete(scope.project_id, ctx.Param("name"));
-    });
-    if (!st.ok()) co_return ErrorResponse(st);
-    co_return JsonResponse(200, {{"deleted", ctx.Param("name")}});
-  });
+  router.Add("DELETE", "/v1/budgets/{name}",
+             [&s, &budgets](Context& ctx) -> awaitable<http::Response> {
+               Status st = co_await RunBlocking(s.pool, [&]() -> Status {
+                 TF_ASSIGN_OR_RETURN(Scope scope, ScopeOf(s, ctx));
+                 if (scope.project_id.empty())
+                   return InvalidArgument("name one project, not all=true");
+                 return budgets.Delete(scope.project_id, ctx.Param("name"));
+               });
+               if (!st.ok()) co_return ErrorResponse(st);
+               co_return JsonResponse(200, {{"deleted", ctx.Param("name")}});
+             });
 }
 
 }  // namespace tf::api

@@ -26,9 +26,7 @@ std::string Target(const std::string& path, const std::string& query) {
   return query.empty() ? path : path + "?" + query;
 }
 
-std::string Usd(const Json& v) {
-  return v.is_number() ? cost::FormatUsd(v.get<double>()) : "-";
-}
+std::string Usd(const Json& v) { return v.is_number() ? cost::FormatUsd(v.get<double>()) : "-"; }
 
 std::string Pct(const Json& v) {
   return v.is_number() ? cost::FormatFixed(v.get<double>(), 1) + "%" : "-";
@@ -67,8 +65,10 @@ Result<std::vector<double>> ParseThresholds(const std::string& text) {
   while (std::getline(in, item, ',')) {
     auto v = cost::ParseNumber(item);
     if (!v) {
-      return InvalidArgument("--thresholds must be percentages separated by commas such as "
-                             "50,80,90; '" + item + "' is not a number");
+      return InvalidArgument(
+          "--thresholds must be percentages separated by commas such as "
+          "50,80,90; '" +
+          item + "' is not a number");
     }
     out.push_back(*v);
   }
@@ -99,8 +99,8 @@ void PrintBudgets(const Json& list, bool show_project) {
   }
   std::vector<std::string> headers = {"name"};
   if (show_project) headers.push_back("project");
-  for (const char* h : {"period", "current period", "spent", "amount", "used", "forecast",
-                        "action", "state"}) {
+  for (const char* h :
+       {"period", "current period", "spent", "amount", "used", "forecast", "action", "state"}) {
     headers.push_back(h);
   }
   Table t(headers);
@@ -217,8 +217,8 @@ void AddBudgetCommands(CLI::App* cost_cmd, Connection& conn, int& exit_code) {
       } else if (existing.status().code() != StatusCode::kNotFound) {
         return void(exit_code = Fail(existing.status()));
       } else if (cmd->count("--amount") == 0) {
-        return void(exit_code = Fail(InvalidArgument(
-                        "budget '" + name + "' does not exist yet: give its --amount")));
+        return void(exit_code = Fail(InvalidArgument("budget '" + name +
+                                                     "' does not exist yet: give its --amount")));
       }
       if (cmd->count("--amount")) doc["amount"] = amount;
       if (cmd->count("--period")) {

@@ -13,8 +13,8 @@ constexpr double kMaxAmount = 1e12;
 constexpr size_t kMaxThresholds = 20;
 constexpr size_t kMaxWebhookLength = 2048;
 
-const std::set<std::string> kFields = {"amount", "period", "start", "thresholds", "action",
-                                       "webhook"};
+const std::set<std::string> kFields = {"amount",     "period", "start",
+                                       "thresholds", "action", "webhook"};
 
 Status FieldError(const std::string& field, const std::string& what) {
   return InvalidArgument("budget field '" + field + "' " + what);
@@ -76,8 +76,8 @@ Result<Budget> BudgetFromJson(const Json& json, TimeMs created_at) {
   if (!amount->is_number()) return FieldError("amount", "must be a number of dollars");
   b.amount = amount->get<double>();
   if (!std::isfinite(b.amount) || b.amount <= 0 || b.amount > kMaxAmount) {
-    return FieldError("amount", "must be more than 0 and at most 1e12 dollars, got " +
-                                    amount->dump());
+    return FieldError("amount",
+                      "must be more than 0 and at most 1e12 dollars, got " + amount->dump());
   }
 
   if (auto period = json.find("period"); period != json.end()) {
@@ -103,8 +103,8 @@ Result<Budget> BudgetFromJson(const Json& json, TimeMs created_at) {
       return FieldError("thresholds", "must be an array of percentages such as [50, 80, 90]");
     }
     if (thresholds->size() > kMaxThresholds) {
-      return FieldError("thresholds", "may hold at most " + std::to_string(kMaxThresholds) +
-                                          " percentages");
+      return FieldError("thresholds",
+                        "may hold at most " + std::to_string(kMaxThresholds) + " percentages");
     }
     b.thresholds.clear();
     for (size_t i = 0; i < thresholds->size(); ++i) {
@@ -147,12 +147,13 @@ Status CheckWebhookUrl(std::string_view url) {
                            " characters");
   }
   if (url.substr(0, 8) == "https://") {
-    return InvalidArgument("https webhooks are not supported; use http:// (for example a relay "
-                           "on the same network): '" + std::string(url) + "'");
+    return InvalidArgument(
+        "https webhooks are not supported; use http:// (for example a relay "
+        "on the same network): '" +
+        std::string(url) + "'");
   }
   if (url.substr(0, kScheme.size()) != kScheme) {
-    return InvalidArgument("a webhook URL must start with http://, got '" + std::string(url) +
-                           "'");
+    return InvalidArgument("a webhook URL must start with http://, got '" + std::string(url) + "'");
   }
   for (char c : url) {
     if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
@@ -172,8 +173,9 @@ Status CheckWebhookUrl(std::string_view url) {
   if (colon != std::string_view::npos && (bracket == std::string_view::npos || colon > bracket)) {
     std::string_view port = authority.substr(colon + 1);
     int value = 0;
-    bool digits = !port.empty() && port.size() <= 5 &&
-                  std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
+    bool digits =
+        !port.empty() && port.size() <= 5 &&
+        std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (digits) value = std::stoi(std::string(port));
     if (!digits || value < 1 || value > 65535) {
       return InvalidArgument("a webhook URL's port must be 1-65535: '" + std::string(url) + "'");
@@ -197,14 +199,16 @@ void SplitWebhookUrl(std::string_view url, std::string* base, std::string* targe
 
 Status CheckBudgetName(std::string_view name) {
   auto allowed = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '_' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
   };
   bool ok = !name.empty() && name.size() <= 64 && allowed(name[0]) && name[0] != '-' &&
             name[0] != '_' && name[0] != '.' && std::all_of(name.begin(), name.end(), allowed);
   if (!ok) {
-    return InvalidArgument("a budget name must be 1-64 letters, digits, '-', '_' or '.', "
-                           "starting with a letter or digit, got '" + std::string(name) + "'");
+    return InvalidArgument(
+        "a budget name must be 1-64 letters, digits, '-', '_' or '.', "
+        "starting with a letter or digit, got '" +
+        std::string(name) + "'");
   }
   if (name == "alerts") {
     return InvalidArgument("'alerts' is not a budget name: /v1/budgets/alerts lists the alerts");

@@ -17,8 +17,7 @@ std::string Threshold(double t) {
 }
 
 std::string PeriodWords(const Budget& b, const PeriodBounds& p) {
-  return PeriodName(b.period) + " period " + FormatUtcDate(p.start) + " to " +
-         FormatUtcDate(p.end);
+  return PeriodName(b.period) + " period " + FormatUtcDate(p.start) + " to " + FormatUtcDate(p.end);
 }
 
 std::string ActionWords(const Budget& b, const PeriodBounds& p) {
@@ -84,23 +83,23 @@ BudgetEvaluation EvaluateBudget(const std::string& name, const Budget& budget,
   if (s.forecast_percent) {
     for (double t : budget.thresholds) {
       if (s.percent + kPercentSlack >= t || *s.forecast_percent + kPercentSlack < t) continue;
-      out.alerts.push_back(
-          {kForecastAlert, t, *s.forecast,
-           head + "is forecast to reach " + Threshold(t) + " of " + amount + ": " +
-               FormatUsd(*s.forecast) + " (" + Percent(*s.forecast_percent) + ") by " +
-               FormatUtcDate(period.end) + " at the current burn, " + FormatUsd(s.spend) +
-               " spent so far in the " + PeriodWords(budget, period)});
+      out.alerts.push_back({kForecastAlert, t, *s.forecast,
+                            head + "is forecast to reach " + Threshold(t) + " of " + amount + ": " +
+                                FormatUsd(*s.forecast) + " (" + Percent(*s.forecast_percent) +
+                                ") by " + FormatUtcDate(period.end) + " at the current burn, " +
+                                FormatUsd(s.spend) + " spent so far in the " +
+                                PeriodWords(budget, period)});
     }
   }
   for (double t : budget.thresholds) {
     if (s.percent + kPercentSlack < t) continue;
-    std::string message =
-        t >= kExhaustedPercent
-            ? head + "is exhausted: " + FormatUsd(s.spend) + " spent of " + amount + " (" +
-                  Percent(s.percent) + ") in the " + PeriodWords(budget, period) + "; " +
-                  ActionWords(budget, period)
-            : head + "crossed " + Threshold(t) + " of " + amount + ": " + FormatUsd(s.spend) +
-                  " spent (" + Percent(s.percent) + ") in the " + PeriodWords(budget, period);
+    std::string message = t >= kExhaustedPercent
+                              ? head + "is exhausted: " + FormatUsd(s.spend) + " spent of " +
+                                    amount + " (" + Percent(s.percent) + ") in the " +
+                                    PeriodWords(budget, period) + "; " + ActionWords(budget, period)
+                              : head + "crossed " + Threshold(t) + " of " + amount + ": " +
+                                    FormatUsd(s.spend) + " spent (" + Percent(s.percent) +
+                                    ") in the " + PeriodWords(budget, period);
     out.alerts.push_back({kActualAlert, t, s.spend, std::move(message)});
   }
   return out;

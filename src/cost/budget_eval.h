@@ -41,9 +41,9 @@ const char* BudgetStateName(BudgetState state);
 
 struct BudgetStatus {
   PeriodBounds period;
-  double spend = 0;                 // dollars so far in the period
-  double percent = 0;               // of the amount
-  std::optional<double> forecast;   // dollars at the period's end; none while too early
+  double spend = 0;                // dollars so far in the period
+  double percent = 0;              // of the amount
+  std::optional<double> forecast;  // dollars at the period's end; none while too early
   std::optional<double> forecast_percent;
   BudgetState state = BudgetState::kOk;
 
@@ -54,10 +54,10 @@ inline constexpr const char* kActualAlert = "actual";
 inline constexpr const char* kForecastAlert = "forecast";
 
 struct AlertDue {
-  std::string kind;        // kActualAlert or kForecastAlert
-  double threshold = 0;    // percent
-  double value = 0;        // the spend (actual) or forecast that crossed it, in dollars
-  std::string message;     // for people
+  std::string kind;      // kActualAlert or kForecastAlert
+  double threshold = 0;  // percent
+  double value = 0;      // the spend (actual) or forecast that crossed it, in dollars
+  std::string message;   // for people
 };
 
 struct BudgetEvaluation {

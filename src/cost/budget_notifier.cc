@@ -45,8 +45,7 @@ TimeMs RetryDelay(const NotifierOptions& o, int attempts) {
   return std::min(delay, o.max_retry_ms);
 }
 
-BudgetNotifier::BudgetNotifier(store::Store& store, WebhookSender& sender,
-                               NotifierOptions options)
+BudgetNotifier::BudgetNotifier(store::Store& store, WebhookSender& sender, NotifierOptions options)
     : store_(store), sender_(sender), options_(options) {}
 
 nlohmann::json BudgetNotifier::AlertBody(const store::BudgetAlert& a,
@@ -81,8 +80,9 @@ Result<DeliveryStats> BudgetNotifier::DeliverDue(TimeMs now, const std::atomic<b
       project_names[alert.project_id] = project.ok() ? project->name : alert.project_id;
     }
     const auto& records = budgets_of[alert.project_id];
-    auto record = std::find_if(records.begin(), records.end(),
-                               [&](const store::BudgetRecord& r) { return r.id == alert.budget_id; });
+    auto record = std::find_if(records.begin(), records.end(), [&](const store::BudgetRecord& r) {
+      return r.id == alert.budget_id;
+    });
     Result<Budget> budget = InvalidArgument("the budget no longer exists");
     if (record != records.end()) {
       auto json = nlohmann::json::parse(record->doc_json, nullptr, false);
@@ -120,10 +120,11 @@ Result<DeliveryStats> BudgetNotifier::DeliverDue(TimeMs now, const std::atomic<b
       alert.last_error = sent.message();
       alert.next_delivery_at = now + RetryDelay(options_, alert.delivery_attempts);
       ++stats.failed;
-      spdlog::info("budget alert {} of project {}: webhook failed ({}), attempt {} of {}; next "
-                   "try at {}",
-                   alert.seq, alert.project_id, sent.message(), alert.delivery_attempts,
-                   options_.max_attempts, FormatTime(*alert.next_delivery_at));
+      spdlog::info(
+          "budget alert {} of project {}: webhook failed ({}), attempt {} of {}; next "
+          "try at {}",
+          alert.seq, alert.project_id, sent.message(), alert.delivery_attempts,
+          options_.max_attempts, FormatTime(*alert.next_delivery_at));
     }
     TF_RETURN_IF_ERROR(store_.budgets().UpdateBudgetAlertDelivery(alert));
   }

@@ -42,11 +42,11 @@ class WebhookSender {
 std::unique_ptr<WebhookSender> NewHttpWebhookSender();
 
 struct NotifierOptions {
-  TimeMs first_retry_ms = 10 * kSecondMs;  // after the first failure; doubling after each
-  TimeMs max_retry_ms = kHourMs;           // the backoff's cap
-  int max_attempts = 12;                   // then given up (about 4 hours with the defaults)
-  std::chrono::milliseconds timeout{10'000};
-  int batch = 100;                         // alerts per DeliverDue call at most
+  TimeMs first_retry_ms = 10 * kSecondMs;    // after the first failure; doubling after each
+  TimeMs max_retry_ms = kHourMs;             // the backoff's cap
+  int max_attempts = 12;                     // then given up (about 4 hours with the defaults)
+  std::chrono::milliseconds timeout{10'000};  // per attempt
+  int batch = 100;                           // alerts per DeliverDue call at most
 };
 
 // The wait before the next attempt after `attempts` failed ones (1, 2, ...):
@@ -55,7 +55,7 @@ TimeMs RetryDelay(const NotifierOptions& options, int attempts);
 
 struct DeliveryStats {
   int delivered = 0;
-  int failed = 0;     // will be retried
+  int failed = 0;  // will be retried
   int gave_up = 0;
 };
 

@@ -22,10 +22,12 @@ CivilDate CivilFromDays(int64_t days) {
   const int64_t day_of_era = days - era * 146097;
   const int64_t year_of_era =
       (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
-  const int64_t day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+  const int64_t day_of_year =
+      day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
   const int64_t shifted_month = (5 * day_of_year + 2) / 153;  // 0 = March
   const auto day = static_cast<unsigned>(day_of_year - (153 * shifted_month + 2) / 5 + 1);
-  const auto month = static_cast<unsigned>(shifted_month < 10 ? shifted_month + 3 : shifted_month - 9);
+  const auto month =
+      static_cast<unsigned>(shifted_month < 10 ? shifted_month + 3 : shifted_month - 9);
   return {year_of_era + era * 400 + (month <= 2 ? 1 : 0), month, day};
 }
 
@@ -118,7 +120,8 @@ Result<TimeMs> ParseUtcDate(std::string_view text) {
   int year = 0, month = 0, day = 0;
   if (!number(0, 4, year) || !number(5, 2, month) || !number(8, 2, day)) return bad();
   if (year < 1970 || month < 1 || month > 12 || day < 1 || day > 31) return bad();
-  const int64_t days = DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+  const int64_t days =
+      DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
   CivilDate back = CivilFromDays(days);
   if (back.month != static_cast<unsigned>(month) || back.day != static_cast<unsigned>(day)) {
     return InvalidArgument("there is no such day as " + std::string(text));

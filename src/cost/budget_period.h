@@ -22,15 +22,15 @@ enum class PeriodKind { kMonthly, kWeekly, kDaily, kDays };
 
 struct PeriodSpec {
   PeriodKind kind = PeriodKind::kMonthly;
-  int days = 0;        // kDays only: the length in days
-  TimeMs start = 0;    // kDays only: 00:00 UTC of the first period's day
+  int days = 0;      // kDays only: the length in days
+  TimeMs start = 0;  // kDays only: 00:00 UTC of the first period's day
 
   bool operator==(const PeriodSpec&) const = default;
 };
 
 struct PeriodBounds {
   TimeMs start = 0;
-  TimeMs end = 0;      // exclusive
+  TimeMs end = 0;  // exclusive
 
   TimeMs length() const { return end - start; }
   bool operator==(const PeriodBounds&) const = default;

@@ -186,8 +186,8 @@ Result<BudgetEvaluateStats> BudgetService::Evaluate(TimeMs now) {
 
 Result<int> BudgetService::StopSpotJobs(const BudgetView& view) {
   TF_ASSIGN_OR_RETURN(std::vector<jobs::Job> spot, SpotJobs(view.record.project_id));
-  const std::string reason = "stopped by budget '" + view.record.name + "': " +
-                             FormatUsd(view.status.spend) + " spent of " +
+  const std::string reason = "stopped by budget '" + view.record.name +
+                             "': " + FormatUsd(view.status.spend) + " spent of " +
                              FormatUsd(view.budget.amount) + " (action stop-spot)";
   int stopped = 0;
   for (const jobs::Job& job : spot) {
@@ -226,11 +226,11 @@ Status BudgetService::AdmitSubmission(const std::string& project_id) {
     if (!view.status.exhausted()) continue;
     return FailedPrecondition(
         "budget '" + r.name + "' is exhausted: " + FormatUsd(view.status.spend) + " spent of " +
-        FormatUsd(view.budget.amount) + " in the " + PeriodName(view.budget.period) +
-        " period " + FormatUtcDate(view.status.period.start) + " to " +
-        FormatUtcDate(view.status.period.end) +
+        FormatUsd(view.budget.amount) + " in the " + PeriodName(view.budget.period) + " period " +
+        FormatUtcDate(view.status.period.start) + " to " + FormatUtcDate(view.status.period.end) +
         "; new jobs are refused until the period ends or the budget is raised "
-        "(tensorfleet cost budget set " + r.name + " --amount ...)");
+        "(tensorfleet cost budget set " +
+        r.name + " --amount ...)");
   }
   return OkStatus();
 }

@@ -56,8 +56,8 @@ class BudgetService {
   // Deletes the budget and its alerts. kNotFound if the project has no such budget.
   Status Delete(const std::string& project_id, const std::string& name);
   // Alerts of a project ("" = every project's) after `after_seq`, oldest first.
-  Result<std::vector<store::BudgetAlert>> Alerts(const std::string& project_id,
-                                                 int64_t after_seq, int limit);
+  Result<std::vector<store::BudgetAlert>> Alerts(const std::string& project_id, int64_t after_seq,
+                                                 int limit);
 
   // Evaluates every budget at `now`: records the alerts due (a budget with a webhook gets
   // next_delivery_at = now, for the notifier), logs each new one, and cancels the spot jobs of
