@@ -12,6 +12,8 @@ packages=(
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev postgresql redis-server libhiredis-dev
   curl sqlite3 python3
+  # the chat-template test data generator (tests/data/engine/chat/generate_expected.py)
+  python3-jinja2
   # real clients and the example training job: PyTorch, boto3, the AWS CLI, a text corpus
   python3-torch python3-numpy libopenblas0-pthread python3-boto3 awscli fortunes pybind11-dev python3-dev
 )
