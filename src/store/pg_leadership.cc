@@ -49,6 +49,16 @@ bool PgLeadership::TakeIfFree() {
       Report("cannot try the leader lock: no schema of the search_path exists");
       return false;
     }
+    // The lock lasts as long as this session. A leader machine that vanishes without closing
+    // it would keep the lead until PostgreSQL's keepalives (two hours by default) ended the
+    // session; these settings make the server give up on it after about 25 s of silence.
+    if (Status keepalive = (*conn)->RunScript(
+            "SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; "
+            "SET tcp_keepalives_count = 3");
+        !keepalive.ok()) {
+      Report("cannot shorten the leader session's keepalives (a vanished leader is noticed "
+             "later): " + keepalive.ToString());
+    }
     key_ = LeaderLockKey(schema->Text(0, 0));
     conn_ = std::move(conn).value();
   }
