@@ -180,11 +180,13 @@ TEST(JobLifecycle, NodeLossIsNotRetriedWhenThePolicySaysSo) {
 }
 
 TEST(JobLifecycle, CancelWorksInEveryStateThatHasNotEnded) {
-  for (const std::string& state : {kQueued, kStarting, kRunning, kRetrying}) {
+  for (const std::string state : {kQueued, kStarting, kRunning, kRetrying}) {
     Job job = MakeJob();
     Events events;
     if (state != kQueued) StartAttempt(job, PlaceOn({"node-a"}), {"a"}, 1, 29500, kT0, events);
-    if (state == kRunning) ASSERT_TRUE(ApplyRankReport(job, Report(job, 0, "running"), kT0, events).ok());
+    if (state == kRunning) {
+      ASSERT_TRUE(ApplyRankReport(job, Report(job, 0, "running"), kT0, events).ok());
+    }
     if (state == kRetrying) {
       ASSERT_TRUE(ApplyRankReport(job, Report(job, 0, "interrupted", 0), kT0, events).ok());
     }
@@ -220,6 +222,27 @@ TEST(JobLifecycle, TheDocumentRoundTripsThroughJson) {
   ASSERT_TRUE(decoded.ok());
   EXPECT_EQ(decoded->current()->token, 0xfedcba9876543210ull);
   EXPECT_EQ(JobDocToJson(*decoded), JobDocToJson(job.doc));
+}
+
+// The store keeps the document as JSON between the controller's ticks: a gang's pending failure
+// verdict must survive the trip, or the attempt would wait for it for ever.
+TEST(JobLifecycle, AGangsPendingFailureVerdictSurvivesTheStore) {
+  Job job = MakeJob(2);
+  Events events;
+  StartAttempt(job, PlaceOn({"node-a", "node-b"}), {"a", "b"}, 1, 29500, kT0, events);
+  ASSERT_TRUE(ApplyRankReport(job, Report(job, 0, "failed", 3), kT0 + 100, events).ok());
+  ASSERT_EQ(job.doc.current()->failure_seen_at, kT0 + 100);
+
+  auto decoded = JobDocFromJson(JobDocToJson(job.doc).dump());
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->current()->failure_seen_at, kT0 + 100);
+  EXPECT_EQ(decoded->current()->failure_exit_code, 3);
+  EXPECT_EQ(decoded->current()->failure_reason, job.doc.current()->failure_reason);
+
+  job.doc = *std::move(decoded);
+  ResolveGangFailure(job, kT0 + 5100, 5000, events);
+  EXPECT_EQ(job.state(), kFailed);
+  EXPECT_EQ(job.doc.exit_code, 3);
 }
 
 

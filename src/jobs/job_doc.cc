@@ -43,7 +43,8 @@ json AttemptToJson(const Attempt& a) {
       {"number", a.number},         {"token", std::to_string(a.token)}, {"state", a.state},
       {"reason", a.reason},         {"master_port", a.master_port},     {"ranks", std::move(ranks)},
       {"created_at", a.created_at}, {"started_at", a.started_at},       {"ended_at", a.ended_at},
-      {"exit_code", a.exit_code}};
+      {"exit_code", a.exit_code},   {"failure_seen_at", a.failure_seen_at},
+      {"failure_reason", a.failure_reason}, {"failure_exit_code", a.failure_exit_code}};
 }
 
 Attempt AttemptFromJson(const json& j) {
