@@ -42,8 +42,9 @@ struct ChatTemplateOptions {
   std::string bos_token;
   std::string eos_token;
   // More variables by name, e.g. {"tools": [...], "date_string": "26 Jul 2024"}. They override
-  // the ones above when they share a name.
-  nlohmann::json extra_vars = nlohmann::json::object();
+  // the ones above when they share a name. (An nlohmann::json converts implicitly; ordered_json
+  // keeps the keys in the order tojson should print them, as Python's dicts do.)
+  nlohmann::ordered_json extra_vars = nlohmann::ordered_json::object();
   // What strftime_now() formats (UTC); the system clock's now when unset.
   std::optional<std::chrono::system_clock::time_point> now;
 };
@@ -54,8 +55,8 @@ class ChatTemplate {
   static Result<ChatTemplate> Parse(std::string_view source);
 
   // Renders with `messages` (a JSON array of {"role", "content", ...} objects, given to the
-  // template as is).
-  Result<std::string> Render(const nlohmann::json& messages,
+  // template as is; an nlohmann::json converts implicitly, with its keys sorted).
+  Result<std::string> Render(const nlohmann::ordered_json& messages,
                              const ChatTemplateOptions& options) const;
 
  private:
@@ -64,7 +65,8 @@ class ChatTemplate {
 };
 
 // Parse and Render in one call.
-Result<std::string> RenderChatTemplate(std::string_view source, const nlohmann::json& messages,
+Result<std::string> RenderChatTemplate(std::string_view source,
+                                       const nlohmann::ordered_json& messages,
                                        const ChatTemplateOptions& options);
 
 // The chat template of a model directory: `chat_template` in DIR/tokenizer_config.json, either
