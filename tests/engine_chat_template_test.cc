@@ -98,6 +98,42 @@ TEST(ChatTemplateTest, FamilyTemplatesMatchJinja2) {
   EXPECT_GE(rendered, 140);
 }
 
+// One-line templates over a fixed conversation (generate_expected.py's SNIPPET_MESSAGES): the
+// text jinja2 rendered, byte for byte; where jinja2 failed (a type error, an undefined value, a
+// syntax error, raise_exception), an error here too, with raise_exception's message.
+TEST(ChatTemplateTest, SnippetsMatchJinja2) {
+  ordered_json messages = ordered_json::parse(R"([
+      {"role": "system", "content": " Be brief. "},
+      {"role": "user", "content": "Hi"},
+      {"role": "assistant", "content": "Hello!", "tool_calls": [
+          {"function": {"name": "f", "arguments": {"b": 1, "a": [true, null, 2.5]}}}]}])");
+  ChatTemplateOptions options;
+  options.add_generation_prompt = true;
+  options.bos_token = "<s>";
+  options.eos_token = "</s>";
+  options.now = GeneratorNow();
+  std::vector<ordered_json> cases = ReadJsonLines(EngineData("chat/snippets_expected.jsonl"));
+  ASSERT_GE(cases.size(), 70u);
+  int errors = 0;
+  for (const ordered_json& c : cases) {
+    std::string tmpl = c["template"].get<std::string>();
+    Result<std::string> out = RenderChatTemplate(tmpl, messages, options);
+    if (c.contains("rendered")) {
+      ASSERT_TRUE(out.ok()) << tmpl << "\n" << out.status().ToString();
+      EXPECT_EQ(*out, c["rendered"].get<std::string>()) << tmpl;
+      continue;
+    }
+    ++errors;
+    ASSERT_FALSE(out.ok()) << tmpl << " rendered " << *out << " where jinja2 raised "
+                           << c["error"].get<std::string>();
+    EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument) << tmpl;
+    if (c.contains("message")) {
+      EXPECT_EQ(out.status().message(), c["message"].get<std::string>()) << tmpl;
+    }
+  }
+  EXPECT_GE(errors, 10);
+}
+
 std::string Render(std::string_view tmpl, const ordered_json& messages = ordered_json::array(),
                    ChatTemplateOptions options = {}) {
   Result<std::string> out = RenderChatTemplate(tmpl, messages, options);

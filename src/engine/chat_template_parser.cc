@@ -427,12 +427,13 @@ class Parser {
     return left;
   }
 
-  Result<ExprPtr> ParseUnary() {
+  // As jinja2: in `-x | f` the filter applies to -x.
+  Result<ExprPtr> ParseUnary(bool with_filters = true) {
     TF_RETURN_IF_ERROR(Deeper());
     ExprPtr result;
     if (IsOp("-") || IsOp("+")) {
       Token at = Take();
-      TF_ASSIGN_OR_RETURN(ExprPtr operand, ParseUnary());
+      TF_ASSIGN_OR_RETURN(ExprPtr operand, ParseUnary(/*with_filters=*/false));
       result = MakeExpr(Expr::Kind::kUnary, at);
       result->name = at.text;
       result->args.push_back(std::move(operand));
@@ -440,7 +441,9 @@ class Parser {
       TF_ASSIGN_OR_RETURN(result, ParsePrimary());
       TF_ASSIGN_OR_RETURN(result, ParsePostfix(std::move(result)));
     }
-    TF_ASSIGN_OR_RETURN(result, ParseFilters(std::move(result)));
+    if (with_filters) {
+      TF_ASSIGN_OR_RETURN(result, ParseFilters(std::move(result)));
+    }
     --depth_;
     return result;
   }

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Writes expected.jsonl: every template here over every conversation in conversations.json,
-with add_generation_prompt false and true, rendered the way transformers' apply_chat_template
+with add_generation_prompt false and true; and snippets_expected.jsonl: each line of
+snippets.txt as a template of its own over SNIPPET_MESSAGES. Both rendered the way transformers' apply_chat_template
 renders (jinja2's ImmutableSandboxedEnvironment with trim_blocks, lstrip_blocks and loop
 controls; raise_exception, strftime_now and a tojson that keeps non-ASCII text).
 
@@ -46,6 +47,42 @@ def environment():
     return env
 
 
+SNIPPET_MESSAGES = [
+    {"role": "system", "content": " Be brief. "},
+    {"role": "user", "content": "Hi"},
+    {"role": "assistant", "content": "Hello!", "tool_calls": [
+        {"function": {"name": "f", "arguments": {"b": 1, "a": [True, None, 2.5]}}}]},
+]
+
+
+def snippets(env):
+    """One case per line of snippets.txt: the text, or the error jinja2 raised (its type, and
+    its message for raise_exception's TemplateError)."""
+    lines = []
+    with open(os.path.join(HERE, "snippets.txt"), encoding="utf-8") as f:
+        for text in f.read().split("\n"):
+            if not text:
+                continue
+            case = {"template": text}
+            try:
+                case["rendered"] = env.from_string(text).render(
+                    messages=SNIPPET_MESSAGES, tools=None, documents=None,
+                    add_generation_prompt=True, bos_token="<s>", eos_token="</s>")
+            except jinja2.exceptions.TemplateSyntaxError as e:
+                case["error"] = "syntax"
+            except jinja2.exceptions.UndefinedError as e:
+                case["error"] = "undefined"
+            except jinja2.exceptions.TemplateError as e:
+                case["error"] = "raised"
+                case["message"] = str(e)
+            except Exception as e:  # TypeError, ZeroDivisionError, ...: an error in C++ too
+                case["error"] = type(e).__name__
+            lines.append(json.dumps(case, ensure_ascii=False))
+    with open(os.path.join(HERE, "snippets_expected.jsonl"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"wrote {len(lines)} snippets")
+
+
 def main():
     env = environment()
     with open(os.path.join(HERE, "conversations.json"), encoding="utf-8") as f:
@@ -71,6 +108,7 @@ def main():
     with open(os.path.join(HERE, "expected.jsonl"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     print(f"wrote {len(lines)} cases")
+    snippets(env)
 
 
 if __name__ == "__main__":
