@@ -1,19 +1,27 @@
-// Greedy generation: the prompt in one forward pass, then one token at a time.
+// Generation: the prompt in one forward pass, then one token at a time, each chosen greedily
+// (GenerateGreedy) or by a Sampler (Generate, which also decodes text and applies stop strings).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
 #include "engine/model.h"
+#include "engine/sampling.h"
+#include "engine/tokenizer.h"
 
 namespace tf::engine {
 
 struct GenerateOptions {
   int64_t max_new_tokens = 16;
   bool stop_at_eos = true;  // stop after a token in config().eos_token_ids
+  // Generate only: the text ends before the first of these appears in it (the stop string
+  // itself is not returned). Empty strings are ignored.
+  std::vector<std::string> stop;
 };
 
 struct GenerateStats {
@@ -29,5 +37,57 @@ struct GenerateStats {
 Status GenerateGreedy(Model& model, std::span<const int32_t> prompt, const GenerateOptions& options,
                       const std::function<bool(int32_t)>& on_token, std::vector<int32_t>* out,
                       GenerateStats* stats = nullptr);
+
+enum class FinishReason {
+  kLength,     // max_new_tokens, or the context is full
+  kStop,       // an end-of-sequence token or a stop string
+  kCancelled,  // on_step returned false
+};
+// "length", "stop", "cancelled"
+std::string_view FinishReasonName(FinishReason reason);
+
+// What Generate reports as it goes.
+struct GenerateStep {
+  // The token just chosen; null for the last call, which only releases held-back text.
+  const SampledToken* token = nullptr;
+  // Text released by this step (often empty: a character split over tokens, or text that may
+  // be the start of a stop string, waits until it is resolved).
+  std::string_view text;
+};
+
+struct GenerateResult {
+  std::vector<int32_t> tokens;  // every token chosen, the one that ended generation included
+  std::string text;             // the decoded text (special tokens skipped), stop string cut
+  FinishReason finish = FinishReason::kLength;
+  GenerateStats stats;
+  uint64_t seed = 0;  // the sampler's seed (the one given, or the random one drawn)
+};
+
+// Samples up to max_new_tokens tokens after `prompt`, decoding them with `tokenizer` as they
+// come. on_step (if set) sees each token with the text it releases, then one last call with
+// the remaining text; the concatenation of the texts equals result->text. Returning false from
+// on_step cancels (FinishReason::kCancelled). InvalidArgument for an empty prompt, one longer
+// than the context, or bad sampling parameters.
+Status Generate(Model& model, const Tokenizer& tokenizer, std::span<const int32_t> prompt,
+                const GenerateOptions& options, const SamplingParams& sampling,
+                const std::function<bool(const GenerateStep&)>& on_step, GenerateResult* result);
+
+// Holds back streamed text that may be the start of a stop string until it is resolved.
+class StopStringMatcher {
+ public:
+  explicit StopStringMatcher(std::vector<std::string> stops);
+
+  // Adds `text` and returns what may be released now. Once a stop string appears, returns the
+  // text before it, sets stopped(), and ignores everything after.
+  std::string Add(std::string_view text);
+  // The text still held back (none of it completes a stop string); call at the end.
+  std::string Finish();
+  bool stopped() const { return stopped_; }
+
+ private:
+  std::vector<std::string> stops_;
+  std::string held_;
+  bool stopped_ = false;
+};
 
 }  // namespace tf::engine
