@@ -1,8 +1,10 @@
-// `tensorfleet engine ...`: run the built-in inference engine locally, without a server.
+// `tensorfleet engine ...`: run the built-in inference engine locally (generate), or behind an
+// OpenAI-compatible API (serve; engine_serve.cc).
 #include <cstdio>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/engine_serve.h"
 #include "engine/generate.h"
 #include "engine/model.h"
 #include "engine/tokenizer.h"
@@ -94,6 +96,23 @@ void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code) {
       ->check(CLI::Range(0, 1024));
   gen->add_flag("--ignore-eos", flags->ignore_eos, "Keep going after an end-of-sequence token");
   gen->callback([&conn, &exit_code, flags] { exit_code = Generate(conn, *flags); });
+
+  auto serve_flags = std::make_shared<EngineServeFlags>();
+  auto* serve = engine->add_subcommand(
+      "serve", "Serve a checkpoint with an OpenAI-compatible API (completions, chat, models)");
+  serve->add_option("--model", serve_flags->model_dir, "Checkpoint directory, as for generate")
+      ->required()
+      ->type_name("DIR");
+  serve->add_option("--host", serve_flags->host, "Address to listen on")->capture_default_str();
+  serve->add_option("--port", serve_flags->port, "Port to listen on (0: any free port)")
+      ->capture_default_str();
+  serve->add_option("--threads", serve_flags->threads, "Threads for the kernels (0: one per core)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
+  serve->add_option("--served-name", serve_flags->served_name,
+                    "The model's name in the API (default: the directory's name)")
+      ->type_name("NAME");
+  serve->callback([&exit_code, serve_flags] { exit_code = RunEngineServe(*serve_flags); });
 }
 
 }  // namespace tf::cli

@@ -1,0 +1,104 @@
+// `tensorfleet engine serve`: load the model on a thread of its own while /health says 503,
+// then serve until SIGINT or SIGTERM.
+#include "cli/engine_serve.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <iostream>
+#include <thread>
+#include <vector>
+
+#include "base/log.h"
+#include "cli/commands.h"
+#include "cli/worker_flags.h"
+
+namespace tf::cli {
+namespace {
+
+constexpr std::chrono::milliseconds kShutdownGrace{5000};
+constexpr int kNetworkThreads = 2;
+
+Result<std::unique_ptr<LoadedModel>> Load(const EngineServeFlags& f, ServeMetrics& metrics) {
+  auto loaded = std::make_unique<LoadedModel>();
+  loaded->model_dir = f.model_dir;
+  engine::ModelOptions options;
+  options.num_threads = f.threads;
+  auto model = engine::Model::Load(f.model_dir, options);
+  if (!model.ok()) return model.status();
+  loaded->model = std::move(model).value();
+  auto tokenizer = engine::LoadTokenizer(f.model_dir);
+  if (!tokenizer.ok()) return tokenizer.status();
+  loaded->tokenizer = std::move(tokenizer).value();
+  LoadChat(loaded.get());
+  loaded->executor = std::make_unique<SerialExecutor>(*loaded->model, *loaded->tokenizer, metrics);
+  return loaded;
+}
+
+std::string DefaultServedName(const std::string& dir) {
+  std::filesystem::path p(dir);
+  while (!p.empty() && p.filename().empty()) p = p.parent_path();  // "models/x/" -> "x"
+  std::string name = p.filename().string();
+  return name.empty() ? "model" : name;
+}
+
+}  // namespace
+
+int RunEngineServe(const EngineServeFlags& f) {
+  ServeState st;
+  st.served_name = f.served_name.empty() ? DefaultServedName(f.model_dir) : f.served_name;
+  st.created = std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count();
+  BlockStopSignals();  // before any thread starts, so that WaitForStopSignal receives them
+
+  asio::io_context io;
+  auto work = asio::make_work_guard(io);
+  http::ServerOptions options;
+  options.address = f.host;
+  options.port = f.port;
+  auto server = http::Server::Start(io, options, MakeServeHandler(st));
+  if (!server.ok()) return Fail(server.status());
+  std::vector<std::thread> network;
+  for (int i = 0; i < kNetworkThreads; ++i) network.emplace_back([&io] { io.run(); });
+  std::cerr << "engine serve: listening on http://" << (*server)->address() << ":"
+            << (*server)->port() << " (loading " << f.model_dir << " as '" << st.served_name << "')"
+            << std::endl;
+
+  std::unique_ptr<LoadedModel> loaded;
+  Status load_status;
+  std::thread loader([&] {
+    auto result = Load(f, st.metrics);
+    if (!result.ok()) {
+      load_status = result.status();
+      ::kill(::getpid(), SIGTERM);  // wakes WaitForStopSignal below
+      return;
+    }
+    loaded = std::move(result).value();
+    st.loaded.store(loaded.get());
+    std::cerr << "engine serve: ready: " << st.served_name << " (" << loaded->model->kernels().name
+              << " kernels, " << loaded->model->num_threads() << " threads, context "
+              << loaded->model->config().MaxContext() << ", "
+              << (loaded->chat_template ? "chat template" : "no chat template") << ")" << std::endl;
+  });
+  int sig = WaitForStopSignal();
+  loader.join();
+  if (load_status.ok()) spdlog::info("signal {} received: shutting down", sig);
+
+  std::promise<void> stopped;
+  asio::co_spawn(io, (*server)->Shutdown(kShutdownGrace),
+                 [&stopped](std::exception_ptr) { stopped.set_value(); });
+  stopped.get_future().wait();
+  if (loaded) loaded->executor->Stop();
+  work.reset();
+  io.stop();
+  for (auto& t : network) t.join();
+  if (!load_status.ok()) return Fail(load_status);
+  std::cerr << "engine serve: stopped" << std::endl;
+  return 0;
+}
+
+}  // namespace tf::cli

@@ -1,0 +1,69 @@
+// `tensorfleet engine serve`: the built-in engine behind an OpenAI-compatible HTTP API.
+//
+// The server is a thin client of the engine: engine_serve_routes.cc parses (with
+// engine_serve_protocol.cc) and hands a GenerationJob to the GenerationExecutor
+// (engine_serve_executor.h), whose engine thread reports back through a ChannelSink
+// (engine_serve_channel.h). The engine library knows nothing of HTTP.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+#include "cli/engine_serve_executor.h"
+#include "cli/engine_serve_metrics.h"
+#include "cli/engine_serve_protocol.h"
+#include "engine/chat_template.h"
+#include "engine/model.h"
+#include "engine/tokenizer.h"
+#include "http/http.h"
+
+namespace tf::cli {
+
+struct EngineServeFlags {
+  std::string model_dir;
+  std::string host = "127.0.0.1";
+  uint16_t port = 8000;
+  int threads = 0;
+  std::string served_name;  // default: the model directory's last component
+};
+
+// A model ready to serve: set once, after loading.
+struct LoadedModel {
+  std::unique_ptr<engine::Model> model;
+  std::unique_ptr<engine::Tokenizer> tokenizer;
+  std::unique_ptr<GenerationExecutor> executor;
+  std::string model_dir;
+  // tokenizer_config.json's chat template, parsed, with its BOS and EOS tokens; when there is
+  // none (or it does not parse), chat_problem says why.
+  std::shared_ptr<const engine::ChatTemplate> chat_template;
+  std::string bos_token;
+  std::string eos_token;
+  std::string chat_problem;
+};
+
+struct ServeState {
+  std::string served_name;
+  int64_t created = 0;  // unix seconds, for /v1/models
+  ServeMetrics metrics;
+  std::atomic<LoadedModel*> loaded{nullptr};  // null while loading
+};
+
+// The HTTP handler for every route. `state` must outlive the server.
+http::Handler MakeServeHandler(ServeState& state);
+
+// Reads and parses the chat template of model->model_dir (see LoadedModel).
+void LoadChat(LoadedModel* model);
+
+// The prompt text of a chat request: the model's chat template (tokenizer_config.json) applied
+// to `messages`, ready to encode without adding special tokens. InvalidArgument when the model
+// has no chat template the engine can render, or the template refuses the messages.
+Result<std::string> RenderChatPrompt(const LoadedModel& model, const Json& messages);
+
+// Loads the model, serves until SIGINT/SIGTERM, returns the exit code.
+int RunEngineServe(const EngineServeFlags& flags);
+
+}  // namespace tf::cli

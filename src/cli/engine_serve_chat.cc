@@ -1,0 +1,64 @@
+// Chat prompts for `engine serve`: the model's chat template (tokenizer_config.json), parsed once
+// at load and rendered per request with the tokenizer config's BOS and EOS tokens.
+#include <fstream>
+#include <sstream>
+
+#include "base/log.h"
+#include "cli/engine_serve.h"
+
+namespace tf::cli {
+namespace {
+
+constexpr const char* kNoTemplate = "this model has no chat template the engine can render";
+
+// tokenizer_config.json's "bos_token"/"eos_token": a string, or {"content": "..."}.
+std::string SpecialToken(const Json& config, const char* name) {
+  auto it = config.find(name);
+  if (it == config.end()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_object() && it->contains("content") && (*it)["content"].is_string()) {
+    return (*it)["content"].get<std::string>();
+  }
+  return "";
+}
+
+}  // namespace
+
+void LoadChat(LoadedModel* model) {
+  auto source = engine::LoadChatTemplate(model->model_dir);
+  if (!source.ok()) {
+    model->chat_problem = source.status().code() == StatusCode::kNotFound
+                              ? std::string(kNoTemplate) + " (tokenizer_config.json has none)"
+                              : std::string(kNoTemplate) + ": " + source.status().message();
+    if (source.status().code() != StatusCode::kNotFound) spdlog::warn("{}", model->chat_problem);
+    return;
+  }
+  auto parsed = engine::ChatTemplate::Parse(*source);
+  if (!parsed.ok()) {
+    model->chat_problem = std::string(kNoTemplate) + ": " + parsed.status().message();
+    spdlog::warn("{}", model->chat_problem);
+    return;
+  }
+  model->chat_template = std::make_shared<const engine::ChatTemplate>(std::move(parsed).value());
+  std::ifstream in(model->model_dir + "/tokenizer_config.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  Json config = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (config.is_object()) {
+    model->bos_token = SpecialToken(config, "bos_token");
+    model->eos_token = SpecialToken(config, "eos_token");
+  }
+}
+
+Result<std::string> RenderChatPrompt(const LoadedModel& model, const Json& messages) {
+  if (model.chat_template == nullptr) {
+    return InvalidArgument(model.chat_problem.empty() ? kNoTemplate : model.chat_problem);
+  }
+  engine::ChatTemplateOptions options;
+  options.add_generation_prompt = true;
+  options.bos_token = model.bos_token;
+  options.eos_token = model.eos_token;
+  return model.chat_template->Render(messages, options);
+}
+
+}  // namespace tf::cli

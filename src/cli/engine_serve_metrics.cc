@@ -1,0 +1,65 @@
+#include "cli/engine_serve_metrics.h"
+
+#include <cstdio>
+
+namespace tf::cli {
+namespace {
+
+void Line(std::string& out, const char* name, const char* type, const char* help, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", value);
+  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
+         name + " " + buf + "\n";
+}
+
+void Summary(std::string& out, const char* name, const char* help, double sum, int64_t count) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", sum);
+  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " summary\n" + name +
+         "_sum " + buf + "\n" + name + "_count " + std::to_string(count) + "\n";
+}
+
+}  // namespace
+
+void ServeMetrics::Finished(const FinishedRequest& r) {
+  --running_;
+  std::lock_guard lock(mu_);
+  ++finished_;
+  prompt_tokens_ += r.prompt_tokens;
+  generated_tokens_ += r.generated_tokens;
+  busy_seconds_ += r.busy_seconds;
+  if (r.generated_tokens > 0) {
+    ++first_token_count_;
+    first_token_sum_ += r.first_token_seconds;
+  }
+  if (r.generated_tokens > 1) {
+    per_token_count_ += r.generated_tokens - 1;
+    per_token_sum_ += r.decode_seconds;
+  }
+}
+
+void ServeMetrics::Render(std::string& out) const {
+  Line(out, "tensorfleet_engine_requests_running", "gauge", "Requests generating now.",
+       static_cast<double>(running()));
+  Line(out, "tensorfleet_engine_requests_waiting", "gauge", "Requests queued for the engine.",
+       static_cast<double>(waiting()));
+  std::lock_guard lock(mu_);
+  Line(out, "tensorfleet_engine_requests_finished_total", "counter",
+       "Requests that ran to their end (cancelled ones included).", static_cast<double>(finished_));
+  Line(out, "tensorfleet_engine_prompt_tokens_total", "counter", "Prompt tokens processed.",
+       static_cast<double>(prompt_tokens_));
+  Line(out, "tensorfleet_engine_generated_tokens_total", "counter", "Tokens generated.",
+       static_cast<double>(generated_tokens_));
+  Line(out, "tensorfleet_engine_busy_seconds_total", "counter",
+       "Seconds the engine spent on prefill and decode; generated_tokens_total over it is the "
+       "tokens per second.",
+       busy_seconds_);
+  Summary(out, "tensorfleet_engine_time_to_first_token_seconds",
+          "From a request's arrival (queueing included) to its first token.", first_token_sum_,
+          first_token_count_);
+  Summary(out, "tensorfleet_engine_time_per_output_token_seconds",
+          "Time per output token after the first, over all such tokens.", per_token_sum_,
+          per_token_count_);
+}
+
+}  // namespace tf::cli
