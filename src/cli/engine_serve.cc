@@ -12,7 +12,6 @@
 #include <thread>
 #include <vector>
 
-#include "base/log.h"
 #include "cli/commands.h"
 #include "cli/worker_flags.h"
 
@@ -86,7 +85,7 @@ int RunEngineServe(const EngineServeFlags& f) {
   });
   int sig = WaitForStopSignal();
   loader.join();
-  if (load_status.ok()) spdlog::info("signal {} received: shutting down", sig);
+  if (load_status.ok()) std::cerr << "engine serve: signal " << sig << ", stopping" << std::endl;
 
   std::promise<void> stopped;
   asio::co_spawn(io, (*server)->Shutdown(kShutdownGrace),
