@@ -116,6 +116,21 @@ print("  the job was interrupted once, resumed from its checkpoint on another no
 step "Serve the model the job trained with the built-in engine"
 tf cp -r "tf://tensorfleet-jobs/$job/output/model" "$data_dir/trained-model"
 tf engine generate --model "$data_dir/trained-model" --prompt "Q: What is" --max-tokens 24
+echo "  and behind the OpenAI API: tensorfleet engine serve, asked with curl"
+"$tf_bin" engine serve --model "$data_dir/trained-model" --port 0 --served-name llama-train \
+  2>"$data_dir/engine.log" &
+engine_pid=$!
+for _ in $(seq 300); do grep -q "ready:" "$data_dir/engine.log" && break; sleep 0.1; done
+engine_url=$(grep -o "http://[0-9.]*:[0-9]*" "$data_dir/engine.log" | head -1)
+echo "$ curl $engine_url/v1/completions -d '{\"model\": \"llama-train\", \"prompt\": \"Q: What is\", ...}'"
+curl -sS "$engine_url/v1/completions" -H "Content-Type: application/json" \
+  -d '{"model": "llama-train", "prompt": "Q: What is", "max_tokens": 24, "temperature": 0.7, "seed": 1}' |
+  python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+print("  %r (finish_reason %s, usage %s)" % (j["choices"][0]["text"], j["choices"][0]["finish_reason"], j["usage"]))' ||
+  { cat "$data_dir/engine.log"; kill -TERM "$engine_pid"; exit 1; }
+kill -TERM "$engine_pid"; wait "$engine_pid" || true
 kill -TERM "$worker_pid"; wait "$worker_pid" || true; worker_pid=""
 
 step "What the job cost: each rank priced at its node's price (the second machine declared \$32.77/h)"
