@@ -234,6 +234,9 @@ TEST(ChatTemplateTest, HostileTemplatesEndWithAnErrorNotACrash) {
                    "{% set ns.s = ns.s ~ ns.s %}{% endfor %}")
                 .find("too long"),
             std::string::npos);
+  // A namespace holding itself renders, and its cycle is broken when rendering ends.
+  EXPECT_EQ(Render("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns.me.me is defined }}"),
+            "True");
 }
 
 // Random bytes, and random mixes of template syntax, as templates: each parses or fails with an
@@ -272,6 +275,57 @@ TEST(ChatTemplateTest, RandomTemplatesNeverCrash) {
     }
   }
   EXPECT_GT(parsed, 100);
+}
+
+// The real templates with a few bytes changed, cut or spliced in: most still parse, so the
+// renderer meets odd but well-formed programs.
+TEST(ChatTemplateTest, MutatedFamilyTemplatesNeverCrash) {
+  std::vector<std::string> seeds;
+  for (const char* name : {"llama3.jinja", "llama31.jinja", "qwen2.jinja", "mistral.jinja",
+                           "features.jinja", "whitespace.jinja"}) {
+    seeds.push_back(ReadFileBytes(EngineData(std::string("chat/") + name)));
+  }
+  ordered_json messages = ordered_json::parse(
+      R"([{"role": "system", "content": "s"}, {"role": "user", "content": "Hi"},
+          {"role": "assistant", "content": "x", "tool_calls": [
+              {"function": {"name": "f", "arguments": {"a": 1}}}]},
+          {"role": "user"}])");
+  ChatTemplateOptions options;
+  options.extra_vars = ordered_json::parse(R"({"tools": [{"name": "t"}], "builtin_tools": ["a"]})");
+  std::mt19937 rng(7);
+  int rendered = 0;
+  for (int i = 0; i < 4000; ++i) {
+    std::string t = seeds[rng() % seeds.size()];
+    int edits = 1 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < edits && !t.empty(); ++k) {
+      size_t pos = rng() % t.size();
+      switch (rng() % 4) {
+        case 0:
+          t[pos] = static_cast<char>(rng() % 256);
+          break;
+        case 1:
+          t.erase(pos, 1 + rng() % 8);
+          break;
+        case 2: {
+          const std::string& other = seeds[rng() % seeds.size()];
+          t.insert(pos, other.substr(rng() % other.size(), 1 + rng() % 20));
+          break;
+        }
+        default:
+          t.insert(pos, 1, "{}%#-+|()[]'\".:,"[rng() % 16]);
+      }
+    }
+    Result<ChatTemplate> parsed = ChatTemplate::Parse(t);
+    if (!parsed.ok()) continue;
+    options.add_generation_prompt = rng() % 2;
+    Result<std::string> out = parsed->Render(messages, options);
+    if (out.ok()) {
+      ++rendered;
+    } else {
+      EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+    }
+  }
+  EXPECT_GT(rendered, 100);
 }
 
 class LoadChatTemplateTest : public ::testing::Test {

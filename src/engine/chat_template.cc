@@ -42,10 +42,13 @@ Value StrftimeNow(std::chrono::system_clock::time_point now) {
 }
 
 // namespace(a=1) or namespace({'a': 1}): an object whose attributes `set ns.a = ...` changes.
-Value NamespaceFunction() {
-  return Value::MakeFunction("namespace", [](std::vector<Value>& args,
-                                             Kwargs& kwargs) -> Result<Value> {
+// Each one made is kept in `made`, whose attributes Render clears at the end: a namespace can
+// hold itself (`set ns.me = ns`), a cycle its reference counts would never free.
+Value NamespaceFunction(std::shared_ptr<std::vector<Value>> made) {
+  return Value::MakeFunction("namespace", [made](std::vector<Value>& args,
+                                                 Kwargs& kwargs) -> Result<Value> {
     Value ns = Value::MakeNamespace();
+    made->push_back(ns);
     for (const Value& a : args) {
       if (a.kind() != Value::Kind::kDict) return InvalidArgument("namespace() takes a mapping");
       for (const auto& [k, v] : a.dict()) ns.ns().attrs[k] = std::make_shared<Value>(v);
@@ -114,6 +117,7 @@ Result<ChatTemplate> ChatTemplate::Parse(std::string_view source) {
 
 Result<std::string> ChatTemplate::Render(const nlohmann::ordered_json& messages,
                                          const ChatTemplateOptions& options) const {
+  auto namespaces = std::make_shared<std::vector<Value>>();
   // The variables transformers' apply_chat_template passes (tools and documents are None when
   // not given), then the functions it adds to jinja2's.
   Dict globals = {
@@ -125,7 +129,7 @@ Result<std::string> ChatTemplate::Render(const nlohmann::ordered_json& messages,
       {"documents", Value::None()},
       {"raise_exception", RaiseException()},
       {"strftime_now", StrftimeNow(options.now.value_or(std::chrono::system_clock::now()))},
-      {"namespace", NamespaceFunction()},
+      {"namespace", NamespaceFunction(namespaces)},
       {"range", RangeFunction()},
       {"dict", DictFunction()},
   };
@@ -145,7 +149,9 @@ Result<std::string> ChatTemplate::Render(const nlohmann::ordered_json& messages,
       if (!replaced) globals.emplace_back(name, v);
     }
   }
-  return jinja::RenderTemplate(*parsed_, globals);
+  Result<std::string> out = jinja::RenderTemplate(*parsed_, globals);
+  for (Value& ns : *namespaces) ns.ns().attrs.clear();
+  return out;
 }
 
 Result<std::string> RenderChatTemplate(std::string_view source,

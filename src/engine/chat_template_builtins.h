@@ -15,8 +15,8 @@ namespace tf::engine::jinja {
 
 // The most items a list built by a template (range, repetition, a filter) may hold, and the
 // longest string it may build: a bound on what a hostile template can make us allocate.
-constexpr size_t kMaxItems = 1 << 20;
-constexpr size_t kMaxStringBytes = 64u << 20;
+constexpr size_t kMaxItems = 1 << 17;
+constexpr size_t kMaxStringBytes = 16u << 20;
 
 // obj.name as jinja2 resolves it: a method of str or dict first, then a dict's key or a
 // namespace's attribute; an undefined value (carrying jinja2's message) when there is none.
