@@ -17,12 +17,14 @@ import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NOW = datetime.datetime(2026, 11, 30, 6, 0, tzinfo=datetime.timezone.utc)
+NOW = datetime.datetime(2025, 3, 14, 9, 26, 53, tzinfo=datetime.timezone.utc)
 TEMPLATES = {
     # file: (bos_token, eos_token) of the family's tokenizer
     "llama3.jinja": ("<|begin_of_text|>", "<|eot_id|>"),
     "llama31.jinja": ("<|begin_of_text|>", "<|eot_id|>"),
+    "llama32.jinja": ("<|begin_of_text|>", "<|eot_id|>"),
     "qwen2.jinja": ("", "<|im_end|>"),
+    "qwen25.jinja": ("", "<|im_end|>"),
     "mistral.jinja": ("<s>", "</s>"),
     "features.jinja": ("<s>", "</s>"),
     "whitespace.jinja": ("<s>", "</s>"),
