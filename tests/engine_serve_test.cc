@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <future>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -492,6 +493,72 @@ TEST(EngineServeProtocol, ChatRequestsAndTheirChunks) {
   EXPECT_EQ(j["choices"][0]["finish_reason"], "length");
   EXPECT_TRUE(j["choices"][0]["logprobs"].is_null());
   EXPECT_EQ(j["usage"]["total_tokens"], 5);
+}
+
+// An executor that keeps what it is given and never runs it: a request stays queued.
+class HoldingExecutor : public cli::GenerationExecutor {
+ public:
+  Status Submit(cli::GenerationJob job) override {
+    std::lock_guard lock(mu_);
+    jobs_.push_back(std::move(job));
+    return OkStatus();
+  }
+  void Stop() override {}
+  // Waits up to 20 s for job `i` to be submitted and then cancelled by its client's going.
+  bool CancelledInTime(size_t i) {
+    for (int tries = 0; tries < 2000; ++tries) {
+      {
+        std::lock_guard lock(mu_);
+        if (jobs_.size() > i && jobs_[i].sink->cancelled()) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<cli::GenerationJob> jobs_;  // guarded by mu_
+};
+
+TEST(EngineServe, AClientThatGoesAwayCancelsItsRequest) {
+  cli::ServeState state;
+  state.served_name = "m";
+  cli::LoadedModel loaded;
+  auto model = engine::Model::Load(EngineData("llama-gqa"), engine::ModelOptions{});
+  ASSERT_TRUE(model.ok());
+  loaded.model = std::move(model).value();
+  auto tokenizer = engine::LoadTokenizer(EngineData("llama-gqa"));
+  ASSERT_TRUE(tokenizer.ok());
+  loaded.tokenizer = std::move(tokenizer).value();
+  auto holding = std::make_unique<HoldingExecutor>();
+  HoldingExecutor* executor = holding.get();
+  loaded.executor = std::move(holding);
+  state.loaded.store(&loaded);
+  asio::io_context io;
+  auto server = http::Server::Start(io, http::ServerOptions{}, cli::MakeServeHandler(state));
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  std::thread runner([&io] { io.run(); });
+  std::string url = "http://127.0.0.1:" + std::to_string((*server)->port()) + "/v1/completions";
+
+  // Streamed: the client gives up while its request waits; the server's next write fails.
+  ProcessRun streamed = Execute({"/usr/bin/curl", "-sN", "--max-time", "1.5", url, "--data",
+                                 R"({"prompt": "x", "stream": true})"});
+  EXPECT_EQ(streamed.exit_code, 28) << streamed.output;  // curl's timeout
+  EXPECT_THAT(streamed.output, HasSubstr(": waiting"));
+  EXPECT_TRUE(executor->CancelledInTime(0));
+  // Not streamed: after its first second the answer probes the connection with whitespace.
+  ProcessRun whole =
+      Execute({"/usr/bin/curl", "-sN", "--max-time", "1.5", url, "--data", R"({"prompt": "x"})"});
+  EXPECT_EQ(whole.exit_code, 28) << whole.output;
+  EXPECT_TRUE(executor->CancelledInTime(1));
+
+  std::promise<void> stopped;
+  asio::co_spawn(io, (*server)->Shutdown(std::chrono::milliseconds(100)),
+                 [&stopped](std::exception_ptr) { stopped.set_value(); });
+  stopped.get_future().wait();
+  io.stop();
+  runner.join();
 }
 
 // A sink that cancels after `limit` steps, as a client that disconnects does.
