@@ -1,6 +1,6 @@
 // Chat templates rendered byte for byte as transformers renders them: the shared fixture's
-// ChatML cases, and the Llama 3/3.1/3.2, Qwen2/2.5 and Mistral templates (plus two that exercise the
-// language and jinja2's whitespace rules) over conversations whose expected text jinja2 wrote
+// ChatML cases, and the Llama 3/3.1/3.2, Qwen2/2.5 and Mistral templates (plus two that exercise
+// the language and jinja2's whitespace rules) over conversations whose expected text jinja2 wrote
 // (tests/data/engine/chat/generate_expected.py); then errors and hostile templates.
 #include <gtest/gtest.h>
 
@@ -143,8 +143,9 @@ std::string Render(std::string_view tmpl, const ordered_json& messages = ordered
 }
 
 TEST(ChatTemplateTest, ValuesPrintAsPythonPrintsThem) {
-  EXPECT_EQ(Render("{{ true }} {{ none }} {{ 1 }} {{ 1.0 }} {{ 2.50 }} {{ 1e16 }} {{ 123.456e-8 }}"),
-            "True None 1 1.0 2.5 1e+16 1.23456e-06");
+  EXPECT_EQ(
+      Render("{{ true }} {{ none }} {{ 1 }} {{ 1.0 }} {{ 2.50 }} {{ 1e16 }} {{ 123.456e-8 }}"),
+      "True None 1 1.0 2.5 1e+16 1.23456e-06");
   EXPECT_EQ(Render("{{ [1, 'a', none, [true]] }} {{ {'k': 'v'} }} {{ ('x',) }}"),
             "[1, 'a', None, [True]] {'k': 'v'} ('x',)");
   EXPECT_EQ(Render("{{ 10 / 4 }} {{ 10 // 4 }} {{ -10 // 4 }} {{ 10 % -3 }} {{ 2 ** 0.5 }}"),
@@ -209,8 +210,10 @@ TEST(ChatTemplateTest, RaiseExceptionReturnsTheTemplatesMessage) {
 }
 
 TEST(ChatTemplateTest, UnknownFiltersTestsAndFunctionsNameThemselves) {
-  EXPECT_EQ(Render("{{ 'x' | shout }}"), "ERROR: chat template line 1, column 8: unknown filter 'shout'");
-  EXPECT_EQ(Render("\n{{ 1 is prime }}"), "ERROR: chat template line 2, column 6: unknown test 'prime'");
+  EXPECT_EQ(Render("{{ 'x' | shout }}"),
+            "ERROR: chat template line 1, column 8: unknown filter 'shout'");
+  EXPECT_EQ(Render("\n{{ 1 is prime }}"),
+            "ERROR: chat template line 2, column 6: unknown test 'prime'");
   EXPECT_EQ(Render("{{ launch() }}"),
             "ERROR: chat template line 1, column 10: 'launch' is undefined");
   EXPECT_EQ(Render("{{ messages[0].content.upper() }}"),
@@ -246,12 +249,15 @@ TEST(ChatTemplateTest, HostileTemplatesEndWithAnErrorNotACrash) {
 TEST(ChatTemplateTest, RandomTemplatesNeverCrash) {
   std::mt19937 rng(20261130);
   const std::vector<std::string> pieces = {
-      "{{", "}}", "{%", "%}", "{#", "#}", "-", "+", " ", "\n", "if", "for", "in", "endif",
-      "endfor", "set", "=", "messages", "m", "loop", ".", "[", "]", "(", ")", "{", "}", ",",
-      ":", "|", "'a'", "\"", "1", "-1", "0", "2.5", "not", "and", "or", "is", "defined",
-      "trim", "tojson", "length", "~", "*", "/", "//", "%", "**", "::-1", "else", "elif",
-      "namespace", "ns", "raise_exception", "macro", "endmacro", "break", "continue", "\\",
-      "none", "true", "items()", "get", "strip()", "split", "range", "x", "y"};
+      "{{",      "}}",       "{%",     "%}",       "{#",   "#}",        "-",      "+",
+      " ",       "\n",       "if",     "for",      "in",   "endif",     "endfor", "set",
+      "=",       "messages", "m",      "loop",     ".",    "[",         "]",      "(",
+      ")",       "{",        "}",      ",",        ":",    "|",         "'a'",    "\"",
+      "1",       "-1",       "0",      "2.5",      "not",  "and",       "or",     "is",
+      "defined", "trim",     "tojson", "length",   "~",    "*",         "/",      "//",
+      "%",       "**",       "::-1",   "else",     "elif", "namespace", "ns",     "raise_exception",
+      "macro",   "endmacro", "break",  "continue", "\\",   "none",      "true",   "items()",
+      "get",     "strip()",  "split",  "range",    "x",    "y"};
   ordered_json messages =
       ordered_json::parse(R"([{"role": "user", "content": "hi"}, {"role": "assistant"}])");
   int parsed = 0;
@@ -284,8 +290,7 @@ TEST(ChatTemplateTest, RandomTemplatesNeverCrash) {
 TEST(ChatTemplateTest, MutatedFamilyTemplatesNeverCrash) {
   std::vector<std::string> seeds;
   for (const char* name : {"llama3.jinja", "llama31.jinja", "llama32.jinja", "qwen2.jinja",
-                           "qwen25.jinja", "mistral.jinja", "features.jinja",
-                           "whitespace.jinja"}) {
+                           "qwen25.jinja", "mistral.jinja", "features.jinja", "whitespace.jinja"}) {
     seeds.push_back(ReadFileBytes(EngineData(std::string("chat/") + name)));
   }
   ordered_json messages = ordered_json::parse(

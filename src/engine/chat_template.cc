@@ -17,45 +17,48 @@ using jinja::Value;
 namespace {
 
 Value RaiseException() {
-  return Value::MakeFunction("raise_exception", [](std::vector<Value>& args,
-                                                   Kwargs&) -> Result<Value> {
-    return jinja::RaisedError(args.empty() ? "raise_exception called" : jinja::ToStr(args[0]));
-  });
+  return Value::MakeFunction(
+      "raise_exception", [](std::vector<Value>& args, Kwargs&) -> Result<Value> {
+        return jinja::RaisedError(args.empty() ? "raise_exception called" : jinja::ToStr(args[0]));
+      });
 }
 
 Value StrftimeNow(std::chrono::system_clock::time_point now) {
-  return Value::MakeFunction("strftime_now", [now](std::vector<Value>& args,
-                                                   Kwargs&) -> Result<Value> {
-    if (args.size() != 1 || !args[0].is_string()) {
-      return InvalidArgument("strftime_now takes one format string");
-    }
-    std::time_t t = std::chrono::system_clock::to_time_t(now);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[512];
-    size_t n = std::strftime(buf, sizeof(buf), args[0].as_string().c_str(), &tm);
-    if (n == 0 && !args[0].as_string().empty()) {
-      return InvalidArgument("strftime_now: the formatted time is empty or too long");
-    }
-    return Value::String(std::string(buf, n));
-  });
+  return Value::MakeFunction(
+      "strftime_now", [now](std::vector<Value>& args, Kwargs&) -> Result<Value> {
+        if (args.size() != 1 || !args[0].is_string()) {
+          return InvalidArgument("strftime_now takes one format string");
+        }
+        std::time_t t = std::chrono::system_clock::to_time_t(now);
+        std::tm tm{};
+        gmtime_r(&t, &tm);
+        char buf[512];
+        size_t n = std::strftime(buf, sizeof(buf), args[0].as_string().c_str(), &tm);
+        if (n == 0 && !args[0].as_string().empty()) {
+          return InvalidArgument("strftime_now: the formatted time is empty or too long");
+        }
+        return Value::String(std::string(buf, n));
+      });
 }
 
 // namespace(a=1) or namespace({'a': 1}): an object whose attributes `set ns.a = ...` changes.
 // Each one made is kept in `made`, whose attributes Render clears at the end: a namespace can
 // hold itself (`set ns.me = ns`), a cycle its reference counts would never free.
 Value NamespaceFunction(std::shared_ptr<std::vector<Value>> made) {
-  return Value::MakeFunction("namespace", [made](std::vector<Value>& args,
-                                                 Kwargs& kwargs) -> Result<Value> {
-    Value ns = Value::MakeNamespace();
-    made->push_back(ns);
-    for (const Value& a : args) {
-      if (a.kind() != Value::Kind::kDict) return InvalidArgument("namespace() takes a mapping");
-      for (const auto& [k, v] : a.dict()) ns.ns().attrs[k] = std::make_shared<Value>(v);
-    }
-    for (const auto& [k, v] : kwargs) ns.ns().attrs[k] = std::make_shared<Value>(v);
-    return ns;
-  });
+  return Value::MakeFunction("namespace",
+                             [made](std::vector<Value>& args, Kwargs& kwargs) -> Result<Value> {
+                               Value ns = Value::MakeNamespace();
+                               made->push_back(ns);
+                               for (const Value& a : args) {
+                                 if (a.kind() != Value::Kind::kDict)
+                                   return InvalidArgument("namespace() takes a mapping");
+                                 for (const auto& [k, v] : a.dict())
+                                   ns.ns().attrs[k] = std::make_shared<Value>(v);
+                               }
+                               for (const auto& [k, v] : kwargs)
+                                 ns.ns().attrs[k] = std::make_shared<Value>(v);
+                               return ns;
+                             });
 }
 
 Value RangeFunction() {

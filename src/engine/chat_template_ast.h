@@ -51,15 +51,15 @@ using Body = std::vector<NodePtr>;
 
 struct Node {
   enum class Kind {
-    kText,      // text
-    kOutput,    // {{ expr }}
-    kIf,        // branches (condition, body); else_body
-    kFor,       // for targets in expr [if condition]: body; else_body
-    kSet,       // set targets = expr, or set target.attr = expr, or {% set x %}body{% endset %}
-    kMacro,     // macro name(params) body
+    kText,    // text
+    kOutput,  // {{ expr }}
+    kIf,      // branches (condition, body); else_body
+    kFor,     // for targets in expr [if condition]: body; else_body
+    kSet,     // set targets = expr, or set target.attr = expr, or {% set x %}body{% endset %}
+    kMacro,   // macro name(params) body
     kBreak,
     kContinue,
-    kBlock,     // a body with no effect of its own ({% generation %})
+    kBlock,  // a body with no effect of its own ({% generation %})
   };
   Kind kind;
   int line = 0;

@@ -38,116 +38,123 @@ std::optional<std::string> OptionalString(const Value* v) {
 // A method of str bound to `s`.
 std::optional<Value> StringMethod(const std::string& s, const std::string& name) {
   static const std::set<std::string> kNames = {
-      "strip", "lstrip", "rstrip", "startswith", "endswith", "split", "upper", "lower",
-      "title", "capitalize", "replace", "find", "count", "join", "isdigit", "isspace"};
+      "strip", "lstrip",     "rstrip",  "startswith", "endswith", "split", "upper",   "lower",
+      "title", "capitalize", "replace", "find",       "count",    "join",  "isdigit", "isspace"};
   if (!kNames.count(name)) return std::nullopt;
-  return Value::MakeFunction(name, [s, name](std::vector<Value>& args,
-                                             Kwargs& kwargs) -> Result<Value> {
-    if (name == "strip" || name == "lstrip" || name == "rstrip") {
-      return Value::String(PyStrip(s, OptionalString(Arg(args, kwargs, 0, "chars")),
-                                   name != "rstrip", name != "lstrip"));
-    }
-    if (name == "startswith" || name == "endswith") {
-      const Value* arg = Arg(args, kwargs, 0, "prefix");
-      if (arg == nullptr) return InvalidArgument(name + "() takes one argument");
-      std::vector<std::string> options;
-      if (arg->kind() == Value::Kind::kList) {
-        for (const Value& v : arg->list()) {
-          TF_ASSIGN_OR_RETURN(std::string o, StringArg(&v, (name + "() argument").c_str()));
-          options.push_back(o);
+  return Value::MakeFunction(
+      name, [s, name](std::vector<Value>& args, Kwargs& kwargs) -> Result<Value> {
+        if (name == "strip" || name == "lstrip" || name == "rstrip") {
+          return Value::String(PyStrip(s, OptionalString(Arg(args, kwargs, 0, "chars")),
+                                       name != "rstrip", name != "lstrip"));
         }
-      } else {
-        TF_ASSIGN_OR_RETURN(std::string o, StringArg(arg, (name + "() argument").c_str()));
-        options.push_back(o);
-      }
-      for (const std::string& o : options) {
-        bool hit = name == "startswith"
-                       ? s.compare(0, o.size(), o) == 0
-                       : s.size() >= o.size() && s.compare(s.size() - o.size(), o.size(), o) == 0;
-        if (hit) return Value::Bool(true);
-      }
-      return Value::Bool(false);
-    }
-    if (name == "split") {
-      std::optional<std::string> sep = OptionalString(Arg(args, kwargs, 0, "sep"));
-      if (sep && sep->empty()) return InvalidArgument("split(): empty separator");
-      const Value* max = Arg(args, kwargs, 1, "maxsplit");
-      int64_t maxsplit = max != nullptr && max->kind() == Value::Kind::kInt ? max->as_int() : -1;
-      List parts;
-      for (std::string& p : PySplit(s, sep, maxsplit)) parts.push_back(Value::String(p));
-      return Value::MakeList(std::move(parts));
-    }
-    if (name == "upper") return Value::String(PyUpper(s));
-    if (name == "lower") return Value::String(PyLower(s));
-    if (name == "title") return Value::String(PyTitle(s));
-    if (name == "capitalize") return Value::String(PyCapitalize(s));
-    if (name == "isdigit") {
-      return Value::Bool(!s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-        return c >= '0' && c <= '9';
-      }));
-    }
-    if (name == "isspace") {
-      std::vector<char32_t> cps = CodePoints(s);
-      return Value::Bool(!cps.empty() && std::all_of(cps.begin(), cps.end(), IsPySpace));
-    }
-    if (name == "replace") {
-      TF_ASSIGN_OR_RETURN(std::string old, StringArg(Arg(args, kwargs, 0, "old"), "replace() old"));
-      TF_ASSIGN_OR_RETURN(std::string with, StringArg(Arg(args, kwargs, 1, "new"), "replace() new"));
-      const Value* count = Arg(args, kwargs, 2, "count");
-      int64_t limit = count != nullptr && count->kind() == Value::Kind::kInt ? count->as_int() : -1;
-      std::string out;
-      size_t pos = 0;
-      int64_t done = 0;
-      if (old.empty()) {
-        std::vector<char32_t> cps = CodePoints(s);
-        for (size_t i = 0; i <= cps.size(); ++i) {
-          if (limit < 0 || done < limit) {
-            out += with;
-            ++done;
+        if (name == "startswith" || name == "endswith") {
+          const Value* arg = Arg(args, kwargs, 0, "prefix");
+          if (arg == nullptr) return InvalidArgument(name + "() takes one argument");
+          std::vector<std::string> options;
+          if (arg->kind() == Value::Kind::kList) {
+            for (const Value& v : arg->list()) {
+              TF_ASSIGN_OR_RETURN(std::string o, StringArg(&v, (name + "() argument").c_str()));
+              options.push_back(o);
+            }
+          } else {
+            TF_ASSIGN_OR_RETURN(std::string o, StringArg(arg, (name + "() argument").c_str()));
+            options.push_back(o);
           }
-          if (i < cps.size()) out += FromCodePoints(cps, i, i + 1);
-          if (out.size() > kMaxStringBytes) return InvalidArgument("replace(): result too long");
+          for (const std::string& o : options) {
+            bool hit = name == "startswith" ? s.compare(0, o.size(), o) == 0
+                                            : s.size() >= o.size() &&
+                                                  s.compare(s.size() - o.size(), o.size(), o) == 0;
+            if (hit) return Value::Bool(true);
+          }
+          return Value::Bool(false);
+        }
+        if (name == "split") {
+          std::optional<std::string> sep = OptionalString(Arg(args, kwargs, 0, "sep"));
+          if (sep && sep->empty()) return InvalidArgument("split(): empty separator");
+          const Value* max = Arg(args, kwargs, 1, "maxsplit");
+          int64_t maxsplit =
+              max != nullptr && max->kind() == Value::Kind::kInt ? max->as_int() : -1;
+          List parts;
+          for (std::string& p : PySplit(s, sep, maxsplit)) parts.push_back(Value::String(p));
+          return Value::MakeList(std::move(parts));
+        }
+        if (name == "upper") return Value::String(PyUpper(s));
+        if (name == "lower") return Value::String(PyLower(s));
+        if (name == "title") return Value::String(PyTitle(s));
+        if (name == "capitalize") return Value::String(PyCapitalize(s));
+        if (name == "isdigit") {
+          return Value::Bool(!s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+            return c >= '0' && c <= '9';
+          }));
+        }
+        if (name == "isspace") {
+          std::vector<char32_t> cps = CodePoints(s);
+          return Value::Bool(!cps.empty() && std::all_of(cps.begin(), cps.end(), IsPySpace));
+        }
+        if (name == "replace") {
+          TF_ASSIGN_OR_RETURN(std::string old,
+                              StringArg(Arg(args, kwargs, 0, "old"), "replace() old"));
+          TF_ASSIGN_OR_RETURN(std::string with,
+                              StringArg(Arg(args, kwargs, 1, "new"), "replace() new"));
+          const Value* count = Arg(args, kwargs, 2, "count");
+          int64_t limit =
+              count != nullptr && count->kind() == Value::Kind::kInt ? count->as_int() : -1;
+          std::string out;
+          size_t pos = 0;
+          int64_t done = 0;
+          if (old.empty()) {
+            std::vector<char32_t> cps = CodePoints(s);
+            for (size_t i = 0; i <= cps.size(); ++i) {
+              if (limit < 0 || done < limit) {
+                out += with;
+                ++done;
+              }
+              if (i < cps.size()) out += FromCodePoints(cps, i, i + 1);
+              if (out.size() > kMaxStringBytes)
+                return InvalidArgument("replace(): result too long");
+            }
+            return Value::String(out);
+          }
+          while (limit < 0 || done < limit) {
+            size_t hit = s.find(old, pos);
+            if (hit == std::string::npos) break;
+            out.append(s, pos, hit - pos);
+            out += with;
+            pos = hit + old.size();
+            ++done;
+            if (out.size() > kMaxStringBytes) return InvalidArgument("replace(): result too long");
+          }
+          out.append(s, pos);
+          return Value::String(out);
+        }
+        if (name == "find" || name == "count") {
+          TF_ASSIGN_OR_RETURN(std::string sub,
+                              StringArg(Arg(args, kwargs, 0, "sub"), (name + "()").c_str()));
+          if (name == "find") {
+            size_t hit = s.find(sub);
+            if (hit == std::string::npos) return Value::Int(-1);
+            return Value::Int(static_cast<int64_t>(CodePoints(s.substr(0, hit)).size()));
+          }
+          if (sub.empty()) return Value::Int(static_cast<int64_t>(CodePoints(s).size()) + 1);
+          int64_t n = 0;
+          for (size_t pos = s.find(sub); pos != std::string::npos;
+               pos = s.find(sub, pos + sub.size())) {
+            ++n;
+          }
+          return Value::Int(n);
+        }
+        // join
+        const Value* items = Arg(args, kwargs, 0, "iterable");
+        if (items == nullptr) return InvalidArgument("join() takes one argument");
+        TF_ASSIGN_OR_RETURN(List list, Iterate(*items));
+        std::string out;
+        for (size_t i = 0; i < list.size(); ++i) {
+          if (!list[i].is_string()) return InvalidArgument("join(): items must be strings");
+          if (i) out += s;
+          out += list[i].as_string();
         }
         return Value::String(out);
-      }
-      while (limit < 0 || done < limit) {
-        size_t hit = s.find(old, pos);
-        if (hit == std::string::npos) break;
-        out.append(s, pos, hit - pos);
-        out += with;
-        pos = hit + old.size();
-        ++done;
-        if (out.size() > kMaxStringBytes) return InvalidArgument("replace(): result too long");
-      }
-      out.append(s, pos);
-      return Value::String(out);
-    }
-    if (name == "find" || name == "count") {
-      TF_ASSIGN_OR_RETURN(std::string sub, StringArg(Arg(args, kwargs, 0, "sub"), (name + "()").c_str()));
-      if (name == "find") {
-        size_t hit = s.find(sub);
-        if (hit == std::string::npos) return Value::Int(-1);
-        return Value::Int(static_cast<int64_t>(CodePoints(s.substr(0, hit)).size()));
-      }
-      if (sub.empty()) return Value::Int(static_cast<int64_t>(CodePoints(s).size()) + 1);
-      int64_t n = 0;
-      for (size_t pos = s.find(sub); pos != std::string::npos; pos = s.find(sub, pos + sub.size())) {
-        ++n;
-      }
-      return Value::Int(n);
-    }
-    // join
-    const Value* items = Arg(args, kwargs, 0, "iterable");
-    if (items == nullptr) return InvalidArgument("join() takes one argument");
-    TF_ASSIGN_OR_RETURN(List list, Iterate(*items));
-    std::string out;
-    for (size_t i = 0; i < list.size(); ++i) {
-      if (!list[i].is_string()) return InvalidArgument("join(): items must be strings");
-      if (i) out += s;
-      out += list[i].as_string();
-    }
-    return Value::String(out);
-  });
+      });
 }
 
 std::optional<Value> DictMethod(const Value& d, const std::string& name) {
@@ -165,16 +172,16 @@ std::optional<Value> DictMethod(const Value& d, const std::string& name) {
     });
   }
   if (name == "get") {
-    return Value::MakeFunction(name, [d](std::vector<Value>& args,
-                                         Kwargs& kwargs) -> Result<Value> {
-      const Value* key = Arg(args, kwargs, 0, "key");
-      if (key == nullptr) return InvalidArgument("get() takes a key");
-      const Value* def = Arg(args, kwargs, 1, "default");
-      if (key->is_string()) {
-        if (const Value* v = d.Find(key->as_string())) return *v;
-      }
-      return def != nullptr ? *def : Value::None();
-    });
+    return Value::MakeFunction(name,
+                               [d](std::vector<Value>& args, Kwargs& kwargs) -> Result<Value> {
+                                 const Value* key = Arg(args, kwargs, 0, "key");
+                                 if (key == nullptr) return InvalidArgument("get() takes a key");
+                                 const Value* def = Arg(args, kwargs, 1, "default");
+                                 if (key->is_string()) {
+                                   if (const Value* v = d.Find(key->as_string())) return *v;
+                                 }
+                                 return def != nullptr ? *def : Value::None();
+                               });
   }
   return std::nullopt;
 }
@@ -486,8 +493,8 @@ Result<Value> CallFilter(const std::string& name, const Value& input, std::vecto
   if (name == "default" || name == "d") {
     const Value* def = Arg(args, kwargs, 0, "default_value");
     const Value* boolean = Arg(args, kwargs, 1, "boolean");
-    bool replace = input.is_undefined() || (boolean != nullptr && boolean->Truthy() &&
-                                            !input.Truthy());
+    bool replace =
+        input.is_undefined() || (boolean != nullptr && boolean->Truthy() && !input.Truthy());
     if (!replace) return input;
     return def != nullptr ? *def : Value::String("");
   }
@@ -506,8 +513,8 @@ Result<Value> CallFilter(const std::string& name, const Value& input, std::vecto
     return Value::Int(n);
   }
   if (name == "trim") {
-    return Value::String(PyStrip(ToStr(input), OptionalString(Arg(args, kwargs, 0, "chars")),
-                                 true, true));
+    return Value::String(
+        PyStrip(ToStr(input), OptionalString(Arg(args, kwargs, 0, "chars")), true, true));
   }
   if (name == "upper") return Value::String(PyUpper(ToStr(input)));
   if (name == "lower") return Value::String(PyLower(ToStr(input)));
@@ -595,14 +602,14 @@ Result<Value> CallFilter(const std::string& name, const Value& input, std::vecto
   if (name == "map") return Map(input, args, kwargs);
   if (name == "indent") {
     const Value* width_v = Arg(args, kwargs, 0, "width");
-    std::string pad = width_v == nullptr ? "    "
-                      : width_v->is_string()
-                          ? width_v->as_string()
-                          : std::string(static_cast<size_t>(std::clamp<int64_t>(
-                                            width_v->kind() == Value::Kind::kInt ? width_v->as_int()
-                                                                                 : 4,
-                                            0, 256)),
-                                        ' ');
+    std::string pad =
+        width_v == nullptr ? "    "
+        : width_v->is_string()
+            ? width_v->as_string()
+            : std::string(
+                  static_cast<size_t>(std::clamp<int64_t>(
+                      width_v->kind() == Value::Kind::kInt ? width_v->as_int() : 4, 0, 256)),
+                  ' ');
     const Value* first = Arg(args, kwargs, 1, "first");
     const Value* blank = Arg(args, kwargs, 2, "blank");
     std::string s = ToStr(input);
@@ -675,9 +682,8 @@ Result<bool> CallTest(const std::string& name, const Value& input, std::vector<V
     TF_ASSIGN_OR_RETURN(Value other, arg());
     return !Equal(input, other);
   }
-  if (name == "lt" || name == "<" || name == "gt" || name == ">" || name == "le" ||
-      name == "<=" || name == "ge" || name == ">=" || name == "lessthan" ||
-      name == "greaterthan") {
+  if (name == "lt" || name == "<" || name == "gt" || name == ">" || name == "le" || name == "<=" ||
+      name == "ge" || name == ">=" || name == "lessthan" || name == "greaterthan") {
     TF_ASSIGN_OR_RETURN(Value other, arg());
     bool less = name == "lt" || name == "<" || name == "lessthan";
     bool greater = name == "gt" || name == ">" || name == "greaterthan";

@@ -134,9 +134,9 @@ class Lexer {
     while (true) {
       while (pos_ < src_.size() && std::isspace(static_cast<unsigned char>(src_[pos_]))) ++pos_;
       if (pos_ >= src_.size()) {
-        return SyntaxError(Line(start), Column(start),
-                           std::string("tag is not closed with '") + (variable ? "}}" : "%}") +
-                               "'");
+        return SyntaxError(
+            Line(start), Column(start),
+            std::string("tag is not closed with '") + (variable ? "}}" : "%}") + "'");
       }
       const char* close = variable ? "}}" : "%}";
       if (depth == 0) {
@@ -193,8 +193,8 @@ class Lexer {
 
   Status Number(size_t at) {
     auto digits = [&] {
-      while (pos_ < src_.size() && (std::isdigit(static_cast<unsigned char>(src_[pos_])) ||
-                                    src_[pos_] == '_')) {
+      while (pos_ < src_.size() &&
+             (std::isdigit(static_cast<unsigned char>(src_[pos_])) || src_[pos_] == '_')) {
         ++pos_;
       }
     };
@@ -240,32 +240,55 @@ class Lexer {
       if (pos_ >= src_.size()) return SyntaxError(Line(at), Column(at), "string is not closed");
       char e = src_[pos_++];
       switch (e) {
-        case 'n': value += '\n'; break;
-        case 't': value += '\t'; break;
-        case 'r': value += '\r'; break;
-        case '\\': value += '\\'; break;
-        case '\'': value += '\''; break;
-        case '"': value += '"'; break;
-        case 'a': value += '\a'; break;
-        case 'b': value += '\b'; break;
-        case 'f': value += '\f'; break;
-        case 'v': value += '\v'; break;
-        case '0': value += '\0'; break;
-        case '\n': break;
+        case 'n':
+          value += '\n';
+          break;
+        case 't':
+          value += '\t';
+          break;
+        case 'r':
+          value += '\r';
+          break;
+        case '\\':
+          value += '\\';
+          break;
+        case '\'':
+          value += '\'';
+          break;
+        case '"':
+          value += '"';
+          break;
+        case 'a':
+          value += '\a';
+          break;
+        case 'b':
+          value += '\b';
+          break;
+        case 'f':
+          value += '\f';
+          break;
+        case 'v':
+          value += '\v';
+          break;
+        case '0':
+          value += '\0';
+          break;
+        case '\n':
+          break;
         case 'x':
         case 'u':
         case 'U': {
           int n = e == 'x' ? 2 : e == 'u' ? 4 : 8;
           if (pos_ + n > src_.size()) {
-            return SyntaxError(Line(at), Column(at), "truncated \\" + std::string(1, e) +
-                                                         " escape in a string");
+            return SyntaxError(Line(at), Column(at),
+                               "truncated \\" + std::string(1, e) + " escape in a string");
           }
           char32_t cp = 0;
           for (int i = 0; i < n; ++i) {
             char h = src_[pos_ + i];
             if (!std::isxdigit(static_cast<unsigned char>(h))) {
-              return SyntaxError(Line(at), Column(at), "bad \\" + std::string(1, e) +
-                                                           " escape in a string");
+              return SyntaxError(Line(at), Column(at),
+                                 "bad \\" + std::string(1, e) + " escape in a string");
             }
             cp = cp * 16 + (std::isdigit(static_cast<unsigned char>(h))
                                 ? h - '0'

@@ -42,14 +42,22 @@ class Parser {
   }
   static std::string Describe(const Token& t) {
     switch (t.kind) {
-      case K::kEof: return "end of template";
-      case K::kVarEnd: return "'}}'";
-      case K::kBlockEnd: return "'%}'";
-      case K::kVarBegin: return "'{{'";
-      case K::kBlockBegin: return "'{%'";
-      case K::kString: return "a string";
-      case K::kText: return "text";
-      default: return "'" + t.text + "'";
+      case K::kEof:
+        return "end of template";
+      case K::kVarEnd:
+        return "'}}'";
+      case K::kBlockEnd:
+        return "'%}'";
+      case K::kVarBegin:
+        return "'{{'";
+      case K::kBlockBegin:
+        return "'{%'";
+      case K::kString:
+        return "a string";
+      case K::kText:
+        return "text";
+      default:
+        return "'" + t.text + "'";
     }
   }
   Status Unexpected(const std::string& wanted) const {
@@ -89,8 +97,7 @@ class Parser {
         for (const std::string& s : stops) {
           if (s.rfind("end", 0) == 0) wanted = s;
         }
-        return SyntaxError(t.line, t.column,
-                           "the template ends before its {% " + wanted + " %}");
+        return SyntaxError(t.line, t.column, "the template ends before its {% " + wanted + " %}");
       }
       if (t.kind == K::kText) {
         auto node = MakeNode(Node::Kind::kText, t);
@@ -142,8 +149,8 @@ class Parser {
     if (tag.text == "set") return ParseSet(tag, body);
     if (tag.text == "macro") return ParseMacro(tag, body);
     if (tag.text == "break" || tag.text == "continue") {
-      body->push_back(MakeNode(tag.text == "break" ? Node::Kind::kBreak : Node::Kind::kContinue,
-                               tag));
+      body->push_back(
+          MakeNode(tag.text == "break" ? Node::Kind::kBreak : Node::Kind::kContinue, tag));
       return ExpectBlockEnd();
     }
     if (tag.text == "generation") {
@@ -348,9 +355,9 @@ class Parser {
     TF_ASSIGN_OR_RETURN(ExprPtr left, ParseAdd());
     while (true) {
       std::string op;
-      if (Peek().kind == K::kOp && (Peek().text == "==" || Peek().text == "!=" ||
-                                    Peek().text == "<" || Peek().text == ">" ||
-                                    Peek().text == "<=" || Peek().text == ">=")) {
+      if (Peek().kind == K::kOp &&
+          (Peek().text == "==" || Peek().text == "!=" || Peek().text == "<" || Peek().text == ">" ||
+           Peek().text == "<=" || Peek().text == ">=")) {
         at = Take();
         op = at.text;
       } else if (IsName("in")) {
@@ -669,8 +676,8 @@ class Parser {
     if (t.kind == K::kString || t.kind == K::kInt || t.kind == K::kFloat) return true;
     if (t.kind == K::kOp) return t.text == "[" || t.text == "{";
     if (t.kind != K::kName) return false;
-    static const std::set<std::string> kNotArgument = {"else", "or", "and", "if", "in", "not",
-                                                       "is"};
+    static const std::set<std::string> kNotArgument = {"else", "or",  "and", "if",
+                                                       "in",   "not", "is"};
     return kNotArgument.count(t.text) == 0;
   }
 

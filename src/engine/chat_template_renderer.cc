@@ -112,9 +112,9 @@ class Renderer {
     }
     TF_ASSIGN_OR_RETURN(List parts, Iterate(item));
     if (parts.size() != node.targets.size()) {
-      return At(node, InvalidArgument("cannot unpack " + std::to_string(parts.size()) +
-                                      " values into " + std::to_string(node.targets.size()) +
-                                      " names"));
+      return At(node,
+                InvalidArgument("cannot unpack " + std::to_string(parts.size()) + " values into " +
+                                std::to_string(node.targets.size()) + " names"));
     }
     for (size_t i = 0; i < parts.size(); ++i) Assign(node.targets[i], parts[i]);
     return OkStatus();
@@ -154,11 +154,15 @@ class Renderer {
           {"last", Value::Bool(i == n - 1)},
           {"length", Value::Int(n)},
           {"previtem", i > 0 ? items[static_cast<size_t>(i - 1)] : Value::Undefined("no previtem")},
-          {"nextitem", i + 1 < n ? items[static_cast<size_t>(i + 1)] : Value::Undefined("no nextitem")},
-          {"cycle", Value::MakeFunction("cycle", [i](std::vector<Value>& args, Kwargs&) -> Result<Value> {
-             if (args.empty()) return InvalidArgument("loop.cycle needs at least one value");
-             return args[static_cast<size_t>(i) % args.size()];
-           })},
+          {"nextitem",
+           i + 1 < n ? items[static_cast<size_t>(i + 1)] : Value::Undefined("no nextitem")},
+          {"cycle", Value::MakeFunction("cycle",
+                                        [i](std::vector<Value>& args, Kwargs&) -> Result<Value> {
+                                          if (args.empty())
+                                            return InvalidArgument(
+                                                "loop.cycle needs at least one value");
+                                          return args[static_cast<size_t>(i) % args.size()];
+                                        })},
       };
       Assign("loop", Value::MakeDict(std::move(loop)));
       status = Unpack(node, item);
@@ -206,10 +210,10 @@ class Renderer {
 
   Value MakeMacro(const Node& node) {
     const Node* macro = &node;
-    return Value::MakeFunction(node.text, [this, macro](std::vector<Value>& args,
-                                                        Kwargs& kwargs) -> Result<Value> {
-      return CallMacro(*macro, args, kwargs);
-    });
+    return Value::MakeFunction(
+        node.text, [this, macro](std::vector<Value>& args, Kwargs& kwargs) -> Result<Value> {
+          return CallMacro(*macro, args, kwargs);
+        });
   }
 
   Result<Value> CallMacro(const Node& macro, std::vector<Value>& args, Kwargs& kwargs) {
@@ -338,15 +342,15 @@ class Renderer {
         TF_ASSIGN_OR_RETURN(Value v, Eval(*e.args[0]));
         if (v.kind() == Value::Kind::kBool) v = Value::Int(v.as_bool());
         if (v.kind() == Value::Kind::kInt) {
-          if (e.name == "-" && v.as_int() == INT64_MIN) return Value::Float(9.223372036854775808e18);
+          if (e.name == "-" && v.as_int() == INT64_MIN)
+            return Value::Float(9.223372036854775808e18);
           return Value::Int(e.name == "-" ? -v.as_int() : v.as_int());
         }
         if (v.kind() == Value::Kind::kFloat) {
           return Value::Float(e.name == "-" ? -v.as_number() : v.as_number());
         }
         if (v.is_undefined()) return InvalidArgument(v.name());
-        return InvalidArgument("bad operand type for unary " + e.name + ": '" + v.TypeName() +
-                               "'");
+        return InvalidArgument("bad operand type for unary " + e.name + ": '" + v.TypeName() + "'");
       }
       case Expr::Kind::kBinary: {
         TF_ASSIGN_OR_RETURN(Value a, Eval(*e.args[0]));
@@ -474,7 +478,8 @@ class Renderer {
           return InvalidArgument("list too long");
         }
         List items;
-        for (int64_t i = 0; i < n; ++i) items.insert(items.end(), seq.list().begin(), seq.list().end());
+        for (int64_t i = 0; i < n; ++i)
+          items.insert(items.end(), seq.list().begin(), seq.list().end());
         return Value::MakeList(std::move(items), seq.is_tuple());
       }
     }

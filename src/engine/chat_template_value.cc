@@ -78,7 +78,7 @@ Value Value::FromJson(const nlohmann::ordered_json& j) {
     case nlohmann::ordered_json::value_t::number_unsigned: {
       uint64_t u = j.get<uint64_t>();
       return u > static_cast<uint64_t>(INT64_MAX) ? Float(static_cast<double>(u))
-                                                 : Int(static_cast<int64_t>(u));
+                                                  : Int(static_cast<int64_t>(u));
     }
     case nlohmann::ordered_json::value_t::number_float:
       return Float(j.get<double>());
@@ -343,8 +343,7 @@ Result<bool> Less(const Value& a, const Value& b) {
     }
     return x.size() < y.size();
   }
-  return InvalidArgument("'<' not supported between a " + a.TypeName() + " and a " +
-                         b.TypeName());
+  return InvalidArgument("'<' not supported between a " + a.TypeName() + " and a " + b.TypeName());
 }
 
 namespace {

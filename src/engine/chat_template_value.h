@@ -6,12 +6,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/status.h"
 
@@ -32,8 +31,18 @@ struct Namespace {
 
 class Value {
  public:
-  enum class Kind { kUndefined, kNone, kBool, kInt, kFloat, kString, kList, kDict, kNamespace,
-                    kFunction };
+  enum class Kind {
+    kUndefined,
+    kNone,
+    kBool,
+    kInt,
+    kFloat,
+    kString,
+    kList,
+    kDict,
+    kNamespace,
+    kFunction
+  };
 
   Value() = default;  // undefined
   static Value Undefined(std::string name = {});
