@@ -9,6 +9,8 @@ packages=(
   # libraries
   libsqlite3-dev libpq-dev libboost-dev libboost-system-dev libssl-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev
+  # optional: gzip bills inflate with ISA-L's igzip, faster than zlib, when present
+  libisal-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev postgresql redis-server libhiredis-dev
   curl sqlite3 python3

@@ -27,7 +27,20 @@ Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path);
 // Reads `data`, which must outlive the source.
 std::unique_ptr<ByteSource> MemorySource(std::string_view data);
 
-// Decompresses gzip (or zlib) data read from `inner`; `name` is used in error messages.
+// Decompresses gzip (or zlib) data read from `inner`, member after member; `name` is used in
+// error messages. Every inflater below gives the same bytes and the same kinds of error:
+// InvalidArgument for corrupt data (naming `name` and the compressed offset near the fault)
+// and for data that ends inside a member (naming the offset where it ended); an empty input
+// reads as empty. Errors from `inner` are passed on.
+//
+// GzipSource takes ISA-L's inflater when the build has it (the faster), else
+// zlib's. TF_GZIP=zlib in the environment forces zlib (to compare the two).
 std::unique_ptr<ByteSource> GzipSource(std::unique_ptr<ByteSource> inner, std::string name);
+
+// zlib's inflater, always built in.
+std::unique_ptr<ByteSource> ZlibGzipSource(std::unique_ptr<ByteSource> inner, std::string name);
+
+// ISA-L's inflater (igzip); null when the build did not find ISA-L.
+std::unique_ptr<ByteSource> IsalGzipSource(std::unique_ptr<ByteSource> inner, std::string name);
 
 }  // namespace tf::cost
