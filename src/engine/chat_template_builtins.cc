@@ -186,6 +186,28 @@ std::optional<Value> DictMethod(const Value& d, const std::string& name) {
   return std::nullopt;
 }
 
+// jinja2's title filter (not str.title): each run after spaces, '-', '(', '{', '[' or '<'
+// starts upper case, the rest of it lower case.
+std::string JinjaTitle(const std::string& s) {
+  std::vector<char32_t> cps = CodePoints(s);
+  auto separator = [](char32_t c) {
+    return IsPySpace(c) || c == '-' || c == '(' || c == '{' || c == '[' || c == '<';
+  };
+  bool start = true;
+  for (char32_t& c : cps) {
+    if (separator(c)) {
+      start = true;
+      continue;
+    }
+    std::string one = FromCodePoints({c}, 0, 1);
+    std::string mapped = start ? PyUpper(one) : PyLower(one);
+    std::vector<char32_t> m = CodePoints(mapped);
+    if (m.size() == 1) c = m[0];
+    start = false;
+  }
+  return FromCodePoints(cps, 0, cps.size());
+}
+
 int64_t PyLen(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::kString:
@@ -438,7 +460,7 @@ Result<Value> Slice(const Value& obj, const Value* start, const Value* stop, con
     for (int64_t i : idx) picked.push_back(obj.list()[static_cast<size_t>(i)]);
     return Value::MakeList(std::move(picked), obj.is_tuple());
   }
-  return InvalidArgument("a " + obj.TypeName() + " cannot be sliced");
+  return Value::Undefined("'" + obj.TypeName() + "' cannot be sliced");  // as jinja2's getitem
 }
 
 Result<List> Iterate(const Value& v) {
@@ -518,12 +540,15 @@ Result<Value> CallFilter(const std::string& name, const Value& input, std::vecto
   }
   if (name == "upper") return Value::String(PyUpper(ToStr(input)));
   if (name == "lower") return Value::String(PyLower(ToStr(input)));
-  if (name == "title") return Value::String(PyTitle(ToStr(input)));
+  if (name == "title") return Value::String(JinjaTitle(ToStr(input)));
   if (name == "capitalize") return Value::String(PyCapitalize(ToStr(input)));
   if (name == "replace") {
     std::vector<Value> method_args = args;
     TF_ASSIGN_OR_RETURN(Value m, GetAttr(Value::String(ToStr(input)), "replace"));
     return m.function()(method_args, kwargs);
+  }
+  if ((name == "int" || name == "float" || name == "abs") && input.is_undefined()) {
+    return UndefinedError(input);
   }
   if (name == "int") return ToInt(input, Arg(args, kwargs, 0, "default"));
   if (name == "float") {
@@ -539,7 +564,10 @@ Result<Value> CallFilter(const std::string& name, const Value& input, std::vecto
     return def != nullptr ? *def : Value::Float(0.0);
   }
   if (name == "abs") {
-    if (input.kind() == Value::Kind::kInt) return Value::Int(std::llabs(input.as_int()));
+    if (input.kind() == Value::Kind::kBool) return Value::Int(input.as_bool());
+    if (input.kind() == Value::Kind::kInt && input.as_int() != INT64_MIN) {
+      return Value::Int(std::llabs(input.as_int()));
+    }
     if (input.is_number()) return Value::Float(std::fabs(input.as_number()));
     return InvalidArgument("bad operand type for abs(): '" + input.TypeName() + "'");
   }
@@ -643,7 +671,7 @@ Result<bool> CallTest(const std::string& name, const Value& input, std::vector<V
   if (name == "undefined") return input.is_undefined();
   if (name == "none") return input.is_none();
   if (name == "string") return input.is_string();
-  if (name == "number") return input.is_number();
+  if (name == "number") return input.is_number() || input.kind() == K::kBool;  // bool is an int
   if (name == "integer") return input.kind() == K::kInt;
   if (name == "float") return input.kind() == K::kFloat;
   if (name == "boolean") return input.kind() == K::kBool;
@@ -657,9 +685,15 @@ Result<bool> CallTest(const std::string& name, const Value& input, std::vector<V
     return input.kind() == K::kList || input.is_string() || input.kind() == K::kDict;
   }
   if (name == "callable") return input.kind() == K::kFunction;
-  if (name == "odd" || name == "even") {
-    if (input.kind() != K::kInt) return InvalidArgument("test '" + name + "' needs an integer");
-    return (input.as_int() % 2 != 0) == (name == "odd");
+  if (name == "odd" || name == "even") {  // value % 2 == 1 (or == 0), Python's modulo
+    if (input.kind() == K::kBool) return input.as_bool() == (name == "odd");
+    if (input.kind() == K::kInt) return (input.as_int() % 2 != 0) == (name == "odd");
+    if (input.kind() == K::kFloat) {
+      double m = std::fmod(input.as_number(), 2.0);
+      if (m < 0) m += 2.0;
+      return m == (name == "odd" ? 1.0 : 0.0);
+    }
+    return InvalidArgument("test '" + name + "' needs a number, not a " + input.TypeName());
   }
   if (name == "divisibleby") {
     TF_ASSIGN_OR_RETURN(Value d, arg());
@@ -669,9 +703,10 @@ Result<bool> CallTest(const std::string& name, const Value& input, std::vector<V
     return input.as_int() % d.as_int() == 0;
   }
   if (name == "lower" || name == "upper") {
-    if (!input.is_string()) return false;
-    const std::string& s = input.as_string();
-    return name == "lower" ? PyLower(s) == s : PyUpper(s) == s;
+    // str(value).islower()/isupper(): a cased character, none of the other case.
+    const std::string s = ToStr(input);
+    bool cased = PyLower(s) != PyUpper(s);
+    return cased && (name == "lower" ? PyLower(s) == s : PyUpper(s) == s);
   }
   if (name == "eq" || name == "equalto" || name == "==" || name == "sameas") {
     TF_ASSIGN_OR_RETURN(Value other, arg());
