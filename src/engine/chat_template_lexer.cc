@@ -32,6 +32,14 @@ std::string NormalizeNewlines(std::string_view source) {
   return out;
 }
 
+// Whether s is all whitespace as Python's re \s sees it (jinja2's lstrip_blocks test).
+bool AllSpace(std::string_view s) {
+  for (char32_t c : CodePoints(s)) {
+    if (!IsPySpace(c)) return false;
+  }
+  return true;
+}
+
 class Lexer {
  public:
   explicit Lexer(std::string src) : src_(std::move(src)) {
@@ -59,8 +67,7 @@ class Lexer {
         // lstrip_blocks: spaces and tabs alone before the tag on its line.
         size_t line_begin = text.rfind('\n');
         line_begin = line_begin == std::string::npos ? 0 : line_begin + 1;
-        if ((line_begin > 0 || line_starting) &&
-            text.find_first_not_of(" \t", line_begin) == std::string::npos) {
+        if ((line_begin > 0 || line_starting) && AllSpace(std::string_view(text).substr(line_begin))) {
           text.resize(line_begin);
         }
       }

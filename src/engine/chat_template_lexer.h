@@ -1,6 +1,6 @@
 // Splits a template into text and the tokens inside its tags, applying jinja2's whitespace
 // rules as transformers configures them: `-` strips all whitespace on that side, trim_blocks
-// drops the first newline after a block or comment tag, lstrip_blocks drops the spaces and tabs
+// drops the first newline after a block or comment tag, lstrip_blocks drops the whitespace
 // before one on its own line (unless it starts with `+`); newlines become "\n" and one trailing
 // newline at the end of the template is dropped.
 #pragma once
