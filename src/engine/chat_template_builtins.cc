@@ -460,6 +460,7 @@ Result<Value> Slice(const Value& obj, const Value* start, const Value* stop, con
     for (int64_t i : idx) picked.push_back(obj.list()[static_cast<size_t>(i)]);
     return Value::MakeList(std::move(picked), obj.is_tuple());
   }
+  if (obj.kind() == Value::Kind::kDict) return InvalidArgument("unhashable type: 'slice'");
   return Value::Undefined("'" + obj.TypeName() + "' cannot be sliced");  // as jinja2's getitem
 }
 
@@ -496,6 +497,10 @@ Result<bool> Contains(const Value& container, const Value& item) {
     return container.as_string().find(item.as_string()) != std::string::npos;
   }
   if (container.kind() == Value::Kind::kDict) {
+    if ((item.kind() == Value::Kind::kList && !item.is_tuple()) ||
+        item.kind() == Value::Kind::kDict) {
+      return InvalidArgument("unhashable type: '" + item.TypeName() + "'");
+    }
     return item.is_string() && container.Find(item.as_string()) != nullptr;
   }
   if (container.kind() == Value::Kind::kNamespace || container.kind() == Value::Kind::kNone ||

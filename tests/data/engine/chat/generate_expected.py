@@ -12,6 +12,7 @@ The tests only read its output. strftime_now is frozen at NOW so the output is s
 import datetime
 import json
 import os
+import random
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -85,6 +86,95 @@ def snippets(env):
     print(f"wrote {len(lines)} snippets")
 
 
+# Random templates, seeded so the file is the same on every run: expressions mixing values,
+# operators, filters, tests and methods (leaving out what jinja2 renders as a lazy generator's
+# repr, which no template wants), and text with whitespace around tags with - and + modifiers.
+RANDOM_ATOMS = ["1", "0", "-3", "2.5", "0.1", "'ab'", "''", "'A b c'", "[1, 2, 3]", "[]",
+                "['x', 'y']", "none", "true", "false", "messages", "messages[0]",
+                "messages[1].content", "messages[0]['role']", "m", "{'k': 1, 'a': 'v'}",
+                "(1, 'a')", "undefined_x", "ns.v"]
+RANDOM_OPERATORS = ["+", "-", "*", "/", "//", "~", "==", "!=", "<", ">=", "and", "or", "in",
+                    "not in"]
+RANDOM_FILTERS = ["trim", "length", "upper", "lower", "tojson", "default('d')", "join(',')",
+                  "first", "last", "string", "int", "list", "sort", "title", "capitalize",
+                  "abs", "float", "count", "default(0, true)", "replace('a', 'Z')"]
+RANDOM_TESTS = ["defined", "none", "string", "number", "mapping", "odd", "even", "true",
+                "false", "integer", "float", "boolean", "undefined", "lower", "upper"]
+RANDOM_POSTFIX = [".strip()", ".upper()", ".split()", ".startswith('a')", ".endswith('c')",
+                  ".get('k')", "[0]", "[-1]", "[1:]", "[::-1]", ".role", "['content']",
+                  ".lower()", ".title()", ".replace('a', 'z')"]
+RANDOM_SPACES = ["", " ", "  ", "\n", "\n\n", "\t", " \n ", "\r\n", "x", "ab c", "\u00a0",
+                 "\u3000y"]
+
+
+def random_expression(rng, depth):
+    r = rng.random()
+    if depth > 2 or r < 0.3:
+        return rng.choice(RANDOM_ATOMS)
+    if r < 0.5:
+        return (f"({random_expression(rng, depth + 1)} {rng.choice(RANDOM_OPERATORS)} "
+                f"{random_expression(rng, depth + 1)})")
+    if r < 0.65:
+        return f"{random_expression(rng, depth + 1)} | {rng.choice(RANDOM_FILTERS)}"
+    if r < 0.75:
+        negation = "not " if rng.random() < 0.3 else ""
+        return f"({random_expression(rng, depth + 1)} is {negation}{rng.choice(RANDOM_TESTS)})"
+    if r < 0.9:  # (not on the dict literal: jinja2 folds its subscripts at compile time)
+        return rng.choice(RANDOM_ATOMS[:-4] + RANDOM_ATOMS[-3:]) + rng.choice(RANDOM_POSTFIX)
+    if r < 0.95:
+        return f"(not {random_expression(rng, depth + 1)})"
+    return (f"({random_expression(rng, depth + 1)} if {random_expression(rng, depth + 1)} "
+            f"else {random_expression(rng, depth + 1)})")
+
+
+def random_whitespace(rng, depth):
+    def modifier():
+        return rng.choice(["", "", "-", "+"])
+
+    def block(statement):
+        return "{%" + modifier() + " " + statement + " " + modifier() + "%}"
+
+    out = []
+    for _ in range(rng.randint(1, 6)):
+        r = rng.random()
+        if r < 0.45:
+            out.append(rng.choice(RANDOM_SPACES))
+        elif r < 0.6:
+            out.append("{{" + rng.choice(["", "-"]) + " 'v' " + rng.choice(["", "-"]) + "}}")
+        elif r < 0.7:
+            out.append("{#" + rng.choice(["", "-"]) + " c " + rng.choice(["", "-"]) + "#}")
+        elif r < 0.85 and depth < 3:
+            other = block("else") + random_whitespace(rng, depth + 1) if rng.random() < 0.3 else ""
+            out.append(block("if true") + random_whitespace(rng, depth + 1) + other +
+                       block("endif"))
+        elif depth < 3:
+            out.append(block("for i in [1, 2]") + random_whitespace(rng, depth + 1) +
+                       block("endfor"))
+    return "".join(out)
+
+
+def random_cases(env, count):
+    rng = random.Random(20261130)
+    lines = []
+    for i in range(count):
+        if i % 2 == 0:
+            text = ("{% set ns = namespace(v=[1, 'a']) %}{% for m in messages %}{{ " +
+                    random_expression(rng, 0) + " }}|{% endfor %}")
+        else:
+            text = random_whitespace(rng, 0)
+        case = {"template": text}
+        try:
+            case["rendered"] = env.from_string(text).render(
+                messages=SNIPPET_MESSAGES, tools=None, documents=None,
+                add_generation_prompt=True, bos_token="<s>", eos_token="</s>")
+        except Exception as e:  # any error: the C++ renderer must fail too
+            case["error"] = type(e).__name__
+        lines.append(json.dumps(case, ensure_ascii=False))
+    with open(os.path.join(HERE, "random_expected.jsonl"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"wrote {len(lines)} random templates")
+
+
 def main():
     env = environment()
     with open(os.path.join(HERE, "conversations.json"), encoding="utf-8") as f:
@@ -111,6 +201,7 @@ def main():
         f.write("\n".join(lines) + "\n")
     print(f"wrote {len(lines)} cases")
     snippets(env)
+    random_cases(env, 1200)
 
 
 if __name__ == "__main__":
