@@ -137,7 +137,8 @@ TEST(ChatTemplateTest, SnippetsMatchJinja2) {
 }
 
 // 1,200 random templates from generate_expected.py (seeded): expressions mixing values,
-// operators, filters, tests and methods, and text with whitespace around tags with - and +.
+// operators, filters, tests and methods; text with whitespace around tags with - and +; and
+// nested for/if/set/break/continue statements whose shared names show jinja2's scoping.
 // Each renders to jinja2's text byte for byte, or fails where jinja2 failed.
 TEST(ChatTemplateTest, RandomTemplatesMatchJinja2) {
   ordered_json messages = ordered_json::parse(R"([

@@ -149,6 +149,9 @@ class Parser {
     if (tag.text == "set") return ParseSet(tag, body);
     if (tag.text == "macro") return ParseMacro(tag, body);
     if (tag.text == "break" || tag.text == "continue") {
+      if (loop_depth_ == 0) {
+        return SyntaxError(tag.line, tag.column, "'" + tag.text + "' outside a for loop");
+      }
       body->push_back(
           MakeNode(tag.text == "break" ? Node::Kind::kBreak : Node::Kind::kContinue, tag));
       return ExpectBlockEnd();
@@ -210,7 +213,9 @@ class Parser {
     }
     TF_RETURN_IF_ERROR(ExpectBlockEnd());
     std::string stop;
+    ++loop_depth_;
     TF_RETURN_IF_ERROR(ParseBody({"else", "endfor"}, &node->body, &stop));
+    --loop_depth_;
     if (stop == "else") {
       TF_RETURN_IF_ERROR(ExpectBlockEnd());
       TF_RETURN_IF_ERROR(ParseBody({"endfor"}, &node->else_body, &stop));
@@ -259,7 +264,10 @@ class Parser {
     TF_RETURN_IF_ERROR(ExpectOp(")"));
     TF_RETURN_IF_ERROR(ExpectBlockEnd());
     std::string stop;
+    int outer_loops = loop_depth_;
+    loop_depth_ = 0;  // a macro's body is outside any loop around its definition
     TF_RETURN_IF_ERROR(ParseBody({"endmacro"}, &node->body, &stop));
+    loop_depth_ = outer_loops;
     body->push_back(std::move(node));
     return ExpectBlockEnd();
   }
@@ -684,6 +692,7 @@ class Parser {
   std::vector<Token> tokens_;
   size_t pos_ = 0;
   int depth_ = 0;
+  int loop_depth_ = 0;  // for loops around the statement being parsed
 };
 
 }  // namespace

@@ -137,8 +137,13 @@ class Renderer {
       items = std::move(*all);
     }
     Status status;
+    // As jinja2 compiles loops: each iteration starts from the variables outside the loop (a
+    // set in the body does not carry to the next iteration), and the else body runs unless
+    // some iteration reached the end of the body (break and continue skip that).
+    bool completed_one = false;
     int64_t n = static_cast<int64_t>(items.size());
     for (int64_t i = 0; i < n && status.ok(); ++i) {
+      scopes_.back()->clear();
       if (++iterations_ > limits_.max_iterations) {
         status = At(node, InvalidArgument("more than " + std::to_string(limits_.max_iterations) +
                                           " loop iterations"));
@@ -167,6 +172,7 @@ class Renderer {
       Assign("loop", Value::MakeDict(std::move(loop)));
       status = Unpack(node, item);
       if (status.ok()) status = Exec(node.body);
+      if (status.ok() && flow_ == Flow::kNormal) completed_one = true;
       if (flow_ == Flow::kBreak) {
         flow_ = Flow::kNormal;
         break;
@@ -175,7 +181,7 @@ class Renderer {
     }
     scopes_.pop_back();
     TF_RETURN_IF_ERROR(status);
-    if (items.empty()) return Exec(node.else_body);
+    if (!completed_one) return Exec(node.else_body);
     return OkStatus();
   }
 
@@ -183,11 +189,13 @@ class Renderer {
     Value v;
     if (node.expr) {
       TF_ASSIGN_OR_RETURN(v, Eval(*node.expr));
-    } else {  // {% set x %}...{% endset %}
+    } else {  // {% set x %}...{% endset %}: the body's own sets stay inside it, as in jinja2
       std::string captured;
       std::string* saved = out_;
       out_ = &captured;
+      scopes_.push_back(std::make_shared<Scope>());
       Status s = Exec(node.body);
+      scopes_.pop_back();
       out_ = saved;
       TF_RETURN_IF_ERROR(s);
       v = Value::String(std::move(captured));

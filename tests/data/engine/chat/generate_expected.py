@@ -88,7 +88,8 @@ def snippets(env):
 
 # Random templates, seeded so the file is the same on every run: expressions mixing values,
 # operators, filters, tests and methods (leaving out what jinja2 renders as a lazy generator's
-# repr, which no template wants), and text with whitespace around tags with - and + modifiers.
+# repr, which no template wants), text with whitespace around tags with - and + modifiers, and
+# nested statements.
 RANDOM_ATOMS = ["1", "0", "-3", "2.5", "0.1", "'ab'", "''", "'A b c'", "[1, 2, 3]", "[]",
                 "['x', 'y']", "none", "true", "false", "messages", "messages[0]",
                 "messages[1].content", "messages[0]['role']", "m", "{'k': 1, 'a': 'v'}",
@@ -103,6 +104,9 @@ RANDOM_TESTS = ["defined", "none", "string", "number", "mapping", "odd", "even",
 RANDOM_POSTFIX = [".strip()", ".upper()", ".split()", ".startswith('a')", ".endswith('c')",
                   ".get('k')", "[0]", "[-1]", "[1:]", "[::-1]", ".role", "['content']",
                   ".lower()", ".title()", ".replace('a', 'z')"]
+RANDOM_POSTFIX_ATOMS = ["'ab'", "''", "'A b c'", "[1, 2, 3]", "[]", "['x', 'y']", "messages",
+                        "messages[0]", "messages[1].content", "messages[0]['role']", "m",
+                        "(1, 'a')", "undefined_x", "ns.v"]
 RANDOM_SPACES = ["", " ", "  ", "\n", "\n\n", "\t", " \n ", "\r\n", "x", "ab c", "\u00a0",
                  "\u3000y"]
 
@@ -119,8 +123,8 @@ def random_expression(rng, depth):
     if r < 0.75:
         negation = "not " if rng.random() < 0.3 else ""
         return f"({random_expression(rng, depth + 1)} is {negation}{rng.choice(RANDOM_TESTS)})"
-    if r < 0.9:  # (not on the dict literal: jinja2 folds its subscripts at compile time)
-        return rng.choice(RANDOM_ATOMS[:-4] + RANDOM_ATOMS[-3:]) + rng.choice(RANDOM_POSTFIX)
+    if r < 0.9:  # not on number, none and dict literals, which jinja2 folds at compile time
+        return rng.choice(RANDOM_POSTFIX_ATOMS) + rng.choice(RANDOM_POSTFIX)
     if r < 0.95:
         return f"(not {random_expression(rng, depth + 1)})"
     return (f"({random_expression(rng, depth + 1)} if {random_expression(rng, depth + 1)} "
@@ -153,15 +157,57 @@ def random_whitespace(rng, depth):
     return "".join(out)
 
 
+RANDOM_STATEMENT_VALUES = ["1", "a + 1", "x ~ 'q'", "[1, 2]", "i", "loop.index", "ns.v + 1",
+                           "m.role", "'s'", "b | length", "f(2)", "loop.previtem",
+                           "loop.nextitem", "loop.revindex", "loop.cycle('p', 'q')"]
+
+
+def random_statements(rng, depth):
+    """Statements that nest: set (also of a namespace attribute and two names at once), for
+    with else and an if filter, if/elif/else, break/continue inside loops, block set, output;
+    the names they share show jinja2's scoping."""
+    def statement():
+        r = rng.random()
+        if r < 0.25:
+            return "{{ " + rng.choice(["a", "b", "x", "i"]) + " }}"
+        if r < 0.4:
+            target = rng.choice(["a", "b", "x", "i", "ns.v", "a, b"])
+            value = rng.choice(RANDOM_STATEMENT_VALUES)
+            if target == "a, b":
+                value += ", " + rng.choice(RANDOM_STATEMENT_VALUES)
+            return "{% set " + target + " = " + value + " %}"
+        if r < 0.55 and depth < 3:
+            iterable = rng.choice(["[1, 2, 3]", "messages", "range(2)", "[]", "'ab'", "{'k': 1}"])
+            return ("{% for i in " + iterable + rng.choice(["", " if i != 2"]) + " %}" +
+                    random_statements(rng, depth + 1) + rng.choice(["", "{% else %}E"]) +
+                    "{% endfor %}")
+        if r < 0.65 and depth < 3:
+            return "{% for m in messages %}" + random_statements(rng, depth + 1) + "{% endfor %}"
+        if r < 0.75 and depth < 3:
+            condition = rng.choice(["a", "x is defined", "loop is defined", "i > 1", "ns.v"])
+            return ("{% if " + condition + " %}" + random_statements(rng, depth + 1) +
+                    "{% elif b %}B{% else %}" + random_statements(rng, depth + 1) + "{% endif %}")
+        if r < 0.8:
+            return rng.choice(["{% break %}", "{% continue %}"]) if depth > 0 else "."
+        if r < 0.9:
+            return "{{ " + rng.choice(RANDOM_STATEMENT_VALUES) + " }}"
+        return "{% set c %}" + random_statements(rng, depth + 1) + "{% endset %}[{{ c }}]"
+
+    return "".join(statement() + "," for _ in range(rng.randint(1, 4)))
+
+
 def random_cases(env, count):
     rng = random.Random(20261130)
     lines = []
     for i in range(count):
-        if i % 2 == 0:
+        if i % 3 == 0:
             text = ("{% set ns = namespace(v=[1, 'a']) %}{% for m in messages %}{{ " +
                     random_expression(rng, 0) + " }}|{% endfor %}")
-        else:
+        elif i % 3 == 1:
             text = random_whitespace(rng, 0)
+        else:
+            text = ("{% macro f(p, q=3) %}{{ p }}-{{ q }}-{{ a }}{% endmacro %}"
+                    "{% set ns = namespace(v=0) %}{% set a = 5 %}" + random_statements(rng, 0))
         case = {"template": text}
         try:
             case["rendered"] = env.from_string(text).render(
