@@ -67,7 +67,8 @@ class Lexer {
         // lstrip_blocks: spaces and tabs alone before the tag on its line.
         size_t line_begin = text.rfind('\n');
         line_begin = line_begin == std::string::npos ? 0 : line_begin + 1;
-        if ((line_begin > 0 || line_starting) && AllSpace(std::string_view(text).substr(line_begin))) {
+        if ((line_begin > 0 || line_starting) &&
+            AllSpace(std::string_view(text).substr(line_begin))) {
           text.resize(line_begin);
         }
       }
