@@ -64,7 +64,7 @@ class Lexer {
       if (modifier == '-') {
         text = PyStrip(text, std::nullopt, false, true);
       } else if (modifier != '+' && type != '{') {
-        // lstrip_blocks: spaces and tabs alone before the tag on its line.
+        // lstrip_blocks: whitespace alone before the tag on its line.
         size_t line_begin = text.rfind('\n');
         line_begin = line_begin == std::string::npos ? 0 : line_begin + 1;
         if ((line_begin > 0 || line_starting) &&
