@@ -1,22 +1,25 @@
 // Chat templates: the `chat_template` of a tokenizer_config.json rendered into a prompt, as
 // transformers' apply_chat_template renders it with jinja2 (trim_blocks and lstrip_blocks on).
 //
-// The language is the subset of Jinja that the templates of Llama 3/3.1, Qwen2 (ChatML) and
-// Mistral use: text, {{ expressions }}, {% for %} (with loop.index0/index/first/last/length and
-// an `if` filter), {% if %}/{% elif %}/{% else %}, {% set %} (also namespace() attributes),
-// {% macro %}, comments, `-` whitespace control; literals, attribute and item access, slices,
+// The language is the subset of Jinja that the templates of Llama 3/3.1/3.2, Qwen2/2.5 (ChatML)
+// and Mistral use: text, {{ expressions }}, {% for %} (loop.index0/index/revindex/first/last/
+// length/previtem/nextitem/cycle, an `if` filter, else, break/continue), {% if %}/{% elif %}/
+// {% else %}, {% set %} (several names, namespace() attributes, the block form), {% macro %},
+// comments, `-`/`+` whitespace control; literals, attribute and item access, slices,
 // arithmetic, `~`, comparisons, and/or/not, in, tests (`is defined`, `is none`, `is string`...),
-// the common filters and the string/dict methods templates call (.strip(), .get(), ...).
-// Values print as jinja2 prints them (True, None, 1.0).
+// the common filters and the str/dict methods templates call (.strip(), .get(), ...). Values
+// print as jinja2 prints them (True, None, 1.0, ['a', 1]); scoping is jinja2's (a set inside a
+// loop does not outlive its iteration).
 //
-// Variables a template sees: messages, add_generation_prompt, bos_token, eos_token, everything
-// in options.extra_vars (tools, date_string, ...), and the functions raise_exception(message)
-// and strftime_now(format).
+// Variables a template sees: messages, add_generation_prompt, bos_token, eos_token, tools and
+// documents (None), everything in options.extra_vars (tools, date_string, ...; these win), and
+// the functions raise_exception(message), strftime_now(format), namespace, range and dict.
 //
 // Errors (all kInvalidArgument): a template that does not parse names line and column; a
-// template that calls raise_exception returns its message; an unknown filter, test, method or
-// function names itself. Rendering never crashes on any template text, and loops and output are
-// bounded so that a hostile template ends with an error instead of exhausting memory.
+// template that calls raise_exception returns exactly its message; other failures name line,
+// column and what failed (an unknown filter, test or name names itself). Rendering never
+// crashes on any template text, and loops, nesting, calls and output are bounded so that a
+// hostile template ends with an error instead of exhausting memory or stack.
 //
 // Thread safety: a parsed ChatTemplate is immutable; Render may run concurrently.
 #pragma once
