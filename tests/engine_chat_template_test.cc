@@ -271,6 +271,14 @@ TEST(ChatTemplateTest, HostileTemplatesEndWithAnErrorNotACrash) {
                    "{% set ns.s = ns.s ~ ns.s %}{% endfor %}")
                 .find("too long"),
             std::string::npos);
+  // Deep statements inside a recursive macro: bounded by the nesting limit, not the stack.
+  std::string deep_macro = "{% macro f(n) %}";
+  for (int i = 0; i < 150; ++i) deep_macro += "{% if true %}";
+  deep_macro += "{{ f(n + 1) }}";
+  for (int i = 0; i < 150; ++i) deep_macro += "{% endif %}";
+  deep_macro += "{% endmacro %}{{ f(0) }}";
+  EXPECT_NE(Render(deep_macro).find("nested more than 250 deep"), std::string::npos)
+      << Render(deep_macro).substr(0, 200);
   // A namespace holding itself renders, and its cycle is broken when rendering ends.
   EXPECT_EQ(Render("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns.me.me is defined }}"),
             "True");

@@ -68,7 +68,24 @@ class Renderer {
     return OkStatus();
   }
 
+  // Counts one more level of nesting while alive; the renderer refuses to go deeper than
+  // max_nesting, whatever mix of statements, expressions and macro calls got it there.
+  class Nested {
+   public:
+    explicit Nested(int* depth) : depth_(depth) { ++*depth_; }
+    ~Nested() { --*depth_; }
+
+   private:
+    int* depth_;
+  };
+  Status TooDeep() const {
+    return InvalidArgument("statements, expressions and macro calls nested more than " +
+                           std::to_string(limits_.max_nesting) + " deep");
+  }
+
   Status ExecNode(const Node& node) {
+    Nested nested(&nesting_);
+    if (nesting_ > limits_.max_nesting) return At(node, TooDeep());
     switch (node.kind) {
       case Node::Kind::kText:
         return Emit(node.text);
@@ -101,7 +118,7 @@ class Renderer {
     return OkStatus();
   }
 
-  Status Unpack(const Node& node, const Value& item) {
+  [[gnu::noinline]] Status Unpack(const Node& node, const Value& item) {
     if (node.targets.size() == 1) {
       Assign(node.targets[0], item);
       return OkStatus();
@@ -120,7 +137,9 @@ class Renderer {
     return OkStatus();
   }
 
-  Status ExecFor(const Node& node) {
+  // The handlers below stay out of line so that the recursive ExecNode and EvalInner keep
+  // small stack frames (nesting costs one frame of each per level).
+  [[gnu::noinline]] Status ExecFor(const Node& node) {
     TF_ASSIGN_OR_RETURN(Value iterable, Eval(*node.expr));
     Result<List> all = Iterate(iterable);
     if (!all.ok()) return At(*node.expr, all.status());
@@ -150,26 +169,7 @@ class Renderer {
         break;
       }
       const Value& item = items[static_cast<size_t>(i)];
-      Dict loop = {
-          {"index0", Value::Int(i)},
-          {"index", Value::Int(i + 1)},
-          {"revindex0", Value::Int(n - i - 1)},
-          {"revindex", Value::Int(n - i)},
-          {"first", Value::Bool(i == 0)},
-          {"last", Value::Bool(i == n - 1)},
-          {"length", Value::Int(n)},
-          {"previtem", i > 0 ? items[static_cast<size_t>(i - 1)] : Value::Undefined("no previtem")},
-          {"nextitem",
-           i + 1 < n ? items[static_cast<size_t>(i + 1)] : Value::Undefined("no nextitem")},
-          {"cycle", Value::MakeFunction("cycle",
-                                        [i](std::vector<Value>& args, Kwargs&) -> Result<Value> {
-                                          if (args.empty())
-                                            return InvalidArgument(
-                                                "loop.cycle needs at least one value");
-                                          return args[static_cast<size_t>(i) % args.size()];
-                                        })},
-      };
-      Assign("loop", Value::MakeDict(std::move(loop)));
+      Assign("loop", LoopValue(items, i));
       status = Unpack(node, item);
       if (status.ok()) status = Exec(node.body);
       if (status.ok() && flow_ == Flow::kNormal) completed_one = true;
@@ -185,7 +185,32 @@ class Renderer {
     return OkStatus();
   }
 
-  Status ExecSet(const Node& node) {
+  // `loop` in iteration i of items.
+  [[gnu::noinline]] static Value LoopValue(const List& items, int64_t i) {
+    int64_t n = static_cast<int64_t>(items.size());
+    Dict loop = {
+        {"index0", Value::Int(i)},
+        {"index", Value::Int(i + 1)},
+        {"revindex0", Value::Int(n - i - 1)},
+        {"revindex", Value::Int(n - i)},
+        {"first", Value::Bool(i == 0)},
+        {"last", Value::Bool(i == n - 1)},
+        {"length", Value::Int(n)},
+        {"previtem", i > 0 ? items[static_cast<size_t>(i - 1)] : Value::Undefined("no previtem")},
+        {"nextitem",
+         i + 1 < n ? items[static_cast<size_t>(i + 1)] : Value::Undefined("no nextitem")},
+        {"cycle", Value::MakeFunction("cycle",
+                                      [i](std::vector<Value>& args, Kwargs&) -> Result<Value> {
+                                        if (args.empty())
+                                          return InvalidArgument(
+                                              "loop.cycle needs at least one value");
+                                        return args[static_cast<size_t>(i) % args.size()];
+                                      })},
+    };
+    return Value::MakeDict(std::move(loop));
+  }
+
+  [[gnu::noinline]] Status ExecSet(const Node& node) {
     Value v;
     if (node.expr) {
       TF_ASSIGN_OR_RETURN(v, Eval(*node.expr));
@@ -216,7 +241,7 @@ class Renderer {
     return Unpack(node, v);
   }
 
-  Value MakeMacro(const Node& node) {
+  [[gnu::noinline]] Value MakeMacro(const Node& node) {
     const Node* macro = &node;
     return Value::MakeFunction(
         node.text, [this, macro](std::vector<Value>& args, Kwargs& kwargs) -> Result<Value> {
@@ -224,7 +249,8 @@ class Renderer {
         });
   }
 
-  Result<Value> CallMacro(const Node& macro, std::vector<Value>& args, Kwargs& kwargs) {
+  [[gnu::noinline]] Result<Value> CallMacro(const Node& macro, std::vector<Value>& args,
+                                            Kwargs& kwargs) {
     if (call_depth_ >= limits_.max_call_depth) {
       return InvalidArgument("macro calls nested more than " +
                              std::to_string(limits_.max_call_depth) + " deep");
@@ -271,6 +297,8 @@ class Renderer {
   // ---- expressions ----
 
   Result<Value> Eval(const Expr& e) {
+    Nested nested(&nesting_);
+    if (nesting_ > limits_.max_nesting) return At(e, TooDeep());
     Result<Value> v = EvalInner(e);
     if (!v.ok()) return At(e, v.status());
     return v;
@@ -283,93 +311,111 @@ class Renderer {
       case Expr::Kind::kName:
         return Lookup(e.name);
       case Expr::Kind::kList:
-      case Expr::Kind::kTuple: {
-        List items;
-        for (const ExprPtr& a : e.args) {
-          TF_ASSIGN_OR_RETURN(Value v, Eval(*a));
-          items.push_back(std::move(v));
-        }
-        return Value::MakeList(std::move(items), e.kind == Expr::Kind::kTuple);
-      }
-      case Expr::Kind::kDict: {
-        Dict items;
-        for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
-          TF_ASSIGN_OR_RETURN(Value k, Eval(*e.args[i]));
-          TF_ASSIGN_OR_RETURN(Value v, Eval(*e.args[i + 1]));
-          if (!k.is_string()) return InvalidArgument("dict keys must be strings");
-          bool replaced = false;
-          for (auto& [ek, ev] : items) {
-            if (ek == k.as_string()) {
-              ev = v;
-              replaced = true;
-            }
-          }
-          if (!replaced) items.emplace_back(k.as_string(), std::move(v));
-        }
-        return Value::MakeDict(std::move(items));
-      }
-      case Expr::Kind::kGetAttr: {
-        TF_ASSIGN_OR_RETURN(Value obj, Eval(*e.args[0]));
-        return GetAttr(obj, e.name);
-      }
-      case Expr::Kind::kGetItem: {
-        TF_ASSIGN_OR_RETURN(Value obj, Eval(*e.args[0]));
-        TF_ASSIGN_OR_RETURN(Value key, Eval(*e.args[1]));
-        return GetItem(obj, key);
-      }
-      case Expr::Kind::kSlice: {
-        TF_ASSIGN_OR_RETURN(Value obj, Eval(*e.args[0]));
-        Value bounds[3];
-        const Value* ptrs[3] = {nullptr, nullptr, nullptr};
-        for (int i = 0; i < 3; ++i) {
-          if (e.args[i + 1]) {
-            TF_ASSIGN_OR_RETURN(bounds[i], Eval(*e.args[i + 1]));
-            ptrs[i] = &bounds[i];
-          }
-        }
-        return Slice(obj, ptrs[0], ptrs[1], ptrs[2]);
-      }
+      case Expr::Kind::kTuple:
+        return EvalList(e);
+      case Expr::Kind::kDict:
+        return EvalDict(e);
+      case Expr::Kind::kGetAttr:
+      case Expr::Kind::kGetItem:
+      case Expr::Kind::kSlice:
+        return EvalAccess(e);
       case Expr::Kind::kCall:
         return EvalCall(e);
-      case Expr::Kind::kFilter: {
-        TF_ASSIGN_OR_RETURN(Value input, Eval(*e.args[0]));
-        std::vector<Value> args;
-        Kwargs kwargs;
-        TF_RETURN_IF_ERROR(EvalArgs(e, &args, &kwargs));
-        return CallFilter(e.name, input, args, kwargs);
-      }
-      case Expr::Kind::kTest: {
-        TF_ASSIGN_OR_RETURN(Value input, Eval(*e.args[0]));
-        std::vector<Value> args;
-        Kwargs kwargs;
-        TF_RETURN_IF_ERROR(EvalArgs(e, &args, &kwargs));
-        TF_ASSIGN_OR_RETURN(bool result, CallTest(e.name, input, args));
-        return Value::Bool(result != e.negated);
-      }
-      case Expr::Kind::kUnary: {
-        TF_ASSIGN_OR_RETURN(Value v, Eval(*e.args[0]));
-        if (v.kind() == Value::Kind::kBool) v = Value::Int(v.as_bool());
-        if (v.kind() == Value::Kind::kInt) {
-          if (e.name == "-" && v.as_int() == INT64_MIN)
-            return Value::Float(9.223372036854775808e18);
-          return Value::Int(e.name == "-" ? -v.as_int() : v.as_int());
+      case Expr::Kind::kFilter:
+      case Expr::Kind::kTest:
+        return EvalFilterOrTest(e);
+      case Expr::Kind::kUnary:
+        return EvalUnary(e);
+      case Expr::Kind::kBinary:
+      case Expr::Kind::kCompare:
+        return EvalBinary(e);
+      case Expr::Kind::kAnd:
+      case Expr::Kind::kOr:
+      case Expr::Kind::kNot:
+      case Expr::Kind::kCond:
+        return EvalLogic(e);
+    }
+    return Internal("unknown expression");
+  }
+
+  [[gnu::noinline]] Result<Value> EvalList(const Expr& e) {
+    List items;
+    for (const ExprPtr& a : e.args) {
+      TF_ASSIGN_OR_RETURN(Value v, Eval(*a));
+      items.push_back(std::move(v));
+    }
+    return Value::MakeList(std::move(items), e.kind == Expr::Kind::kTuple);
+  }
+
+  [[gnu::noinline]] Result<Value> EvalDict(const Expr& e) {
+    Dict items;
+    for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
+      TF_ASSIGN_OR_RETURN(Value k, Eval(*e.args[i]));
+      TF_ASSIGN_OR_RETURN(Value v, Eval(*e.args[i + 1]));
+      if (!k.is_string()) return InvalidArgument("dict keys must be strings");
+      bool replaced = false;
+      for (auto& [ek, ev] : items) {
+        if (ek == k.as_string()) {
+          ev = v;
+          replaced = true;
         }
-        if (v.kind() == Value::Kind::kFloat) {
-          return Value::Float(e.name == "-" ? -v.as_number() : v.as_number());
-        }
-        if (v.is_undefined()) return InvalidArgument(v.name());
-        return InvalidArgument("bad operand type for unary " + e.name + ": '" + v.TypeName() + "'");
       }
-      case Expr::Kind::kBinary: {
-        TF_ASSIGN_OR_RETURN(Value a, Eval(*e.args[0]));
-        TF_ASSIGN_OR_RETURN(Value b, Eval(*e.args[1]));
-        return Arithmetic(e.name, a, b);
+      if (!replaced) items.emplace_back(k.as_string(), std::move(v));
+    }
+    return Value::MakeDict(std::move(items));
+  }
+
+  [[gnu::noinline]] Result<Value> EvalAccess(const Expr& e) {
+    TF_ASSIGN_OR_RETURN(Value obj, Eval(*e.args[0]));
+    if (e.kind == Expr::Kind::kGetAttr) return GetAttr(obj, e.name);
+    if (e.kind == Expr::Kind::kGetItem) {
+      TF_ASSIGN_OR_RETURN(Value key, Eval(*e.args[1]));
+      return GetItem(obj, key);
+    }
+    Value bounds[3];
+    const Value* ptrs[3] = {nullptr, nullptr, nullptr};
+    for (int i = 0; i < 3; ++i) {
+      if (e.args[i + 1]) {
+        TF_ASSIGN_OR_RETURN(bounds[i], Eval(*e.args[i + 1]));
+        ptrs[i] = &bounds[i];
       }
-      case Expr::Kind::kCompare: {
-        TF_ASSIGN_OR_RETURN(Value a, Eval(*e.args[0]));
-        TF_ASSIGN_OR_RETURN(Value b, Eval(*e.args[1]));
-        return Compare(e.name, a, b);
-      }
+    }
+    return Slice(obj, ptrs[0], ptrs[1], ptrs[2]);
+  }
+
+  [[gnu::noinline]] Result<Value> EvalFilterOrTest(const Expr& e) {
+    TF_ASSIGN_OR_RETURN(Value input, Eval(*e.args[0]));
+    std::vector<Value> args;
+    Kwargs kwargs;
+    TF_RETURN_IF_ERROR(EvalArgs(e, &args, &kwargs));
+    if (e.kind == Expr::Kind::kFilter) return CallFilter(e.name, input, args, kwargs);
+    TF_ASSIGN_OR_RETURN(bool result, CallTest(e.name, input, args));
+    return Value::Bool(result != e.negated);
+  }
+
+  [[gnu::noinline]] Result<Value> EvalUnary(const Expr& e) {
+    TF_ASSIGN_OR_RETURN(Value v, Eval(*e.args[0]));
+    if (v.kind() == Value::Kind::kBool) v = Value::Int(v.as_bool());
+    if (v.kind() == Value::Kind::kInt) {
+      if (e.name == "-" && v.as_int() == INT64_MIN) return Value::Float(9.223372036854775808e18);
+      return Value::Int(e.name == "-" ? -v.as_int() : v.as_int());
+    }
+    if (v.kind() == Value::Kind::kFloat) {
+      return Value::Float(e.name == "-" ? -v.as_number() : v.as_number());
+    }
+    if (v.is_undefined()) return InvalidArgument(v.name());
+    return InvalidArgument("bad operand type for unary " + e.name + ": '" + v.TypeName() + "'");
+  }
+
+  [[gnu::noinline]] Result<Value> EvalBinary(const Expr& e) {
+    TF_ASSIGN_OR_RETURN(Value a, Eval(*e.args[0]));
+    TF_ASSIGN_OR_RETURN(Value b, Eval(*e.args[1]));
+    if (e.kind == Expr::Kind::kCompare) return Compare(e.name, a, b);
+    return Arithmetic(e.name, a, b);
+  }
+
+  [[gnu::noinline]] Result<Value> EvalLogic(const Expr& e) {
+    switch (e.kind) {
       case Expr::Kind::kAnd: {
         TF_ASSIGN_OR_RETURN(Value a, Eval(*e.args[0]));
         if (!a.Truthy()) return a;
@@ -384,17 +430,16 @@ class Renderer {
         TF_ASSIGN_OR_RETURN(Value a, Eval(*e.args[0]));
         return Value::Bool(!a.Truthy());
       }
-      case Expr::Kind::kCond: {
+      default: {  // kCond
         TF_ASSIGN_OR_RETURN(Value c, Eval(*e.args[1]));
         if (c.Truthy()) return Eval(*e.args[0]);
         if (e.args[2]) return Eval(*e.args[2]);
         return Value::Undefined("the if expression was false and had no else");
       }
     }
-    return Internal("unknown expression");
   }
 
-  Status EvalArgs(const Expr& e, std::vector<Value>* args, Kwargs* kwargs) {
+  [[gnu::noinline]] Status EvalArgs(const Expr& e, std::vector<Value>* args, Kwargs* kwargs) {
     for (size_t i = 1; i < e.args.size(); ++i) {
       TF_ASSIGN_OR_RETURN(Value v, Eval(*e.args[i]));
       args->push_back(std::move(v));
@@ -406,7 +451,7 @@ class Renderer {
     return OkStatus();
   }
 
-  Result<Value> EvalCall(const Expr& e) {
+  [[gnu::noinline]] Result<Value> EvalCall(const Expr& e) {
     TF_ASSIGN_OR_RETURN(Value callee, Eval(*e.args[0]));
     std::vector<Value> args;
     Kwargs kwargs;
@@ -421,7 +466,8 @@ class Renderer {
     return callee.function()(args, kwargs);
   }
 
-  static Result<Value> Compare(const std::string& op, const Value& a, const Value& b) {
+  [[gnu::noinline]] static Result<Value> Compare(const std::string& op, const Value& a,
+                                                 const Value& b) {
     if (op == "==") return Value::Bool(Equal(a, b));
     if (op == "!=") return Value::Bool(!Equal(a, b));
     if (op == "in" || op == "not in") {
@@ -438,7 +484,7 @@ class Renderer {
     return Value::Bool(!lt);  // >=
   }
 
-  static Result<Value> Arithmetic(const std::string& op, Value a, Value b) {
+  [[gnu::noinline]] static Result<Value> Arithmetic(const std::string& op, Value a, Value b) {
     if (op == "~") {
       std::string s = ToStr(a) + ToStr(b);
       if (s.size() > kMaxStringBytes) return InvalidArgument("string too long");
@@ -550,6 +596,7 @@ class Renderer {
   Flow flow_ = Flow::kNormal;
   size_t iterations_ = 0;
   int call_depth_ = 0;
+  int nesting_ = 0;  // ExecNode and Eval frames on the stack now
 };
 
 }  // namespace

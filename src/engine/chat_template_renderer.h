@@ -10,10 +10,12 @@
 
 namespace tf::engine::jinja {
 
-// What a template's run may use at most: loop iterations, nested macro calls, bytes of output.
+// What a template's run may use at most: loop iterations, nested macro calls, nested
+// statements and expressions being evaluated at once (the stack), bytes of output.
 struct RenderLimits {
   size_t max_iterations = 10'000'000;
   int max_call_depth = 64;
+  int max_nesting = 250;
   size_t max_output_bytes = 64u << 20;
 };
 
