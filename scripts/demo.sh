@@ -168,8 +168,9 @@ tf cat tf://checkpoints/run-7/metrics.txt
 tf cp tf://checkpoints/run-7/shards/model-00001.bin "$data_dir/demo-files/restored.bin"
 cmp "$run_dir/shards/model-00001.bin" "$data_dir/demo-files/restored.bin" \
   && echo "  the restored shard is byte for byte the original"
-# Content lives under random ids, never under its key; the smallest blob is metrics.txt.
-blob=$(find "$data_dir/objects" -path "$data_dir/objects/??/??/*" -type f -size -2k)
+# Content lives under random ids, never under its key: find metrics.txt's blob by its bytes.
+blob=$(grep -rl --fixed-strings 'epoch=3 loss=0.412' "$data_dir/objects")
+[ "$(printf '%s\n' "$blob" | wc -l)" = 1 ] || { echo "expected one blob holding metrics.txt: $blob"; exit 1; }
 echo "  flipping one byte of $blob on disk"
 printf 'E' | dd of="$blob" bs=1 seek=0 conv=notrunc status=none
 if tf cat tf://checkpoints/run-7/metrics.txt; then echo "damage not detected"; exit 1; fi
