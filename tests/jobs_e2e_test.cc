@@ -1,6 +1,10 @@
 // Managed jobs end to end: a real server, real workers, real processes. Each job here is a
 // small shell script; the PyTorch example has tests of its own (example_training_test.cc).
+#include "http_test_util.h"  // first: see the note in base/async.h
+
+#include <atomic>
 #include <csignal>
+#include <mutex>
 
 #include "jobs_test_util.h"
 
@@ -140,6 +144,103 @@ TEST_F(JobsE2eTest, DrainInterruptsTheJobWhichResumesElsewhereFromItsCheckpoint)
   auto result = RawGet("/v1/buckets/tensorfleet-jobs/objects/" + id + "/output/result.txt");
   ASSERT_TRUE(result.has_value());
   EXPECT_EQ(*result, "done at step 60\n");
+}
+
+// EC2's instance metadata as a worker on a spot instance sees it: 404 at the spot notice path
+// until the instance is marked for interruption, then 200 with the action and its time.
+class InstanceMetadata {
+ public:
+  static constexpr const char* kNoticePath = "/latest/meta-data/spot/instance-action";
+
+  InstanceMetadata() {
+    auto server = http::Server::Start(
+        io_.io(), {},
+        [this](http::Request& r) -> awaitable<http::Response> { co_return Answer(r); });
+    EXPECT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+  }
+  ~InstanceMetadata() {
+    io_.Await([&] { return server_->Shutdown(std::chrono::milliseconds(0)); });
+    io_.Stop();
+  }
+
+  std::string notice_url() const {
+    return "http://127.0.0.1:" + std::to_string(server_->port()) + kNoticePath;
+  }
+  void Interrupt() { interrupted_ = true; }
+  int polls() {
+    std::lock_guard lock(mu_);
+    return polls_;
+  }
+
+ private:
+  http::Response Answer(http::Request& r) {
+    http::Response out;
+    out.content_type = "text/plain";
+    if (r.target != kNoticePath) {
+      out.status = 404;
+      return out;
+    }
+    {
+      std::lock_guard lock(mu_);
+      ++polls_;
+    }
+    if (!interrupted_) {
+      out.status = 404;
+      out.body = "Not Found";
+      return out;
+    }
+    out.content_type = "application/json";
+    out.body = R"({"action": "terminate", "time": "2026-11-30T12:00:00Z"})";
+    return out;
+  }
+
+  http::testing::IoThread io_;
+  std::unique_ptr<http::Server> server_;
+  std::atomic<bool> interrupted_{false};
+  std::mutex mu_;
+  int polls_ = 0;  // guarded by mu_
+};
+
+TEST_F(JobsE2eTest, ASpotNoticeDrainsTheWorkerAndTheJobResumesElsewhere) {
+  InstanceMetadata metadata;
+  worker::WorkerOptions spot = WorkerOptionsFor("spot-1");
+  spot.spot = true;
+  spot.spot_notice_url = metadata.notice_url();
+  spot.spot_notice_interval = std::chrono::milliseconds(100);
+  spot.spot_notice_deadline = std::chrono::milliseconds(5000);
+  auto started = worker::Worker::Start(spot);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  std::string w1 = (*started)->node_id();
+  workers_.push_back(std::move(started).value());
+
+  auto job = Submit(CountingJob("counter", 60));
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  std::string id = (*job)["id"];
+  WaitFor(id, [&](const Json&) { return Log(id, 1).find("step=25 ") != std::string::npos; });
+  EXPECT_GT(metadata.polls(), 0) << "the worker never asked for a spot notice";
+  EXPECT_EQ(GetJob(id)["attempts"].size(), 1u) << "no notice yet, so nothing was interrupted";
+  std::string w2 = StartWorker("on-demand-1");
+  metadata.Interrupt();
+
+  Json done = WaitFor(id, Finished);
+  ASSERT_EQ(done["state"], "succeeded") << done.dump(2);
+  ASSERT_EQ(done["attempts"].size(), 2u) << done.dump(2);
+  EXPECT_EQ(done["attempts"][0]["state"], "interrupted");
+  EXPECT_EQ(done["attempts"][0]["ranks"][0]["node"], w1);
+  EXPECT_EQ(done["attempts"][1]["ranks"][0]["node"], w2);
+  EXPECT_EQ(done["recoveries"], 1);
+  std::string second = Log(id, 2);
+  EXPECT_NE(second.find("restored checkpoint"), std::string::npos) << second;
+  EXPECT_EQ(second.find("step=1 "), std::string::npos) << "the second attempt started over";
+
+  auto nodes = api_->Call("GET", "/v1/nodes");
+  ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
+  std::string w1_state;
+  for (const Json& n : (*nodes)["nodes"]) {
+    if (n["id"] == w1) w1_state = n["state"];
+  }
+  EXPECT_EQ(w1_state, "draining") << nodes->dump(2);
 }
 
 TEST_F(JobsE2eTest, AProcessThatIgnoresSigtermIsKilledAtTheDeadline) {
