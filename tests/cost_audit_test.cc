@@ -247,6 +247,44 @@ TEST(CostAudit, CostArithmeticAndHoursAgainstTheClock) {
   EXPECT_EQ(long_row.findings[0].evidence[0], dir.path().string() + "/small.csv:2");
 }
 
+// A cluster split over two placement groups: the instance outside the group holding most of
+// the cluster is named, with what it was billed; one group for all gives no finding.
+TEST(CostAudit, ClusterSplitOverPlacementGroups) {
+  TempDir dir;
+  std::string bill = WriteFile(
+      dir.path() / "pg.csv",
+      SmallBill({"2026-08-01T00:00:00Z,2026-08-01T01:00:00Z,z,Usage,BoxUsage:g5.xlarge,i-1,"
+                 "g5.xlarge,1,1.006,1.006,us-east-1a",
+                 "2026-08-01T00:00:00Z,2026-08-01T01:00:00Z,z,Usage,BoxUsage:g5.xlarge,i-3,"
+                 "g5.xlarge,2,1.006,2.012,us-east-1a"}));
+  auto inventory = [&](const std::string& third_group) {
+    std::string text = "{\"Reservations\": [{\"Instances\": [";
+    for (int i = 1; i <= 3; ++i) {
+      std::string group = i == 3 ? third_group : "pg-a";
+      text += std::string(i > 1 ? "," : "") + "{\"InstanceId\": \"i-" + std::to_string(i) +
+              "\", \"InstanceType\": \"g5.xlarge\", \"Placement\": {\"AvailabilityZone\": "
+              "\"us-east-1a\", \"GroupName\": \"" + group +
+              "\"}, \"Tags\": [{\"Key\": \"cluster\", \"Value\": \"c1\"}]}";
+    }
+    return WriteFile(dir.path() / "inv.json", text + "]}]}");
+  };
+  cost::AuditOptions options;
+  options.inventory_paths = {inventory("pg-b")};
+  auto split = cost::RunAudit(bill, options, ShippedCatalog());
+  ASSERT_TRUE(split.ok()) << split.status().ToString();
+  const cost::Finding* f = FindingFor(*split, Check::kClusterNoPlacementGroup, "c1");
+  ASSERT_NE(f, nullptr) << Describe(*split);
+  EXPECT_NEAR(f->usd_at_stake, 2.012, 1e-9);
+  EXPECT_EQ(f->evidence[0], options.inventory_paths[0] + ": i-3 (placement group pg-b)");
+  EXPECT_NE(f->message.find("1 of 3 cluster instances"), std::string::npos) << f->message;
+
+  options.inventory_paths = {inventory("pg-a")};
+  auto together = cost::RunAudit(bill, options, ShippedCatalog());
+  ASSERT_TRUE(together.ok());
+  EXPECT_EQ(FindingFor(*together, Check::kClusterNoPlacementGroup, "c1"), nullptr)
+      << Describe(*together);
+}
+
 TEST(CostAudit, BadInputIsNamed) {
   TempDir dir;
   std::string path = WriteFile(dir.path() / "nocost.csv",

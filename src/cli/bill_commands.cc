@@ -219,8 +219,8 @@ void AddBillCommands(CLI::App* cost_cmd, Connection& conn, int& exit_code) {
     cmd->add_option("--anomalies", anomalies,
                     "Comma-separated anomalies to plant, 'all' or 'none' (default none): "
                     "rate-above-catalog, stale-price, spot-resold, hours-exceed-clock, "
-                    "cost-mismatch, cluster-zones, cluster-no-efa, unattached-volume, "
-                    "old-snapshot");
+                    "cost-mismatch, cluster-zones, cluster-no-efa, cluster-no-placement-group, "
+                    "unattached-volume, old-snapshot");
     cmd->add_option("--malformed", options.malformed,
                     "Rows with a malformed number, date or field count (default 0)");
     cmd->add_option("--seed", options.seed, "Seed for ids and choices (default 1)");

@@ -12,7 +12,7 @@
 namespace tf::cost {
 namespace {
 
-constexpr std::array<std::pair<Check, std::string_view>, 9> kChecks = {{
+constexpr std::array<std::pair<Check, std::string_view>, 10> kChecks = {{
     {Check::kRateAboveCatalog, "rate-above-catalog"},
     {Check::kStalePrice, "stale-price"},
     {Check::kSpotResold, "spot-resold"},
@@ -20,6 +20,7 @@ constexpr std::array<std::pair<Check, std::string_view>, 9> kChecks = {{
     {Check::kCostMismatch, "cost-mismatch"},
     {Check::kClusterZones, "cluster-zones"},
     {Check::kClusterNoEfa, "cluster-no-efa"},
+    {Check::kClusterNoPlacementGroup, "cluster-no-placement-group"},
     {Check::kUnattachedVolume, "unattached-volume"},
     {Check::kOldSnapshot, "old-snapshot"},
 }};

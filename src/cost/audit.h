@@ -26,12 +26,14 @@ enum class Check {
   kCostMismatch,      // cost != rate x usage
   kClusterZones,      // a cluster's instances spread over several availability zones
   kClusterNoEfa,      // EFA-capable cluster instances running without an EFA interface
+  kClusterNoPlacementGroup,  // cluster instances outside a placement group, or in several
   kUnattachedVolume,  // EBS volume billed while attached to nothing
   kOldSnapshot,       // EBS snapshot older than the age limit still billed
 };
 
 // "rate-above-catalog", "stale-price", "spot-resold", "hours-exceed-clock", "cost-mismatch",
-// "cluster-zones", "cluster-no-efa", "unattached-volume", "old-snapshot".
+// "cluster-zones", "cluster-no-efa", "cluster-no-placement-group", "unattached-volume",
+// "old-snapshot".
 std::string_view CheckName(Check c);
 bool ParseCheckName(std::string_view name, Check* out);
 const std::vector<Check>& AllChecks();

@@ -96,6 +96,68 @@ void UsageFindings(const CheckContext& ctx, std::vector<Finding>* out) {
   }
 }
 
+namespace {
+
+// cluster-no-placement-group: a cluster whose instances are not all in one placement group.
+// Those outside it are the instances with no group, or, when every instance has one, those
+// outside the group that holds most of them.
+void PlacementFindings(const CheckContext& ctx,
+                       const std::map<std::string, std::vector<const InventoryInstance*>>& members,
+                       std::vector<Finding>* out) {
+  for (const auto& [name, insts] : members) {
+    if (insts.size() < 2) continue;  // placement matters between machines
+    std::map<std::string, int> groups;
+    int ungrouped = 0;
+    for (const auto* inst : insts) {
+      if (inst->placement_group.empty()) {
+        ++ungrouped;
+      } else {
+        ++groups[inst->placement_group];
+      }
+    }
+    if (ungrouped == 0 && groups.size() < 2) continue;
+    std::string main_group;  // the group most of the cluster is in (ties: the first by name)
+    int most = 0;
+    for (const auto& [group, n] : groups) {
+      if (n > most) most = n, main_group = group;
+    }
+    Finding f{Check::kClusterNoPlacementGroup, name};
+    int outside = 0;
+    for (const auto* inst : insts) {
+      bool out_of_group = ungrouped > 0 ? inst->placement_group.empty()
+                                        : inst->placement_group != main_group;
+      if (!out_of_group) continue;
+      ++outside;
+      f.evidence.push_back(inst->file + ": " + inst->id + " (" +
+                           (inst->placement_group.empty()
+                                ? std::string("no placement group")
+                                : "placement group " + inst->placement_group) +
+                           ")");
+      auto r = ctx.scan.resources().find(inst->id);
+      if (r != ctx.scan.resources().end()) {
+        f.usd_at_stake += r->second.usd;
+        f.evidence.push_back(ctx.Where(r->second.first));
+      }
+    }
+    std::string spread;
+    for (const auto& [group, n] : groups) {
+      spread += (spread.empty() ? "" : ", ") + group + " (" + std::to_string(n) + ")";
+    }
+    if (ungrouped > 0) {
+      spread += (spread.empty() ? "" : ", ") + std::string("none (") +
+                std::to_string(ungrouped) + ")";
+    }
+    f.evidence_total = static_cast<int64_t>(f.evidence.size());
+    f.message = std::to_string(outside) + " of " + std::to_string(insts.size()) +
+                " cluster instances are outside the cluster's placement group (groups: " + spread +
+                "): collective traffic crosses racks at higher latency; " +
+                FormatUsd(f.usd_at_stake) + " billed for them";
+    out->push_back(std::move(f));
+  }
+}
+
+}  // namespace
+
 void ClusterFindings(const CheckContext& ctx, std::vector<Finding>* out,
                      std::vector<std::string>* skipped) {
   // Zones per cluster, from the bill and from the inventory.
@@ -149,10 +211,13 @@ void ClusterFindings(const CheckContext& ctx, std::vector<Finding>* out,
   }
 
   if (!ctx.inventory.has_instances()) {
-    skipped->push_back(std::string(CheckName(Check::kClusterNoEfa)) +
-                       ": needs describe-instances output (--instances)");
+    for (Check c : {Check::kClusterNoEfa, Check::kClusterNoPlacementGroup}) {
+      skipped->push_back(std::string(CheckName(c)) +
+                         ": needs describe-instances output (--instances)");
+    }
     return;
   }
+  PlacementFindings(ctx, members, out);
   for (const auto& [name, insts] : members) {
     if (insts.size() < 2) continue;  // EFA matters between machines
     Finding f{Check::kClusterNoEfa, name};

@@ -28,7 +28,7 @@ struct CheckContext {
 void RateFindings(const CheckContext& ctx, std::vector<Finding>* out);
 // hours-exceed-clock per instance, and cost-mismatch over all rows.
 void UsageFindings(const CheckContext& ctx, std::vector<Finding>* out);
-// cluster-zones and cluster-no-efa.
+// cluster-zones, cluster-no-efa and cluster-no-placement-group.
 void ClusterFindings(const CheckContext& ctx, std::vector<Finding>* out,
                      std::vector<std::string>* skipped);
 // unattached-volume and old-snapshot.

@@ -35,6 +35,7 @@ struct Instance {
   double list = 0;  // catalog on-demand
   std::string zone, cluster;
   bool efa = false;   // an EFA interface attached (inventory)
+  bool grouped = true;  // a cluster instance in its cluster's placement group (inventory)
   bool plain = true;  // no anomaly planted on it: free to corrupt
   std::string usage_type, operation, description;
   std::vector<int> duplicate_hours;  // hours billed twice
@@ -81,8 +82,8 @@ class Generator {
 
   Status CheckOutputs() const {
     for (Check c : opt_.anomalies) {
-      bool needs_inventory =
-          c == Check::kClusterNoEfa || c == Check::kUnattachedVolume || c == Check::kOldSnapshot;
+      bool needs_inventory = c == Check::kClusterNoEfa || c == Check::kClusterNoPlacementGroup ||
+                             c == Check::kUnattachedVolume || c == Check::kOldSnapshot;
       if (c == Check::kSpotResold && !invoice_) {
         return InvalidArgument("planting spot-resold needs an invoice to write (--invoice)");
       }
@@ -232,6 +233,10 @@ class Generator {
     if (Wants(Check::kClusterNoEfa)) {
       fleet_[3].efa = false;
       Plant(Check::kClusterNoEfa, "train-a");
+    }
+    if (Wants(Check::kClusterNoPlacementGroup)) {
+      fleet_[5].grouped = false;
+      Plant(Check::kClusterNoPlacementGroup, "train-b");
     }
     if (Wants(Check::kUnattachedVolume)) {
       if (!volume_price_) return too_small(Check::kUnattachedVolume);
@@ -411,7 +416,7 @@ class Generator {
                 {"BlockDeviceMappings", Json::array()}};
       if (in.spot) i["InstanceLifecycle"] = "spot";
       if (!in.cluster.empty()) {
-        i["Placement"]["GroupName"] = "pg-" + in.cluster;
+        if (in.grouped) i["Placement"]["GroupName"] = "pg-" + in.cluster;
         i["Tags"].push_back({{"Key", "cluster"}, {"Value", in.cluster}});
       }
       int efa = in.efa ? in.offer->efa_interfaces.value_or(0) : 0;

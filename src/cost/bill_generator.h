@@ -39,8 +39,8 @@ struct GeneratedBill {
 
 // Writes the bill to `bill` (header included) and, when not null, the invoice CSV and the
 // inventory JSON. InvalidArgument when an anomaly needs an output that is missing (spot-resold
-// needs the invoice; cluster-no-efa, unattached-volume and old-snapshot the inventory) or the
-// catalog lacks the prices to plant it.
+// needs the invoice; cluster-no-efa, cluster-no-placement-group, unattached-volume and
+// old-snapshot the inventory) or the catalog lacks the prices to plant it.
 Result<GeneratedBill> GenerateBill(const GeneratorOptions& options, const Catalog& catalog,
                                    ByteSink* bill, std::ostream* invoice, std::ostream* inventory);
 
