@@ -18,7 +18,7 @@ namespace {
 using cost::Check;
 
 struct Bill {
-  std::string path, invoice, inventory;
+  std::string path, invoice, inventory, metering;
   cost::GeneratedBill generated;
 };
 
@@ -30,11 +30,12 @@ Bill Generate(const TempDir& dir, const std::string& name, cost::GeneratorOption
   std::replace(flat.begin(), flat.end(), '/', '_');
   b.invoice = (dir.path() / (flat + ".invoice.csv")).string();
   b.inventory = (dir.path() / (flat + ".inventory.json")).string();
+  b.metering = (dir.path() / (flat + ".metering.json")).string();
   auto sink = cost::OpenFileSink(b.path, gzip);
   EXPECT_TRUE(sink.ok());
-  std::ofstream invoice(b.invoice), inventory(b.inventory);
+  std::ofstream invoice(b.invoice), inventory(b.inventory), metering(b.metering);
   cost::Catalog catalog = ShippedCatalog();
-  auto g = cost::GenerateBill(options, catalog, sink->get(), &invoice, &inventory);
+  auto g = cost::GenerateBill(options, catalog, sink->get(), &invoice, &inventory, &metering);
   EXPECT_TRUE(g.ok()) << g.status().ToString();
   EXPECT_TRUE((*sink)->Close().ok());
   b.generated = *g;
@@ -46,6 +47,7 @@ cost::AuditReport Audit(const Bill& b, bool with_side_files = true) {
   if (with_side_files) {
     options.invoice_path = b.invoice;
     options.inventory_paths = {b.inventory};
+    options.metering_path = b.metering;
   }
   options.evidence_rows = 50;
   auto report = cost::RunAudit(b.path, options, ShippedCatalog());
@@ -320,21 +322,23 @@ TEST(CostAuditCli, ExitCodesAndJson) {
   std::string bill = (dir.path() / "b.csv").string();
   std::string inv = (dir.path() / "inv.csv").string();
   std::string inst = (dir.path() / "inst.json").string();
-  auto gen =
-      RunTensorfleet({"cost", "generate-bill", "--rows", "3000", "--format", "cur2", "--out", bill,
-                      "--anomalies", "all", "--invoice", inv, "--instances", inst, "--json"});
+  std::string meter = (dir.path() / "metering.json").string();
+  auto gen = RunTensorfleet({"cost", "generate-bill", "--rows", "3000", "--format", "cur2", "--out",
+                             bill, "--anomalies", "all", "--invoice", inv, "--instances", inst,
+                             "--metering", meter, "--json"});
   ASSERT_EQ(gen.exit_code, 0) << gen.output;
   auto planted = nlohmann::json::parse(gen.output)["planted"];
   EXPECT_EQ(planted.size(), cost::AllChecks().size());
 
-  auto audit =
-      RunTensorfleet({"cost", "audit", bill, "--invoice", inv, "--instances", inst, "--json"});
+  auto audit = RunTensorfleet({"cost", "audit", bill, "--invoice", inv, "--instances", inst,
+                               "--metering", meter, "--json"});
   EXPECT_EQ(audit.exit_code, 1) << audit.output;
   auto j = nlohmann::json::parse(audit.output);
   EXPECT_EQ(j["findings"].size(), planted.size());
   EXPECT_EQ(j["rows"], 3000);
 
-  auto human = RunTensorfleet({"cost", "audit", bill, "--invoice", inv, "--instances", inst});
+  auto human = RunTensorfleet(
+      {"cost", "audit", bill, "--invoice", inv, "--instances", inst, "--metering", meter});
   EXPECT_EQ(human.exit_code, 1);
   EXPECT_NE(human.output.find("stale-price"), std::string::npos) << human.output;
   EXPECT_NE(human.output.find("proof: " + bill + " line"), std::string::npos) << human.output;

@@ -92,6 +92,7 @@ Json UsageLineJson(const cost::UsageLine& u, const std::string& project) {
 
 Json IdleLineJson(const cost::IdleLine& i) {
   return Json{{"node_id", i.node_id},
+              {"instance_id", i.instance_id},
               {"epoch", i.epoch},
               {"from", FormatTime(i.from)},
               {"to", FormatTime(i.to)},

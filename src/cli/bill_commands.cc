@@ -171,6 +171,10 @@ void AddBillCommands(CLI::App* cost_cmd, Connection& conn, int& exit_code) {
                     "aws ec2 describe-instances / describe-volumes / describe-snapshots JSON "
                     "(repeatable)")
         ->allow_extra_args(false);
+    cmd->add_option("--metering", options.metering_path,
+                    "tensorfleet's own metering, the JSON of `tensorfleet cost report --by node "
+                    "--json` (nodes labelled instance_id=i-...), for billed-not-running and "
+                    "billed-idle");
     cmd->add_option("--threshold", options.threshold,
                     "Relative excess over the catalog price that is a finding (default 0.15)");
     cmd->add_option("--cluster-tag", options.cluster_tag,
@@ -205,7 +209,8 @@ void AddBillCommands(CLI::App* cost_cmd, Connection& conn, int& exit_code) {
   {
     static cost::CatalogOptions catalog_options;
     static cost::GeneratorOptions options;
-    static std::string out, format = "legacy", anomalies, invoice_path, inventory_path;
+    static std::string out, format = "legacy", anomalies, invoice_path, inventory_path,
+        metering_path;
     static bool gzip = false;
     auto* cmd =
         cost_cmd->add_subcommand("generate-bill",
@@ -220,7 +225,7 @@ void AddBillCommands(CLI::App* cost_cmd, Connection& conn, int& exit_code) {
                     "Comma-separated anomalies to plant, 'all' or 'none' (default none): "
                     "rate-above-catalog, stale-price, spot-resold, hours-exceed-clock, "
                     "cost-mismatch, cluster-zones, cluster-no-efa, cluster-no-placement-group, "
-                    "unattached-volume, old-snapshot");
+                    "unattached-volume, old-snapshot, billed-not-running, billed-idle");
     cmd->add_option("--malformed", options.malformed,
                     "Rows with a malformed number, date or field count (default 0)");
     cmd->add_option("--seed", options.seed, "Seed for ids and choices (default 1)");
@@ -228,6 +233,8 @@ void AddBillCommands(CLI::App* cost_cmd, Connection& conn, int& exit_code) {
     cmd->add_option("--invoice", invoice_path, "Also write the reseller invoice CSV here");
     cmd->add_option("--instances", inventory_path,
                     "Also write the EC2 inventory (describe-* JSON) here");
+    cmd->add_option("--metering", metering_path,
+                    "Also write tensorfleet's metering report (cost report --by node --json) here");
     AddCatalogFlags(cmd, &catalog_options);
     AddJsonFlag(cmd, conn);
     cmd->callback([&] {
@@ -239,15 +246,19 @@ void AddBillCommands(CLI::App* cost_cmd, Connection& conn, int& exit_code) {
       options.cur2 = format == "cur2";
       auto sink = cost::OpenFileSink(out, gzip);
       if (!sink.ok()) return void(exit_code = Fail(sink.status()));
-      std::ofstream invoice, inventory;
+      std::ofstream invoice, inventory, metering;
       if (!invoice_path.empty()) invoice.open(invoice_path);
       if (!inventory_path.empty()) inventory.open(inventory_path);
-      if ((!invoice_path.empty() && !invoice) || (!inventory_path.empty() && !inventory)) {
-        return void(exit_code = Fail(Unavailable("cannot create the invoice or inventory file")));
+      if (!metering_path.empty()) metering.open(metering_path);
+      if ((!invoice_path.empty() && !invoice) || (!inventory_path.empty() && !inventory) ||
+          (!metering_path.empty() && !metering)) {
+        return void(exit_code = Fail(
+                        Unavailable("cannot create the invoice, inventory or metering file")));
       }
       auto bill = cost::GenerateBill(options, *catalog, sink->get(),
                                      invoice_path.empty() ? nullptr : &invoice,
-                                     inventory_path.empty() ? nullptr : &inventory);
+                                     inventory_path.empty() ? nullptr : &inventory,
+                                     metering_path.empty() ? nullptr : &metering);
       if (!bill.ok()) return void(exit_code = Fail(bill.status()));
       if (Status s = (*sink)->Close(); !s.ok()) return void(exit_code = Fail(s));
       if (conn.json) {

@@ -2,17 +2,19 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include "cost/audit_checks.h"
 #include "cost/bill_scan.h"
 #include "cost/cur_reader.h"
 #include "cost/inventory.h"
 #include "cost/invoice_check.h"
+#include "cost/metering_audit.h"
 
 namespace tf::cost {
 namespace {
 
-constexpr std::array<std::pair<Check, std::string_view>, 10> kChecks = {{
+constexpr std::array<std::pair<Check, std::string_view>, 12> kChecks = {{
     {Check::kRateAboveCatalog, "rate-above-catalog"},
     {Check::kStalePrice, "stale-price"},
     {Check::kSpotResold, "spot-resold"},
@@ -23,6 +25,8 @@ constexpr std::array<std::pair<Check, std::string_view>, 10> kChecks = {{
     {Check::kClusterNoPlacementGroup, "cluster-no-placement-group"},
     {Check::kUnattachedVolume, "unattached-volume"},
     {Check::kOldSnapshot, "old-snapshot"},
+    {Check::kBilledNotRunning, "billed-not-running"},
+    {Check::kBilledIdle, "billed-idle"},
 }};
 
 }  // namespace
@@ -72,6 +76,12 @@ Result<AuditReport> RunAudit(const std::string& path, const AuditOptions& option
   for (const auto& file : options.inventory_paths) {
     TF_RETURN_IF_ERROR(inventory.LoadFile(file, options.cluster_tag));
   }
+  std::optional<MeteringReport> metering;
+  std::optional<WindowHours> window;
+  if (!options.metering_path.empty()) {
+    TF_ASSIGN_OR_RETURN(metering, LoadMeteringReport(options.metering_path));
+    window.emplace(metering->since, metering->until, options.evidence_rows);
+  }
   TF_ASSIGN_OR_RETURN(auto reader, CurReader::Open(path, options.cluster_tag, &report.problems));
   BillScan scan(catalog, options);
   CurRow row;
@@ -79,6 +89,7 @@ Result<AuditReport> RunAudit(const std::string& path, const AuditOptions& option
     TF_ASSIGN_OR_RETURN(bool more, reader->Next(&row));
     if (!more) break;
     scan.Add(row);
+    if (window) window->Add(row);
   }
   report.files = reader->files();
   report.formats = reader->formats();
@@ -93,6 +104,8 @@ Result<AuditReport> RunAudit(const std::string& path, const AuditOptions& option
   UsageFindings(ctx, &report.findings);
   ClusterFindings(ctx, &report.findings, &report.skipped);
   StorageFindings(ctx, &report.findings, &report.skipped);
+  MeteringFindings(ctx, metering ? &*metering : nullptr, window ? &*window : nullptr,
+                   &report.findings, &report.skipped);
   if (!options.invoice_path.empty()) {
     TF_RETURN_IF_ERROR(AuditInvoice(options.invoice_path,
                                     static_cast<uint32_t>(report.files.size()), ctx,

@@ -29,11 +29,13 @@ enum class Check {
   kClusterNoPlacementGroup,  // cluster instances outside a placement group, or in several
   kUnattachedVolume,  // EBS volume billed while attached to nothing
   kOldSnapshot,       // EBS snapshot older than the age limit still billed
+  kBilledNotRunning,  // instance-hours billed beyond what tensorfleet's metering saw up
+  kBilledIdle,        // instance-hours billed that tensorfleet's metering saw idle
 };
 
 // "rate-above-catalog", "stale-price", "spot-resold", "hours-exceed-clock", "cost-mismatch",
 // "cluster-zones", "cluster-no-efa", "cluster-no-placement-group", "unattached-volume",
-// "old-snapshot".
+// "old-snapshot", "billed-not-running", "billed-idle".
 std::string_view CheckName(Check c);
 bool ParseCheckName(std::string_view name, Check* out);
 const std::vector<Check>& AllChecks();
@@ -45,6 +47,13 @@ struct AuditOptions {
   std::string cluster_tag = "cluster";       // the user tag naming a cluster
   int snapshot_max_age_days = 90;
   size_t evidence_rows = 10;  // rows kept per finding (the total is always counted)
+  // tensorfleet's metering (`tensorfleet cost report --by node --json`), for billed-not-running
+  // and billed-idle; nodes name their EC2 instance with the label instance_id.
+  std::string metering_path;
+  double not_running_tolerance = 0.02;  // billed hours above up hours by more than this share
+  double not_running_min_hours = 1;     // ... and more than this many hours are a finding
+  double idle_threshold = 0.10;         // idle hours above this share of the billed hours
+  double idle_min_hours = 1;            // ... and above this many hours are a finding
 };
 
 struct Finding {
@@ -81,8 +90,8 @@ struct AuditReport {
 };
 
 // Audits the bill at `path`. An error only when the input cannot be read at all (a missing
-// file, a missing required column, corrupt gzip, an unreadable invoice or inventory); malformed
-// rows are reported in the report's problems.
+// file, a missing required column, corrupt gzip, an unreadable invoice, inventory or metering
+// report); malformed rows are reported in the report's problems.
 Result<AuditReport> RunAudit(const std::string& path, const AuditOptions& options,
                              const Catalog& catalog);
 

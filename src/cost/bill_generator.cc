@@ -40,7 +40,9 @@ struct Instance {
   std::string usage_type, operation, description;
   std::vector<int> duplicate_hours;  // hours billed twice
   int mismatch_hour = -1;            // hour whose cost is not rate x usage
-  double hours = 0;                  // billed, for the invoice
+  double hours = 0;                  // billed, for the invoice and the metering report
+  double up_share = 1;               // of its billed hours, the share metering saw it up
+  double busy_share = 1;             // of its up hours, the share its ranks used
   std::string volume;
 };
 
@@ -54,8 +56,13 @@ struct Storage {
 class Generator {
  public:
   Generator(const GeneratorOptions& o, const Catalog& c, ByteSink* bill, std::ostream* invoice,
-            std::ostream* inventory)
-      : opt_(o), catalog_(c), bill_(bill), invoice_(invoice), inventory_(inventory) {}
+            std::ostream* inventory, std::ostream* metering)
+      : opt_(o),
+        catalog_(c),
+        bill_(bill),
+        invoice_(invoice),
+        inventory_(inventory),
+        metering_(metering) {}
 
   Result<GeneratedBill> Run() {
     auto start = ParseUtcTime(opt_.period + "-01");
@@ -72,6 +79,7 @@ class Generator {
     TF_RETURN_IF_ERROR(WriteBill());
     if (invoice_) WriteInvoice();
     if (inventory_) WriteInventory();
+    if (metering_) WriteMetering();
     return std::move(result_);
   }
 
@@ -86,6 +94,10 @@ class Generator {
                              c == Check::kUnattachedVolume || c == Check::kOldSnapshot;
       if (c == Check::kSpotResold && !invoice_) {
         return InvalidArgument("planting spot-resold needs an invoice to write (--invoice)");
+      }
+      if ((c == Check::kBilledNotRunning || c == Check::kBilledIdle) && !metering_) {
+        return InvalidArgument("planting " + std::string(CheckName(c)) +
+                               " needs a metering report to write (--metering)");
       }
       if (needs_inventory && !inventory_) {
         return InvalidArgument("planting " + std::string(CheckName(c)) +
@@ -238,6 +250,20 @@ class Generator {
       fleet_[5].grouped = false;
       Plant(Check::kClusterNoPlacementGroup, "train-b");
     }
+    if (Wants(Check::kBilledNotRunning)) {
+      Instance* n = Pick([](const Instance&) { return true; });
+      if (!n) return too_small(Check::kBilledNotRunning);
+      n->plain = false;
+      n->up_share = 0.6;
+      Plant(Check::kBilledNotRunning, n->id);
+    }
+    if (Wants(Check::kBilledIdle)) {
+      Instance* n = Pick([](const Instance&) { return true; });
+      if (!n) return too_small(Check::kBilledIdle);
+      n->plain = false;
+      n->busy_share = 0.1;
+      Plant(Check::kBilledIdle, n->id);
+    }
     if (Wants(Check::kUnattachedVolume)) {
       if (!volume_price_) return too_small(Check::kUnattachedVolume);
       Storage v{Id("vol-", opt_.seed, 999999), "", "us-east-1b", 500};
@@ -368,6 +394,7 @@ class Generator {
         if (mismatch) row.cost *= 1.5;
         int64_t line = Emit(row, in.plain && h > 0);
         if (line == 0) break;
+        billed_until_ = row.end;
         in.hours += row.usage;
         if (mismatch) mismatch_lines.push_back(line);
         for (int d : in.duplicate_hours) {
@@ -402,6 +429,38 @@ class Generator {
                 << FormatFixed(in.hours, 4) << "," << FormatFixed(rate, 6) << ","
                 << FormatFixed(amount, 2) << ",GPU capacity " << in.offer->accelerator << "\n";
     }
+  }
+
+  // What `tensorfleet cost report --by node --json` would say had every instance been a worker
+  // labelled with its instance id: up for the hours it was billed (the duplicated hours are
+  // hours-exceed-clock's to find) and busy for all of them, but where an anomaly is planted.
+  void WriteMetering() {
+    using Json = nlohmann::json;
+    Json nodes = Json::array();
+    for (size_t i = 0; i < fleet_.size(); ++i) {
+      const Instance& in = fleet_[i];
+      if (in.hours <= 0) continue;
+      double up = in.hours * 3600 * in.up_share, used = up * in.busy_share;
+      nodes.push_back({{"node_id", "node-" + std::to_string(i)},
+                       {"instance_id", in.id},
+                       {"epoch", 1},
+                       {"price_per_hour", in.rate},
+                       {"spot", in.spot},
+                       {"up_seconds", up},
+                       {"used_share_seconds", used},
+                       {"idle_seconds", up - used}});
+    }
+    Json doc = {{"by", "node"},
+                {"project", ""},
+                {"window",
+                 {{"since", FormatUtcTime(start_)},
+                  {"until", FormatUtcTime(billed_until_)},
+                  {"since_ms", start_ * 1000},
+                  {"until_ms", billed_until_ * 1000}}},
+                {"rows", Json::array()},
+                {"idle", {{"key", "idle"}, {"nodes", std::move(nodes)}}},
+                {"unreadable", Json::array()}};
+    *metering_ << doc.dump(1) << "\n";
   }
 
   void WriteInventory() {
@@ -450,7 +509,9 @@ class Generator {
   ByteSink* bill_;
   std::ostream* invoice_;
   std::ostream* inventory_;
+  std::ostream* metering_;
   int64_t start_ = 0, end_ = 0, hours_ = 0;
+  int64_t billed_until_ = 0;  // the end of the last instance hour written
   const Offer* cluster_a_ = nullptr;
   const Offer* cluster_b_ = nullptr;
   const UsagePrice* volume_price_ = nullptr;
@@ -469,8 +530,9 @@ class Generator {
 }  // namespace
 
 Result<GeneratedBill> GenerateBill(const GeneratorOptions& options, const Catalog& catalog,
-                                   ByteSink* bill, std::ostream* invoice, std::ostream* inventory) {
-  return Generator(options, catalog, bill, invoice, inventory).Run();
+                                   ByteSink* bill, std::ostream* invoice, std::ostream* inventory,
+                                   std::ostream* metering) {
+  return Generator(options, catalog, bill, invoice, inventory, metering).Run();
 }
 
 }  // namespace tf::cost

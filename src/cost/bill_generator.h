@@ -1,7 +1,8 @@
 // A synthetic AWS bill with known anomalies planted in it, for tests, demos and benchmarks:
 // a month of hourly instance rows (on-demand and spot, two EFA clusters), daily EBS volume,
 // snapshot and cross-zone transfer rows, all priced from the catalog; optionally the matching
-// reseller invoice and EC2 inventory. Deterministic for a given seed.
+// reseller invoice, EC2 inventory and tensorfleet metering report. Deterministic for a given
+// seed.
 #pragma once
 
 #include <cstdint>
@@ -37,11 +38,14 @@ struct GeneratedBill {
   std::vector<int64_t> malformed_lines;
 };
 
-// Writes the bill to `bill` (header included) and, when not null, the invoice CSV and the
-// inventory JSON. InvalidArgument when an anomaly needs an output that is missing (spot-resold
-// needs the invoice; cluster-no-efa, cluster-no-placement-group, unattached-volume and
-// old-snapshot the inventory) or the catalog lacks the prices to plant it.
+// Writes the bill to `bill` (header included) and, when not null, the invoice CSV, the
+// inventory JSON and the metering report (as `tensorfleet cost report --by node --json` prints
+// it, one node per instance, labelled with its instance id). InvalidArgument when an anomaly
+// needs an output that is missing (spot-resold needs the invoice; cluster-no-efa,
+// cluster-no-placement-group, unattached-volume and old-snapshot the inventory;
+// billed-not-running and billed-idle the metering) or the catalog lacks the prices to plant it.
 Result<GeneratedBill> GenerateBill(const GeneratorOptions& options, const Catalog& catalog,
-                                   ByteSink* bill, std::ostream* invoice, std::ostream* inventory);
+                                   ByteSink* bill, std::ostream* invoice, std::ostream* inventory,
+                                   std::ostream* metering = nullptr);
 
 }  // namespace tf::cost

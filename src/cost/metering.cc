@@ -77,6 +77,9 @@ void MeterIdle(const std::vector<store::NodePeriod>& periods, Metering& m) {
     }
     IdleLine line;
     line.node_id = p.node_id;
+    if (auto label = info->labels.find("instance_id"); label != info->labels.end()) {
+      line.instance_id = label->second;
+    }
     line.epoch = p.epoch;
     line.from = std::max(p.started_at, m.since);
     line.to = std::min(p.last_seen_at, cap);

@@ -49,6 +49,7 @@ struct UsageLine {
 // One period a node was up, clipped to the window, less what ranks used of it.
 struct IdleLine {
   std::string node_id;
+  std::string instance_id;  // the node's `instance_id` label (its EC2 instance), if any
   int64_t epoch = 0;
   TimeMs from = 0;
   TimeMs to = 0;
