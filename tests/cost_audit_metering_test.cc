@@ -10,7 +10,9 @@
 #include "cost/audit.h"
 #include "cost/bill_generator.h"
 #include "cost/byte_sink.h"
+#include "cost/metering.h"
 #include "cost/numbers.h"
+#include "fleet/node_info.h"
 #include "cost_test_util.h"
 
 namespace tf::testing {
@@ -173,6 +175,29 @@ TEST(CostAuditMetering, ToleranceAndThresholdEdges) {
   EXPECT_NE(FindingFor(*outside, Check::kBilledNotRunning, a), nullptr) << Describe(*outside);
   EXPECT_NE(FindingFor(*outside, Check::kBilledIdle, b), nullptr) << Describe(*outside);
   EXPECT_EQ(outside->findings.size(), 2u) << Describe(*outside);
+}
+
+// Metering's idle lines carry the node's instance_id label (empty without one), which the
+// report's JSON passes on for the audit to match.
+TEST(CostAuditMetering, IdleLinesCarryTheInstanceIdLabel) {
+  std::vector<store::NodePeriod> periods;
+  for (const std::string& label : {std::string("i-0abc"), std::string()}) {
+    fleet::NodeInfo info;
+    info.address = "10.0.0.9";
+    info.price_per_hour = 2;
+    if (!label.empty()) info.labels["instance_id"] = label;
+    store::NodePeriod p;
+    p.node_id = "node_" + std::to_string(periods.size() + 1);
+    p.epoch = 1;
+    p.started_at = 0;
+    p.last_seen_at = 3600 * 1000;
+    p.info_json = fleet::NodeInfoToJson(info).dump();
+    periods.push_back(p);
+  }
+  cost::Metering m = cost::Meter({}, periods, 0, 7200 * 1000, 7200 * 1000);
+  ASSERT_EQ(m.idle.size(), 2u) << (m.unreadable.empty() ? "" : m.unreadable[0].error);
+  EXPECT_EQ(m.idle[0].instance_id, "i-0abc");
+  EXPECT_EQ(m.idle[1].instance_id, "");
 }
 
 TEST(CostAuditMetering, WithoutMeteringTheChecksAreNotChecked) {
