@@ -12,8 +12,8 @@
 #include "cost/byte_sink.h"
 #include "cost/metering.h"
 #include "cost/numbers.h"
-#include "fleet/node_info.h"
 #include "cost_test_util.h"
+#include "fleet/node_info.h"
 
 namespace tf::testing {
 namespace {
@@ -108,10 +108,9 @@ TEST(CostAuditMetering, NotRunningIdleCleanAndUnknown) {
   const std::string& stopped = fleet.ids[0];
   const std::string& idle = fleet.ids[4];
   const std::string& busy = fleet.ids[8];
-  std::string metering = WriteFile(dir.path() / "metering.json",
-                                   MeteringJson({{stopped, 500, 500},
-                                                 {idle, 720, 100},
-                                                 {busy, 720, 715}}));
+  std::string metering =
+      WriteFile(dir.path() / "metering.json",
+                MeteringJson({{stopped, 500, 500}, {idle, 720, 100}, {busy, 720, 715}}));
   cost::AuditOptions options;
   options.metering_path = metering;
   auto r = cost::RunAudit(fleet.bill, options, ShippedCatalog());
@@ -123,8 +122,8 @@ TEST(CostAuditMetering, NotRunningIdleCleanAndUnknown) {
   EXPECT_NE(nr->message.find("720.00 h billed"), std::string::npos) << nr->message;
   EXPECT_NE(nr->message.find("up 500.00 h"), std::string::npos) << nr->message;
   EXPECT_EQ(nr->evidence_total, 721);  // 720 bill rows and the metering node
-  EXPECT_EQ(nr->evidence.back(),
-            metering + ": " + stopped + " is node node_1 (up 500.00 h, busy 500.00 h, idle 0.00 h)");
+  EXPECT_EQ(nr->evidence.back(), metering + ": " + stopped +
+                                     " is node node_1 (up 500.00 h, busy 500.00 h, idle 0.00 h)");
   EXPECT_NE(nr->evidence[0].find(fleet.bill + ":"), std::string::npos);
   EXPECT_EQ(FindingFor(*r, Check::kBilledIdle, stopped), nullptr) << Describe(*r);
 
@@ -226,8 +225,9 @@ TEST(CostAuditMetering, MalformedReportNamesTheFileAndField) {
   };
   std::string path = (dir.path() / "m.json").string();
   EXPECT_EQ(error("m.json", "[1, 2"),
-            path + ": not a JSON object (the JSON of `tensorfleet cost report --by node --json` "
-                   "expected)");
+            path +
+                ": not a JSON object (the JSON of `tensorfleet cost report --by node --json` "
+                "expected)");
   EXPECT_EQ(error("m.json", R"({"window": {"since_ms": 0, "until_ms": 3600000}, "idle": {"nodes":
       [{"node_id": "n1", "instance_id": "i-1", "up_seconds": 1, "used_share_seconds": 0,
         "idle_seconds": 1},

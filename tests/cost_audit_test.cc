@@ -265,8 +265,8 @@ TEST(CostAudit, ClusterSplitOverPlacementGroups) {
       std::string group = i == 3 ? third_group : "pg-a";
       text += std::string(i > 1 ? "," : "") + "{\"InstanceId\": \"i-" + std::to_string(i) +
               "\", \"InstanceType\": \"g5.xlarge\", \"Placement\": {\"AvailabilityZone\": "
-              "\"us-east-1a\", \"GroupName\": \"" + group +
-              "\"}, \"Tags\": [{\"Key\": \"cluster\", \"Value\": \"c1\"}]}";
+              "\"us-east-1a\", \"GroupName\": \"" +
+              group + "\"}, \"Tags\": [{\"Key\": \"cluster\", \"Value\": \"c1\"}]}";
     }
     return WriteFile(dir.path() / "inv.json", text + "]}]}");
   };

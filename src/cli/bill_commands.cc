@@ -210,7 +210,7 @@ void AddBillCommands(CLI::App* cost_cmd, Connection& conn, int& exit_code) {
     static cost::CatalogOptions catalog_options;
     static cost::GeneratorOptions options;
     static std::string out, format = "legacy", anomalies, invoice_path, inventory_path,
-        metering_path;
+                            metering_path;
     static bool gzip = false;
     auto* cmd =
         cost_cmd->add_subcommand("generate-bill",
@@ -252,8 +252,8 @@ void AddBillCommands(CLI::App* cost_cmd, Connection& conn, int& exit_code) {
       if (!metering_path.empty()) metering.open(metering_path);
       if ((!invoice_path.empty() && !invoice) || (!inventory_path.empty() && !inventory) ||
           (!metering_path.empty() && !metering)) {
-        return void(exit_code = Fail(
-                        Unavailable("cannot create the invoice, inventory or metering file")));
+        return void(exit_code =
+                        Fail(Unavailable("cannot create the invoice, inventory or metering file")));
       }
       auto bill = cost::GenerateBill(options, *catalog, sink->get(),
                                      invoice_path.empty() ? nullptr : &invoice,

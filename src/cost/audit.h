@@ -27,10 +27,10 @@ enum class Check {
   kClusterZones,      // a cluster's instances spread over several availability zones
   kClusterNoEfa,      // EFA-capable cluster instances running without an EFA interface
   kClusterNoPlacementGroup,  // cluster instances outside a placement group, or in several
-  kUnattachedVolume,  // EBS volume billed while attached to nothing
-  kOldSnapshot,       // EBS snapshot older than the age limit still billed
-  kBilledNotRunning,  // instance-hours billed beyond what tensorfleet's metering saw up
-  kBilledIdle,        // instance-hours billed that tensorfleet's metering saw idle
+  kUnattachedVolume,         // EBS volume billed while attached to nothing
+  kOldSnapshot,              // EBS snapshot older than the age limit still billed
+  kBilledNotRunning,         // instance-hours billed beyond what tensorfleet's metering saw up
+  kBilledIdle,               // instance-hours billed that tensorfleet's metering saw idle
 };
 
 // "rate-above-catalog", "stale-price", "spot-resold", "hours-exceed-clock", "cost-mismatch",

@@ -124,8 +124,8 @@ void PlacementFindings(const CheckContext& ctx,
     Finding f{Check::kClusterNoPlacementGroup, name};
     int outside = 0;
     for (const auto* inst : insts) {
-      bool out_of_group = ungrouped > 0 ? inst->placement_group.empty()
-                                        : inst->placement_group != main_group;
+      bool out_of_group =
+          ungrouped > 0 ? inst->placement_group.empty() : inst->placement_group != main_group;
       if (!out_of_group) continue;
       ++outside;
       f.evidence.push_back(inst->file + ": " + inst->id + " (" +
@@ -144,8 +144,8 @@ void PlacementFindings(const CheckContext& ctx,
       spread += (spread.empty() ? "" : ", ") + group + " (" + std::to_string(n) + ")";
     }
     if (ungrouped > 0) {
-      spread += (spread.empty() ? "" : ", ") + std::string("none (") +
-                std::to_string(ungrouped) + ")";
+      spread +=
+          (spread.empty() ? "" : ", ") + std::string("none (") + std::to_string(ungrouped) + ")";
     }
     f.evidence_total = static_cast<int64_t>(f.evidence.size());
     f.message = std::to_string(outside) + " of " + std::to_string(insts.size()) +

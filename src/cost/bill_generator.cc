@@ -34,9 +34,9 @@ struct Instance {
   double rate = 0;  // billed per hour
   double list = 0;  // catalog on-demand
   std::string zone, cluster;
-  bool efa = false;   // an EFA interface attached (inventory)
+  bool efa = false;     // an EFA interface attached (inventory)
   bool grouped = true;  // a cluster instance in its cluster's placement group (inventory)
-  bool plain = true;  // no anomaly planted on it: free to corrupt
+  bool plain = true;    // no anomaly planted on it: free to corrupt
   std::string usage_type, operation, description;
   std::vector<int> duplicate_hours;  // hours billed twice
   int mismatch_hour = -1;            // hour whose cost is not rate x usage

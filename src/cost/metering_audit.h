@@ -20,8 +20,8 @@ namespace tf::cost {
 // What the metering report says of one instance, over every node period labelled with it.
 struct MeteredInstance {
   double up_seconds = 0;
-  double used_share_seconds = 0;  // Σ share × seconds of the ranks on it
-  double idle_seconds = 0;        // Σ per period max(0, up − used)
+  double used_share_seconds = 0;   // Σ share × seconds of the ranks on it
+  double idle_seconds = 0;         // Σ per period max(0, up − used)
   std::vector<std::string> nodes;  // node ids, in report order, without repeats
 };
 
