@@ -149,11 +149,16 @@ tf plan train --params 70B --tokens 2T --gpu A100-80GB --gpus 2048 --mfu 0.43472
 # 70B in FP8 on four A10Gs: the A10G has no FP8, so the plan is refused with exit code 1.
 tf plan serve --params 70B --dtype fp8 --gpu A10G --gpus 4 --context 4096 --concurrency 16 \
   || echo "(refused: exit code $?)"
+# Beside the bill: the reseller's invoice, describe-instances, and what tensorfleet's own
+# metering saw of the same machines (`cost report --by node --json`), so that hours billed while
+# a machine sat idle or was not running at all are found too.
 tf cost generate-bill --rows 20000 --out "$data_dir/bill.csv" --anomalies all \
-  --invoice "$data_dir/invoice.csv" --instances "$data_dir/instances.json"
+  --invoice "$data_dir/invoice.csv" --instances "$data_dir/instances.json" \
+  --metering "$data_dir/metering.json"
 # The audit exits 1 when it has findings, which is what this bill is for.
 tf cost audit "$data_dir/bill.csv" --invoice "$data_dir/invoice.csv" \
-  --instances "$data_dir/instances.json" || echo "(exit code $?: findings)"
+  --instances "$data_dir/instances.json" --metering "$data_dir/metering.json" \
+  || echo "(exit code $?: findings)"
 
 step "Objects: a checkpoint directory up and back, and a damaged blob caught on read"
 run_dir="$data_dir/demo-files/run-7"
