@@ -102,7 +102,9 @@ json JobDocToJson(const JobDoc& d) {
               {"not_before", d.not_before},
               {"recoveries", d.recoveries},
               {"exit_code", d.exit_code},
-              {"reason", d.reason}};
+              {"reason", d.reason},
+              {"waiting_reason", d.waiting_reason},
+              {"waiting_since", d.waiting_since}};
 }
 
 Result<JobDoc> JobDocFromJson(std::string_view text) {
@@ -120,6 +122,8 @@ Result<JobDoc> JobDocFromJson(std::string_view text) {
     d.recoveries = j.value("recoveries", 0);
     d.exit_code = j.value("exit_code", -1);
     d.reason = j.value("reason", "");
+    d.waiting_reason = j.value("waiting_reason", "");
+    d.waiting_since = j.value("waiting_since", TimeMs{0});
     return d;
   } catch (const std::exception& e) {
     return Internal(std::string("a stored job document does not parse: ") + e.what());

@@ -94,6 +94,12 @@ struct JobDoc {
   int recoveries = 0;          // attempts started after an interruption or a lost node
   int exit_code = -1;          // of the attempt that decided the job
   std::string reason;          // why the job is in its state
+  // Why the scheduler did not place the job at its latest try, in words for a person
+  // (fleet::Waiting, e.g. "needs 8 GPUs on one node; the largest free is 4"), and when it first
+  // gave that reason. Written only when the reason changes; "" and 0 once the job is placed or
+  // cancelled, and in documents written before.
+  std::string waiting_reason;
+  TimeMs waiting_since = 0;
 
   Attempt* current() { return attempts.empty() ? nullptr : &attempts.back(); }
   const Attempt* current() const { return attempts.empty() ? nullptr : &attempts.back(); }

@@ -6,6 +6,7 @@
 
 #include "base/crypto.h"
 #include "base/log.h"
+#include "base/time_format.h"
 #include "fleet/scheduler.h"
 
 namespace tf::jobs {
@@ -65,6 +66,18 @@ void RecordPrices(Attempt& attempt, const JobSpec& spec,
     r.share = RankShare(static_cast<int>(r.gpus.size()), spec.resources.cpus,
                         static_cast<int>(node.gpus.size()), node.cpus);
   }
+}
+
+// The reason a waiting job keeps. The scheduler counts a backoff down ("eligible again in 4s"),
+// which would change at every tick; the job keeps the time the backoff ends instead.
+std::string KeptWaitingReason(const fleet::Waiting& waiting, const Job& job, TimeMs now) {
+  if (job.doc.not_before > now) return "backing off until " + FormatTime(job.doc.not_before);
+  return waiting.reason;
+}
+
+void ClearWaiting(JobDoc& doc) {
+  doc.waiting_reason.clear();
+  doc.waiting_since = 0;
 }
 
 uint64_t NewToken() {
@@ -171,7 +184,9 @@ Result<Job> JobService::Cancel(const std::string& project_id, const std::string&
                                const std::string& reason) {
   TF_RETURN_IF_ERROR(Get(project_id, job_id).status());
   return Mutate(job_id, [&](Job& job, Events& events) {
-    return CancelJob(job, reason, clock_.Now(), events);
+    TF_RETURN_IF_ERROR(CancelJob(job, reason, clock_.Now(), events));
+    ClearWaiting(job.doc);
+    return OkStatus();
   });
 }
 
@@ -422,12 +437,35 @@ Result<TickStats> JobService::Schedule(const std::vector<store::NodeRecord>& rec
       if (!WantsPlacement(job)) return Aborted("no longer waiting");
       StartAttempt(job, p, addrs, token, port, now, events);
       RecordPrices(job.doc.attempts.back(), job.spec, infos);
+      ClearWaiting(job.doc);
       return OkStatus();
     });
     if (placed.ok()) {
       ++stats.placed;
     } else if (placed.status().code() != StatusCode::kAborted) {
       spdlog::warn("placing {}: {}", p.job_id, placed.status().ToString());
+    }
+  }
+
+  // Why the others wait, kept in each job for `describe` and `ps`. Written only when the reason
+  // changed: a fleet that stays as it is costs no write per waiting job per tick.
+  std::map<std::string, const Job*> by_id;
+  for (const Job& job : jobs) by_id[job.id()] = &job;
+  for (const fleet::Waiting& w : result.waiting) {
+    auto it = by_id.find(w.job_id);
+    if (it == by_id.end()) continue;
+    std::string reason = KeptWaitingReason(w, *it->second, now);
+    if (it->second->doc.waiting_reason == reason) continue;
+    auto kept = Mutate(w.job_id, [&](Job& job, Events&) -> Status {
+      if (!WantsPlacement(job)) return Aborted("no longer waiting");
+      if (job.doc.waiting_reason != reason) {
+        job.doc.waiting_reason = reason;
+        job.doc.waiting_since = now;
+      }
+      return OkStatus();
+    });
+    if (!kept.ok() && kept.status().code() != StatusCode::kAborted) {
+      spdlog::warn("keeping why {} waits: {}", w.job_id, kept.status().ToString());
     }
   }
   return stats;
