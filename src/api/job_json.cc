@@ -59,6 +59,12 @@ json JobToJson(const jobs::Job& job) {
                                {"prefix", jobs::CheckpointPrefix(job.id())}}},
               {"output", {{"bucket", jobs::kJobsBucket}, {"prefix", jobs::OutputPrefix(job.id())}}}};
   if (job.doc.exit_code >= 0) out["exit_code"] = job.doc.exit_code;
+  // Why the scheduler has not placed it, while it waits to be placed.
+  bool waits = job.state() == jobs::kQueued || job.state() == jobs::kRetrying;
+  if (waits && !job.doc.waiting_reason.empty()) {
+    out["waiting_reason"] = job.doc.waiting_reason;
+    out["waiting_since"] = TimeOrNull(job.doc.waiting_since);
+  }
   if (job.doc.not_before > 0 && job.state() == jobs::kRetrying) {
     out["next_attempt_after"] = FormatTime(job.doc.not_before);
   }
