@@ -145,10 +145,29 @@ int Logs(const Connection& conn, const std::string& id, bool follow, int attempt
   }
 }
 
+// The reason column of `ps`: why a waiting job waits, else why the job is in its state; cut at
+// a word boundary to keep the table readable (`describe` shows it whole).
+std::string ReasonCell(const Json& job) {
+  constexpr size_t kWidth = 60;
+  std::string reason = job.contains("waiting_reason")
+                           ? "waiting: " + job.value("waiting_reason", "")
+                           : job.value("reason", "");
+  if (reason.size() <= kWidth) return reason;
+  size_t cut = reason.rfind(' ', kWidth - 3);
+  if (cut == std::string::npos || cut == 0) cut = kWidth - 3;
+  return reason.substr(0, cut) + "...";
+}
+
 void PrintJob(const Json& j) {
   std::cout << "job:        " << j.value("id", "") << " (" << j.value("name", "") << ")\n"
-            << "state:      " << j.value("state", "") << ": " << j.value("reason", "") << "\n"
-            << "submitted:  " << j.value("created_at", "") << " from " << j.value("source", "")
+            << "state:      " << j.value("state", "") << ": " << j.value("reason", "") << "\n";
+  if (j.contains("waiting_reason")) {
+    auto since = j.find("waiting_since");
+    std::cout << "waiting:    " << j.value("waiting_reason", "") << " (since "
+              << (since != j.end() && since->is_string() ? since->get<std::string>() : "-")
+              << ")\n";
+  }
+  std::cout << "submitted:  " << j.value("created_at", "") << " from " << j.value("source", "")
             << "\n";
   if (j.contains("exit_code")) std::cout << "exit code:  " << j["exit_code"] << "\n";
   std::cout << "recoveries: " << j.value("recoveries", 0)
@@ -270,7 +289,7 @@ void AddJobCommands(CLI::App& app, Connection& conn, int& exit_code) {
     Table t({"id", "name", "state", "attempt", "nodes", "created", "reason"});
     for (const Json& j : (*jobs)["jobs"]) {
       t.Add({j.value("id", ""), j.value("name", ""), j.value("state", ""), LatestAttempt(j),
-             NodesOf(j), j.value("created_at", ""), j.value("reason", "")});
+             NodesOf(j), j.value("created_at", ""), ReasonCell(j)});
     }
     t.Print(std::cout);
   });
