@@ -155,6 +155,7 @@ std::string ReasonCell(const Json& job) {
   if (reason.size() <= kWidth) return reason;
   size_t cut = reason.rfind(' ', kWidth - 3);
   if (cut == std::string::npos || cut == 0) cut = kWidth - 3;
+  while (cut > 0 && (reason[cut - 1] == ';' || reason[cut - 1] == ',')) --cut;
   return reason.substr(0, cut) + "...";
 }
 
