@@ -49,9 +49,9 @@ bool PgLeadership::TakeIfFree() {
       Report("cannot try the leader lock: no schema of the search_path exists");
       return false;
     }
-    // The lock lasts as long as this session. A leader machine that vanishes without closing
-    // it would keep the lead until PostgreSQL's keepalives (two hours by default) ended the
-    // session; these settings make the server give up on it after about 25 s of silence.
+    // The lock lasts as long as the database session. A leader machine that vanishes without
+    // closing it would keep the lead until PostgreSQL's keepalives (two hours by default) ended
+    // the session; these settings make the server give up on it after about 25 s of silence.
     if (Status keepalive = (*conn)->RunScript(
             "SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; "
             "SET tcp_keepalives_count = 3");
