@@ -20,7 +20,7 @@ void AddS3Commands(CLI::App& app, Connection& conn, int& exit_code);      // s3 
 void AddJobCommands(CLI::App& app, Connection& conn, int& exit_code);
 // nodes, worker, worker drain: the fleet.
 void AddFleetCommands(CLI::App& app, Connection& conn, int& exit_code);
-void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code);  // engine generate
+void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code);  // engine ...
 // cost catalog/compare/audit/generate-bill; offline, no server needed.
 void AddCostCommands(CLI::App& app, Connection& conn, int& exit_code);
 // plan train/serve: what a training run or a deployment needs and costs; offline.

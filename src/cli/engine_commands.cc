@@ -1,9 +1,10 @@
-// `tensorfleet engine ...`: run the built-in inference engine locally (generate), or behind an
-// OpenAI-compatible API (serve; engine_serve.cc).
+// `tensorfleet engine ...`: run the built-in inference engine locally (generate), behind an
+// OpenAI-compatible API (serve; engine_serve.cc), or measure its speed (bench; engine_bench.cc).
 #include <cstdio>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/engine_bench.h"
 #include "cli/engine_serve.h"
 #include "engine/generate.h"
 #include "engine/model.h"
@@ -113,6 +114,8 @@ void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code) {
                     "The model's name in the API (default: the directory's name)")
       ->type_name("NAME");
   serve->callback([&exit_code, serve_flags] { exit_code = RunEngineServe(*serve_flags); });
+
+  AddEngineBenchCommand(*engine, conn, exit_code);
 }
 
 }  // namespace tf::cli

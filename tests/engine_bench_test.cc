@@ -1,0 +1,175 @@
+// `tensorfleet engine bench`: the measurement's bookkeeping under a scripted clock, and the real
+// binary on the llama-gqa test checkpoint (its report's fields and its errors). No assertion
+// depends on how fast anything ran.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+#include "child_process.h"
+#include "cli/engine_bench_measure.h"
+#include "engine/model.h"
+#include "engine_test_util.h"
+
+namespace tf::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+CliRun Tensorfleet(std::vector<std::string> args) {
+  args.insert(args.begin(), TENSORFLEET_BINARY);
+  ChildProcess child;
+  EXPECT_TRUE(child.Start(args));
+  int status = child.Wait();
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, child.output()};
+}
+
+std::vector<std::string> Bench(std::vector<std::string> extra) {
+  std::vector<std::string> args = {"engine", "bench", "--model", EngineData("llama-gqa")};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+TEST(EngineBenchTiming, MeanAndStddevOfTheRepetitionsRates) {
+  cli::BenchTiming t;
+  t.tokens = 100;
+  EXPECT_EQ(t.MeanTokensPerSecond(), 0);
+  t.seconds = {1.0, 2.0};  // 100 and 50 tokens/s
+  EXPECT_DOUBLE_EQ(t.MeanTokensPerSecond(), 75.0);
+  EXPECT_NEAR(t.StddevTokensPerSecond(), 35.3553, 1e-4);
+  t.seconds = {4.0};
+  EXPECT_DOUBLE_EQ(t.MeanTokensPerSecond(), 25.0);
+  EXPECT_EQ(t.StddevTokensPerSecond(), 0);
+}
+
+TEST(EngineBenchMeasure, TimesEachMeasurementBetweenTwoClockReadings) {
+  engine::ModelOptions options;
+  options.num_threads = 1;
+  auto model = engine::Model::Load(EngineData("llama-gqa"), options);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  // Every reading of the clock moves it on by half a second, so each timed interval (one
+  // reading before, one after) lasts exactly 0.5 s whatever the machine does.
+  double clock = 100;
+  auto now = [&clock] { return clock += 0.5; };
+  std::vector<std::string> progress;
+  cli::EngineBenchSettings s;
+  s.prompt_tokens = 20;
+  s.gen_tokens = 6;
+  s.stream_gen_tokens = 3;
+  s.context_tokens = 5;
+  s.streams = {1, 3};
+  s.repetitions = 2;
+  auto report = cli::MeasureEngine(**model, s, now,
+                                   [&](std::string_view line) { progress.emplace_back(line); });
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ(report->prefill.tokens, 20);
+  EXPECT_EQ(report->prefill.seconds, (std::vector<double>{0.5, 0.5}));
+  EXPECT_DOUBLE_EQ(report->prefill.MeanTokensPerSecond(), 40.0);
+  ASSERT_EQ(report->decode.size(), 2u);
+  EXPECT_EQ(report->decode[0].streams, 1);
+  EXPECT_EQ(report->decode[0].tokens_per_stream, 6);  // --gen for one stream
+  EXPECT_EQ(report->decode[0].total.tokens, 6);
+  EXPECT_EQ(report->decode[1].streams, 3);
+  EXPECT_EQ(report->decode[1].tokens_per_stream, 3);  // --stream-gen for several
+  EXPECT_EQ(report->decode[1].total.tokens, 9);
+  EXPECT_DOUBLE_EQ(report->decode[1].total.MeanTokensPerSecond(), 18.0);
+  EXPECT_EQ(progress.size(), 6u);  // two runs each of prefill, 1 stream, 3 streams
+  EXPECT_FALSE(report->streams_mode.empty());
+}
+
+TEST(EngineBenchMeasure, RefusesWhatTheContextCannotHold) {
+  engine::ModelOptions options;
+  options.num_threads = 1;
+  auto model = engine::Model::Load(EngineData("llama-gqa"), options);
+  ASSERT_TRUE(model.ok());
+  cli::EngineBenchSettings s;  // --prompt 512 fits the fixture's 512 positions exactly
+  s.gen_tokens = 600;
+  auto report = cli::MeasureEngine(**model, s, cli::SteadySeconds, nullptr);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().message(),
+            "--context 1 + --gen 600 = 601 exceeds the model's context of 512 positions");
+}
+
+TEST(EngineBenchCli, JsonReportHasEveryMeasurement) {
+  CliRun r = Tensorfleet(Bench({"--prompt", "32", "--gen", "4", "--streams", "1,2", "--threads",
+                                "2", "--repeat", "2", "--json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  EXPECT_EQ(j["threads"], 2);
+  EXPECT_EQ(j["model_type"], "llama");
+  // 2 layers of (2 norms, q 64x64, k and v 32x64, o 64x64, MLP 3 x 176x64), the embedding and
+  // the LM head (1024x64 each) and the final norm.
+  EXPECT_EQ(j["parameters"], 223552);
+  EXPECT_FALSE(j["kernels"].get<std::string>().empty());
+  EXPECT_EQ(j["prefill"]["tokens"], 32);
+  EXPECT_EQ(j["prefill"]["seconds"].size(), 2u);
+  EXPECT_GT(j["prefill"]["tokens_per_second"].get<double>(), 0);
+  ASSERT_EQ(j["decode"].size(), 2u);
+  EXPECT_EQ(j["decode"][0]["streams"], 1);
+  EXPECT_EQ(j["decode"][0]["tokens"], 4);
+  EXPECT_EQ(j["decode"][1]["streams"], 2);
+  EXPECT_EQ(j["decode"][1]["tokens"], 8);
+  EXPECT_GT(j["decode"][1]["tokens_per_second"].get<double>(), 0);
+  EXPECT_EQ(j["settings"]["repeat"], 2);
+  // The global --json gives the same report.
+  std::vector<std::string> args = Bench({"--prompt", "0", "--gen", "2", "--streams", "1"});
+  args.insert(args.begin(), "--json");
+  r = Tensorfleet(args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  EXPECT_TRUE(j["prefill"].is_null());  // --prompt 0 skips it
+  EXPECT_EQ(j["decode"][0]["tokens"], 2);
+}
+
+TEST(EngineBenchCli, PrintsATableAndProgress) {
+  CliRun r = Tensorfleet(Bench({"--prompt", "16", "--gen", "3", "--streams", "1,2"}));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("prefill  16-token prompt: "));
+  EXPECT_THAT(r.output, HasSubstr("STREAMS  TOKENS EACH  TOTAL TOKENS/S"));
+  EXPECT_THAT(r.output, HasSubstr("decode: 2 streams, 3 tokens each"));
+  EXPECT_THAT(r.output, HasSubstr("llama, 0.2M parameters: 2 layers, hidden 64, 4/2 heads"));
+}
+
+TEST(EngineBenchCli, BadFlagsAreNamed) {
+  struct Case {
+    std::vector<std::string> flags;
+    std::string error;
+  };
+  std::vector<Case> cases = {
+      {{"--streams", "1,0"}, "error: --streams: 0 is not between 1 and 1024"},
+      {{"--streams", "1,x"}, "error: --streams: 'x' is not a stream count"},
+      {{"--streams", "4,"}, "error: --streams: '' is not a stream count"},
+      {{"--gen", "0"}, "error: --gen must be at least 1"},
+      {{"--prompt", "-1"}, "error: --prompt must be 0 or more"},
+      {{"--context", "0"}, "error: --context must be at least 1"},
+      {{"--repeat", "0"}, "error: --repeat must be between 1 and 100"},
+      {{"--prompt", "513"}, "error: --prompt 513 exceeds the model's context of 512 positions"},
+      {{"--context", "500", "--stream-gen", "20", "--gen", "8"},
+       "error: --context 500 + --stream-gen 20 = 520 exceeds the model's context of 512"},
+  };
+  for (const Case& c : cases) {
+    CliRun r = Tensorfleet(Bench(c.flags));
+    EXPECT_EQ(r.exit_code, 1) << c.flags[0] << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr(c.error)) << c.flags[0];
+  }
+  CliRun r = Tensorfleet({"engine", "bench", "--prompt", "8"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("--model is required"));
+  r = Tensorfleet(Bench({"--threads", "x"}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("--threads"));
+  r = Tensorfleet({"engine", "bench", "--model", "/nonexistent/model"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("error: /nonexistent/model/config.json"));
+}
+
+}  // namespace
+}  // namespace tf::testing
