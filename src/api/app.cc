@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "cost/budget_loop.h"
 #include "cost/metering_service.h"
+#include "s3/s3_blob_store.h"
 
 namespace tf::api {
 
@@ -39,6 +40,16 @@ class AppImpl final : public App {
     pool_.join();  // no store call may outlive the store
   }
 
+  Result<std::unique_ptr<objects::BlobStore>> OpenBlobs() {
+    if (options_.objects_url.empty()) {
+      return objects::OpenLocalBlobStore(options_.data_dir / "objects");
+    }
+    TF_ASSIGN_OR_RETURN(s3::BucketLocation location,
+                        s3::ParseBucketLocation(options_.objects_url, s3::ProcessEnv()));
+    // Requests to the bucket are signed with the real time, whatever clock the app runs on.
+    return s3::OpenS3BlobStore(location, options_.data_dir / "objects-spool", SystemClock::Get());
+  }
+
   Status Init() {
     std::error_code ec;
     std::filesystem::create_directories(options_.data_dir, ec);
@@ -52,7 +63,7 @@ class AppImpl final : public App {
     queues_ = std::make_unique<queues::QueueService>(*store_, clock_);
     store_->SetQueueListener([this](int64_t id) { wakeups_.Notify(id); });
     TF_RETURN_IF_ERROR(auth_->Bootstrap(AdminTokenPath(options_.data_dir)));
-    TF_ASSIGN_OR_RETURN(blobs_, objects::OpenLocalBlobStore(options_.data_dir / "objects"));
+    TF_ASSIGN_OR_RETURN(blobs_, OpenBlobs());
     objects_ = std::make_unique<objects::ObjectService>(*store_, *blobs_, clock_);
     jobs::JobServiceOptions job_options;
     job_options.heartbeat_timeout_ms = options_.heartbeat_timeout_ms;

@@ -18,6 +18,10 @@ inline constexpr uint16_t kDefaultPort = 8470;
 struct AppOptions {
   std::filesystem::path data_dir;   // holds the SQLite file, objects/, the admin token, the URL
   std::string store_url;            // empty: SQLite in data_dir
+  // Where objects' content lives: empty for data_dir/objects on local disk, or
+  // "s3://BUCKET[/PREFIX]?endpoint=http://HOST:PORT[&region=R]" (s3/request_signer.h), with the
+  // credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+  std::string objects_url;
   http::ServerOptions http;         // address and port to listen on
   int io_threads = 2;
   int blocking_threads = 64;        // store calls wait here; long polls do not

@@ -17,6 +17,7 @@ struct ServeFlags {
   std::string listen = "127.0.0.1";
   uint16_t port = api::kDefaultPort;
   std::string store;
+  std::string objects;
   std::string log_level = "info";
   std::string heartbeat_timeout = "10s";
 };
@@ -28,6 +29,11 @@ void AddServeFlags(CLI::App* cmd, ServeFlags& f) {
   cmd->add_option("--store", f.store,
                   "Where state lives: a SQLite file path or a postgresql:// URL "
                   "(default: DATA_DIR/tensorfleet.db)");
+  cmd->add_option("--objects", f.objects,
+                  "Where object content lives: DATA_DIR/objects on local disk by default, or an "
+                  "S3-compatible bucket shared by several servers: "
+                  "s3://BUCKET[/PREFIX]?endpoint=http://HOST:PORT[&region=R], with the "
+                  "credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
   cmd->add_option("--log-level", f.log_level, "debug, info, warn or error")->capture_default_str();
   cmd->add_option("--heartbeat-timeout", f.heartbeat_timeout,
                   "A node silent this long is lost, and its jobs resume elsewhere")
@@ -39,6 +45,7 @@ int Serve(const Connection& conn, const ServeFlags& f, const WorkerFlags* worker
   api::AppOptions o;
   o.data_dir = conn.data_dir.empty() ? DefaultDataDir() : conn.data_dir;
   o.store_url = f.store;
+  o.objects_url = f.objects;
   o.http.address = f.listen;
   o.http.port = f.port;
   auto timeout = jobs::ParseDuration(f.heartbeat_timeout);

@@ -1,5 +1,6 @@
 #include "objects/blob_format.h"
 
+#include <algorithm>
 
 #include "objects/crc32c.h"
 
@@ -59,6 +60,31 @@ Result<std::vector<uint32_t>> DecodeTable(std::string_view bytes, const BlobFoot
   std::vector<uint32_t> crcs(bytes.size() / 4);
   for (size_t i = 0; i < crcs.size(); ++i) crcs[i] = static_cast<uint32_t>(GetLe(bytes, i * 4, 4));
   return crcs;
+}
+
+BlockSpan CoverBlocks(const BlobFooter& footer, uint64_t offset, uint64_t n) {
+  const uint64_t block = footer.block_bytes;
+  BlockSpan span;
+  span.first = offset / block;
+  span.end = (offset + n + block - 1) / block;
+  span.start = span.first * block;
+  span.stop = std::min<uint64_t>(span.end * block, footer.size);
+  return span;
+}
+
+Status CheckBlocks(std::string_view bytes, const BlockSpan& span, const BlobFooter& footer,
+                   const std::vector<uint32_t>& crcs, std::string_view blob) {
+  const uint64_t block = footer.block_bytes;
+  for (uint64_t b = span.first; b < span.end; ++b) {
+    size_t at = static_cast<size_t>((b - span.first) * block);
+    size_t len = static_cast<size_t>(std::min<uint64_t>(block, footer.size - b * block));
+    if (b >= crcs.size() || at + len > bytes.size() ||
+        Crc32c(bytes.substr(at, len)) != crcs[b]) {
+      return Internal("blob " + std::string(blob) + " is corrupt: block " + std::to_string(b) +
+                      " does not match its checksum");
+    }
+  }
+  return OkStatus();
 }
 
 }  // namespace tf::objects

@@ -41,4 +41,17 @@ Result<BlobFooter> DecodeFooter(std::string_view bytes, uint64_t file_bytes);
 // The block CRCs, checked against footer.table_crc.
 Result<std::vector<uint32_t>> DecodeTable(std::string_view bytes, const BlobFooter& footer);
 
+// The whole blocks covering content bytes [offset, offset + n), n > 0: blocks [first, end),
+// which are content bytes [start, stop) (the last block may be short).
+struct BlockSpan {
+  uint64_t first = 0, end = 0;
+  uint64_t start = 0, stop = 0;
+};
+BlockSpan CoverBlocks(const BlobFooter& footer, uint64_t offset, uint64_t n);
+
+// Checks `bytes`, the content of span's blocks, against their CRCs: kInternal naming `blob` and
+// the first block that does not match.
+Status CheckBlocks(std::string_view bytes, const BlockSpan& span, const BlobFooter& footer,
+                   const std::vector<uint32_t>& crcs, std::string_view blob);
+
 }  // namespace tf::objects

@@ -65,4 +65,10 @@ Result<std::unique_ptr<BlobStore>> OpenLocalBlobStore(const std::filesystem::pat
 // A fresh random blob id: 32 lowercase hex digits.
 std::string NewBlobId();
 
+// True for 32 lowercase hex digits.
+bool IsBlobId(std::string_view id);
+
+// The owner id kept in DIR/owner ("blobs-" and 16 hex digits), created durably on first use.
+Result<std::string> LoadOrCreateOwner(const std::filesystem::path& dir);
+
 }  // namespace tf::objects

@@ -31,14 +31,6 @@ Status ErrnoStatus(const std::string& what, const fs::path& path, int err) {
   return Internal(message);
 }
 
-bool IsBlobId(std::string_view id) {
-  if (id.size() != 32) return false;
-  for (char c : id) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
-
 Status FsyncPath(const fs::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("cannot open", path, errno);
@@ -192,24 +184,13 @@ class LocalBlobReader final : public BlobReader {
       out->clear();
       return OkStatus();
     }
-    const uint64_t block = footer_.block_bytes;
-    const uint64_t first = offset / block;
-    const uint64_t end = (offset + n + block - 1) / block;
-    const uint64_t start = first * block;
-    const uint64_t stop = std::min<uint64_t>(end * block, footer_.size);
+    const BlockSpan span = CoverBlocks(footer_, offset, n);
     // Whole blocks are read and checked; aligned reads land in *out directly.
-    std::string& buf = (start == offset && stop == offset + n) ? *out : scratch_;
-    buf.resize(static_cast<size_t>(stop - start));
-    TF_RETURN_IF_ERROR(ReadExactly(fd_, start, buf.data(), buf.size(), path_));
-    for (uint64_t b = first; b < end; ++b) {
-      size_t at = static_cast<size_t>((b - first) * block);
-      size_t len = static_cast<size_t>(std::min<uint64_t>(block, footer_.size - b * block));
-      if (Crc32c(std::string_view(buf.data() + at, len)) != crcs_[b]) {
-        return Internal("blob " + path_.filename().string() + " is corrupt: block " +
-                        std::to_string(b) + " does not match its checksum");
-      }
-    }
-    if (&buf != out) out->assign(buf, static_cast<size_t>(offset - start), n);
+    std::string& buf = (span.start == offset && span.stop == offset + n) ? *out : scratch_;
+    buf.resize(static_cast<size_t>(span.stop - span.start));
+    TF_RETURN_IF_ERROR(ReadExactly(fd_, span.start, buf.data(), buf.size(), path_));
+    TF_RETURN_IF_ERROR(CheckBlocks(buf, span, footer_, crcs_, path_.filename().string()));
+    if (&buf != out) out->assign(buf, static_cast<size_t>(offset - span.start), n);
     return OkStatus();
   }
 
@@ -306,8 +287,19 @@ class LocalBlobStore final : public BlobStore {
   const std::string owner_;
 };
 
-// The owner id in DIR/owner, created on first use.
-Result<std::string> LoadOwner(const fs::path& dir) {
+}  // namespace
+
+std::string NewBlobId() { return RandomHex(16); }
+
+bool IsBlobId(std::string_view id) {
+  if (id.size() != 32) return false;
+  for (char c : id) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+Result<std::string> LoadOrCreateOwner(const std::filesystem::path& dir) {
   fs::path path = dir / "owner";
   std::string owner;
   if (std::ifstream in(path); in && std::getline(in, owner) && !owner.empty()) return owner;
@@ -326,16 +318,13 @@ Result<std::string> LoadOwner(const fs::path& dir) {
   return owner;
 }
 
-}  // namespace
-
-std::string NewBlobId() { return RandomHex(16); }
 
 Result<std::unique_ptr<BlobStore>> OpenLocalBlobStore(const std::filesystem::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Internal("cannot create " + dir.string() + ": " + ec.message());
   TF_RETURN_IF_ERROR(EnsureDir(dir / "tmp"));
-  TF_ASSIGN_OR_RETURN(std::string owner, LoadOwner(dir));
+  TF_ASSIGN_OR_RETURN(std::string owner, LoadOrCreateOwner(dir));
   return std::unique_ptr<BlobStore>(new LocalBlobStore(dir, std::move(owner)));
 }
 
