@@ -1,7 +1,8 @@
-// Crash test against the real `tensorfleet server` binary: SIGKILL while a large object is being
-// uploaded over an existing one. After a restart the interrupted upload left nothing (no
-// object, no temp file, no orphan blob, no pending record), and the objects written before are
-// intact, checked by SHA-256. Runs on SQLite and on PostgreSQL.
+// Crash tests against the real `tensorfleet server` binary: SIGKILL while a large object is being
+// uploaded over an existing one, and SIGKILL in the middle of an S3 multipart upload. After a
+// restart the interrupted upload left nothing (no object, no temp file, no orphan blob or part,
+// no pending record), and the objects written before are intact, checked by SHA-256. Runs on
+// SQLite and on PostgreSQL.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,8 @@
 #include "base/crypto.h"
 #include "child_process.h"
 #include "http/http.h"
+#include "s3/request_signer.h"
+#include "s3/sigv4.h"
 #include "store/store.h"
 #include "store_test_env.h"
 
@@ -127,6 +130,41 @@ class ObjectsReliabilityTest : public ::testing::TestWithParam<std::string> {
     return pending.ok() ? pending->size() : 0;
   }
 
+  // An S3 request signed with `key`; the body's SHA-256 is signed unless `unsigned_payload`.
+  Result<http::ClientResponse> S3Call(const s3::BucketLocation& key, http::ClientRequest req,
+                                      bool unsigned_payload = false) {
+    std::string path = req.target, query;
+    if (size_t q = path.find('?'); q != std::string::npos) {
+      query = path.substr(q + 1);
+      path.resize(q);
+    }
+    s3::SignRequest(key, req.method, path, query,
+                    unsigned_payload ? std::string(s3::kUnsignedPayload) : Sha256Hex(req.body),
+                    SystemClock::Get().Now(), &req.headers);
+    return client_->Exchange(req);
+  }
+
+  // An access key of the admin's project, as a location of the bucket under test.
+  s3::BucketLocation NewS3Key() {
+    auto r = client_->Send("POST", "/v1/s3-keys", Auth(), R"({"name":"crash"})", 10s);
+    EXPECT_TRUE(r.ok() && r->status == 201);
+    Json j = Json::parse(r.ok() ? r->body : "{}");
+    s3::BucketLocation key;
+    key.bucket = bucket_;
+    key.host = url().substr(std::string("http://").size());
+    key.access_key_id = j.value("id", "");
+    key.secret_access_key = j.value("secret", "");
+    return key;
+  }
+
+  // The text of the first <name>...</name> in an S3 answer.
+  static std::string XmlText(const std::string& body, const std::string& name) {
+    size_t b = body.find("<" + name + ">");
+    if (b == std::string::npos) return "";
+    b += name.size() + 2;
+    return body.substr(b, body.find("</" + name + ">", b) - b);
+  }
+
   TempDir dir_;
   int port_ = FreePort();
   std::string bucket_ = "crash-" + RandomHex(4);
@@ -216,6 +254,134 @@ TEST_P(ObjectsReliabilityTest, KillNineDuringALargeUploadLeavesNothingAndLosesNo
   std::cout << "[ objects crash ] killed with " << kSentBeforeKill / kPiece << " of "
             << kBigBytes / kPiece << " MiB sent; after restart: " << blobs << " blobs, " << temps
             << " temp files\n";
+}
+
+// SIGKILL while part 3 of a multipart upload is arriving, with parts 1 and 2 stored and another
+// multipart upload completed before. After the restart the upload is gone (NoSuchUpload), no
+// object appeared, its parts' blobs and records are reclaimed, and the completed object reads
+// back intact.
+TEST_P(ObjectsReliabilityTest, KillNineDuringAMultipartUploadReclaimsItsParts) {
+  StartServer();
+  auto created = client_->Send("POST", "/v1/buckets", Auth(), Json{{"name", bucket_}}.dump(), 10s);
+  ASSERT_TRUE(created.ok() && created->status == 201);
+  const s3::BucketLocation key = NewS3Key();
+  const uint64_t kPartPieces = 5;  // S3's smallest part but the last: 5 MiB
+
+  // Starts an upload of `object` and sends parts 1..parts whole; returns the upload id.
+  auto begin_upload = [&](const std::string& object, uint64_t seed, int parts,
+                          std::vector<std::string>* etags) {
+    http::ClientRequest create;
+    create.method = "POST";
+    create.target = "/" + bucket_ + "/" + object + "?uploads";
+    auto r = S3Call(key, create);
+    EXPECT_TRUE(r.ok() && r->status == 200) << (r.ok() ? r->body : r.status().ToString());
+    std::string upload_id = r.ok() ? XmlText(r->body, "UploadId") : "";
+    for (int part = 1; part <= parts; ++part) {
+      http::ClientRequest put;
+      put.method = "PUT";
+      put.target = "/" + bucket_ + "/" + object + "?partNumber=" + std::to_string(part) +
+                   "&uploadId=" + upload_id;
+      for (uint64_t i = 0; i < kPartPieces; ++i) {
+        put.body += Piece(seed, (part - 1) * kPartPieces + i, kPiece);
+      }
+      auto p = S3Call(key, put);
+      EXPECT_TRUE(p.ok() && p->status == 200) << (p.ok() ? p->body : p.status().ToString());
+      if (p.ok()) etags->push_back(p->Header("ETag"));
+    }
+    return upload_id;
+  };
+
+  // One upload completed before the kill.
+  std::vector<std::string> done_etags;
+  const std::string done_id = begin_upload("done.bin", 4, 2, &done_etags);
+  ASSERT_EQ(done_etags.size(), 2u);
+  http::ClientRequest complete;
+  complete.method = "POST";
+  complete.target = "/" + bucket_ + "/done.bin?uploadId=" + done_id;
+  complete.body = "<CompleteMultipartUpload>";
+  for (int i = 0; i < 2; ++i) {
+    complete.body += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" +
+                     done_etags[i] + "</ETag></Part>";
+  }
+  complete.body += "</CompleteMultipartUpload>";
+  auto completed = S3Call(key, complete);
+  ASSERT_TRUE(completed.ok() && completed->status == 200)
+      << (completed.ok() ? completed->body : completed.status().ToString());
+
+  // The interrupted upload: parts 1 and 2 stored, part 3 held mid-way until the kill.
+  std::vector<std::string> etags;
+  const std::string upload_id = begin_upload("model.bin", 5, 2, &etags);
+  ASSERT_EQ(etags.size(), 2u);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool reached = false, killed = false;  // guarded by mu
+  std::thread uploader([&] {
+    http::ClientRequest put;
+    put.method = "PUT";
+    put.target = "/" + bucket_ + "/model.bin?partNumber=3&uploadId=" + upload_id;
+    put.body_size = 8 * kPiece;
+    uint64_t sent = 0;
+    put.body_source = [&](char* out, size_t cap) -> Result<size_t> {
+      if (sent == 4 * kPiece) {
+        std::unique_lock lock(mu);
+        reached = true;
+        cv.notify_all();
+        cv.wait(lock, [&] { return killed; });
+        return Unavailable("the server was killed");
+      }
+      size_t n = std::min<size_t>(cap, kPiece);
+      std::string p = Piece(6, sent / kPiece, n);
+      std::memcpy(out, p.data(), n);
+      sent += n;
+      return n;
+    };
+    auto client = std::move(http::Client::Create(url())).value();
+    std::string path = put.target.substr(0, put.target.find('?'));
+    s3::SignRequest(key, "PUT", path, put.target.substr(put.target.find('?') + 1),
+                    s3::kUnsignedPayload, SystemClock::Get().Now(), &put.headers);
+    auto r = client->Exchange(put);
+    EXPECT_FALSE(r.ok() && r->status == 200);
+  });
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return reached; });
+  }
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  int blobs = 0, temps = 0;
+  while (temps == 0 && std::chrono::steady_clock::now() < deadline) {
+    CountFiles(&blobs, &temps);
+    std::this_thread::yield();
+  }
+  server_->Kill(SIGKILL);
+  server_->Wait();
+  {
+    std::lock_guard lock(mu);
+    killed = true;
+    cv.notify_all();
+  }
+  uploader.join();
+
+  CountFiles(&blobs, &temps);
+  EXPECT_EQ(temps, 1) << "the kill should have caught part 3 mid-way";
+  EXPECT_EQ(blobs, 3) << "done.bin and the two stored parts";
+  EXPECT_EQ(PendingBlobs(), 3u) << "the two stored parts and the part being written";
+
+  StartServer();
+  CountFiles(&blobs, &temps);
+  EXPECT_EQ(temps, 0);
+  EXPECT_EQ(blobs, 1) << "only done.bin remains";
+  EXPECT_EQ(PendingBlobs(), 0u);
+  auto head = client_->Send("HEAD", Target("model.bin"), Auth(), "", 10s);
+  ASSERT_TRUE(head.ok());
+  EXPECT_EQ(head->status, 404);
+  http::ClientRequest list;
+  list.method = "GET";
+  list.target = "/" + bucket_ + "/model.bin?uploadId=" + upload_id;
+  auto parts = S3Call(key, list);
+  ASSERT_TRUE(parts.ok());
+  EXPECT_EQ(parts->status, 404);
+  EXPECT_EQ(XmlText(parts->body, "Code"), "NoSuchUpload");
+  EXPECT_EQ(Download("done.bin"), ExpectedSha(4, 2 * kPartPieces));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ObjectsReliabilityTest, ::testing::ValuesIn(StoreBackends()),
