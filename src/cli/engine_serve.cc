@@ -33,6 +33,9 @@ Result<std::unique_ptr<LoadedModel>> Load(const EngineServeFlags& f, ServeMetric
   if (!tokenizer.ok()) return tokenizer.status();
   loaded->tokenizer = std::move(tokenizer).value();
   LoadChat(loaded.get());
+  auto generation = engine::LoadGenerationConfig(f.model_dir);
+  if (!generation.ok()) return generation.status();
+  loaded->generation = std::move(generation).value();
   loaded->executor = std::make_unique<SerialExecutor>(*loaded->model, *loaded->tokenizer, metrics);
   return loaded;
 }

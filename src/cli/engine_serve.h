@@ -17,6 +17,7 @@
 #include "cli/engine_serve_metrics.h"
 #include "cli/engine_serve_protocol.h"
 #include "engine/chat_template.h"
+#include "engine/config.h"
 #include "engine/model.h"
 #include "engine/tokenizer.h"
 #include "http/http.h"
@@ -43,6 +44,8 @@ struct LoadedModel {
   std::string bos_token;
   std::string eos_token;
   std::string chat_problem;
+  // generation_config.json's defaults, applied under each request's own values.
+  engine::GenerationConfig generation;
 };
 
 struct ServeState {

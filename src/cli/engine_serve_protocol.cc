@@ -187,6 +187,14 @@ Json ApiError::ToJson() const {
             {"code", code.empty() ? Json(nullptr) : Json(code)}}}};
 }
 
+void ApplyGenerationDefaults(const engine::GenerationConfig& generation,
+                             engine::SamplingParams* sampling) {
+  if (generation.temperature) sampling->temperature = *generation.temperature;
+  if (generation.top_p) sampling->top_p = *generation.top_p;
+  if (generation.top_k) sampling->top_k = *generation.top_k;
+  if (generation.repetition_penalty) sampling->repetition_penalty = *generation.repetition_penalty;
+}
+
 std::optional<ApiError> ParseCompletionRequest(const Json& body, Endpoint endpoint,
                                                CompletionRequest* out) {
   if (!body.is_object()) return Bad("", "the request body must be a JSON object");

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/config.h"
 #include "engine/generate.h"
 #include "engine/sampling.h"
 #include "engine/tokenizer.h"
@@ -44,6 +45,11 @@ struct CompletionRequest {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
 };
+
+// Sets the sampling fields that generation_config.json gives, before a request is parsed over
+// them (temperature, top_p, top_k, repetition_penalty).
+void ApplyGenerationDefaults(const engine::GenerationConfig& generation,
+                             engine::SamplingParams* sampling);
 
 // Parses a request body. Unknown fields are ignored, as vLLM does; fields this engine does not
 // support with other than their default (n > 1, echo, best_of, suffix) are refused.

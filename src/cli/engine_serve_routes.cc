@@ -96,7 +96,10 @@ std::optional<ApiError> SizeJob(const LoadedModel& m, const CompletionRequest& c
                      " tokens, and the prompt alone has " + std::to_string(n),
                  "invalid_request_error", chat ? "messages" : "prompt", "context_length_exceeded");
   }
-  int64_t max_new = cr.max_tokens.value_or(chat ? context - n : 16);
+  // Without max_tokens: generation_config.json's max_new_tokens, else OpenAI's defaults; either
+  // is cut to what the context leaves.
+  int64_t max_new =
+      cr.max_tokens.value_or(m.generation.max_new_tokens.value_or(chat ? context - n : 16));
   if (n + max_new > context) {
     if (cr.max_tokens) {
       return Error(400,
@@ -225,6 +228,7 @@ awaitable<http::Response> Complete(ServeState& st, http::Request& req, Endpoint 
         Error(400, "the request body is not valid JSON", "invalid_request_error"));
   }
   CompletionRequest cr;
+  ApplyGenerationDefaults(m->generation, &cr.sampling);  // the request's own values win
   if (auto e = ParseCompletionRequest(body, endpoint, &cr)) co_return ErrorResponse(*e);
   if (!cr.model.empty() && cr.model != st.served_name) {
     co_return ErrorResponse(Error(

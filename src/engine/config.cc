@@ -1,5 +1,6 @@
 #include "engine/config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -196,12 +197,66 @@ Result<ModelConfig> ParseModelConfig(std::string_view json_text, std::string_vie
   return c;
 }
 
+Result<GenerationConfig> ParseGenerationConfig(std::string_view json_text,
+                                               std::string_view file) {
+  Json j = Json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return InvalidArgument(std::string(file) + ": not valid JSON");
+  if (!j.is_object()) return InvalidArgument(std::string(file) + ": not a JSON object");
+  Fields f(j, file);
+  GenerationConfig g;
+  g.eos_token_ids = f.TokenIds("eos_token_id");
+  if (f.Has("temperature")) {
+    g.temperature = static_cast<float>(f.Number("temperature", 1.0));
+    if (*g.temperature < 0) f.Fail("temperature", "must not be negative");
+  }
+  if (f.Has("top_p")) {
+    g.top_p = static_cast<float>(f.Number("top_p", 1.0));
+    if (!(*g.top_p > 0 && *g.top_p <= 1)) f.Fail("top_p", "must be in (0, 1]");
+  }
+  if (f.Has("top_k")) {
+    g.top_k = f.Int("top_k", 0, /*allow_zero=*/true);  // 0: no limit
+  }
+  if (f.Has("repetition_penalty")) {
+    g.repetition_penalty = static_cast<float>(f.Number("repetition_penalty", 1.0));
+    if (!(*g.repetition_penalty > 0)) f.Fail("repetition_penalty", "must be greater than 0");
+  }
+  if (f.Has("max_new_tokens")) {
+    g.max_new_tokens = f.Int("max_new_tokens");
+  }
+  TF_RETURN_IF_ERROR(f.status());
+  return g;
+}
+
+Result<GenerationConfig> LoadGenerationConfig(const std::string& dir) {
+  const std::string path = dir + "/generation_config.json";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return GenerationConfig{};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseGenerationConfig(ss.str(), path);
+}
+
 Result<ModelConfig> LoadModelConfig(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound(path + ": cannot be read");
   std::stringstream ss;
   ss << in.rdbuf();
-  return ParseModelConfig(ss.str(), path);
+  TF_ASSIGN_OR_RETURN(ModelConfig config, ParseModelConfig(ss.str(), path));
+  const size_t slash = path.find_last_of('/');
+  TF_ASSIGN_OR_RETURN(GenerationConfig generation,
+                      LoadGenerationConfig(slash == std::string::npos ? "." : path.substr(0, slash)));
+  for (int32_t id : generation.eos_token_ids) {
+    if (id >= config.vocab_size) {
+      return InvalidArgument(path.substr(0, slash + 1) + "generation_config.json: eos_token_id " +
+                             std::to_string(id) + " is not below vocab_size (" +
+                             std::to_string(config.vocab_size) + ")");
+    }
+    if (std::find(config.eos_token_ids.begin(), config.eos_token_ids.end(), id) ==
+        config.eos_token_ids.end()) {
+      config.eos_token_ids.push_back(id);
+    }
+  }
+  return config;
 }
 
 }  // namespace tf::engine

@@ -58,7 +58,27 @@ struct ModelConfig {
 // num_attention_heads (4)".
 Result<ModelConfig> ParseModelConfig(std::string_view json_text, std::string_view file_name);
 
-// Reads and parses the file at `path`.
+// Reads and parses the file at `path`. If a generation_config.json lies beside it, its
+// end-of-sequence ids are added to eos_token_ids, as transformers' generate() stops on those
+// (instruction-tuned Llama 3 checkpoints list their end-of-turn token only there).
 Result<ModelConfig> LoadModelConfig(const std::string& path);
+
+// A checkpoint's generation_config.json: the defaults that transformers' generate() uses when
+// the caller does not say. Only the fields present are set, so a server can apply them under
+// what each request asks (as vLLM does); do_sample and the rest are ignored.
+struct GenerationConfig {
+  std::vector<int32_t> eos_token_ids;
+  std::optional<float> temperature;
+  std::optional<float> top_p;
+  std::optional<int64_t> top_k;
+  std::optional<float> repetition_penalty;
+  std::optional<int64_t> max_new_tokens;
+};
+
+// Parses generation_config.json text; InvalidArgument names the file and the field.
+Result<GenerationConfig> ParseGenerationConfig(std::string_view json_text,
+                                               std::string_view file_name);
+// Reads dir/generation_config.json; an empty GenerationConfig when the file does not exist.
+Result<GenerationConfig> LoadGenerationConfig(const std::string& dir);
 
 }  // namespace tf::engine
