@@ -36,8 +36,18 @@ Model::Model(ModelConfig config, ModelWeights weights, const ModelOptions& optio
 
 std::unique_ptr<KvCache> Model::NewCache(int64_t capacity) const {
   capacity = std::clamp<int64_t>(capacity, 1, config_.MaxContext());
-  return NewContiguousKvCache(config_.num_layers, config_.num_kv_heads * config_.head_dim,
-                              capacity);
+  return std::make_unique<KvCache>(NewBlockPool((capacity + kKvBlockSize - 1) / kKvBlockSize),
+                                   capacity);
+}
+
+std::shared_ptr<KvBlockPool> Model::NewBlockPool(int64_t num_blocks) const {
+  return std::make_shared<KvBlockPool>(config_.num_layers, config_.num_kv_heads * config_.head_dim,
+                                       kKvBlockSize, num_blocks);
+}
+
+int64_t Model::KvBlockBytes() const {
+  return KvBlockPool::BlockBytes(config_.num_layers, config_.num_kv_heads * config_.head_dim,
+                                 kKvBlockSize);
 }
 
 void Model::MatMul(const float* w, const float* x, float* y, int64_t n, int64_t n_in,
@@ -51,54 +61,135 @@ void Model::MatMul(const float* w, const float* x, float* y, int64_t n, int64_t 
       min_rows);
 }
 
-Status Model::Forward(std::span<const int32_t> tokens, KvCache* cache, bool all_positions,
-                      std::vector<float>* logits) {
+// The rows of one step: which sequence each token row belongs to and its position.
+struct Model::StepRows {
+  int64_t n = 0;                 // token rows in the step
+  std::vector<int32_t> seq;      // [n] index into the batch
+  std::vector<int64_t> pos;      // [n] position in its sequence
+  std::vector<float> cos, sin;   // [n, head_dim / 2] rotary tables at those positions
+  std::vector<KvCache*> caches;  // [batch]
+  int64_t max_ctx = 0;           // the longest context a row attends to
+};
+
+Status Model::Plan(std::span<const BatchSequence> batch, StepRows* rows) {
   const ModelConfig& c = config_;
-  const int64_t n = static_cast<int64_t>(tokens.size());
-  const int64_t first = cache->size();
-  if (n == 0) return InvalidArgument("no tokens to run");
-  if (first + n > cache->capacity()) {
-    return ResourceExhausted("context of " + std::to_string(first + n) +
-                             " positions exceeds the cache's " + std::to_string(cache->capacity()));
+  if (batch.empty()) return InvalidArgument("no sequences to run");
+  // Blocks each pool must give, to check them all before reserving any.
+  std::vector<std::pair<const KvBlockPool*, int64_t>> pool_needs;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const BatchSequence& b = batch[i];
+    if (b.cache == nullptr)
+      return InvalidArgument("sequence " + std::to_string(i) + " has no cache");
+    if (b.tokens.empty()) return InvalidArgument("no tokens to run");
+    for (size_t j = 0; j < i; ++j) {
+      if (batch[j].cache == b.cache) {
+        return InvalidArgument("sequences " + std::to_string(j) + " and " + std::to_string(i) +
+                               " share a cache");
+      }
+    }
+    for (int32_t id : b.tokens) {
+      if (id < 0 || id >= c.vocab_size) {
+        return InvalidArgument("token id " + std::to_string(id) + " is outside the vocabulary (" +
+                               std::to_string(c.vocab_size) + ")");
+      }
+    }
+    const int64_t end = b.cache->size() + static_cast<int64_t>(b.tokens.size());
+    if (end > b.cache->capacity()) {
+      return ResourceExhausted("context of " + std::to_string(end) +
+                               " positions exceeds the cache's " +
+                               std::to_string(b.cache->capacity()));
+    }
+    const KvBlockPool* pool = &b.cache->pool();
+    auto it = std::find_if(pool_needs.begin(), pool_needs.end(),
+                           [&](const auto& p) { return p.first == pool; });
+    if (it == pool_needs.end()) it = pool_needs.insert(pool_needs.end(), {pool, 0});
+    it->second += b.cache->BlocksToReserve(end);
   }
-  for (int32_t id : tokens) {
-    if (id < 0 || id >= c.vocab_size) {
-      return InvalidArgument("token id " + std::to_string(id) + " is outside the vocabulary (" +
-                             std::to_string(c.vocab_size) + ")");
+  for (const auto& [pool, need] : pool_needs) {
+    if (need > pool->free_blocks()) {
+      return ResourceExhausted("the KV cache has " + std::to_string(pool->free_blocks()) +
+                               " free blocks but the step needs " + std::to_string(need));
     }
   }
-  const int64_t h = c.hidden_size, half = c.head_dim / 2;
-  std::vector<float> x(n * h);  // [n, hidden]
-  for (int64_t t = 0; t < n; ++t) {
-    std::copy_n(weights_.embed + int64_t{tokens[t]} * h, h, x.data() + t * h);
+  const int64_t half = c.head_dim / 2;
+  *rows = StepRows{};
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const BatchSequence& b = batch[i];
+    const int64_t first = b.cache->size(), n = static_cast<int64_t>(b.tokens.size());
+    TF_RETURN_IF_ERROR(b.cache->Reserve(first + n));  // cannot fail: checked above
+    rows->caches.push_back(b.cache);
+    rows->cos.resize((rows->n + n) * half);
+    rows->sin.resize((rows->n + n) * half);
+    RopeTables(inv_freq_, first, n, rows->cos.data() + rows->n * half,
+               rows->sin.data() + rows->n * half);
+    for (int64_t t = 0; t < n; ++t) {
+      rows->seq.push_back(static_cast<int32_t>(i));
+      rows->pos.push_back(first + t);
+    }
+    rows->n += n;
+    rows->max_ctx = std::max(rows->max_ctx, first + n);
   }
-  std::vector<float> cos(n * half), sin(n * half);  // [n, head_dim / 2]
-  RopeTables(inv_freq_, first, n, cos.data(), sin.data());
-  for (int64_t l = 0; l < c.num_layers; ++l) {
-    Layer(l, n, first, cos.data(), sin.data(), cache, x.data());
-  }
-  cache->set_size(first + n);
-
-  const int64_t rows = all_positions ? n : 1;
-  const float* last = x.data() + (n - rows) * h;  // [rows, hidden]
-  std::vector<float> normed(rows * h);
-  for (int64_t t = 0; t < rows; ++t) {
-    kernels_->rms_norm(last + t * h, weights_.final_norm, normed.data() + t * h, h, c.rms_norm_eps);
-  }
-  logits->resize(rows * c.vocab_size);  // [rows, vocab]
-  MatMul(weights_.lm_head, normed.data(), logits->data(), rows, h, c.vocab_size);
   return OkStatus();
 }
 
-void Model::Layer(int64_t l, int64_t n, int64_t first, const float* cos, const float* sin,
-                  KvCache* cache, float* x) {
+Status Model::Forward(std::span<const int32_t> tokens, KvCache* cache, bool all_positions,
+                      std::vector<float>* logits) {
+  BatchSequence one[1] = {{cache, tokens, true}};
+  StepRows rows;
+  TF_RETURN_IF_ERROR(Plan(one, &rows));
+  std::vector<int64_t> logit_rows;
+  for (int64_t t = all_positions ? 0 : rows.n - 1; t < rows.n; ++t) logit_rows.push_back(t);
+  Run(one, rows, logit_rows, logits);
+  return OkStatus();
+}
+
+Status Model::ForwardBatch(std::span<const BatchSequence> batch, std::vector<float>* logits) {
+  StepRows rows;
+  TF_RETURN_IF_ERROR(Plan(batch, &rows));
+  std::vector<int64_t> logit_rows;
+  int64_t end = 0;
+  for (const BatchSequence& b : batch) {
+    end += static_cast<int64_t>(b.tokens.size());
+    if (b.want_logits) logit_rows.push_back(end - 1);
+  }
+  Run(batch, rows, logit_rows, logits);
+  return OkStatus();
+}
+
+void Model::Run(std::span<const BatchSequence> batch, const StepRows& rows,
+                const std::vector<int64_t>& logit_rows, std::vector<float>* logits) {
+  const ModelConfig& c = config_;
+  const int64_t n = rows.n, h = c.hidden_size;
+  std::vector<float> x(n * h);  // [n, hidden]
+  int64_t row = 0;
+  for (const BatchSequence& b : batch) {
+    for (int32_t id : b.tokens) {
+      std::copy_n(weights_.embed + int64_t{id} * h, h, x.data() + row * h);
+      ++row;
+    }
+  }
+  for (int64_t l = 0; l < c.num_layers; ++l) Layer(l, rows, x.data());
+  for (const BatchSequence& b : batch) {
+    b.cache->set_size(b.cache->size() + static_cast<int64_t>(b.tokens.size()));
+  }
+
+  const int64_t out_rows = static_cast<int64_t>(logit_rows.size());
+  std::vector<float> normed(out_rows * h);  // [out_rows, hidden]
+  for (int64_t i = 0; i < out_rows; ++i) {
+    kernels_->rms_norm(x.data() + logit_rows[i] * h, weights_.final_norm, normed.data() + i * h, h,
+                       c.rms_norm_eps);
+  }
+  logits->resize(out_rows * c.vocab_size);  // [out_rows, vocab]
+  if (out_rows > 0)
+    MatMul(weights_.lm_head, normed.data(), logits->data(), out_rows, h, c.vocab_size);
+}
+
+void Model::Layer(int64_t l, const StepRows& rows, float* x) {
   const ModelConfig& c = config_;
   const LayerWeights& w = weights_.layers[l];
+  const int64_t n = rows.n;
   const int64_t h = c.hidden_size, hd = c.head_dim, half = hd / 2;
   const int64_t q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;
-  const int64_t stride = cache->row_stride();
-  float* k_cache = cache->keys(l);    // [capacity, stride]
-  float* v_cache = cache->values(l);  // [capacity, stride]
 
   // Attention block.
   std::vector<float> xn(n * h);  // [n, hidden]
@@ -113,32 +204,42 @@ void Model::Layer(int64_t l, int64_t n, int64_t first, const float* cos, const f
   AddBias(k.data(), w.bk, n, kv_dim);
   AddBias(v.data(), w.bv, n, kv_dim);
   for (int64_t t = 0; t < n; ++t) {
+    const float* cos = rows.cos.data() + t * half;
+    const float* sin = rows.sin.data() + t * half;
     for (int64_t head = 0; head < c.num_heads; ++head) {
-      kernels_->rope(q.data() + t * q_dim + head * hd, cos + t * half, sin + t * half, half);
+      kernels_->rope(q.data() + t * q_dim + head * hd, cos, sin, half);
     }
     for (int64_t head = 0; head < c.num_kv_heads; ++head) {
-      kernels_->rope(k.data() + t * kv_dim + head * hd, cos + t * half, sin + t * half, half);
+      kernels_->rope(k.data() + t * kv_dim + head * hd, cos, sin, half);
     }
-    std::copy_n(k.data() + t * kv_dim, kv_dim, k_cache + (first + t) * stride);
-    std::copy_n(v.data() + t * kv_dim, kv_dim, v_cache + (first + t) * stride);
+    // The token's keys and values into its sequence's block for its position.
+    KvCache* cache = rows.caches[rows.seq[t]];
+    const int64_t bs = cache->pool().block_size(), p = rows.pos[t];
+    const int64_t slot = int64_t{cache->block_table()[p / bs]} * bs + p % bs;
+    std::copy_n(k.data() + t * kv_dim, kv_dim, cache->pool().keys(l) + slot * kv_dim);
+    std::copy_n(v.data() + t * kv_dim, kv_dim, cache->pool().values(l) + slot * kv_dim);
   }
   std::vector<float> attn(n * q_dim);  // [n, q_dim]
   const int64_t group = c.num_heads / c.num_kv_heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const auto* kern = kernels_;
-  // One task per (token, head); token t sees positions [0, first + t]. A task costs about
-  // 2 * n_ctx * head_dim multiply-adds; ranges get enough of them to be worth a thread.
-  const int64_t min_tasks = std::max<int64_t>(1, 32768 / ((first + n) * hd));
+  // One task per (token, head); a token at position p sees its sequence's positions [0, p].
+  // A task costs about 2 * n_ctx * head_dim multiply-adds; ranges get enough of them to be
+  // worth a thread.
+  const int64_t min_tasks = std::max<int64_t>(1, 32768 / (rows.max_ctx * hd));
   pool_.ParallelFor(
       n * c.num_heads,
       [&](int64_t begin, int64_t end) {
-        std::vector<float> scratch(first + n);  // [n_ctx]
+        std::vector<float> scratch(rows.max_ctx);  // [n_ctx]
         for (int64_t task = begin; task < end; ++task) {
           int64_t t = task / c.num_heads, head = task % c.num_heads;
+          KvCache* cache = rows.caches[rows.seq[t]];
+          KvBlockPool& pool = cache->pool();
           int64_t kv_off = (head / group) * hd;
-          kern->attention_head(q.data() + t * q_dim + head * hd, k_cache + kv_off, v_cache + kv_off,
-                               first + t + 1, stride, hd, scale, scratch.data(),
-                               attn.data() + t * q_dim + head * hd);
+          kern->attention_head(q.data() + t * q_dim + head * hd, pool.keys(l) + kv_off,
+                               pool.values(l) + kv_off, cache->block_table().data(),
+                               pool.block_size(), rows.pos[t] + 1, kv_dim, hd, scale,
+                               scratch.data(), attn.data() + t * q_dim + head * hd);
         }
       },
       min_tasks);
@@ -155,7 +256,9 @@ void Model::Layer(int64_t l, int64_t n, int64_t first, const float* cos, const f
   std::vector<float> gate(n * ff), up(n * ff);  // [n, intermediate] x2
   MatMul(w.w_gate, xn.data(), gate.data(), n, h, ff);
   MatMul(w.w_up, xn.data(), up.data(), n, h, ff);
-  kernels_->silu_mul(gate.data(), up.data(), gate.data(), n * ff);
+  for (int64_t t = 0; t < n; ++t) {  // per token, so that no token's values depend on the batch
+    kernels_->silu_mul(gate.data() + t * ff, up.data() + t * ff, gate.data() + t * ff, ff);
+  }
   MatMul(w.w_down, gate.data(), out.data(), n, ff, h);
   AddInto(x, out.data(), n * h);
 }

@@ -59,48 +59,76 @@ float Dot(const float* a, const float* b, int64_t n) {
   return sum;
 }
 
-// Four tokens against one weight row: the row is loaded once for all four.
-void Dot4(const float* w, const float* x, int64_t n_in, float out[4]) {
-  const float* x0 = x;
-  const float* x1 = x + n_in;
-  const float* x2 = x + 2 * n_in;
-  const float* x3 = x + 3 * n_in;
-  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-  __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+// A tile of R weight rows against T token rows: each weight vector is loaded once for the T
+// tokens and each token vector once for the R rows. Every output y[t, r] has its own
+// accumulator and sees the same operations in the same order (8-wide fused multiply-adds over
+// i, the lane sum, then the tail one element at a time), so its value does not depend on the
+// tile, on how many tokens are in the batch, or on the row range a thread got.
+template <int R, int T>
+void Tile(const float* w, const float* x, float* y, int64_t n_in, int64_t n_out) {
+  __m256 acc[R][T];
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+  }
   int64_t i = 0;
   for (; i + 8 <= n_in; i += 8) {
-    __m256 wv = _mm256_loadu_ps(w + i);
-    a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x0 + i), a0);
-    a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x1 + i), a1);
-    a2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x2 + i), a2);
-    a3 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x3 + i), a3);
+    __m256 wv[R];
+    for (int r = 0; r < R; ++r) wv[r] = _mm256_loadu_ps(w + r * n_in + i);
+    for (int t = 0; t < T; ++t) {
+      __m256 xv = _mm256_loadu_ps(x + t * n_in + i);
+      for (int r = 0; r < R; ++r) acc[r][t] = _mm256_fmadd_ps(wv[r], xv, acc[r][t]);
+    }
   }
-  out[0] = Hsum(a0);
-  out[1] = Hsum(a1);
-  out[2] = Hsum(a2);
-  out[3] = Hsum(a3);
-  for (; i < n_in; ++i) {
-    out[0] += w[i] * x0[i];
-    out[1] += w[i] * x1[i];
-    out[2] += w[i] * x2[i];
-    out[3] += w[i] * x3[i];
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) {
+      float sum = Hsum(acc[r][t]);
+      for (int64_t j = i; j < n_in; ++j)
+        sum = __builtin_fmaf(w[r * n_in + j], x[t * n_in + j], sum);
+      y[t * n_out + r] = sum;
+    }
   }
 }
 
+// R weight rows against every token: four tokens at a time, then the last one to three.
+template <int R>
+void RowBlock(const float* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
+              int64_t n_out) {
+  int64_t t = 0;
+  for (; t + 4 <= n_tokens; t += 4) Tile<R, 4>(w, x + t * n_in, y + t * n_out, n_in, n_out);
+  switch (n_tokens - t) {
+    case 3:
+      Tile<R, 3>(w, x + t * n_in, y + t * n_out, n_in, n_out);
+      break;
+    case 2:
+      Tile<R, 2>(w, x + t * n_in, y + t * n_out, n_in, n_out);
+      break;
+    case 1:
+      Tile<R, 1>(w, x + t * n_in, y + t * n_out, n_in, n_out);
+      break;
+    default:
+      break;
+  }
+}
+
+// Rows [row_begin, row_end), R at a time. The outer loop runs over rows, so each weight row
+// comes from memory once for the whole batch, while the tokens stay in cache.
+template <int R>
+void Rows(const float* w, const float* x, float* y, int64_t n_tokens, int64_t n_in, int64_t n_out,
+          int64_t row_begin, int64_t row_end) {
+  int64_t r = row_begin;
+  for (; r + R <= row_end; r += R) RowBlock<R>(w + r * n_in, x, y + r, n_tokens, n_in, n_out);
+  for (; r < row_end; ++r) RowBlock<1>(w + r * n_in, x, y + r, n_tokens, n_in, n_out);
+}
+
+// One or two tokens (decode): four rows per tile, for four independent chains of
+// multiply-adds. More tokens: three rows by four tokens, whose 12 accumulators, 3 weight
+// vectors and a token vector fill the 16 registers.
 void MatmulRows(const float* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
                 int64_t n_out, int64_t row_begin, int64_t row_end) {
-  int64_t t = 0;
-  for (; t + 4 <= n_tokens; t += 4) {
-    for (int64_t r = row_begin; r < row_end; ++r) {
-      float out[4];
-      Dot4(w + r * n_in, x + t * n_in, n_in, out);
-      for (int k = 0; k < 4; ++k) y[(t + k) * n_out + r] = out[k];
-    }
-  }
-  for (; t < n_tokens; ++t) {
-    for (int64_t r = row_begin; r < row_end; ++r) {
-      y[t * n_out + r] = Dot(w + r * n_in, x + t * n_in, n_in);
-    }
+  if (n_tokens <= 2) {
+    Rows<4>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
+  } else {
+    Rows<3>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
   }
 }
 
@@ -177,21 +205,38 @@ void Softmax(float* x, int64_t n) {
   for (; i < n; ++i) x[i] *= 1.0f / sum;
 }
 
-void AttentionHead(const float* q, const float* k, const float* v, int64_t n_ctx, int64_t stride,
-                   int64_t head_dim, float scale, float* scratch, float* out) {
-  for (int64_t j = 0; j < n_ctx; ++j) scratch[j] = Dot(q, k + j * stride, head_dim) * scale;
+void AttentionHead(const float* q, const float* k, const float* v, const int32_t* block_table,
+                   int64_t block_size, int64_t n_ctx, int64_t stride, int64_t head_dim, float scale,
+                   float* scratch, float* out) {
+  const int64_t n_blocks = (n_ctx + block_size - 1) / block_size;
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const float* kb = k + int64_t{block_table[b]} * block_size * stride;
+    const int64_t rows = n_ctx - b * block_size < block_size ? n_ctx - b * block_size : block_size;
+    for (int64_t r = 0; r < rows; ++r) {
+      scratch[b * block_size + r] = Dot(q, kb + r * stride, head_dim) * scale;
+    }
+  }
   Softmax(scratch, n_ctx);
   int64_t d = 0;
   for (; d + 8 <= head_dim; d += 8) {
     __m256 acc = _mm256_setzero_ps();
-    for (int64_t j = 0; j < n_ctx; ++j) {
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(scratch[j]), _mm256_loadu_ps(v + j * stride + d), acc);
+    for (int64_t b = 0; b < n_blocks; ++b) {
+      const float* vb = v + int64_t{block_table[b]} * block_size * stride + d;
+      const float* s = scratch + b * block_size;
+      const int64_t rows =
+          n_ctx - b * block_size < block_size ? n_ctx - b * block_size : block_size;
+      for (int64_t r = 0; r < rows; ++r) {
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(s[r]), _mm256_loadu_ps(vb + r * stride), acc);
+      }
     }
     _mm256_storeu_ps(out + d, acc);
   }
   for (; d < head_dim; ++d) {
     float acc = 0;
-    for (int64_t j = 0; j < n_ctx; ++j) acc += scratch[j] * v[j * stride + d];
+    for (int64_t j = 0; j < n_ctx; ++j) {
+      const int64_t row = int64_t{block_table[j / block_size]} * block_size + j % block_size;
+      acc = __builtin_fmaf(scratch[j], v[row * stride + d], acc);
+    }
     out[d] = acc;
   }
 }

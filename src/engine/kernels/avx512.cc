@@ -20,38 +20,80 @@ inline float Hsum(__m512 v) {
   return _mm_cvtss_f32(s);
 }
 
-// One weight row against `count` (1 to 4) token rows; the row is loaded once for all of them.
-void DotRow(const float* w, const float* x, int64_t n_in, int count, float* out) {
-  __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
-                   _mm512_setzero_ps()};
+// A tile of R weight rows against T token rows, each weight vector loaded once for the T
+// tokens. Every output y[t, r] has its own accumulator and sees the same operations in the
+// same order (16-wide fused multiply-adds over i, the masked tail, the lane sum), so its value
+// does not depend on the tile, on how many tokens are in the batch, or on the row range.
+template <int R, int T>
+void Tile(const float* w, const float* x, float* y, int64_t n_in, int64_t n_out) {
+  __m512 acc[R][T];
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+  }
   int64_t i = 0;
   for (; i + 16 <= n_in; i += 16) {
-    __m512 wv = _mm512_loadu_ps(w + i);
-    for (int k = 0; k < count; ++k) {
-      acc[k] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(x + k * n_in + i), acc[k]);
+    __m512 wv[R];
+    for (int r = 0; r < R; ++r) wv[r] = _mm512_loadu_ps(w + r * n_in + i);
+    for (int t = 0; t < T; ++t) {
+      __m512 xv = _mm512_loadu_ps(x + t * n_in + i);
+      for (int r = 0; r < R; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
     }
   }
   if (i < n_in) {  // the tail, masked
     __mmask16 mask = static_cast<__mmask16>((1u << (n_in - i)) - 1);
-    __m512 wv = _mm512_maskz_loadu_ps(mask, w + i);
-    for (int k = 0; k < count; ++k) {
-      acc[k] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(mask, x + k * n_in + i), acc[k]);
+    __m512 wv[R];
+    for (int r = 0; r < R; ++r) wv[r] = _mm512_maskz_loadu_ps(mask, w + r * n_in + i);
+    for (int t = 0; t < T; ++t) {
+      __m512 xv = _mm512_maskz_loadu_ps(mask, x + t * n_in + i);
+      for (int r = 0; r < R; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
     }
   }
-  for (int k = 0; k < count; ++k) out[k] = Hsum(acc[k]);
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) y[t * n_out + r] = Hsum(acc[r][t]);
+  }
+}
+
+// R weight rows against every token: four tokens at a time, then the last one to three.
+template <int R>
+void RowBlock(const float* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
+              int64_t n_out) {
+  int64_t t = 0;
+  for (; t + 4 <= n_tokens; t += 4) Tile<R, 4>(w, x + t * n_in, y + t * n_out, n_in, n_out);
+  switch (n_tokens - t) {
+    case 3:
+      Tile<R, 3>(w, x + t * n_in, y + t * n_out, n_in, n_out);
+      break;
+    case 2:
+      Tile<R, 2>(w, x + t * n_in, y + t * n_out, n_in, n_out);
+      break;
+    case 1:
+      Tile<R, 1>(w, x + t * n_in, y + t * n_out, n_in, n_out);
+      break;
+    default:
+      break;
+  }
+}
+
+// Rows [row_begin, row_end), R at a time; rows in the outer loop, so each weight row comes
+// from memory once for the whole batch.
+template <int R>
+void Rows(const float* w, const float* x, float* y, int64_t n_tokens, int64_t n_in, int64_t n_out,
+          int64_t row_begin, int64_t row_end) {
+  int64_t r = row_begin;
+  for (; r + R <= row_end; r += R) RowBlock<R>(w + r * n_in, x, y + r, n_tokens, n_in, n_out);
+  for (; r < row_end; ++r) RowBlock<1>(w + r * n_in, x, y + r, n_tokens, n_in, n_out);
 }
 
 }  // namespace
 
+// One or two tokens (decode): eight rows per tile, eight independent chains of multiply-adds.
+// More: four rows by four tokens (16 accumulators of the 32 registers).
 void Avx512MatmulRows(const float* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
                       int64_t n_out, int64_t row_begin, int64_t row_end) {
-  for (int64_t t = 0; t < n_tokens; t += 4) {
-    int count = n_tokens - t < 4 ? static_cast<int>(n_tokens - t) : 4;
-    for (int64_t r = row_begin; r < row_end; ++r) {
-      float out[4];
-      DotRow(w + r * n_in, x + t * n_in, n_in, count, out);
-      for (int k = 0; k < count; ++k) y[(t + k) * n_out + r] = out[k];
-    }
+  if (n_tokens <= 2) {
+    Rows<8>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
+  } else {
+    Rows<4>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
   }
 }
 

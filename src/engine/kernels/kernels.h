@@ -32,12 +32,16 @@ struct KernelSet {
   // In place: x = exp(x - max(x)) / sum(...). x: [n], n >= 1.
   void (*softmax)(float* x, int64_t n);
 
-  // Causal attention of one query head over n_ctx cached positions:
-  //   out = softmax(scale * q . k[j]) weighted sum of v[j].
-  // q: [head_dim]; k, v: [n_ctx, stride] (the head's vectors at the start of each row);
-  // scratch: [n_ctx]; out: [head_dim].
-  void (*attention_head)(const float* q, const float* k, const float* v, int64_t n_ctx,
-                         int64_t stride, int64_t head_dim, float scale, float* scratch, float* out);
+  // Causal attention of one query head over the first n_ctx positions of a sequence whose keys
+  // and values are kept in blocks of block_size positions (the paged KV cache): position j is
+  // row j % block_size of block block_table[j / block_size].
+  //   out = sum over j of softmax_j(scale * q . k[j]) * v[j].
+  // q: [head_dim]; k, v: [num_blocks, block_size, stride], the head's vectors at the start of
+  // each row; block_table: [ceil(n_ctx / block_size)]; scratch: [n_ctx]; out: [head_dim].
+  // Positions are visited in order, so the result does not depend on where the blocks lie.
+  void (*attention_head)(const float* q, const float* k, const float* v, const int32_t* block_table,
+                         int64_t block_size, int64_t n_ctx, int64_t stride, int64_t head_dim,
+                         float scale, float* scratch, float* out);
 
   // The index of the largest element (the first one on ties). x: [n], n >= 1.
   int64_t (*argmax)(const float* x, int64_t n);

@@ -50,17 +50,21 @@ void Softmax(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] /= sum;
 }
 
-void AttentionHead(const float* q, const float* k, const float* v, int64_t n_ctx, int64_t stride,
-                   int64_t head_dim, float scale, float* scratch, float* out) {
+void AttentionHead(const float* q, const float* k, const float* v, const int32_t* block_table,
+                   int64_t block_size, int64_t n_ctx, int64_t stride, int64_t head_dim, float scale,
+                   float* scratch, float* out) {
+  auto row = [&](int64_t j) {  // position j's row in the blocks
+    return (int64_t{block_table[j / block_size]} * block_size + j % block_size) * stride;
+  };
   for (int64_t j = 0; j < n_ctx; ++j) {
     float dot = 0;
-    for (int64_t d = 0; d < head_dim; ++d) dot += q[d] * k[j * stride + d];
+    for (int64_t d = 0; d < head_dim; ++d) dot += q[d] * k[row(j) + d];
     scratch[j] = dot * scale;
   }
   Softmax(scratch, n_ctx);
   for (int64_t d = 0; d < head_dim; ++d) out[d] = 0;
   for (int64_t j = 0; j < n_ctx; ++j) {
-    for (int64_t d = 0; d < head_dim; ++d) out[d] += scratch[j] * v[j * stride + d];
+    for (int64_t d = 0; d < head_dim; ++d) out[d] += scratch[j] * v[row(j) + d];
   }
 }
 
