@@ -92,43 +92,85 @@ Status Generate(Model& model, const Tokenizer& tokenizer, std::span<const int32_
                 const std::function<bool(const GenerateStep&)>& on_step, GenerateResult* result) {
   TF_RETURN_IF_ERROR(sampling.Validate());
   *result = GenerateResult{};
-  Sampler sampler(sampling, prompt);
-  result->seed = sampler.seed();
-  TokenTextStream stream(tokenizer, /*skip_special_tokens=*/true);
-  StopStringMatcher matcher(options.stop);
-  SampledToken last;
-  bool cancelled = false;
-  auto choose = [&](std::span<float> logits) {
-    last = sampler.Sample(logits);
-    return last.id;
-  };
-  auto accept = [&](int32_t id) {
-    result->tokens.push_back(id);
-    std::string text = matcher.Add(stream.Add(id));
-    result->text += text;
-    if (on_step && !on_step(GenerateStep{&last, text})) {
-      cancelled = true;
-      return false;
-    }
-    return !matcher.stopped();
-  };
-  LoopEnd end;
-  Status s = DecodeLoop(model, prompt, options, choose, accept, &result->stats, &end);
-  if (!s.ok()) return s;
-  if (cancelled) {
-    result->finish = FinishReason::kCancelled;
-    return OkStatus();
+  if (prompt.empty()) return InvalidArgument("the prompt has no tokens");
+  SequenceGenerator gen(&tokenizer, model.config(), prompt, options, sampling);
+  const int64_t want =
+      static_cast<int64_t>(prompt.size()) + std::max<int64_t>(0, options.max_new_tokens);
+  auto cache = model.NewCache(want);
+  if (static_cast<int64_t>(prompt.size()) > cache->capacity()) {
+    return InvalidArgument("the prompt's " + std::to_string(prompt.size()) +
+                           " tokens exceed the model's context of " +
+                           std::to_string(cache->capacity()));
+  }
+  GenerateStats& s = gen.result().stats;
+  s.prompt_tokens = static_cast<int64_t>(prompt.size());
+  std::vector<float> logits;
+  auto start = SteadyClock::now();
+  TF_RETURN_IF_ERROR(model.Forward(prompt, cache.get(), /*all_positions=*/false, &logits));
+  auto decode_start = SteadyClock::now();
+  s.prefill_seconds = std::chrono::duration<double>(decode_start - start).count();
+  while (!gen.ended() && gen.Add(std::span<float>(logits.data(), logits.size()), on_step)) {
+    if (cache->size() >= cache->capacity()) break;
+    int32_t one[1] = {gen.result().tokens.back()};
+    TF_RETURN_IF_ERROR(model.Forward(one, cache.get(), /*all_positions=*/false, &logits));
+  }
+  s.decode_seconds = std::chrono::duration<double>(SteadyClock::now() - decode_start).count();
+  gen.Finish(on_step);
+  *result = std::move(gen.result());
+  return OkStatus();
+}
+
+SequenceGenerator::SequenceGenerator(const Tokenizer* tokenizer, const ModelConfig& config,
+                                     std::span<const int32_t> prompt,
+                                     const GenerateOptions& options, const SamplingParams& sampling)
+    : tokenizer_(tokenizer),
+      eos_(config.eos_token_ids),
+      options_(options),
+      sampler_(sampling, prompt),
+      matcher_(tokenizer != nullptr ? options.stop : std::vector<std::string>{}) {
+  if (tokenizer_ != nullptr) stream_.emplace(*tokenizer_, /*skip_special_tokens=*/true);
+  result_.seed = sampler_.seed();
+  result_.stats.prompt_tokens = static_cast<int64_t>(prompt.size());
+  ended_ = options_.max_new_tokens <= 0;
+}
+
+bool SequenceGenerator::Add(std::span<float> logits,
+                            const std::function<bool(const GenerateStep&)>& on_step) {
+  SampledToken token = sampler_.Sample(logits);
+  result_.tokens.push_back(token.id);
+  ++result_.stats.generated_tokens;
+  std::string text;
+  if (stream_) text = matcher_.Add(stream_->Add(token.id));
+  result_.text += text;
+  if (on_step && !on_step(GenerateStep{&token, text})) {
+    cancelled_ = true;
+    ended_ = true;
+    return false;
+  }
+  eos_seen_ = options_.stop_at_eos && std::find(eos_.begin(), eos_.end(), token.id) != eos_.end();
+  if (matcher_.stopped() || eos_seen_ ||
+      result_.stats.generated_tokens >= options_.max_new_tokens) {
+    ended_ = true;
+  }
+  return !ended_;
+}
+
+void SequenceGenerator::Finish(const std::function<bool(const GenerateStep&)>& on_step) {
+  if (finished_) return;
+  finished_ = true;
+  ended_ = true;
+  if (cancelled_) {
+    result_.finish = FinishReason::kCancelled;
+    return;
   }
   std::string tail;
-  if (!matcher.stopped()) {
-    tail = matcher.Add(stream.Finish());  // a character cut short, as U+FFFD
-    if (!matcher.stopped()) tail += matcher.Finish();
+  if (stream_ && !matcher_.stopped()) {
+    tail = matcher_.Add(stream_->Finish());  // a character cut short, as U+FFFD
+    if (!matcher_.stopped()) tail += matcher_.Finish();
   }
-  result->finish =
-      matcher.stopped() || end == LoopEnd::kEos ? FinishReason::kStop : FinishReason::kLength;
-  result->text += tail;
+  result_.finish = matcher_.stopped() || eos_seen_ ? FinishReason::kStop : FinishReason::kLength;
+  result_.text += tail;
   if (on_step) on_step(GenerateStep{nullptr, tail});
-  return OkStatus();
 }
 
 StopStringMatcher::StopStringMatcher(std::vector<std::string> stops) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,6 +30,7 @@ struct GenerateStats {
   int64_t generated_tokens = 0;
   double prefill_seconds = 0;  // the prompt's forward pass, up to the first new token
   double decode_seconds = 0;   // every later token
+  double queue_seconds = 0;    // BatchScheduler: from Submit until the sequence first ran
 };
 
 // Appends up to max_new_tokens greedily chosen tokens (argmax of the logits) to *out, calling
@@ -88,6 +90,48 @@ class StopStringMatcher {
   std::vector<std::string> stops_;
   std::string held_;
   bool stopped_ = false;
+};
+
+// What Generate does with each token of one sequence, apart from running the model: sample it
+// with the sequence's own Sampler, decode its text (TokenTextStream), hold back and cut stop
+// strings, and decide whether generation goes on. Generate drives one; the batch scheduler
+// drives one per sequence in its batch. Not thread-safe.
+class SequenceGenerator {
+ public:
+  // `sampling` must be valid (SamplingParams::Validate). `tokenizer` may be null: then no text
+  // is decoded and stop strings are not applied (token ids only). The tokenizer must outlive
+  // this object.
+  SequenceGenerator(const Tokenizer* tokenizer, const ModelConfig& config,
+                    std::span<const int32_t> prompt, const GenerateOptions& options,
+                    const SamplingParams& sampling);
+
+  // Chooses the next token from the last position's logits ([vocab]; changed in place by the
+  // sampler), and reports it with the text it releases to on_step (if set). Returns false once
+  // generation has ended: an end-of-sequence token, a stop string, max_new_tokens, or on_step
+  // returning false (cancelled). Call only while !ended().
+  bool Add(std::span<float> logits, const std::function<bool(const GenerateStep&)>& on_step);
+  // Ends generation (at the latest when the context is full): releases the held-back text
+  // through one last on_step call with a null token and sets result().finish. Does nothing
+  // more after a cancel, and nothing at all when called twice.
+  void Finish(const std::function<bool(const GenerateStep&)>& on_step);
+
+  // True once Add returned false (or max_new_tokens is 0).
+  bool ended() const { return ended_; }
+  // Tokens, text, finish reason and seed so far; stats.generated_tokens counts the tokens.
+  GenerateResult& result() { return result_; }
+
+ private:
+  const Tokenizer* tokenizer_;
+  std::vector<int32_t> eos_;
+  GenerateOptions options_;
+  Sampler sampler_;
+  std::optional<TokenTextStream> stream_;
+  StopStringMatcher matcher_;
+  GenerateResult result_;
+  bool ended_ = false;
+  bool eos_seen_ = false;
+  bool cancelled_ = false;
+  bool finished_ = false;
 };
 
 }  // namespace tf::engine
