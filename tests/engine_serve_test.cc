@@ -531,6 +531,7 @@ TEST(EngineServe, AClientThatGoesAwayCancelsItsRequest) {
   auto tokenizer = engine::LoadTokenizer(EngineData("llama-gqa"));
   ASSERT_TRUE(tokenizer.ok());
   loaded.tokenizer = std::move(tokenizer).value();
+  loaded.max_model_len = loaded.model->config().MaxContext();
   auto holding = std::make_unique<HoldingExecutor>();
   HoldingExecutor* executor = holding.get();
   loaded.executor = std::move(holding);
@@ -592,7 +593,11 @@ TEST(EngineServeExecutor, ACancelledRequestStopsAndAGoneOneNeverStarts) {
   auto tokenizer = engine::LoadTokenizer(EngineData("llama-gqa"));
   ASSERT_TRUE(tokenizer.ok());
   cli::ServeMetrics metrics;
-  cli::SerialExecutor executor(**model, **tokenizer, metrics);
+  engine::BatchSchedulerOptions batching;
+  batching.kv_cache_blocks = 64;
+  auto created = cli::BatchExecutor::Create(**model, **tokenizer, metrics, batching);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  cli::BatchExecutor& executor = **created;
   auto job = [](std::shared_ptr<cli::GenerationSink> sink) {
     cli::GenerationJob j;
     j.prompt = {44, 73, 80};
@@ -615,6 +620,12 @@ TEST(EngineServeExecutor, ACancelledRequestStopsAndAGoneOneNeverStarts) {
   EXPECT_EQ(gone->steps(), 0);
   EXPECT_EQ(metrics.running(), 0);
   EXPECT_EQ(metrics.waiting(), 0);
+  // One that could never fit in the 64 blocks (1024 positions) is refused at once.
+  cli::GenerationJob huge = job(std::make_shared<CancellingSink>(1));
+  huge.options.max_new_tokens = 2000;
+  Status refused = executor.Submit(std::move(huge));
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(), HasSubstr("up to 512"));
   executor.Stop();
   EXPECT_EQ(executor.Submit(job(std::make_shared<CancellingSink>(1))).code(),
             StatusCode::kUnavailable);

@@ -110,8 +110,20 @@ void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code) {
   serve->add_option("--threads", serve_flags->threads, "Threads for the kernels (0: one per core)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
-  serve->add_option("--served-name", serve_flags->served_name,
-                    "The model's name in the API (default: the directory's name)")
+  serve
+      ->add_option("--kv-cache-mb", serve_flags->kv_cache_mb,
+                   "Memory for the paged KV cache, in MiB: how many tokens all running "
+                   "requests together can hold (it also caps one request's prompt + max_tokens)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 30));
+  serve
+      ->add_option("--max-batch", serve_flags->max_batch,
+                   "Requests decoded together in one step (continuous batching); more wait")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  serve
+      ->add_option("--served-name", serve_flags->served_name,
+                   "The model's name in the API (default: the directory's name)")
       ->type_name("NAME");
   serve->callback([&exit_code, serve_flags] { exit_code = RunEngineServe(*serve_flags); });
 

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -20,6 +21,8 @@ namespace {
 
 constexpr std::chrono::milliseconds kShutdownGrace{5000};
 constexpr int kNetworkThreads = 2;
+// Tokens per engine step: every running sequence's decode token, then prompt chunks.
+constexpr int64_t kStepTokens = 512;
 
 Result<std::unique_ptr<LoadedModel>> Load(const EngineServeFlags& f, ServeMetrics& metrics) {
   auto loaded = std::make_unique<LoadedModel>();
@@ -36,7 +39,16 @@ Result<std::unique_ptr<LoadedModel>> Load(const EngineServeFlags& f, ServeMetric
   auto generation = engine::LoadGenerationConfig(f.model_dir);
   if (!generation.ok()) return generation.status();
   loaded->generation = std::move(generation).value();
-  loaded->executor = std::make_unique<SerialExecutor>(*loaded->model, *loaded->tokenizer, metrics);
+  engine::BatchSchedulerOptions batching;
+  batching.kv_cache_blocks =
+      std::max<int64_t>(1, (f.kv_cache_mb << 20) / loaded->model->KvBlockBytes());
+  batching.max_batch = f.max_batch;
+  batching.step_tokens = kStepTokens;
+  auto executor =
+      BatchExecutor::Create(*loaded->model, *loaded->tokenizer, metrics, std::move(batching));
+  if (!executor.ok()) return executor.status();
+  loaded->max_model_len = (*executor)->max_sequence_positions();
+  loaded->executor = std::move(executor).value();
   return loaded;
 }
 
@@ -83,7 +95,8 @@ int RunEngineServe(const EngineServeFlags& f) {
     st.loaded.store(loaded.get());
     std::cerr << "engine serve: ready: " << st.served_name << " (" << loaded->model->kernels().name
               << " kernels, " << loaded->model->num_threads() << " threads, context "
-              << loaded->model->config().MaxContext() << ", "
+              << loaded->max_model_len << ", KV cache " << f.kv_cache_mb << " MiB, batch "
+              << f.max_batch << ", "
               << (loaded->chat_template ? "chat template" : "no chat template") << ")" << std::endl;
   });
   int sig = WaitForStopSignal();

@@ -29,7 +29,9 @@ struct EngineServeFlags {
   std::string host = "127.0.0.1";
   uint16_t port = 8000;
   int threads = 0;
-  std::string served_name;  // default: the model directory's last component
+  std::string served_name;     // default: the model directory's last component
+  int64_t kv_cache_mb = 1024;  // the paged KV cache's pool
+  int64_t max_batch = 16;      // sequences running at once
 };
 
 // A model ready to serve: set once, after loading.
@@ -37,6 +39,9 @@ struct LoadedModel {
   std::unique_ptr<engine::Model> model;
   std::unique_ptr<engine::Tokenizer> tokenizer;
   std::unique_ptr<GenerationExecutor> executor;
+  // The longest prompt + max_tokens served: the model's context, or less when the KV cache
+  // holds fewer positions.
+  int64_t max_model_len = 0;
   std::string model_dir;
   // tokenizer_config.json's chat template, parsed, with its BOS and EOS tokens; when there is
   // none (or it does not parse), chat_problem says why.

@@ -6,8 +6,6 @@
 // are ordered with the coroutine's own steps.
 #pragma once
 
-#include "base/async.h"  // first: see the note on <utility> there
-
 #include <atomic>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -18,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "base/async.h"  // first: see the note on <utility> there
 #include "cli/engine_serve_executor.h"
 
 namespace tf::cli {

@@ -1,87 +1,165 @@
 #include "cli/engine_serve_executor.h"
 
+#include <algorithm>
+#include <optional>
+
 #include "base/log.h"
 
 namespace tf::cli {
 
-using SteadyClock = std::chrono::steady_clock;
+struct BatchExecutor::Active {
+  engine::BatchScheduler::SequenceId id = 0;
+  std::shared_ptr<GenerationSink> sink;
+  SteadyClock::time_point arrived;
+  std::optional<SteadyClock::time_point> first_token;
+  bool done = false;
+};
 
-SerialExecutor::SerialExecutor(engine::Model& model, const engine::Tokenizer& tokenizer,
-                               ServeMetrics& metrics)
-    : model_(model), tokenizer_(tokenizer), metrics_(metrics), thread_([this] { Loop(); }) {}
+Result<std::unique_ptr<BatchExecutor>> BatchExecutor::Create(
+    engine::Model& model, const engine::Tokenizer& tokenizer, ServeMetrics& metrics,
+    engine::BatchSchedulerOptions options) {
+  TF_ASSIGN_OR_RETURN(auto scheduler,
+                      engine::BatchScheduler::Create(model, &tokenizer, std::move(options)));
+  return std::unique_ptr<BatchExecutor>(new BatchExecutor(model, metrics, std::move(scheduler)));
+}
 
-SerialExecutor::~SerialExecutor() { Stop(); }
+BatchExecutor::BatchExecutor(engine::Model& model, ServeMetrics& metrics,
+                             std::unique_ptr<engine::BatchScheduler> scheduler)
+    : model_(model),
+      metrics_(metrics),
+      scheduler_(std::move(scheduler)),
+      max_positions_(scheduler_->max_sequence_positions()) {
+  Report();
+  thread_ = std::thread([this] { Loop(); });
+}
 
-Status SerialExecutor::Submit(GenerationJob job) {
+BatchExecutor::~BatchExecutor() { Stop(); }
+
+Status BatchExecutor::Submit(GenerationJob job) {
+  const int64_t positions =
+      static_cast<int64_t>(job.prompt.size()) + std::max<int64_t>(0, job.options.max_new_tokens);
+  if (positions > max_positions_) {
+    return InvalidArgument("the prompt and max_tokens need " + std::to_string(positions) +
+                           " positions; this server runs sequences of up to " +
+                           std::to_string(max_positions_));
+  }
   {
     std::lock_guard lock(mu_);
     if (stopping_) return Unavailable("the engine is shutting down");
-    queue_.push_back({std::move(job), SteadyClock::now()});
-    metrics_.Queued();
+    inbox_.push_back({std::move(job), SteadyClock::now()});
   }
   wake_.notify_one();
   return OkStatus();
 }
 
-void SerialExecutor::Stop() {
-  std::deque<Queued> dropped;
+void BatchExecutor::Stop() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
-    dropped.swap(queue_);
   }
   wake_.notify_one();
-  for (auto& q : dropped) {
-    metrics_.Dropped();
-    engine::GenerateResult result;
-    result.finish = engine::FinishReason::kCancelled;
-    q.job.sink->OnDone(OkStatus(), result);
-  }
   if (thread_.joinable()) thread_.join();
 }
 
-void SerialExecutor::Loop() {
-  for (;;) {
-    Queued next;
-    {
-      std::unique_lock lock(mu_);
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping
-      next = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    Run(next);
-  }
-}
-
-void SerialExecutor::Run(Queued& queued) {
+void BatchExecutor::Start(Queued queued) {
   GenerationJob& job = queued.job;
-  engine::GenerateResult result;
-  if (job.sink->cancelled()) {
-    metrics_.Dropped();
+  if (job.sink->cancelled()) {  // its client went while it was in the inbox
+    engine::GenerateResult result;
     result.finish = engine::FinishReason::kCancelled;
     job.sink->OnDone(OkStatus(), result);
     return;
   }
-  metrics_.Started();
-  std::optional<SteadyClock::time_point> first_token;
-  auto on_step = [&](const engine::GenerateStep& step) {
-    if (step.token != nullptr && !first_token) first_token = SteadyClock::now();
-    return job.sink->OnStep(step);
+  auto active = std::make_shared<Active>();
+  active->sink = job.sink;
+  active->arrived = queued.arrived;
+  engine::SequenceRequest request;
+  request.prompt = std::move(job.prompt);
+  request.options = std::move(job.options);
+  request.sampling = std::move(job.sampling);
+  std::shared_ptr<Active> a = active;
+  request.on_step = [a](const engine::GenerateStep& step) {
+    if (step.token != nullptr && !a->first_token) a->first_token = SteadyClock::now();
+    return a->sink->OnStep(step);
   };
-  Status s =
-      engine::Generate(model_, tokenizer_, job.prompt, job.options, job.sampling, on_step, &result);
-  if (!s.ok()) spdlog::warn("engine: a request failed: {}", s.ToString());
-  FinishedRequest done;
-  done.prompt_tokens = result.stats.prompt_tokens;
-  done.generated_tokens = result.stats.generated_tokens;
-  if (first_token) {
-    done.first_token_seconds = std::chrono::duration<double>(*first_token - queued.arrived).count();
+  request.on_done = [this, a](const Status& s, engine::GenerateResult&& result) {
+    a->done = true;
+    if (!s.ok()) spdlog::warn("engine: a request failed: {}", s.ToString());
+    FinishedRequest done;
+    done.prompt_tokens = result.stats.prompt_tokens;
+    done.generated_tokens = result.stats.generated_tokens;
+    if (a->first_token) {
+      done.first_token_seconds =
+          std::chrono::duration<double>(*a->first_token - a->arrived).count();
+    }
+    done.decode_seconds = result.stats.decode_seconds;
+    metrics_.Finished(done);
+    Report();  // the scheduler has let go of it already
+    a->sink->OnDone(s, result);
+  };
+  auto id = scheduler_->Submit(std::move(request));
+  if (!id.ok()) {  // checked at Submit; kept for what only the scheduler knows
+    engine::GenerateResult result;
+    job.sink->OnDone(id.status(), result);
+    return;
   }
-  done.decode_seconds = result.stats.decode_seconds;
-  done.busy_seconds = result.stats.prefill_seconds + result.stats.decode_seconds;
-  metrics_.Finished(done);
-  job.sink->OnDone(s, result);
+  active->id = *id;
+  active_.push_back(std::move(active));
+}
+
+void BatchExecutor::CancelGone() {
+  for (const auto& a : active_) {
+    if (!a->done && a->sink->cancelled()) scheduler_->Cancel(a->id);
+  }
+  std::erase_if(active_, [](const std::shared_ptr<Active>& a) { return a->done; });
+}
+
+void BatchExecutor::Report() {
+  EngineLoad load;
+  load.running = scheduler_->running();
+  load.waiting = scheduler_->waiting();
+  load.kv_blocks_used = scheduler_->used_blocks();
+  load.kv_blocks_total = scheduler_->total_blocks();
+  metrics_.SetLoad(load);
+}
+
+void BatchExecutor::Loop() {
+  for (;;) {
+    std::deque<Queued> arrived;
+    bool stopping;
+    {
+      std::unique_lock lock(mu_);
+      const bool busy = !scheduler_->idle();
+      wake_.wait(lock, [&] { return stopping_ || busy || !inbox_.empty(); });
+      arrived.swap(inbox_);
+      stopping = stopping_;
+    }
+    for (auto& q : arrived) {
+      if (stopping) {
+        engine::GenerateResult result;
+        result.finish = engine::FinishReason::kCancelled;
+        q.job.sink->OnDone(OkStatus(), result);
+      } else {
+        Start(std::move(q));
+      }
+    }
+    if (stopping) {  // what has not produced a token yet is cancelled; the rest may finish
+      for (const auto& a : active_) {
+        if (!a->done && !a->first_token) scheduler_->Cancel(a->id);
+      }
+    }
+    CancelGone();
+    if (scheduler_->idle()) {
+      Report();
+      if (stopping) return;
+      continue;
+    }
+    auto start = SteadyClock::now();
+    engine::StepReport step = scheduler_->Step();
+    if (step.sequences > 0) {
+      metrics_.AddBusy(std::chrono::duration<double>(SteadyClock::now() - start).count());
+    }
+    Report();
+  }
 }
 
 }  // namespace tf::cli

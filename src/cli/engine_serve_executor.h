@@ -1,8 +1,11 @@
-// How `tensorfleet engine serve` runs generation requests: a queue in front of the engine.
+// How `tensorfleet engine serve` runs generation requests: continuous batching in front of the
+// engine.
 //
-// GenerationExecutor is the seam the continuous-batching scheduler will implement; this version,
-// SerialExecutor, runs one sequence at a time on one engine thread, in arrival order. Neither
-// knows about HTTP: a request reports through its GenerationSink.
+// GenerationExecutor is the seam between the routes and the engine. BatchExecutor runs an
+// engine::BatchScheduler (engine/batch_scheduler.h: paged KV cache, admission, chunked
+// prefill, preemption) on one engine thread: requests join the running batch at the next step
+// and leave it, freeing their KV-cache blocks, as soon as they end. Neither knows about HTTP: a
+// request reports through its GenerationSink.
 #pragma once
 
 #include <chrono>
@@ -16,6 +19,7 @@
 
 #include "base/status.h"
 #include "cli/engine_serve_metrics.h"
+#include "engine/batch_scheduler.h"
 #include "engine/generate.h"
 #include "engine/model.h"
 #include "engine/tokenizer.h"
@@ -31,7 +35,7 @@ class GenerationSink {
   // Called once at the end: the result, or why there is none (a request cancelled before it
   // started ends with FinishReason::kCancelled and OK).
   virtual void OnDone(const Status& status, const engine::GenerateResult& result) = 0;
-  // Whether the client has gone; checked before the request starts.
+  // Whether the client has gone; checked before every step while the request waits or runs.
   virtual bool cancelled() const = 0;
 };
 
@@ -45,37 +49,55 @@ struct GenerationJob {
 class GenerationExecutor {
  public:
   virtual ~GenerationExecutor() = default;
-  // Queues `job`. Unavailable once Stop has been called.
+  // Queues `job`. Unavailable once Stop has been called; InvalidArgument for a job that could
+  // never run (see engine::BatchScheduler::Submit), without calling its sink.
   virtual Status Submit(GenerationJob job) = 0;
-  // Refuses new jobs, cancels the waiting ones (OnDone with kCancelled), lets the running one
-  // finish or be cancelled by its sink, and joins the engine thread.
+  // Refuses new jobs, cancels those that have not produced a token yet (OnDone with
+  // kCancelled), lets the others finish or be cancelled by their sinks, and joins the engine
+  // thread.
   virtual void Stop() = 0;
 };
 
-// One engine thread, one sequence at a time. `model`, `tokenizer` and `metrics` must outlive
+// Continuous batching on one engine thread. `model`, `tokenizer` and `metrics` must outlive
 // the executor.
-class SerialExecutor final : public GenerationExecutor {
+class BatchExecutor final : public GenerationExecutor {
  public:
-  SerialExecutor(engine::Model& model, const engine::Tokenizer& tokenizer, ServeMetrics& metrics);
-  ~SerialExecutor() override;
+  // InvalidArgument for scheduler options out of range.
+  static Result<std::unique_ptr<BatchExecutor>> Create(engine::Model& model,
+                                                       const engine::Tokenizer& tokenizer,
+                                                       ServeMetrics& metrics,
+                                                       engine::BatchSchedulerOptions options);
+  ~BatchExecutor() override;
 
   Status Submit(GenerationJob job) override;
   void Stop() override;
 
+  // The longest prompt plus max_new_tokens a job may ask for.
+  int64_t max_sequence_positions() const { return max_positions_; }
+
  private:
+  using SteadyClock = std::chrono::steady_clock;
   struct Queued {
     GenerationJob job;
-    std::chrono::steady_clock::time_point arrived;
+    SteadyClock::time_point arrived;
   };
+  struct Active;  // a job in the scheduler (engine thread only)
+
+  BatchExecutor(engine::Model& model, ServeMetrics& metrics,
+                std::unique_ptr<engine::BatchScheduler> scheduler);
   void Loop();
-  void Run(Queued& queued);
+  void Start(Queued queued);  // hands a job to the scheduler
+  void CancelGone();          // cancels the jobs whose clients have gone
+  void Report();              // the load gauges
 
   engine::Model& model_;
-  const engine::Tokenizer& tokenizer_;
   ServeMetrics& metrics_;
+  std::unique_ptr<engine::BatchScheduler> scheduler_;  // engine thread only
+  std::vector<std::shared_ptr<Active>> active_;        // engine thread only
+  int64_t max_positions_;
   std::mutex mu_;
   std::condition_variable wake_;
-  std::deque<Queued> queue_;  // guarded by mu_
+  std::deque<Queued> inbox_;  // guarded by mu_
   bool stopping_ = false;     // guarded by mu_
   std::thread thread_;
 };

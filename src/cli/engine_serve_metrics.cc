@@ -21,13 +21,23 @@ void Summary(std::string& out, const char* name, const char* help, double sum, i
 
 }  // namespace
 
+void ServeMetrics::SetLoad(const EngineLoad& load) {
+  running_.store(load.running);
+  waiting_.store(load.waiting);
+  kv_used_.store(load.kv_blocks_used);
+  kv_total_.store(load.kv_blocks_total);
+}
+
+void ServeMetrics::AddBusy(double seconds) {
+  std::lock_guard lock(mu_);
+  busy_seconds_ += seconds;
+}
+
 void ServeMetrics::Finished(const FinishedRequest& r) {
-  --running_;
   std::lock_guard lock(mu_);
   ++finished_;
   prompt_tokens_ += r.prompt_tokens;
   generated_tokens_ += r.generated_tokens;
-  busy_seconds_ += r.busy_seconds;
   if (r.generated_tokens > 0) {
     ++first_token_count_;
     first_token_sum_ += r.first_token_seconds;
@@ -39,10 +49,19 @@ void ServeMetrics::Finished(const FinishedRequest& r) {
 }
 
 void ServeMetrics::Render(std::string& out) const {
-  Line(out, "tensorfleet_engine_requests_running", "gauge", "Requests generating now.",
+  Line(out, "tensorfleet_engine_requests_running", "gauge", "Requests in the running batch.",
        static_cast<double>(running()));
-  Line(out, "tensorfleet_engine_requests_waiting", "gauge", "Requests queued for the engine.",
+  Line(out, "tensorfleet_engine_requests_waiting", "gauge",
+       "Requests queued for admission (waiting for KV-cache blocks or a batch slot).",
        static_cast<double>(waiting()));
+  const int64_t used = kv_used_.load(), total = kv_total_.load();
+  Line(out, "tensorfleet_engine_kv_cache_blocks_used", "gauge",
+       "KV-cache blocks held by running sequences.", static_cast<double>(used));
+  Line(out, "tensorfleet_engine_kv_cache_blocks_total", "gauge", "KV-cache blocks in the pool.",
+       static_cast<double>(total));
+  Line(out, "tensorfleet_engine_kv_cache_usage_ratio", "gauge",
+       "Fraction of the KV-cache blocks in use.",
+       total > 0 ? static_cast<double>(used) / static_cast<double>(total) : 0.0);
   std::lock_guard lock(mu_);
   Line(out, "tensorfleet_engine_requests_finished_total", "counter",
        "Requests that ran to their end (cancelled ones included).", static_cast<double>(finished_));
@@ -51,9 +70,10 @@ void ServeMetrics::Render(std::string& out) const {
   Line(out, "tensorfleet_engine_generated_tokens_total", "counter", "Tokens generated.",
        static_cast<double>(generated_tokens_));
   Line(out, "tensorfleet_engine_busy_seconds_total", "counter",
-       "Seconds the engine spent on prefill and decode; generated_tokens_total over it is the "
-       "tokens per second.",
-       busy_seconds_);
+       "Seconds the engine spent on forward steps (a step's sequences together).", busy_seconds_);
+  Line(out, "tensorfleet_engine_generated_tokens_per_second", "gauge",
+       "Generated tokens over busy seconds, since the start.",
+       busy_seconds_ > 0 ? static_cast<double>(generated_tokens_) / busy_seconds_ : 0.0);
   Summary(out, "tensorfleet_engine_time_to_first_token_seconds",
           "From a request's arrival (queueing included) to its first token.", first_token_sum_,
           first_token_count_);

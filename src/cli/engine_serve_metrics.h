@@ -13,17 +13,21 @@ struct FinishedRequest {
   int64_t generated_tokens = 0;
   double first_token_seconds = 0;  // from arrival (queueing included) to the first token
   double decode_seconds = 0;       // from the first token to the last
-  double busy_seconds = 0;         // prefill and decode: the engine's time on this request
+};
+
+// The engine's load after a step.
+struct EngineLoad {
+  int64_t running = 0;          // sequences in the running batch
+  int64_t waiting = 0;          // sequences queued for admission (preempted ones included)
+  int64_t kv_blocks_used = 0;   // KV-cache blocks held by sequences
+  int64_t kv_blocks_total = 0;  // blocks in the pool
 };
 
 class ServeMetrics {
  public:
-  void Queued() { ++waiting_; }
-  void Started() {
-    --waiting_;
-    ++running_;
-  }
-  void Dropped() { --waiting_; }  // cancelled before it started
+  void SetLoad(const EngineLoad& load);
+  // Seconds of engine time spent on forward steps (all sequences of a step together).
+  void AddBusy(double seconds);
   void Finished(const FinishedRequest& r);
 
   int64_t running() const { return running_.load(); }
@@ -35,6 +39,8 @@ class ServeMetrics {
  private:
   std::atomic<int64_t> running_{0};
   std::atomic<int64_t> waiting_{0};
+  std::atomic<int64_t> kv_used_{0};
+  std::atomic<int64_t> kv_total_{0};
   mutable std::mutex mu_;
   int64_t finished_ = 0;           // guarded by mu_
   int64_t prompt_tokens_ = 0;      // guarded by mu_

@@ -43,9 +43,8 @@ ApiError Loading() {
 }
 
 Json ModelCard(const ServeState& st, const LoadedModel& m) {
-  return {{"id", st.served_name},  {"object", "model"},
-          {"created", st.created}, {"owned_by", "tensorfleet"},
-          {"root", m.model_dir},   {"max_model_len", m.model->config().MaxContext()}};
+  return {{"id", st.served_name},      {"object", "model"},   {"created", st.created},
+          {"owned_by", "tensorfleet"}, {"root", m.model_dir}, {"max_model_len", m.max_model_len}};
 }
 
 // The prompt's token ids, or the error naming the field that holds the problem.
@@ -84,7 +83,7 @@ std::optional<ApiError> PromptIds(const LoadedModel& m, const CompletionRequest&
 std::optional<ApiError> SizeJob(const LoadedModel& m, const CompletionRequest& cr,
                                 GenerationJob* job) {
   const bool chat = cr.endpoint == Endpoint::kChatCompletions;
-  const int64_t context = m.model->config().MaxContext();
+  const int64_t context = m.max_model_len;
   const int64_t n = static_cast<int64_t>(job->prompt.size());
   if (n == 0) {
     return Error(400, "the prompt has no tokens", "invalid_request_error",
