@@ -67,19 +67,26 @@ float Dot(const float* a, const float* b, int64_t n) {
 template <int R, int T>
 void Tile(const float* w, const float* x, float* y, int64_t n_in, int64_t n_out) {
   __m256 acc[R][T];
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
   }
   int64_t i = 0;
   for (; i + 8 <= n_in; i += 8) {
     __m256 wv[R];
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) wv[r] = _mm256_loadu_ps(w + r * n_in + i);
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       __m256 xv = _mm256_loadu_ps(x + t * n_in + i);
+#pragma GCC unroll 8
       for (int r = 0; r < R; ++r) acc[r][t] = _mm256_fmadd_ps(wv[r], xv, acc[r][t]);
     }
   }
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       float sum = Hsum(acc[r][t]);
       for (int64_t j = i; j < n_in; ++j)

@@ -27,28 +27,38 @@ inline float Hsum(__m512 v) {
 template <int R, int T>
 void Tile(const float* w, const float* x, float* y, int64_t n_in, int64_t n_out) {
   __m512 acc[R][T];
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
   }
   int64_t i = 0;
   for (; i + 16 <= n_in; i += 16) {
     __m512 wv[R];
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) wv[r] = _mm512_loadu_ps(w + r * n_in + i);
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       __m512 xv = _mm512_loadu_ps(x + t * n_in + i);
+#pragma GCC unroll 8
       for (int r = 0; r < R; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
     }
   }
   if (i < n_in) {  // the tail, masked
     __mmask16 mask = static_cast<__mmask16>((1u << (n_in - i)) - 1);
     __m512 wv[R];
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) wv[r] = _mm512_maskz_loadu_ps(mask, w + r * n_in + i);
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       __m512 xv = _mm512_maskz_loadu_ps(mask, x + t * n_in + i);
+#pragma GCC unroll 8
       for (int r = 0; r < R; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
     }
   }
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) y[t * n_out + r] = Hsum(acc[r][t]);
   }
 }
