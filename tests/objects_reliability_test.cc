@@ -45,6 +45,33 @@ std::string Piece(uint64_t seed, uint64_t i, size_t n) {
   return s;
 }
 
+// Holds an upload's body at a chosen point until the server has been killed: the body source
+// calls HoldUntilKilled, the test waits with WaitUntilHeld, kills the server, then calls Killed.
+class KillSwitch {
+ public:
+  Status HoldUntilKilled() {
+    std::unique_lock lock(mu_);
+    held_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return killed_; });
+    return Unavailable("the server was killed");
+  }
+  void WaitUntilHeld() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return held_; });
+  }
+  void Killed() {
+    std::lock_guard lock(mu_);
+    killed_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool held_ = false, killed_ = false;  // guarded by mu_
+};
+
 class ObjectsReliabilityTest : public ::testing::TestWithParam<std::string> {
  protected:
   void StartServer() {
@@ -183,9 +210,7 @@ TEST_P(ObjectsReliabilityTest, KillNineDuringALargeUploadLeavesNothingAndLosesNo
   ASSERT_EQ(old_sha, ExpectedSha(2, 24));
 
   // Replace model.bin with 200 MB, sent until 64 MB are out, then held until the kill.
-  std::mutex mu;
-  std::condition_variable cv;
-  bool reached = false, killed = false;  // guarded by mu
+  KillSwitch kill_switch;
   std::thread uploader([&] {
     auto client = std::move(http::Client::Create(url())).value();
     http::ClientRequest req;
@@ -195,13 +220,7 @@ TEST_P(ObjectsReliabilityTest, KillNineDuringALargeUploadLeavesNothingAndLosesNo
     req.body_size = kBigBytes;
     uint64_t sent = 0;
     req.body_source = [&](char* out, size_t cap) -> Result<size_t> {
-      if (sent == kSentBeforeKill) {
-        std::unique_lock lock(mu);
-        reached = true;
-        cv.notify_all();
-        cv.wait(lock, [&] { return killed; });
-        return Unavailable("the server was killed");
-      }
+      if (sent == kSentBeforeKill) return kill_switch.HoldUntilKilled();
       std::string p = Piece(3, sent / kPiece, kPiece);
       std::memcpy(out, p.data(), p.size());
       sent += p.size();
@@ -210,10 +229,7 @@ TEST_P(ObjectsReliabilityTest, KillNineDuringALargeUploadLeavesNothingAndLosesNo
     auto r = client->Exchange(req);
     EXPECT_FALSE(r.ok() && r->status == 200);
   });
-  {
-    std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return reached; });
-  }
+  kill_switch.WaitUntilHeld();
   // The server has the upload's temp file; wait until most of what was sent is in it.
   const auto deadline = std::chrono::steady_clock::now() + 60s;
   auto temp_bytes = [&] {
@@ -228,11 +244,7 @@ TEST_P(ObjectsReliabilityTest, KillNineDuringALargeUploadLeavesNothingAndLosesNo
   }
   server_->Kill(SIGKILL);
   server_->Wait();
-  {
-    std::lock_guard lock(mu);
-    killed = true;
-    cv.notify_all();
-  }
+  kill_switch.Killed();
   uploader.join();
 
   int blobs, temps;
@@ -312,9 +324,7 @@ TEST_P(ObjectsReliabilityTest, KillNineDuringAMultipartUploadReclaimsItsParts) {
   std::vector<std::string> etags;
   const std::string upload_id = begin_upload("model.bin", 5, 2, &etags);
   ASSERT_EQ(etags.size(), 2u);
-  std::mutex mu;
-  std::condition_variable cv;
-  bool reached = false, killed = false;  // guarded by mu
+  KillSwitch kill_switch;
   std::thread uploader([&] {
     http::ClientRequest put;
     put.method = "PUT";
@@ -322,13 +332,7 @@ TEST_P(ObjectsReliabilityTest, KillNineDuringAMultipartUploadReclaimsItsParts) {
     put.body_size = 8 * kPiece;
     uint64_t sent = 0;
     put.body_source = [&](char* out, size_t cap) -> Result<size_t> {
-      if (sent == 4 * kPiece) {
-        std::unique_lock lock(mu);
-        reached = true;
-        cv.notify_all();
-        cv.wait(lock, [&] { return killed; });
-        return Unavailable("the server was killed");
-      }
+      if (sent == 4 * kPiece) return kill_switch.HoldUntilKilled();
       size_t n = std::min<size_t>(cap, kPiece);
       std::string p = Piece(6, sent / kPiece, n);
       std::memcpy(out, p.data(), n);
@@ -342,10 +346,7 @@ TEST_P(ObjectsReliabilityTest, KillNineDuringAMultipartUploadReclaimsItsParts) {
     auto r = client->Exchange(put);
     EXPECT_FALSE(r.ok() && r->status == 200);
   });
-  {
-    std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return reached; });
-  }
+  kill_switch.WaitUntilHeld();
   const auto deadline = std::chrono::steady_clock::now() + 60s;
   int blobs = 0, temps = 0;
   while (temps == 0 && std::chrono::steady_clock::now() < deadline) {
@@ -354,11 +355,7 @@ TEST_P(ObjectsReliabilityTest, KillNineDuringAMultipartUploadReclaimsItsParts) {
   }
   server_->Kill(SIGKILL);
   server_->Wait();
-  {
-    std::lock_guard lock(mu);
-    killed = true;
-    cv.notify_all();
-  }
+  kill_switch.Killed();
   uploader.join();
 
   CountFiles(&blobs, &temps);

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "http/json_client.h"
+
 namespace tf::cli {
 namespace {
 
@@ -17,33 +19,6 @@ std::string ReadFirstLine(const std::string& path) {
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
-}
-
-StatusCode CodeFromName(const std::string& name) {
-  static const std::pair<const char*, StatusCode> kCodes[] = {
-      {"invalid_argument", StatusCode::kInvalidArgument},
-      {"not_found", StatusCode::kNotFound},
-      {"already_exists", StatusCode::kAlreadyExists},
-      {"failed_precondition", StatusCode::kFailedPrecondition},
-      {"aborted", StatusCode::kAborted},
-      {"unavailable", StatusCode::kUnavailable},
-      {"resource_exhausted", StatusCode::kResourceExhausted},
-      {"unauthenticated", StatusCode::kUnauthenticated},
-      {"permission_denied", StatusCode::kPermissionDenied},
-      {"deadline_exceeded", StatusCode::kDeadlineExceeded},
-  };
-  for (auto [n, c] : kCodes) {
-    if (name == n) return c;
-  }
-  return StatusCode::kInternal;
-}
-
-// The server's error in a non-2xx answer.
-Status ErrorFromAnswer(int http_status, const Json& j) {
-  if (j.is_object() && j.contains("error") && j["error"].is_object()) {
-    return Status(CodeFromName(j["error"].value("code", "")), j["error"].value("message", ""));
-  }
-  return Internal("the server answered HTTP " + std::to_string(http_status));
 }
 
 }  // namespace
@@ -86,12 +61,12 @@ Result<Json> ApiClient::Call(const std::string& method, const std::string& targe
     return Status(response.status().code(), "cannot reach the tensorfleet server at " + server_ +
                                                  ": " + response.status().message());
   }
-  Json j = Json::parse(response->body, nullptr, /*allow_exceptions=*/false);
-  if (response->status >= 200 && response->status < 300) {
-    if (j.is_discarded()) return Internal("the server answered with something that is not JSON");
-    return j;
+  if (response->status < 200 || response->status > 299) {
+    return http::StatusFromErrorBody(response->status, response->body);
   }
-  return ErrorFromAnswer(response->status, j);
+  Json j = Json::parse(response->body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Internal("the server answered with something that is not JSON");
+  return j;
 }
 
 Result<http::ClientResponse> ApiClient::Exchange(http::ClientRequest request) {
@@ -102,8 +77,7 @@ Result<http::ClientResponse> ApiClient::Exchange(http::ClientRequest request) {
                                                  ": " + response.status().message());
   }
   if (response->status >= 200 && response->status < 300) return response;
-  return ErrorFromAnswer(response->status,
-                         Json::parse(response->body, nullptr, /*allow_exceptions=*/false));
+  return http::StatusFromErrorBody(response->status, response->body);
 }
 
 }  // namespace tf::cli

@@ -68,6 +68,10 @@ std::string NewBlobId();
 // True for 32 lowercase hex digits.
 bool IsBlobId(std::string_view id);
 
+// Removes every file directly in `dir` (what a crash left of blobs being written); returns how
+// many.
+Result<int> RemoveFilesIn(const std::filesystem::path& dir);
+
 // The owner id kept in DIR/owner ("blobs-" and 16 hex digits), created durably on first use.
 Result<std::string> LoadOrCreateOwner(const std::filesystem::path& dir);
 

@@ -242,18 +242,7 @@ class LocalBlobStore final : public BlobStore {
     return FsyncPath(path.parent_path());
   }
 
-  Result<int> RemoveUnsealed() override {
-    int removed = 0;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(dir_ / "tmp", ec)) {
-      if (::unlink(entry.path().c_str()) != 0) {
-        return ErrnoStatus("cannot remove", entry.path(), errno);
-      }
-      ++removed;
-    }
-    if (ec) return Internal("cannot list " + (dir_ / "tmp").string() + ": " + ec.message());
-    return removed;
-  }
+  Result<int> RemoveUnsealed() override { return RemoveFilesIn(dir_ / "tmp"); }
 
  private:
   static Status CheckId(const std::string& blob_id) {
@@ -290,6 +279,19 @@ class LocalBlobStore final : public BlobStore {
 }  // namespace
 
 std::string NewBlobId() { return RandomHex(16); }
+
+Result<int> RemoveFilesIn(const std::filesystem::path& dir) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (::unlink(entry.path().c_str()) != 0) {
+      return ErrnoStatus("cannot remove", entry.path(), errno);
+    }
+    ++removed;
+  }
+  if (ec) return Internal("cannot list " + dir.string() + ": " + ec.message());
+  return removed;
+}
 
 bool IsBlobId(std::string_view id) {
   if (id.size() != 32) return false;

@@ -208,18 +208,7 @@ class S3BlobStore final : public objects::BlobStore {
     return bucket_->Delete(KeyOf(blob_id));
   }
 
-  Result<int> RemoveUnsealed() override {
-    int removed = 0;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(spool_ / "tmp", ec)) {
-      if (::unlink(entry.path().c_str()) != 0) {
-        return SpoolError("cannot remove", entry.path(), errno);
-      }
-      ++removed;
-    }
-    if (ec) return Internal("cannot list " + (spool_ / "tmp").string() + ": " + ec.message());
-    return removed;
-  }
+  Result<int> RemoveUnsealed() override { return objects::RemoveFilesIn(spool_ / "tmp"); }
 
  private:
   const std::unique_ptr<BucketClient> bucket_;
