@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "child_process.h"
@@ -48,15 +49,23 @@ TEST(EngineBenchTiming, MeanAndStddevOfTheRepetitionsRates) {
   EXPECT_EQ(t.StddevTokensPerSecond(), 0);
 }
 
-TEST(EngineBenchMeasure, TimesEachMeasurementBetweenTwoClockReadings) {
+// Whole multiples of `unit`, at least one.
+void ExpectWholeUnits(const std::vector<double>& seconds, double unit) {
+  for (double s : seconds) {
+    EXPECT_GE(s, unit);
+    EXPECT_DOUBLE_EQ(s / unit, std::round(s / unit)) << s;
+  }
+}
+
+TEST(EngineBenchMeasure, CountsTokensAndTimesOnTheGivenClock) {
   engine::ModelOptions options;
   options.num_threads = 1;
   auto model = engine::Model::Load(EngineData("llama-gqa"), options);
   ASSERT_TRUE(model.ok()) << model.status().message();
-  // Every reading of the clock moves it on by half a second, so each timed interval (one
-  // reading before, one after) lasts exactly 0.5 s whatever the machine does.
-  double clock = 100;
-  auto now = [&clock] { return clock += 0.5; };
+  // Every reading of the clock moves it on by 1000 s, so every interval measured on it is a
+  // whole number of 1000 s, whatever the machine does.
+  double clock = 0;
+  auto now = [&clock] { return clock += 1000; };
   std::vector<std::string> progress;
   cli::EngineBenchSettings s;
   s.prompt_tokens = 20;
@@ -69,8 +78,8 @@ TEST(EngineBenchMeasure, TimesEachMeasurementBetweenTwoClockReadings) {
                                    [&](std::string_view line) { progress.emplace_back(line); });
   ASSERT_TRUE(report.ok()) << report.status().message();
   EXPECT_EQ(report->prefill.tokens, 20);
-  EXPECT_EQ(report->prefill.seconds, (std::vector<double>{0.5, 0.5}));
-  EXPECT_DOUBLE_EQ(report->prefill.MeanTokensPerSecond(), 40.0);
+  ASSERT_EQ(report->prefill.seconds.size(), 2u);
+  ExpectWholeUnits(report->prefill.seconds, 1000);
   ASSERT_EQ(report->decode.size(), 2u);
   EXPECT_EQ(report->decode[0].streams, 1);
   EXPECT_EQ(report->decode[0].tokens_per_stream, 6);  // --gen for one stream
@@ -78,9 +87,15 @@ TEST(EngineBenchMeasure, TimesEachMeasurementBetweenTwoClockReadings) {
   EXPECT_EQ(report->decode[1].streams, 3);
   EXPECT_EQ(report->decode[1].tokens_per_stream, 3);  // --stream-gen for several
   EXPECT_EQ(report->decode[1].total.tokens, 9);
-  EXPECT_DOUBLE_EQ(report->decode[1].total.MeanTokensPerSecond(), 18.0);
+  for (const auto& d : report->decode) {
+    ASSERT_EQ(d.total.seconds.size(), 2u);
+    ExpectWholeUnits(d.total.seconds, 1000);
+    EXPECT_DOUBLE_EQ(
+        d.total.MeanTokensPerSecond(),
+        (d.total.tokens / d.total.seconds[0] + d.total.tokens / d.total.seconds[1]) / 2);
+  }
   EXPECT_EQ(progress.size(), 6u);  // two runs each of prefill, 1 stream, 3 streams
-  EXPECT_FALSE(report->streams_mode.empty());
+  EXPECT_EQ(report->streams_mode, "batched: one forward pass per step over every stream");
 }
 
 TEST(EngineBenchMeasure, RefusesWhatTheContextCannotHold) {
@@ -88,12 +103,13 @@ TEST(EngineBenchMeasure, RefusesWhatTheContextCannotHold) {
   options.num_threads = 1;
   auto model = engine::Model::Load(EngineData("llama-gqa"), options);
   ASSERT_TRUE(model.ok());
-  cli::EngineBenchSettings s;  // --prompt 512 fits the fixture's 512 positions exactly
+  cli::EngineBenchSettings s;
+  s.prompt_tokens = 511;  // with its one generated token, the fixture's 512 positions exactly
   s.gen_tokens = 600;
   auto report = cli::MeasureEngine(**model, s, cli::SteadySeconds, nullptr);
   ASSERT_FALSE(report.ok());
   EXPECT_EQ(report.status().message(),
-            "--context 1 + --gen 600 = 601 exceeds the model's context of 512 positions");
+            "--context 1 and --gen 600 need 602 positions, more than the model's context of 512");
 }
 
 TEST(EngineBenchCli, JsonReportHasEveryMeasurement) {
@@ -151,9 +167,10 @@ TEST(EngineBenchCli, BadFlagsAreNamed) {
       {{"--prompt", "-1"}, "error: --prompt must be 0 or more"},
       {{"--context", "0"}, "error: --context must be at least 1"},
       {{"--repeat", "0"}, "error: --repeat must be between 1 and 100"},
-      {{"--prompt", "513"}, "error: --prompt 513 exceeds the model's context of 512 positions"},
-      {{"--context", "500", "--stream-gen", "20", "--gen", "8"},
-       "error: --context 500 + --stream-gen 20 = 520 exceeds the model's context of 512"},
+      {{"--prompt", "512"},
+       "error: --prompt 512 needs 513 positions, more than the model's context of 512"},
+      {{"--prompt", "8", "--context", "500", "--stream-gen", "20", "--gen", "8"},
+       "error: --context 500 and --stream-gen 20 need 521 positions, more than the model's"},
   };
   for (const Case& c : cases) {
     CliRun r = Tensorfleet(Bench(c.flags));

@@ -1,11 +1,13 @@
 #include "cli/engine_bench_measure.h"
 
+#include <algorithm>
 #include <chrono>
-#include <climits>
 #include <cmath>
 #include <memory>
 #include <random>
 #include <string>
+
+#include "engine/batch_scheduler.h"
 
 namespace tf::cli {
 namespace {
@@ -20,11 +22,6 @@ std::vector<int32_t> RandomIds(int64_t n, int64_t vocab, std::mt19937_64& rng) {
   return ids;
 }
 
-int32_t Argmax(const engine::Model& model, const std::vector<float>& logits) {
-  return static_cast<int32_t>(
-      model.kernels().argmax(logits.data(), static_cast<int64_t>(logits.size())));
-}
-
 // The warm-up: a few tokens through every weight once, so that the first timed pass does not
 // pay for page faults or cold caches.
 Status WarmUp(engine::Model& model, std::mt19937_64& rng) {
@@ -33,41 +30,54 @@ Status WarmUp(engine::Model& model, std::mt19937_64& rng) {
   return model.Forward(RandomIds(4, model.config().vocab_size, rng), cache.get(), false, &logits);
 }
 
-Result<double> TimePrefill(engine::Model& model, int64_t tokens, std::mt19937_64& rng,
-                           const SecondsClock& now) {
-  auto ids = RandomIds(tokens, model.config().vocab_size, rng);
-  auto cache = model.NewCache(tokens);
-  std::vector<float> logits;
-  double start = now();
-  TF_RETURN_IF_ERROR(model.Forward(ids, cache.get(), /*all_positions=*/false, &logits));
-  return now() - start;
+// Runs `requests` together through the continuous-batching scheduler, as `engine serve` runs
+// requests, with room for all of them at once: every stream in the batch, every prompt in the
+// first step, and the blocks they will need.
+Result<std::vector<engine::GenerateStats>> RunTogether(
+    engine::Model& model, const std::vector<engine::GreedyRequest>& requests,
+    const SecondsClock& now) {
+  engine::BatchSchedulerOptions options;
+  options.max_batch = static_cast<int64_t>(requests.size());
+  int64_t prompts = 0;
+  for (const auto& r : requests) {
+    const auto prompt = static_cast<int64_t>(r.prompt.size());
+    prompts += prompt;
+    // Its blocks, and the spare one that admission keeps for each running sequence.
+    options.kv_cache_blocks +=
+        (prompt + r.max_new_tokens + engine::kKvBlockSize - 1) / engine::kKvBlockSize + 1;
+  }
+  options.step_tokens = std::max<int64_t>(256, prompts);
+  options.now = now;
+  return engine::RunGreedyBatch(model, requests, options);
 }
 
-// `streams` sequences, each with its random context run first (not timed), then `gen` steps in
-// which every stream runs its previous greedy token and chooses the next. The engine runs one
-// sequence per forward pass, so the streams take turns within each step.
+// One prompt of `tokens` random ids; the time from its admission to its first token.
+Result<double> TimePrefill(engine::Model& model, int64_t tokens, std::mt19937_64& rng,
+                           const SecondsClock& now) {
+  std::vector<engine::GreedyRequest> one = {{RandomIds(tokens, model.config().vocab_size, rng), 1}};
+  TF_ASSIGN_OR_RETURN(auto stats, RunTogether(model, one, now));
+  return stats[0].prefill_seconds;
+}
+
+// `streams` sequences with random prompts of `context` ids, each generating gen + 1 tokens:
+// the first comes from its prompt's pass, the gen after it are decoded, all streams in one
+// forward pass per step. The time from the first token to the last stream's last.
 Result<double> TimeStreams(engine::Model& model, int streams, int64_t context, int64_t gen,
                            std::mt19937_64& rng, const SecondsClock& now) {
-  struct Stream {
-    std::unique_ptr<engine::KvCache> cache;
-    int32_t next = 0;
-  };
-  std::vector<Stream> all(streams);
-  std::vector<float> logits;
-  for (Stream& s : all) {
-    s.cache = model.NewCache(context + gen);
-    TF_RETURN_IF_ERROR(model.Forward(RandomIds(context, model.config().vocab_size, rng),
-                                     s.cache.get(), /*all_positions=*/false, &logits));
-    s.next = Argmax(model, logits);
+  std::vector<engine::GreedyRequest> requests;
+  for (int i = 0; i < streams; ++i) {
+    requests.push_back({RandomIds(context, model.config().vocab_size, rng), gen + 1});
   }
-  double start = now();
-  for (int64_t step = 0; step < gen; ++step) {
-    for (Stream& s : all) {
-      TF_RETURN_IF_ERROR(model.Forward({&s.next, 1}, s.cache.get(), false, &logits));
-      s.next = Argmax(model, logits);
+  TF_ASSIGN_OR_RETURN(auto stats, RunTogether(model, requests, now));
+  double longest = 0;
+  for (const auto& s : stats) {
+    if (s.generated_tokens != gen + 1) {
+      return Internal("a stream generated " + std::to_string(s.generated_tokens) +
+                      " tokens instead of " + std::to_string(gen + 1));
     }
+    longest = std::max(longest, s.decode_seconds);
   }
-  return now() - start;
+  return longest;
 }
 
 std::string Str(int64_t v) { return std::to_string(v); }
@@ -96,11 +106,15 @@ double SteadySeconds() {
 }
 
 Status CheckEngineBenchSettings(const EngineBenchSettings& s, const engine::ModelConfig* config) {
+  // A sequence needs a position for its prompt and for every token it generates (the scheduler
+  // counts the last one too): the prefill's prompt and its one token, a stream's context, the
+  // first token and the ones decoded after it.
   const int64_t max_ctx = config != nullptr ? config->MaxContext() : INT64_MAX;
-  const std::string ctx_note = " exceeds the model's context of " + Str(max_ctx) + " positions";
+  const std::string over = " positions, more than the model's context of " + Str(max_ctx);
   if (s.prompt_tokens < 0) return InvalidArgument("--prompt must be 0 or more");
-  if (s.prompt_tokens > max_ctx) {
-    return InvalidArgument("--prompt " + Str(s.prompt_tokens) + ctx_note);
+  if (s.prompt_tokens + 1 > max_ctx) {
+    return InvalidArgument("--prompt " + Str(s.prompt_tokens) + " needs " +
+                           Str(s.prompt_tokens + 1) + over);
   }
   if (s.gen_tokens < 1) return InvalidArgument("--gen must be at least 1");
   if (s.stream_gen_tokens < 0) return InvalidArgument("--stream-gen must be 0 or more");
@@ -113,11 +127,12 @@ Status CheckEngineBenchSettings(const EngineBenchSettings& s, const engine::Mode
     if (n < 1 || n > kMaxStreams) {
       return InvalidArgument("--streams: " + Str(n) + " is not between 1 and " + Str(kMaxStreams));
     }
-    int64_t gen = n > 1 && s.stream_gen_tokens > 0 ? s.stream_gen_tokens : s.gen_tokens;
-    if (s.context_tokens + gen > max_ctx) {
-      return InvalidArgument("--context " + Str(s.context_tokens) + " + " +
-                             (n > 1 && s.stream_gen_tokens > 0 ? "--stream-gen " : "--gen ") +
-                             Str(gen) + " = " + Str(s.context_tokens + gen) + ctx_note);
+    const bool several = n > 1 && s.stream_gen_tokens > 0;
+    const int64_t gen = several ? s.stream_gen_tokens : s.gen_tokens;
+    if (s.context_tokens + gen + 1 > max_ctx) {
+      return InvalidArgument("--context " + Str(s.context_tokens) + " and " +
+                             (several ? "--stream-gen " : "--gen ") + Str(gen) + " need " +
+                             Str(s.context_tokens + gen + 1) + over);
     }
   }
   return OkStatus();
@@ -131,7 +146,7 @@ Result<EngineBenchReport> MeasureEngine(engine::Model& model, const EngineBenchS
   };
   std::mt19937_64 rng(s.seed);
   EngineBenchReport report;
-  report.streams_mode = "round robin: one forward pass per stream and token";
+  report.streams_mode = "batched: one forward pass per step over every stream";
   TF_RETURN_IF_ERROR(WarmUp(model, rng));
 
   if (s.prompt_tokens > 0) {

@@ -30,7 +30,8 @@ struct EngineBenchSettings {
 };
 
 // InvalidArgument naming the flag (--prompt, --gen, --stream-gen, --context, --streams,
-// --repeat) when a setting is out of range or, given a config, would not fit its context.
+// --repeat) when a setting is out of range or, given a config, would not fit its context (a
+// sequence needs positions for its prompt and every token it generates).
 Status CheckEngineBenchSettings(const EngineBenchSettings& settings,
                                 const engine::ModelConfig* config);
 
@@ -63,11 +64,13 @@ double SteadySeconds();
 // Progress lines for a person watching ("prefill: 512 tokens ..."); may be null.
 using BenchProgress = std::function<void(std::string_view)>;
 
-// Runs `settings` (checked first) on `model`: one short warm-up pass, the prefill of
-// prompt_tokens random ids into an empty cache, then for each stream count S: S sequences each
-// given context_tokens random ids (not timed), then timed while each decodes its tokens. Until
-// the engine batches sequences, several streams take turns: each step runs every stream's next
-// token, one forward pass per stream (streams_mode says so).
+// Runs `settings` (checked first) on `model`: one short warm-up pass; the prefill of
+// prompt_tokens random ids (from admission to the first token); then for each stream count S,
+// S sequences with random prompts of context_tokens ids (not timed) that each generate their
+// first token and then decode their tokens, timed from the first token to the last stream's
+// last. Everything runs through the continuous-batching scheduler (engine::RunGreedyBatch),
+// as `engine serve` runs requests, sized so that every stream runs in one batch: each step is
+// one forward pass over every stream.
 Result<EngineBenchReport> MeasureEngine(engine::Model& model, const EngineBenchSettings& settings,
                                         const SecondsClock& now, const BenchProgress& progress);
 
