@@ -242,6 +242,28 @@ TEST_F(BatchSchedulerTest, LongPrefillDoesNotStarveDecode) {
   EXPECT_EQ(arriving.result.tokens, Alone(Request(Prompt(200, 2), 5, &arriving)).tokens);
 }
 
+// Eight sequences decode with a budget of 8 tokens per step: a new prompt still gets a quarter
+// of the budget (2 tokens) in every step, and the eight keep decoding.
+TEST_F(BatchSchedulerTest, PromptsProgressEvenWhenDecodeFillsTheBudget) {
+  auto scheduler = Scheduler(64, /*max_batch=*/9, /*step_tokens=*/8);
+  std::vector<Outcome> decoding(8);
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE(scheduler->Submit(Request({static_cast<int32_t>(10 + i)}, 40, &decoding[i])).ok());
+  }
+  scheduler->Step();  // eight one-token prompts
+  Outcome arriving;
+  ASSERT_TRUE(scheduler->Submit(Request(Prompt(20, 5), 3, &arriving)).ok());
+  int64_t steps = 0;
+  while (arriving.tokens.empty() && steps < 100) {
+    engine::StepReport report = scheduler->Step();
+    ++steps;
+    EXPECT_EQ(report.decode_tokens, 8);
+    EXPECT_EQ(report.prefill_tokens, 2);
+  }
+  EXPECT_EQ(steps, 10);
+  for (const Outcome& d : decoding) EXPECT_EQ(d.tokens.size(), 11u);
+}
+
 TEST_F(BatchSchedulerTest, CancelFreesBlocksAtOnce) {
   auto scheduler = Scheduler(16);
   Outcome a, b, c;

@@ -194,8 +194,10 @@ StepReport BatchScheduler::Step() {
     if (!preempted_self) batch.push_back(seq);
   }
   report.decode_tokens = static_cast<int64_t>(batch.size());
-  // Then prompts, in chunks, as far as the step's budget goes.
-  int64_t budget = options_.step_tokens - report.decode_tokens;
+  // Then prompts, in chunks, as far as the step's budget goes; at least a quarter of it, so
+  // that prompts progress even when as many sequences decode as the budget has tokens.
+  int64_t budget =
+      std::max(options_.step_tokens - report.decode_tokens, (options_.step_tokens + 3) / 4);
   std::vector<int64_t> chunk(batch.size(), 1);
   for (auto& owned : running_) {
     Sequence* seq = owned.get();

@@ -11,9 +11,9 @@
 //     recently admitted running sequence is preempted: its blocks are freed and it goes back to
 //     the front of the queue, to be recomputed from its tokens when it is admitted again
 //     (which gives the same tokens: see Model::ForwardBatch).
-//  3. The rest of the step's token budget (step_tokens) goes to prompts still being prefilled,
-//     in admission order, in chunks; a long prompt takes several steps while the decoding
-//     sequences keep getting a token in each.
+//  3. The rest of the step's token budget (step_tokens), and at least a quarter of it, goes to
+//     prompts still being prefilled, in admission order, in chunks; a long prompt takes several
+//     steps while the decoding sequences keep getting a token in each.
 //  4. After the forward pass each sequence that reached its last token samples with its own
 //     Sampler and streams text (SequenceGenerator, as Generate does). A sequence that ends
 //     (end-of-sequence token, stop string, max tokens, cancel) frees its blocks at once.
