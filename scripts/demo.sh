@@ -7,7 +7,8 @@
 #   and resumed from its checkpoint, its model then served by the built-in engine, and what it
 #   cost;
 #   objects copied up and back, and a damaged blob refused on read; an S3 access key and the AWS
-#   CLI copying into and listing the same buckets; a budget, the alerts it fired and a job it
+#   CLI copying into and listing the same buckets; a second server keeping its objects' content
+#   in an S3-compatible bucket (the first server's); a budget, the alerts it fired and a job it
 #   refused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +21,9 @@ data_dir=$(mktemp -d /tmp/tensorfleet-demo.XXXXXX)
 export TENSORFLEET_HOME="$data_dir"
 server_pid=""
 worker_pid=""
+second_pid=""
 cleanup() {
+  if [ -n "$second_pid" ]; then kill -TERM "$second_pid" 2>/dev/null; wait "$second_pid" 2>/dev/null || true; fi
   if [ -n "$worker_pid" ]; then kill -TERM "$worker_pid" 2>/dev/null; wait "$worker_pid" 2>/dev/null || true; fi
   if [ -n "$server_pid" ]; then kill -TERM "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null || true; fi
   rm -rf "$data_dir"
@@ -195,6 +198,26 @@ aws_ s3 cp --no-progress s3://checkpoints/run-7/from-aws.bin "$data_dir/demo-fil
 cmp "$run_dir/shards/model-00002.bin" "$data_dir/demo-files/from-aws.bin" \
   && echo "  the AWS CLI's round trip is byte for byte the original"
 tf ls tf://checkpoints/run-7/  # the native CLI sees what the AWS CLI wrote
+
+step "Objects in an external S3-compatible bucket: a second server keeps its content in the first one's"
+# The first server stands in for any S3-compatible service; the second signs its requests with
+# the access key above (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY) and keeps no content itself.
+tf bucket create external
+second_dir="$data_dir/second-server"
+"$tf_bin" --data-dir "$second_dir" server --port 0 \
+  --objects "s3://external/second?endpoint=$(cat "$data_dir/url")" 2>"$data_dir/second.log" &
+second_pid=$!
+for _ in $(seq 100); do [ -s "$second_dir/url" ] && break; sleep 0.1; done
+[ -s "$second_dir/url" ] || { cat "$data_dir/second.log"; echo "second server did not start"; exit 1; }
+tf2() { printf '$ tensorfleet --data-dir second-server'; printf ' %q' "$@"; printf '\n'; "$tf_bin" --data-dir "$second_dir" "$@"; }
+tf2 bucket create models
+tf2 cp "$run_dir/shards/model-00002.bin" tf://models/run-7/model.bin
+aws_ s3 ls --recursive s3://external/   # the blob, in the local blob format, under the prefix
+tf2 cp tf://models/run-7/model.bin "$data_dir/demo-files/from-second.bin"
+cmp "$run_dir/shards/model-00002.bin" "$data_dir/demo-files/from-second.bin" \
+  && echo "  read back through the second server, byte for byte the original"
+[ ! -e "$second_dir/objects" ] && echo "  and the second server's own disk holds no object content"
+kill -TERM "$second_pid"; wait "$second_pid" || true; second_pid=""
 
 step "Budgets: a tiny monthly budget on what the project's jobs cost, its alerts, and a refused job"
 tf cost budget set demo --amount 0.01 --thresholds 50,80 --action notify
