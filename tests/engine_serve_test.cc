@@ -620,6 +620,10 @@ TEST(EngineServeExecutor, ACancelledRequestStopsAndAGoneOneNeverStarts) {
   EXPECT_EQ(gone->steps(), 0);
   EXPECT_EQ(metrics.running(), 0);
   EXPECT_EQ(metrics.waiting(), 0);
+  std::string rendered;
+  metrics.Render(rendered);  // the cancelled request's blocks are back in the pool
+  EXPECT_THAT(rendered, HasSubstr("tensorfleet_engine_kv_cache_blocks_used 0\n"));
+  EXPECT_THAT(rendered, HasSubstr("tensorfleet_engine_kv_cache_blocks_total 64\n"));
   // One that could never fit in the 64 blocks (1024 positions) is refused at once.
   cli::GenerationJob huge = job(std::make_shared<CancellingSink>(1));
   huge.options.max_new_tokens = 2000;
