@@ -26,6 +26,9 @@ struct RopeConfig {
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
   int64_t original_max_position_embeddings = 8192;
+  // Per-pair divisors of the inverse frequencies, [head_dim / 2], or empty: how GGUF files store
+  // Llama 3's scaling (the rope_freqs tensor), applied on top of `type`.
+  std::vector<float> freq_factors;
 };
 
 struct ModelConfig {

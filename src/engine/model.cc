@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/gguf_model.h"
 #include "engine/rope.h"
 
 namespace tf::engine {
@@ -21,9 +22,20 @@ void AddInto(float* x, const float* y, int64_t count) {
 
 }  // namespace
 
-Result<std::unique_ptr<Model>> Model::Load(const std::string& dir, const ModelOptions& options) {
-  TF_ASSIGN_OR_RETURN(ModelConfig config, LoadModelConfig(dir + "/config.json"));
-  TF_ASSIGN_OR_RETURN(ModelWeights weights, LoadWeights(dir, config));
+Result<std::unique_ptr<Model>> Model::Load(const std::string& path, const ModelOptions& options) {
+  if (IsGgufPath(path)) {
+    TF_ASSIGN_OR_RETURN(std::shared_ptr<const GgufFile> file, GgufFile::Open(path));
+    TF_ASSIGN_OR_RETURN(ModelConfig config, GgufModelConfig(*file));
+    TF_ASSIGN_OR_RETURN(ModelWeights weights, LoadGgufWeights(file, config));
+    return FromWeights(std::move(config), std::move(weights), options);
+  }
+  TF_ASSIGN_OR_RETURN(ModelConfig config, LoadModelConfig(path + "/config.json"));
+  TF_ASSIGN_OR_RETURN(ModelWeights weights, LoadWeights(path, config));
+  return FromWeights(std::move(config), std::move(weights), options);
+}
+
+std::unique_ptr<Model> Model::FromWeights(ModelConfig config, ModelWeights weights,
+                                          const ModelOptions& options) {
   return std::unique_ptr<Model>(new Model(std::move(config), std::move(weights), options));
 }
 

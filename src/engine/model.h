@@ -34,9 +34,13 @@ struct BatchSequence {
 
 class Model {
  public:
-  // Reads dir/config.json and the safetensors weights (see weights.h), checking every tensor's
+  // Reads a Hugging Face checkpoint directory (config.json and the safetensors weights, see
+  // weights.h) or, when `path` is a GGUF file, that file (gguf_model.h), checking every tensor's
   // shape against the config. Errors name the file and what is wrong.
-  static Result<std::unique_ptr<Model>> Load(const std::string& dir, const ModelOptions& options);
+  static Result<std::unique_ptr<Model>> Load(const std::string& path, const ModelOptions& options);
+  // A model over weights already loaded and checked against `config`.
+  static std::unique_ptr<Model> FromWeights(ModelConfig config, ModelWeights weights,
+                                            const ModelOptions& options);
 
   const ModelConfig& config() const { return config_; }
   const kernels::KernelSet& kernels() const { return *kernels_; }

@@ -31,6 +31,7 @@ std::vector<float> RopeInvFreq(const RopeConfig& rope, int64_t head_dim) {
         break;
       }
     }
+    if (!rope.freq_factors.empty()) freq /= rope.freq_factors[i];
     out[i] = static_cast<float>(freq);
   }
   return out;

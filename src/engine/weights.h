@@ -16,6 +16,8 @@
 
 namespace tf::engine {
 
+class GgufFile;
+
 struct LayerWeights {
   const float* attn_norm;     // [hidden]
   const float* wq;            // [num_heads * head_dim, hidden]
@@ -40,6 +42,7 @@ struct ModelWeights {
 
   // What the pointers point into.
   std::vector<std::unique_ptr<SafetensorsFile>> files;
+  std::shared_ptr<const GgufFile> gguf;  // a model loaded from a GGUF file (gguf_model.h)
   std::vector<std::vector<float>> converted;
 };
 
