@@ -7,6 +7,7 @@
 #include "engine/chat_template_builtins.h"
 #include "engine/chat_template_parser.h"
 #include "engine/chat_template_renderer.h"
+#include "engine/gguf_tokenizer.h"
 
 namespace tf::engine {
 
@@ -165,6 +166,10 @@ Result<std::string> RenderChatTemplate(std::string_view source,
 }
 
 Result<std::string> LoadChatTemplate(const std::string& model_dir) {
+  if (IsGgufPath(model_dir)) {
+    TF_ASSIGN_OR_RETURN(auto file, GgufFile::Open(model_dir));
+    return GgufChatTemplate(*file);
+  }
   std::string path = model_dir + "/tokenizer_config.json";
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound(path + ": cannot be opened");

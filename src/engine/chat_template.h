@@ -74,7 +74,8 @@ Result<std::string> RenderChatTemplate(std::string_view source,
 // The chat template of a model directory: `chat_template` in DIR/tokenizer_config.json, either
 // a string or a list of {"name", "template"} objects (the one named "default" is taken).
 // NotFound when the file or the field is missing; InvalidArgument when it does not parse as
-// JSON or has another shape. Errors name the file.
+// JSON or has another shape. Errors name the file. For a GGUF file, its
+// tokenizer.chat_template.
 Result<std::string> LoadChatTemplate(const std::string& model_dir);
 
 }  // namespace tf::engine

@@ -10,7 +10,7 @@
 #include "engine/byte_level.h"
 #include "engine/sentencepiece_model.h"
 #include "engine/sp_normalizer.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenizer_parts.h"
 #include "engine/unicode.h"
 
 namespace tf::engine {
@@ -165,6 +165,11 @@ class SentencePieceTokenizer : public Tokenizer {
 Result<std::unique_ptr<Tokenizer>> ParseSentencePieceTokenizer(std::string_view bytes,
                                                                std::string_view file) {
   TF_ASSIGN_OR_RETURN(SentencePieceModel model, ParseSentencePieceModel(bytes, file));
+  return NewSentencePieceTokenizer(std::move(model), file);
+}
+
+Result<std::unique_ptr<Tokenizer>> NewSentencePieceTokenizer(SentencePieceModel model,
+                                                             std::string_view file) {
   if (model.model_type != 2) {
     return InvalidArgument(std::string(file) + ": model_type " + std::to_string(model.model_type) +
                            " is not supported yet (BPE, 2, is; unigram is planned)");

@@ -68,7 +68,8 @@ Result<std::unique_ptr<Tokenizer>> ParseSentencePieceTokenizer(std::string_view 
                                                                std::string_view file_name);
 Result<std::unique_ptr<Tokenizer>> LoadSentencePieceTokenizer(const std::string& path);
 
-// The tokenizer of checkpoint directory `dir`: tokenizer.json, else tokenizer.model.
+// The tokenizer of checkpoint directory `dir`: tokenizer.json, else tokenizer.model; or, when
+// `dir` is a GGUF file, the tokenizer in its metadata (gguf_tokenizer.h).
 Result<std::unique_ptr<Tokenizer>> LoadTokenizer(const std::string& dir);
 
 // Turns a stream of token ids into text that is always whole UTF-8: bytes that end inside a

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/gguf_tokenizer.h"
 #include "engine/tokenizer_parts.h"
 
 namespace tf::engine {
@@ -250,6 +251,7 @@ Result<std::unique_ptr<Tokenizer>> ParseTokenizerJson(std::string_view text,
 }
 
 Result<std::unique_ptr<Tokenizer>> LoadTokenizer(const std::string& dir) {
+  if (IsGgufPath(dir)) return LoadGgufTokenizer(dir);
   std::string json = dir + "/tokenizer.json";
   if (std::filesystem::exists(json)) return LoadTokenizerJson(json);
   std::string model = dir + "/tokenizer.model";

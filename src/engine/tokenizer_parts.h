@@ -14,6 +14,7 @@
 #include "engine/added_tokens.h"
 #include "engine/bpe.h"
 #include "engine/pretokenizer.h"
+#include "engine/sentencepiece_model.h"
 #include "engine/tokenizer.h"
 
 namespace tf::engine {
@@ -74,6 +75,9 @@ struct MetaspaceOptions {
 };
 
 std::unique_ptr<Tokenizer> NewByteLevelBpeTokenizer(TokenizerParts parts, ByteLevelOptions options);
+// A SentencePiece BPE tokenizer over `model` (which must be BPE, model_type 2); errors name `file`.
+Result<std::unique_ptr<Tokenizer>> NewSentencePieceTokenizer(SentencePieceModel model,
+                                                             std::string_view file);
 std::unique_ptr<Tokenizer> NewMetaspaceBpeTokenizer(TokenizerParts parts, MetaspaceOptions options);
 
 // Helpers for reading tokenizer.json fields without exceptions.
