@@ -15,6 +15,7 @@ namespace {
 
 struct GenerateFlags {
   std::string model_dir;
+  std::string tokenizer_dir;
   std::string prompt;
   int64_t max_tokens = 32;
   int threads = 0;
@@ -28,7 +29,7 @@ int Generate(const Connection& conn, const GenerateFlags& f) {
   options.num_threads = f.threads;
   auto model = engine::Model::Load(f.model_dir, options);
   if (!model.ok()) return Fail(model.status());
-  auto tokenizer = engine::LoadTokenizer(f.model_dir);
+  auto tokenizer = engine::LoadTokenizer(f.tokenizer_dir.empty() ? f.model_dir : f.tokenizer_dir);
   if (!tokenizer.ok()) return Fail(tokenizer.status());
   auto prompt = (*tokenizer)->Encode(f.prompt, /*add_special_tokens=*/true);
   if (!prompt.ok()) return Fail(prompt.status().WithContext("--prompt"));
@@ -83,11 +84,16 @@ void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code) {
 
   auto flags = std::make_shared<GenerateFlags>();
   auto* gen = engine->add_subcommand(
-      "generate", "Greedy text generation from a Hugging Face Llama/Mistral/Qwen2 checkpoint");
+      "generate",
+      "Greedy text generation from a Llama/Mistral/Qwen2 checkpoint (Hugging Face or GGUF)");
   gen->add_option("--model", flags->model_dir,
-                  "Checkpoint directory (config.json, *.safetensors, tokenizer.json or .model)")
+                  "Checkpoint directory (config.json, *.safetensors, tokenizer.json or .model), "
+                  "or a GGUF file (F32, F16, BF16, Q8_0, Q4_0)")
       ->required()
-      ->type_name("DIR");
+      ->type_name("DIR|FILE");
+  gen->add_option("--tokenizer", flags->tokenizer_dir,
+                  "Take the tokenizer from this checkpoint directory or GGUF file instead")
+      ->type_name("DIR|FILE");
   gen->add_option("--prompt", flags->prompt, "Text to continue")->required()->type_name("TEXT");
   gen->add_option("--max-tokens", flags->max_tokens, "Most tokens to generate")
       ->capture_default_str()
@@ -101,9 +107,15 @@ void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code) {
   auto serve_flags = std::make_shared<EngineServeFlags>();
   auto* serve = engine->add_subcommand(
       "serve", "Serve a checkpoint with an OpenAI-compatible API (completions, chat, models)");
-  serve->add_option("--model", serve_flags->model_dir, "Checkpoint directory, as for generate")
+  serve
+      ->add_option("--model", serve_flags->model_dir,
+                   "Checkpoint directory or GGUF file, as for generate")
       ->required()
-      ->type_name("DIR");
+      ->type_name("DIR|FILE");
+  serve
+      ->add_option("--tokenizer", serve_flags->tokenizer_dir,
+                   "Take the tokenizer and chat template from this directory or GGUF file")
+      ->type_name("DIR|FILE");
   serve->add_option("--host", serve_flags->host, "Address to listen on")->capture_default_str();
   serve->add_option("--port", serve_flags->port, "Port to listen on (0: any free port)")
       ->capture_default_str();
@@ -123,7 +135,7 @@ void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code) {
       ->check(CLI::Range(1, 4096));
   serve
       ->add_option("--served-name", serve_flags->served_name,
-                   "The model's name in the API (default: the directory's name)")
+                   "The model's name in the API (default: the directory's or file's name)")
       ->type_name("NAME");
   serve->callback([&exit_code, serve_flags] { exit_code = RunEngineServe(*serve_flags); });
 

@@ -27,12 +27,13 @@ constexpr int64_t kStepTokens = 512;
 Result<std::unique_ptr<LoadedModel>> Load(const EngineServeFlags& f, ServeMetrics& metrics) {
   auto loaded = std::make_unique<LoadedModel>();
   loaded->model_dir = f.model_dir;
+  loaded->tokenizer_dir = f.tokenizer_dir.empty() ? f.model_dir : f.tokenizer_dir;
   engine::ModelOptions options;
   options.num_threads = f.threads;
   auto model = engine::Model::Load(f.model_dir, options);
   if (!model.ok()) return model.status();
   loaded->model = std::move(model).value();
-  auto tokenizer = engine::LoadTokenizer(f.model_dir);
+  auto tokenizer = engine::LoadTokenizer(loaded->tokenizer_dir);
   if (!tokenizer.ok()) return tokenizer.status();
   loaded->tokenizer = std::move(tokenizer).value();
   LoadChat(loaded.get());
@@ -56,6 +57,7 @@ std::string DefaultServedName(const std::string& dir) {
   std::filesystem::path p(dir);
   while (!p.empty() && p.filename().empty()) p = p.parent_path();  // "models/x/" -> "x"
   std::string name = p.filename().string();
+  if (p.extension() == ".gguf") name = p.stem().string();  // "x.q8_0.gguf" -> "x.q8_0"
   return name.empty() ? "model" : name;
 }
 

@@ -25,11 +25,12 @@
 namespace tf::cli {
 
 struct EngineServeFlags {
-  std::string model_dir;
+  std::string model_dir;      // a checkpoint directory or a GGUF file
+  std::string tokenizer_dir;  // optional: the tokenizer and chat template from here instead
   std::string host = "127.0.0.1";
   uint16_t port = 8000;
   int threads = 0;
-  std::string served_name;     // default: the model directory's last component
+  std::string served_name;     // default: the directory's (or file's stem's) last component
   int64_t kv_cache_mb = 1024;  // the paged KV cache's pool
   int64_t max_batch = 16;      // sequences running at once
 };
@@ -43,8 +44,10 @@ struct LoadedModel {
   // holds fewer positions.
   int64_t max_model_len = 0;
   std::string model_dir;
-  // tokenizer_config.json's chat template, parsed, with its BOS and EOS tokens; when there is
-  // none (or it does not parse), chat_problem says why.
+  std::string tokenizer_dir;  // where the tokenizer and chat template came from
+  // The chat template (tokenizer_config.json's, or a GGUF file's tokenizer.chat_template),
+  // parsed, with its BOS and EOS tokens; when there is none (or it does not parse),
+  // chat_problem says why.
   std::shared_ptr<const engine::ChatTemplate> chat_template;
   std::string bos_token;
   std::string eos_token;
@@ -63,7 +66,8 @@ struct ServeState {
 // The HTTP handler for every route. `state` must outlive the server.
 http::Handler MakeServeHandler(ServeState& state);
 
-// Reads and parses the chat template of model->model_dir (see LoadedModel).
+// Reads and parses the chat template of model->tokenizer_dir (see LoadedModel); needs the model
+// and tokenizer loaded.
 void LoadChat(LoadedModel* model);
 
 // The prompt text of a chat request: the model's chat template (tokenizer_config.json) applied

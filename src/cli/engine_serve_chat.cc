@@ -1,10 +1,11 @@
-// Chat prompts for `engine serve`: the model's chat template (tokenizer_config.json), parsed once
-// at load and rendered per request with the tokenizer config's BOS and EOS tokens.
+// Chat prompts for `engine serve`: the model's chat template (tokenizer_config.json, or a GGUF
+// file's metadata), parsed once at load and rendered per request with its BOS and EOS tokens.
 #include <fstream>
 #include <sstream>
 
 #include "base/log.h"
 #include "cli/engine_serve.h"
+#include "engine/gguf.h"
 
 namespace tf::cli {
 namespace {
@@ -25,11 +26,14 @@ std::string SpecialToken(const Json& config, const char* name) {
 }  // namespace
 
 void LoadChat(LoadedModel* model) {
-  auto source = engine::LoadChatTemplate(model->model_dir);
+  auto source = engine::LoadChatTemplate(model->tokenizer_dir);
+  bool gguf = engine::IsGgufPath(model->tokenizer_dir);
   if (!source.ok()) {
-    model->chat_problem = source.status().code() == StatusCode::kNotFound
-                              ? std::string(kNoTemplate) + " (tokenizer_config.json has none)"
-                              : std::string(kNoTemplate) + ": " + source.status().message();
+    model->chat_problem =
+        source.status().code() == StatusCode::kNotFound
+            ? std::string(kNoTemplate) +
+                  (gguf ? " (the GGUF file has none)" : " (tokenizer_config.json has none)")
+            : std::string(kNoTemplate) + ": " + source.status().message();
     if (source.status().code() != StatusCode::kNotFound) spdlog::warn("{}", model->chat_problem);
     return;
   }
@@ -40,7 +44,15 @@ void LoadChat(LoadedModel* model) {
     return;
   }
   model->chat_template = std::make_shared<const engine::ChatTemplate>(std::move(parsed).value());
-  std::ifstream in(model->model_dir + "/tokenizer_config.json");
+  if (gguf) {  // the texts of the file's BOS and EOS ids
+    const engine::ModelConfig& c = model->model->config();
+    if (c.bos_token_id) model->bos_token = model->tokenizer->IdToToken(*c.bos_token_id);
+    if (!c.eos_token_ids.empty()) {
+      model->eos_token = model->tokenizer->IdToToken(c.eos_token_ids[0]);
+    }
+    return;
+  }
+  std::ifstream in(model->tokenizer_dir + "/tokenizer_config.json");
   std::stringstream text;
   text << in.rdbuf();
   Json config = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
