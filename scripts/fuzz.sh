@@ -8,8 +8,8 @@ if [ ! -f build-fuzz/build.ninja ]; then
   CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DTF_BUILD_FUZZ=ON -DTF_BUILD_TESTS=OFF -DTF_BUILD_BENCH=OFF >/dev/null
 fi
-ninja -C build-fuzz request_fuzz engine_fuzz cur_fuzz job_spec_fuzz s3_fuzz
-for target in request_fuzz engine_fuzz cur_fuzz job_spec_fuzz s3_fuzz; do
+ninja -C build-fuzz request_fuzz engine_fuzz gguf_fuzz cur_fuzz job_spec_fuzz s3_fuzz
+for target in request_fuzz engine_fuzz gguf_fuzz cur_fuzz job_spec_fuzz s3_fuzz; do
   corpus_seed="fuzz/corpus/${target%_fuzz}"
   work=$(mktemp -d)
   cp "$corpus_seed"/* "$work"/ 2>/dev/null || true
@@ -17,7 +17,10 @@ for target in request_fuzz engine_fuzz cur_fuzz job_spec_fuzz s3_fuzz; do
   log="$work.log"
   status=0
   mkdir -p build-fuzz/artifacts  # a crashing input is kept here, outside the source tree
-  build-fuzz/fuzz/$target -max_total_time="$seconds" -max_len=4096 -timeout=10 \
+  max_len=4096
+  # A GGUF file with one whole layer of weights takes about 5 KB.
+  if [ "$target" = gguf_fuzz ]; then max_len=8192; fi
+  build-fuzz/fuzz/$target -max_total_time="$seconds" -max_len="$max_len" -timeout=10 \
     -artifact_prefix=build-fuzz/artifacts/ -print_final_stats=1 "$work" >"$log" 2>&1 || status=$?
   grep -E '^(stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)|Done [0-9]+ runs' "$log" || true
   if [ "$status" -ne 0 ]; then tail -40 "$log"; fi
