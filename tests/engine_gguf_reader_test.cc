@@ -6,7 +6,9 @@
 #include <filesystem>
 
 #include "engine/gguf.h"
+#include "engine/gguf_model.h"
 #include "engine/model.h"
+#include "engine/rope.h"
 #include "engine_gguf_test_util.h"
 #include "engine_test_util.h"
 #include "store_test_env.h"
@@ -205,6 +207,60 @@ TEST_F(BrokenGgufTest, UnsupportedArchitecture) {
   EXPECT_THAT(LoadError(bytes), HasSubstr("model.gguf: general.architecture 'gemma' is not "
                                           "supported (llama, which Mistral files use too, and "
                                           "qwen2 are)"));
+}
+
+// A metadata-only llama file (with the embedding and Llama 3's rope_freqs tensors): what
+// the config takes from it beyond the fixtures' keys.
+TEST(EngineGgufReader, ConfigFromMetadata) {
+  std::string factors(8 * 4, '\0');
+  for (int i = 0; i < 8; ++i) {
+    float f = 1.0f + i;
+    std::memcpy(factors.data() + 4 * i, &f, 4);
+  }
+  auto build = [&](const std::string& scaling) {
+    GgufBuilder b;
+    b.String("general.architecture", "llama")
+        .U32("llama.context_length", 4096)
+        .U32("llama.embedding_length", 64)
+        .U32("llama.block_count", 1)
+        .U32("llama.feed_forward_length", 128)
+        .U32("llama.attention.head_count", 4)
+        .F32("llama.attention.layer_norm_rms_epsilon", 1e-5f)
+        .F32("llama.rope.freq_base", 500000.0f)
+        .U32("tokenizer.ggml.bos_token_id", 1)
+        .U32("tokenizer.ggml.eos_token_id", 2)
+        .U32("tokenizer.ggml.eot_token_id", 3);
+    if (!scaling.empty()) b.String("llama.rope.scaling.type", scaling);
+    if (scaling == "linear") b.F32("llama.rope.scaling.factor", 4.0f);
+    b.Tensor("token_embd.weight", {64, 10}, 0, F32Bytes(640));
+    b.Tensor("rope_freqs.weight", {8}, 0, factors);
+    return engine::GgufFile::FromBytes(b.Bytes(), "m.gguf");
+  };
+  auto file = build("");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  auto c = engine::GgufModelConfig(**file);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->vocab_size, 10);
+  EXPECT_EQ(c->num_kv_heads, 4);  // head_count_kv defaults to head_count
+  EXPECT_EQ(c->head_dim, 16);
+  EXPECT_TRUE(c->tie_word_embeddings);  // no output.weight
+  EXPECT_FALSE(c->qkv_bias);
+  EXPECT_EQ(c->eos_token_ids, (std::vector<int32_t>{2, 3}));
+  EXPECT_EQ(c->rope.freq_factors, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+  engine::RopeConfig plain;
+  plain.theta = 500000.0;
+  EXPECT_FLOAT_EQ(engine::RopeInvFreq(c->rope, 16)[3], engine::RopeInvFreq(plain, 16)[3] / 4);
+  auto linear = build("linear");
+  ASSERT_TRUE(linear.ok());
+  c = engine::GgufModelConfig(**linear);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->rope.type, engine::RopeConfig::Type::kLinear);
+  EXPECT_DOUBLE_EQ(c->rope.factor, 4.0);
+  auto yarn = build("yarn");
+  ASSERT_TRUE(yarn.ok());
+  EXPECT_THAT(engine::GgufModelConfig(**yarn).status().message(),
+              HasSubstr("m.gguf: metadata key 'llama.rope.scaling.type' 'yarn' is not supported "
+                        "(none and linear are)"));
 }
 
 TEST(EngineGgufReader, PathDetection) {
