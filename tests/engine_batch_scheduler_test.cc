@@ -173,6 +173,22 @@ TEST_F(BatchSchedulerTest, WhatDoesNotFitWaitsAndIsNotTruncated) {
   EXPECT_EQ(scheduler->used_blocks(), 0);
 }
 
+TEST_F(BatchSchedulerTest, OptionsOutOfRangeAreRefused) {
+  BatchSchedulerOptions options;
+  options.kv_cache_blocks = 0;
+  auto none = BatchScheduler::Create(*model_, nullptr, options);
+  ASSERT_FALSE(none.ok());
+  EXPECT_THAT(none.status().message(), HasSubstr("must have 1 to 16777216 blocks, not 0"));
+  options.kv_cache_blocks = 4;
+  options.max_batch = 0;
+  EXPECT_THAT(BatchScheduler::Create(*model_, nullptr, options).status().message(),
+              HasSubstr("max_batch must be positive"));
+  options.max_batch = 4;
+  options.step_tokens = -1;
+  EXPECT_THAT(BatchScheduler::Create(*model_, nullptr, options).status().message(),
+              HasSubstr("step_tokens must be positive"));
+}
+
 TEST_F(BatchSchedulerTest, RefusesWhatCouldNeverRun) {
   auto scheduler = Scheduler(4);  // 64 positions
   Outcome out;

@@ -127,7 +127,7 @@ void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code) {
                    "Memory for the paged KV cache, in MiB: how many tokens all running "
                    "requests together can hold (it also caps one request's prompt + max_tokens)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 30));
+      ->check(CLI::Range(1, 1 << 24));
   serve
       ->add_option("--max-batch", serve_flags->max_batch,
                    "Requests decoded together in one step (continuous batching); more wait")

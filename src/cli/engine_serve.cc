@@ -41,8 +41,9 @@ Result<std::unique_ptr<LoadedModel>> Load(const EngineServeFlags& f, ServeMetric
   if (!generation.ok()) return generation.status();
   loaded->generation = std::move(generation).value();
   engine::BatchSchedulerOptions batching;
-  batching.kv_cache_blocks =
-      std::max<int64_t>(1, (f.kv_cache_mb << 20) / loaded->model->KvBlockBytes());
+  // A pool beyond the scheduler's limit could never be used.
+  batching.kv_cache_blocks = std::clamp<int64_t>(
+      (f.kv_cache_mb << 20) / loaded->model->KvBlockBytes(), 1, engine::kMaxKvCacheBlocks);
   batching.max_batch = f.max_batch;
   batching.step_tokens = kStepTokens;
   auto executor =

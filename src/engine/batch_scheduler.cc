@@ -29,9 +29,9 @@ struct BatchScheduler::Sequence {
 Result<std::unique_ptr<BatchScheduler>> BatchScheduler::Create(Model& model,
                                                                const Tokenizer* tokenizer,
                                                                BatchSchedulerOptions options) {
-  if (options.kv_cache_blocks <= 0) {
-    return InvalidArgument("the KV cache needs at least one block, not " +
-                           std::to_string(options.kv_cache_blocks));
+  if (options.kv_cache_blocks <= 0 || options.kv_cache_blocks > kMaxKvCacheBlocks) {
+    return InvalidArgument("the KV cache must have 1 to " + std::to_string(kMaxKvCacheBlocks) +
+                           " blocks, not " + std::to_string(options.kv_cache_blocks));
   }
   if (options.max_batch <= 0) {
     return InvalidArgument("max_batch must be positive, not " + std::to_string(options.max_batch));
@@ -40,15 +40,20 @@ Result<std::unique_ptr<BatchScheduler>> BatchScheduler::Create(Model& model,
     return InvalidArgument("step_tokens must be positive, not " +
                            std::to_string(options.step_tokens));
   }
-  return std::unique_ptr<BatchScheduler>(new BatchScheduler(model, tokenizer, std::move(options)));
+  auto pool = model.NewBlockPool(options.kv_cache_blocks);
+  if (!pool->allocated()) {
+    return ResourceExhausted("could not allocate a KV cache of " +
+                             std::to_string(options.kv_cache_blocks) + " blocks (" +
+                             std::to_string(options.kv_cache_blocks * model.KvBlockBytes() >> 20) +
+                             " MiB)");
+  }
+  return std::unique_ptr<BatchScheduler>(
+      new BatchScheduler(model, tokenizer, std::move(options), std::move(pool)));
 }
 
 BatchScheduler::BatchScheduler(Model& model, const Tokenizer* tokenizer,
-                               BatchSchedulerOptions options)
-    : model_(model),
-      tokenizer_(tokenizer),
-      options_(std::move(options)),
-      pool_(model.NewBlockPool(options_.kv_cache_blocks)) {}
+                               BatchSchedulerOptions options, std::shared_ptr<KvBlockPool> pool)
+    : model_(model), tokenizer_(tokenizer), options_(std::move(options)), pool_(std::move(pool)) {}
 
 BatchScheduler::~BatchScheduler() {
   while (!running_.empty()) End(running_.back().get(), OkStatus(), /*cancel=*/true);

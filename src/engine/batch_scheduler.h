@@ -37,10 +37,14 @@
 
 namespace tf::engine {
 
+// The most blocks a pool may have (2^24 blocks of 16 positions: far more than any batch needs).
+inline constexpr int64_t kMaxKvCacheBlocks = int64_t{1} << 24;
+
 struct BatchSchedulerOptions {
-  int64_t kv_cache_blocks = 0;  // blocks of kKvBlockSize positions in the pool; > 0
-  int64_t max_batch = 16;       // sequences running at once; > 0
-  int64_t step_tokens = 256;    // tokens per step: decode tokens first, then prefill chunks; > 0
+  int64_t kv_cache_blocks =
+      0;                   // blocks of kKvBlockSize positions in the pool; 1 to kMaxKvCacheBlocks
+  int64_t max_batch = 16;  // sequences running at once; > 0
+  int64_t step_tokens = 256;  // tokens per step: decode tokens first, then prefill chunks; > 0
   // Seconds on a monotonic clock, for the timings in GenerateStats; null: std::steady_clock.
   std::function<double()> now;
 };
@@ -71,7 +75,8 @@ class BatchScheduler {
   using SequenceId = int64_t;
 
   // `model` (and `tokenizer`, which may be null: token ids only, no text and no stop strings)
-  // must outlive the scheduler. InvalidArgument for options out of range.
+  // must outlive the scheduler. InvalidArgument for options out of range; ResourceExhausted
+  // when the KV cache's memory cannot be allocated.
   static Result<std::unique_ptr<BatchScheduler>> Create(Model& model, const Tokenizer* tokenizer,
                                                         BatchSchedulerOptions options);
   ~BatchScheduler();  // ends every sequence as cancelled
@@ -101,7 +106,8 @@ class BatchScheduler {
 
  private:
   struct Sequence;
-  BatchScheduler(Model& model, const Tokenizer* tokenizer, BatchSchedulerOptions options);
+  BatchScheduler(Model& model, const Tokenizer* tokenizer, BatchSchedulerOptions options,
+                 std::shared_ptr<KvBlockPool> pool);
   double Now() const;
   void Admit();
   void Preempt(Sequence* seq);

@@ -1,6 +1,7 @@
 #include "engine/kv_cache.h"
 
 #include <cassert>
+#include <new>
 #include <string>
 
 namespace tf::engine {
@@ -10,7 +11,12 @@ KvBlockPool::KvBlockPool(int64_t num_layers, int64_t kv_dim, int64_t block_size,
       kv_dim_(kv_dim),
       num_blocks_(num_blocks),
       layer_floats_(num_blocks * block_size * kv_dim),
-      data_(new float[num_layers * 2 * layer_floats_]) {
+      data_(new (std::nothrow) float[num_layers * 2 * layer_floats_]) {
+  if (data_ == nullptr) {
+    num_blocks_ = 0;
+    layer_floats_ = 0;
+    return;
+  }
   free_.reserve(num_blocks);
   for (int64_t i = num_blocks - 1; i >= 0; --i) free_.push_back(static_cast<int32_t>(i));
 }

@@ -26,6 +26,7 @@ inline constexpr int64_t kKvBlockSize = 16;  // positions per block
 class KvBlockPool {
  public:
   // Memory for num_blocks blocks (not touched until used). num_blocks >= 0, block_size >= 1.
+  // When the memory cannot be had, the pool has no blocks and allocated() is false.
   KvBlockPool(int64_t num_layers, int64_t kv_dim, int64_t block_size, int64_t num_blocks);
   KvBlockPool(const KvBlockPool&) = delete;
   KvBlockPool& operator=(const KvBlockPool&) = delete;
@@ -38,6 +39,7 @@ class KvBlockPool {
   int64_t num_blocks() const { return num_blocks_; }
   int64_t free_blocks() const { return static_cast<int64_t>(free_.size()); }
   int64_t used_blocks() const { return num_blocks_ - free_blocks(); }
+  bool allocated() const { return data_ != nullptr; }
 
   // Layer `layer`'s keys (values): [num_blocks, block_size, kv_dim], each row holding
   // num_kv_heads * head_dim floats, head after head.
