@@ -145,6 +145,17 @@ TEST(EngineBenchCli, JsonReportHasEveryMeasurement) {
   EXPECT_EQ(j["decode"][0]["tokens"], 2);
 }
 
+TEST(EngineBenchCli, RunsAGgufFile) {
+  CliRun r =
+      Tensorfleet({"--json", "engine", "bench", "--model", EngineData("gguf/llama-gqa.q8_0.gguf"),
+                   "--prompt", "8", "--gen", "2", "--streams", "1,3"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  EXPECT_EQ(j["parameters"], 223552);  // the same model as the checkpoint directory
+  EXPECT_EQ(j["decode"][1]["tokens"], 6);
+}
+
 TEST(EngineBenchCli, PrintsATableAndProgress) {
   CliRun r = Tensorfleet(Bench({"--prompt", "16", "--gen", "3", "--streams", "1,2"}));
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -172,9 +172,9 @@ void AddEngineBenchCommand(CLI::App& engine, Connection& conn, int& exit_code) {
       "Measure prefill and decode speed on this machine: tokens/s for one prompt, for one "
       "stream, and in total for several streams decoding at once (random token ids, greedy, "
       "no stop at end-of-sequence)");
-  bench->add_option("--model", f->model, "Checkpoint directory, as for generate")
+  bench->add_option("--model", f->model, "Checkpoint directory or GGUF file, as for generate")
       ->required()
-      ->type_name("DIR");
+      ->type_name("DIR|FILE");
   bench->add_option("--threads", f->threads, "Threads for the kernels (0: one per core)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
