@@ -12,6 +12,10 @@ std::string_view DTypeName(DType dtype) {
       return "F16";
     case DType::kBF16:
       return "BF16";
+    case DType::kQ8_0:
+      return "Q8_0";
+    case DType::kQ4_0:
+      return "Q4_0";
   }
   return "?";
 }
@@ -23,7 +27,33 @@ std::optional<DType> DTypeFromName(std::string_view name) {
   return std::nullopt;
 }
 
-size_t DTypeSize(DType dtype) { return dtype == DType::kF32 ? 4 : 2; }
+size_t DTypeSize(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+      return 4;
+    case DType::kF16:
+    case DType::kBF16:
+      return 2;
+    case DType::kQ8_0:
+    case DType::kQ4_0:
+      return 0;
+  }
+  return 0;
+}
+
+bool IsBlockType(DType dtype) { return dtype == DType::kQ8_0 || dtype == DType::kQ4_0; }
+
+size_t RowBytes(DType dtype, int64_t cols) {
+  const auto n = static_cast<size_t>(cols);
+  switch (dtype) {
+    case DType::kQ8_0:
+      return n / kQuantBlock * kQ8_0BlockBytes;
+    case DType::kQ4_0:
+      return n / kQuantBlock * kQ4_0BlockBytes;
+    default:
+      return n * DTypeSize(dtype);
+  }
+}
 
 float Bf16ToF32(uint16_t bits) {
   uint32_t u = static_cast<uint32_t>(bits) << 16;
@@ -56,6 +86,30 @@ float F16ToF32(uint16_t bits) {
   return f;
 }
 
+uint16_t F32ToF16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  const uint32_t sign = (u >> 16) & 0x8000;
+  const uint32_t abs = u & 0x7fffffff;
+  if (abs > 0x7f800000) return static_cast<uint16_t>(sign | 0x7e00);   // NaN
+  if (abs >= 0x477ff000) return static_cast<uint16_t>(sign | 0x7c00);  // rounds past 65504
+  if (abs < 0x38800000) {  // below the smallest normal half (2^-14): a subnormal or zero
+    // The value in units of 2^-24, rounded to nearest even.
+    if (abs < 0x33000000) return static_cast<uint16_t>(sign);  // under half of 2^-24
+    const uint32_t exponent = abs >> 23;
+    const uint32_t mantissa = (abs & 0x7fffff) | 0x800000;
+    const uint32_t shift = 126 - exponent;  // 14..24 for exponents 102..112
+    uint32_t half = mantissa >> shift;
+    const uint32_t rest = mantissa & ((1u << shift) - 1), midpoint = 1u << (shift - 1);
+    if (rest > midpoint || (rest == midpoint && (half & 1))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = ((abs >> 13) - (112u << 10));  // rebias the exponent, keep 10 mantissa bits
+  const uint32_t rest = abs & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (half & 1))) ++half;  // may carry into the exponent
+  return static_cast<uint16_t>(sign | half);
+}
+
 void ConvertToF32(DType dtype, const void* src, size_t n, float* dst) {
   const auto* bytes = static_cast<const uint8_t*>(src);
   switch (dtype) {
@@ -68,6 +122,9 @@ void ConvertToF32(DType dtype, const void* src, size_t n, float* dst) {
     case DType::kBF16:
       for (size_t i = 0; i < n; ++i) dst[i] = Bf16ToF32(bytes[2 * i] | (bytes[2 * i + 1] << 8));
       return;
+    case DType::kQ8_0:
+    case DType::kQ4_0:
+      return;  // not element types; callers use DequantizeRow
   }
 }
 

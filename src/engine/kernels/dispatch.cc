@@ -9,7 +9,8 @@ namespace {
 
 bool HasAvx2() {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+         __builtin_cpu_supports("f16c");
 }
 
 bool HasAvx512() { return HasAvx2() && __builtin_cpu_supports("avx512f"); }

@@ -3,13 +3,26 @@
 // once at run time. tests/engine_kernels_test.cc checks every vectorised kernel against the
 // reference on random data.
 //
-// All matrices are row-major float32. Shapes are written beside the pointers. Kernels never
-// allocate and never fail; callers check sizes.
+// Matrices are row-major; activations are float32, weights float32 or one of the types of
+// dtype.h (typed_reference.cc, typed_avx2.cc). Shapes are written beside the pointers. Kernels
+// never allocate and never fail; callers check sizes.
 #pragma once
 
 #include <cstdint>
 
 namespace tf::engine::kernels {
+
+// One block of 32 activations quantised to 8 bits for the Q8_0 / Q4_0 matmuls: x[i] ~ d * q[i],
+// |q[i]| <= 127 (QuantizeActivations).
+struct ActivationBlock {
+  float d;
+  int8_t q[32];
+};
+
+// Quantises n activations (n a multiple of 32) to n / 32 blocks: d = max|x| / 127, q[i] =
+// round(x[i] / d), ties to even. x: [n], out: [n / 32]. Plain code shared by every kernel set, so
+// all of them see the same blocks.
+void QuantizeActivations(const float* x, int64_t n, ActivationBlock* out);
 
 struct KernelSet {
   const char* name;  // "reference", "avx2", "avx512"
@@ -45,11 +58,30 @@ struct KernelSet {
 
   // The index of the largest element (the first one on ties). x: [n], n >= 1.
   int64_t (*argmax)(const float* x, int64_t n);
+
+  // matmul_rows for 16-bit weights, read in place: w: [n_out, n_in] IEEE half (matmul_f16) or
+  // bfloat16 (matmul_bf16), little-endian, any alignment; x: [n_tokens, n_in] float32;
+  // y: [n_tokens, n_out]. Each y[t, r] is computed in the same order whatever n_tokens and the
+  // row range are.
+  void (*matmul_f16)(const void* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
+                     int64_t n_out, int64_t row_begin, int64_t row_end);
+  void (*matmul_bf16)(const void* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
+                      int64_t n_out, int64_t row_begin, int64_t row_end);
+
+  // matmul_rows for block-format weights against quantised activations: w: [n_out, n_in / 32]
+  // Q8_0 or Q4_0 blocks (dtype.h; any alignment), x: [n_tokens, n_in / 32] (QuantizeActivations
+  // of each token's row), y: [n_tokens, n_out] float32 with
+  //   y[t, r] = sum over blocks b of d_w[r, b] * x[t, b].d * sum_i q_w[r, b, i] * x[t, b].q[i].
+  // n_in is a multiple of 32. Order as for matmul_f16.
+  void (*matmul_q8_0)(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
+                      int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
+  void (*matmul_q4_0)(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
+                      int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
 };
 
 // The plain scalar versions: the definition of what each kernel computes.
 const KernelSet& ReferenceKernels();
-// AVX2+FMA versions, or null where the CPU lacks them.
+// AVX2+FMA (+F16C) versions, or null where the CPU lacks them.
 const KernelSet* Avx2Kernels();
 // AVX-512F versions (AVX2 for the kernels without a wider version), or null.
 const KernelSet* Avx512Kernels();

@@ -1,7 +1,7 @@
 // Plain scalar kernels: the reference every vectorised version is tested against.
 #include <cmath>
 
-#include "engine/kernels/kernels.h"
+#include "engine/kernels/sets.h"
 
 namespace tf::engine::kernels {
 namespace {
@@ -79,8 +79,9 @@ int64_t Argmax(const float* x, int64_t n) {
 }  // namespace
 
 const KernelSet& ReferenceKernels() {
-  static const KernelSet kSet = {"reference", MatmulRows, RmsNorm,       Rope,
-                                 SiluMul,     Softmax,    AttentionHead, Argmax};
+  static const KernelSet kSet = {"reference",   MatmulRows,    RmsNorm,       Rope,
+                                 SiluMul,       Softmax,       AttentionHead, Argmax,
+                                 RefMatmulF16,  RefMatmulBf16, RefMatmulQ8_0, RefMatmulQ4_0};
   return kSet;
 }
 

@@ -6,7 +6,28 @@
 
 namespace tf::engine::kernels {
 
-extern const KernelSet kAvx2KernelSet;  // avx2.cc, needs AVX2 and FMA
+extern const KernelSet
+    kAvx2KernelSet;  // avx2.cc (typed matmuls: typed_avx2.cc), needs AVX2, FMA, F16C
+
+// typed_reference.cc: the plain typed matmuls (see KernelSet).
+void RefMatmulF16(const void* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
+                  int64_t n_out, int64_t row_begin, int64_t row_end);
+void RefMatmulBf16(const void* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
+                   int64_t n_out, int64_t row_begin, int64_t row_end);
+void RefMatmulQ8_0(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
+                   int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
+void RefMatmulQ4_0(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
+                   int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
+
+// typed_avx2.cc, needs AVX2, FMA and F16C: the same with vector code.
+void Avx2MatmulF16(const void* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
+                   int64_t n_out, int64_t row_begin, int64_t row_end);
+void Avx2MatmulBf16(const void* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
+                    int64_t n_out, int64_t row_begin, int64_t row_end);
+void Avx2MatmulQ8_0(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
+                    int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
+void Avx2MatmulQ4_0(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
+                    int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
 
 // avx512.cc, needs AVX-512F (and AVX2 and FMA)
 void Avx512MatmulRows(const float* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
