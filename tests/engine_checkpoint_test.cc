@@ -1,14 +1,15 @@
 // Checkpoint layouts the fixtures do not cover directly, made from the llama-gqa fixture: weights
-// sharded over two files with an index, and the weights stored as F16.
+// sharded over two files with an index, and the weights stored as F16 (computed in place).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <iostream>
 #include <filesystem>
+#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "engine/model.h"
+#include "engine/random_weights.h"
 #include "engine/safetensors.h"
 #include "engine_test_util.h"
 #include "store_test_env.h"
@@ -109,7 +110,7 @@ TEST_F(CheckpointLayoutTest, ShardsListedByIndex) {
               ::testing::HasSubstr("tensor 'model.norm.weight' maps to a bad file name"));
 }
 
-TEST_F(CheckpointLayoutTest, F16WeightsAreConvertedAtLoad) {
+TEST_F(CheckpointLayoutTest, F16WeightsAreComputedInPlace) {
   std::vector<Tensor> tensors = FixtureTensors();
   for (Tensor& t : tensors) {
     std::string half(t.bytes.size() / 2, '\0');
@@ -125,6 +126,23 @@ TEST_F(CheckpointLayoutTest, F16WeightsAreConvertedAtLoad) {
   WriteSafetensors((dir_.path() / "model.safetensors").string(), tensors);
   auto model = Load();
   ASSERT_NE(model, nullptr);
+  const engine::WeightMatrix& wq = model->weights().layers[0].wq;
+  EXPECT_EQ(wq.type, engine::DType::kF16);
+  EXPECT_EQ(model->weights().lm_head.type, engine::DType::kF16);
+  // Kept as the file's 16-bit values, not converted.
+  std::string half_q;
+  for (const Tensor& t : tensors) {
+    if (t.name == "model.layers.0.self_attn.q_proj.weight") half_q = t.bytes;
+  }
+  EXPECT_EQ(std::string(static_cast<const char*>(wq.data), half_q.size()), half_q);
+  // The same values as float32 weights: the same logits up to the order of float sums.
+  auto f32 = Model::FromWeights(model->config(), engine::DequantizedWeights(model->weights()), {});
+  ASSERT_TRUE(f32.ok());
+  EXPECT_EQ((*f32)->weights().layers[0].wq.type, engine::DType::kF32);
+  std::vector<float> want_f32 = PromptLogits(**f32);
+  std::vector<float> got_f16 = PromptLogits(*model);
+  for (size_t i = 0; i < got_f16.size(); ++i) ASSERT_NEAR(got_f16[i], want_f32[i], 2e-5f) << i;
+
   std::vector<float> want = ReadF32File(EngineData("llama-gqa/logits_prompt1.f32"));
   std::vector<float> got = PromptLogits(*model);
   ASSERT_EQ(got.size(), want.size());

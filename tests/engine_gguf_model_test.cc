@@ -191,7 +191,10 @@ TEST_P(GgufCheckpointTest, QuantisedWeightsEqualGgufPyDequantisation) {
                                   reinterpret_cast<uint8_t*>(rows.data()));
       want = rows;
     }
-    std::vector<float> held(weights->layers[0].wq, weights->layers[0].wq + want.size());
+    const engine::WeightMatrix& wq = weights->layers[0].wq;
+    EXPECT_EQ(engine::DTypeName(wq.type), suffix == std::string("q8_0") ? "Q8_0" : "Q4_0");
+    std::vector<float> held(want.size());  // the matrix as the kernels read it
+    for (int64_t r = 0; r < wq.rows; ++r) engine::ReadRow(wq, r, held.data() + r * wq.cols);
     EXPECT_EQ(held, want) << stem;
     // ffn_down's rows (176) are not whole blocks of 32: the converter kept it F16.
     EXPECT_EQ(shared->FindTensor("blk.0.ffn_down.weight")->type, engine::GgmlType::kF16);

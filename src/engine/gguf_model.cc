@@ -41,17 +41,59 @@ std::vector<int32_t> EndIds(GgufMetadata& m) {
   return ids;
 }
 
+// The engine's DType of a ggml tensor type (GgmlType lists only those the engine reads).
+DType ToDType(GgmlType type) {
+  switch (type) {
+    case GgmlType::kF32:
+      return DType::kF32;
+    case GgmlType::kF16:
+      return DType::kF16;
+    case GgmlType::kBF16:
+      return DType::kBF16;
+    case GgmlType::kQ8_0:
+      return DType::kQ8_0;
+    case GgmlType::kQ4_0:
+      return DType::kQ4_0;
+  }
+  return DType::kF32;
+}
+
 class Loader {
  public:
   Loader(ModelWeights* w, const GgufFile& file) : w_(w), file_(file) {}
 
   bool Has(const std::string& name) const { return file_.FindTensor(name) != nullptr; }
 
-  // The float32 data of tensor `name`, which must have `shape` (outermost first). With
-  // rotary_heads > 0 the rows are put back from the converter's rotary order (see
+  // The float32 data of vector `name` (norms, biases), which must have `shape`. With
+  // rotary_heads > 0 the elements are put back from the converter's rotary order (see
   // UnpermuteRotaryRows) for that many heads.
   Result<const float*> Get(const std::string& name, const std::vector<int64_t>& shape,
                            int64_t rotary_heads = 0) {
+    TF_ASSIGN_OR_RETURN(const GgufTensor* t, Find(name, shape));
+    const uint8_t* src = Reordered(*t, shape[0], rotary_heads);
+    bool aligned = reinterpret_cast<uintptr_t>(src) % alignof(float) == 0;
+    if (t->type == GgmlType::kF32 && aligned) return reinterpret_cast<const float*>(src);
+    auto* out = reinterpret_cast<float*>(NewWeightBuffer(w_, t->NumElements() * sizeof(float)));
+    DequantizeGguf(t->type, src, t->NumElements(), out);
+    return static_cast<const float*>(out);
+  }
+
+  // Matrix `name` of shape [rows, cols] in its own type, in place in the file unless its rows
+  // are put back from the rotary order (then a reordered copy) or it is misaligned F32.
+  Result<WeightMatrix> Matrix(const std::string& name, int64_t rows, int64_t cols,
+                              int64_t rotary_heads = 0) {
+    TF_ASSIGN_OR_RETURN(const GgufTensor* t, Find(name, {rows, cols}));
+    WeightMatrix m{ToDType(t->type), Reordered(*t, rows, rotary_heads), rows, cols, name};
+    if (m.type == DType::kF32 && reinterpret_cast<uintptr_t>(m.data) % alignof(float) != 0) {
+      uint8_t* copy = NewWeightBuffer(w_, t->num_bytes);
+      std::memcpy(copy, m.data, t->num_bytes);
+      m.data = copy;
+    }
+    return m;
+  }
+
+ private:
+  Result<const GgufTensor*> Find(const std::string& name, const std::vector<int64_t>& shape) {
     const GgufTensor* t = file_.FindTensor(name);
     if (t == nullptr) {
       return InvalidArgument(file_.path() + ": tensor '" + name +
@@ -61,24 +103,19 @@ class Loader {
       return InvalidArgument(file_.path() + ": tensor '" + name + "' has shape " +
                              Shape(t->Shape()) + " but the metadata implies " + Shape(shape));
     }
-    const uint8_t* src = t->data;
-    std::vector<uint8_t> reordered;
-    if (rotary_heads > 0) {
-      size_t row_bytes = t->num_bytes / static_cast<size_t>(shape[0]);
-      reordered.resize(t->num_bytes);
-      UnpermuteRotaryRows(src, row_bytes, rotary_heads, shape[0] / rotary_heads, reordered.data());
-      src = reordered.data();
-    }
-    bool aligned = reinterpret_cast<uintptr_t>(src) % alignof(float) == 0;
-    if (t->type == GgmlType::kF32 && aligned && reordered.empty()) {
-      return reinterpret_cast<const float*>(src);
-    }
-    std::vector<float>& out = w_->converted.emplace_back(t->NumElements());
-    DequantizeGguf(t->type, src, out.size(), out.data());
-    return static_cast<const float*>(out.data());
+    return t;
   }
 
- private:
+  // t's bytes, or with rotary_heads > 0 a copy (owned by the weights) with its `rows` rows put
+  // back from the rotary order.
+  const uint8_t* Reordered(const GgufTensor& t, int64_t rows, int64_t rotary_heads) {
+    if (rotary_heads == 0) return t.data;
+    uint8_t* out = NewWeightBuffer(w_, t.num_bytes);
+    UnpermuteRotaryRows(t.data, t.num_bytes / static_cast<size_t>(rows), rotary_heads,
+                        rows / rotary_heads, out);
+    return out;
+  }
+
   ModelWeights* w_;
   const GgufFile& file_;
 };
@@ -194,22 +231,22 @@ Result<ModelConfig> GgufModelConfig(const GgufFile& file) {
 
 Result<ModelWeights> LoadGgufWeights(std::shared_ptr<const GgufFile> file, const ModelConfig& c) {
   ModelWeights w;
-  w.gguf = file;
+  w.storage.push_back(file);
   Loader l(&w, *file);
   const int64_t h = c.hidden_size, q_dim = c.num_heads * c.head_dim;
   const int64_t kv_dim = c.num_kv_heads * c.head_dim, ff = c.intermediate_size;
   // llama files keep q and k (and their biases) in the converter's rotary order.
   const bool reordered = c.model_type == "llama";
   const int64_t q_heads = reordered ? c.num_heads : 0, k_heads = reordered ? c.num_kv_heads : 0;
-  TF_ASSIGN_OR_RETURN(w.embed, l.Get("token_embd.weight", {c.vocab_size, h}));
+  TF_ASSIGN_OR_RETURN(w.embed, l.Matrix("token_embd.weight", c.vocab_size, h));
   for (int64_t i = 0; i < c.num_layers; ++i) {
     std::string p = "blk." + std::to_string(i) + ".";
     LayerWeights lw;
     TF_ASSIGN_OR_RETURN(lw.attn_norm, l.Get(p + "attn_norm.weight", {h}));
-    TF_ASSIGN_OR_RETURN(lw.wq, l.Get(p + "attn_q.weight", {q_dim, h}, q_heads));
-    TF_ASSIGN_OR_RETURN(lw.wk, l.Get(p + "attn_k.weight", {kv_dim, h}, k_heads));
-    TF_ASSIGN_OR_RETURN(lw.wv, l.Get(p + "attn_v.weight", {kv_dim, h}));
-    TF_ASSIGN_OR_RETURN(lw.wo, l.Get(p + "attn_output.weight", {h, q_dim}));
+    TF_ASSIGN_OR_RETURN(lw.wq, l.Matrix(p + "attn_q.weight", q_dim, h, q_heads));
+    TF_ASSIGN_OR_RETURN(lw.wk, l.Matrix(p + "attn_k.weight", kv_dim, h, k_heads));
+    TF_ASSIGN_OR_RETURN(lw.wv, l.Matrix(p + "attn_v.weight", kv_dim, h));
+    TF_ASSIGN_OR_RETURN(lw.wo, l.Matrix(p + "attn_output.weight", h, q_dim));
     if (c.qkv_bias) {
       TF_ASSIGN_OR_RETURN(lw.bq, l.Get(p + "attn_q.bias", {q_dim}, q_heads));
       TF_ASSIGN_OR_RETURN(lw.bk, l.Get(p + "attn_k.bias", {kv_dim}, k_heads));
@@ -219,16 +256,16 @@ Result<ModelWeights> LoadGgufWeights(std::shared_ptr<const GgufFile> file, const
       TF_ASSIGN_OR_RETURN(lw.bo, l.Get(p + "attn_output.bias", {h}));
     }
     TF_ASSIGN_OR_RETURN(lw.ffn_norm, l.Get(p + "ffn_norm.weight", {h}));
-    TF_ASSIGN_OR_RETURN(lw.w_gate, l.Get(p + "ffn_gate.weight", {ff, h}));
-    TF_ASSIGN_OR_RETURN(lw.w_up, l.Get(p + "ffn_up.weight", {ff, h}));
-    TF_ASSIGN_OR_RETURN(lw.w_down, l.Get(p + "ffn_down.weight", {h, ff}));
-    w.layers.push_back(lw);
+    TF_ASSIGN_OR_RETURN(lw.w_gate, l.Matrix(p + "ffn_gate.weight", ff, h));
+    TF_ASSIGN_OR_RETURN(lw.w_up, l.Matrix(p + "ffn_up.weight", ff, h));
+    TF_ASSIGN_OR_RETURN(lw.w_down, l.Matrix(p + "ffn_down.weight", h, ff));
+    w.layers.push_back(std::move(lw));
   }
   TF_ASSIGN_OR_RETURN(w.final_norm, l.Get("output_norm.weight", {h}));
   if (c.tie_word_embeddings) {
     w.lm_head = w.embed;
   } else {
-    TF_ASSIGN_OR_RETURN(w.lm_head, l.Get("output.weight", {c.vocab_size, h}));
+    TF_ASSIGN_OR_RETURN(w.lm_head, l.Matrix("output.weight", c.vocab_size, h));
   }
   return w;
 }

@@ -4,8 +4,9 @@
 // Architectures: "llama" (Llama 2 and 3, Mistral, whose GGUF files say llama) and "qwen2". The
 // llama.cpp converter stores the q and k projections of "llama" files with the rows of each head
 // reordered for its interleaved rotary layout; they are put back in the Hugging Face order here,
-// so the forward pass is the same for both formats. In this version every weight becomes float32
-// in memory (F32 used in place; F16, BF16, Q8_0 and Q4_0 converted at load).
+// so the forward pass is the same for both formats. Weight matrices stay in their type (F32, F16,
+// BF16, Q8_0, Q4_0) and are used in place from the mapping (the reordered q and k as copies);
+// norms and biases become float32.
 #pragma once
 
 #include <memory>

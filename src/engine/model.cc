@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/gguf_model.h"
+#include "engine/matmul.h"
 #include "engine/rope.h"
 
 namespace tf::engine {
@@ -34,9 +35,12 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& path, const ModelO
   return FromWeights(std::move(config), std::move(weights), options);
 }
 
-std::unique_ptr<Model> Model::FromWeights(ModelConfig config, ModelWeights weights,
-                                          const ModelOptions& options) {
-  return std::unique_ptr<Model>(new Model(std::move(config), std::move(weights), options));
+Result<std::unique_ptr<Model>> Model::FromWeights(ModelConfig config, ModelWeights weights,
+                                                  const ModelOptions& options) {
+  TF_RETURN_IF_ERROR(CheckWeights(config, weights));
+  std::unique_ptr<Model> model(new Model(std::move(config), std::move(weights), options));
+  QuantizeWeights(options.quantize, model->pool_, &model->weights_);
+  return model;
 }
 
 Model::Model(ModelConfig config, ModelWeights weights, const ModelOptions& options)
@@ -62,15 +66,9 @@ int64_t Model::KvBlockBytes() const {
                                  kKvBlockSize);
 }
 
-void Model::MatMul(const float* w, const float* x, float* y, int64_t n, int64_t n_in,
+void Model::MatMul(const WeightMatrix& w, const float* x, float* y, int64_t n, int64_t n_in,
                    int64_t n_out) {
-  // Rows per range: enough work (about 64 Ki multiply-adds) to be worth a thread.
-  int64_t min_rows = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, n * n_in));
-  const auto* k = kernels_;
-  pool_.ParallelFor(
-      n_out,
-      [&](int64_t begin, int64_t end) { k->matmul_rows(w, x, y, n, n_in, n_out, begin, end); },
-      min_rows);
+  engine::MatMul(*kernels_, pool_, w, x, y, n);  // w is [n_out, n_in]
 }
 
 // The rows of one step: which sequence each token row belongs to and its position.
@@ -176,7 +174,7 @@ void Model::Run(std::span<const BatchSequence> batch, const StepRows& rows,
   int64_t row = 0;
   for (const BatchSequence& b : batch) {
     for (int32_t id : b.tokens) {
-      std::copy_n(weights_.embed + int64_t{id} * h, h, x.data() + row * h);
+      ReadRow(weights_.embed, id, x.data() + row * h);
       ++row;
     }
   }

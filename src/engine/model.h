@@ -15,6 +15,7 @@
 #include "engine/config.h"
 #include "engine/kernels/kernels.h"
 #include "engine/kv_cache.h"
+#include "engine/quantize_weights.h"
 #include "engine/thread_pool.h"
 #include "engine/weights.h"
 
@@ -23,6 +24,8 @@ namespace tf::engine {
 struct ModelOptions {
   int num_threads = 0;                          // 0: one per hardware thread
   const kernels::KernelSet* kernels = nullptr;  // null: the best this CPU supports
+  // Load-time quantisation of the F32/F16/BF16 weight matrices (see quantize_weights.h).
+  Quantize quantize = Quantize::kNone;
 };
 
 // One sequence's share of a batched forward step (Model::ForwardBatch).
@@ -38,12 +41,15 @@ class Model {
   // weights.h) or, when `path` is a GGUF file, that file (gguf_model.h), checking every tensor's
   // shape against the config. Errors name the file and what is wrong.
   static Result<std::unique_ptr<Model>> Load(const std::string& path, const ModelOptions& options);
-  // A model over weights already loaded and checked against `config`.
-  static std::unique_ptr<Model> FromWeights(ModelConfig config, ModelWeights weights,
-                                            const ModelOptions& options);
+  // A model over weights another loader built (see weights.h for how): checks them against the
+  // config (CheckWeights), then quantises them as the options say. `config` must be valid (as
+  // LoadModelConfig returns it).
+  static Result<std::unique_ptr<Model>> FromWeights(ModelConfig config, ModelWeights weights,
+                                                    const ModelOptions& options);
 
   const ModelConfig& config() const { return config_; }
   const kernels::KernelSet& kernels() const { return *kernels_; }
+  const ModelWeights& weights() const { return weights_; }
   int num_threads() const { return pool_.num_threads(); }
 
   // An empty cache for one sequence of up to `capacity` positions (at most config().MaxContext()),
@@ -86,7 +92,8 @@ class Model {
   // One decoder layer over x: [n, hidden], in place.
   void Layer(int64_t layer, const StepRows& rows, float* x);
   // y: [n, n_out] = x: [n, n_in] times w: [n_out, n_in] transposed, split over the pool.
-  void MatMul(const float* w, const float* x, float* y, int64_t n, int64_t n_in, int64_t n_out);
+  void MatMul(const WeightMatrix& w, const float* x, float* y, int64_t n, int64_t n_in,
+              int64_t n_out);
 
   ModelConfig config_;
   ModelWeights weights_;

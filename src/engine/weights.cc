@@ -1,11 +1,15 @@
 #include "engine/weights.h"
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+
+#include "engine/quant.h"
 
 namespace tf::engine {
 namespace {
@@ -49,11 +53,10 @@ Result<std::vector<std::string>> CheckpointFiles(const std::string& dir) {
 
 class Loader {
  public:
-  Loader(ModelWeights* w, std::string config_name) : w_(w), config_name_(std::move(config_name)) {}
-
-  void Index() {
-    for (const auto& file : w_->files) {
-      for (const auto& t : file->tensors()) found_.emplace(t.name, Found{&t, file.get()});
+  Loader(ModelWeights* w, std::vector<const SafetensorsFile*> files, std::string config_name)
+      : w_(w), files_(std::move(files)), config_name_(std::move(config_name)) {
+    for (const SafetensorsFile* file : files_) {
+      for (const auto& t : file->tensors()) found_.emplace(t.name, Found{&t, file});
     }
   }
 
@@ -61,9 +64,32 @@ class Loader {
 
   // The float32 data of tensor `name`, which must have shape `shape`.
   Result<const float*> Get(const std::string& name, const std::vector<int64_t>& shape) {
+    TF_ASSIGN_OR_RETURN(const TensorView* t, Find(name, shape));
+    bool aligned = reinterpret_cast<uintptr_t>(t->data) % alignof(float) == 0;
+    if (t->dtype == DType::kF32 && aligned) return reinterpret_cast<const float*>(t->data);
+    return Converted(*t);
+  }
+
+  // Matrix `name` of shape [rows, cols], in place in its own type (F32 copied if misaligned).
+  Result<WeightMatrix> Matrix(const std::string& name, int64_t rows, int64_t cols) {
+    TF_ASSIGN_OR_RETURN(const TensorView* t, Find(name, {rows, cols}));
+    WeightMatrix m{t->dtype, t->data, rows, cols, name};
+    if (t->dtype == DType::kF32 && reinterpret_cast<uintptr_t>(t->data) % alignof(float) != 0) {
+      m.data = Converted(*t);
+    }
+    return m;
+  }
+
+ private:
+  struct Found {
+    const TensorView* view;
+    const SafetensorsFile* file;
+  };
+
+  Result<const TensorView*> Find(const std::string& name, const std::vector<int64_t>& shape) {
     auto it = found_.find(name);
     if (it == found_.end()) {
-      std::string where = w_->files.size() == 1 ? w_->files[0]->path() : "the checkpoint";
+      std::string where = files_.size() == 1 ? files_[0]->path() : "the checkpoint";
       return InvalidArgument(where + ": tensor '" + name + "' is missing; " + config_name_ +
                              " needs it with shape " + Shape(shape));
     }
@@ -72,45 +98,125 @@ class Loader {
       return InvalidArgument(it->second.file->path() + ": tensor '" + name + "' has shape " +
                              t.ShapeString() + " but " + config_name_ + " implies " + Shape(shape));
     }
-    bool aligned = reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0;
-    if (t.dtype == DType::kF32 && aligned) return reinterpret_cast<const float*>(t.data);
-    std::vector<float>& out = w_->converted.emplace_back(t.NumElements());
-    ConvertToF32(t.dtype, t.data, out.size(), out.data());
-    return static_cast<const float*>(out.data());
+    return &t;
   }
 
- private:
-  struct Found {
-    const TensorView* view;
-    const SafetensorsFile* file;
-  };
+  const float* Converted(const TensorView& t) {
+    auto* out = reinterpret_cast<float*>(NewWeightBuffer(w_, t.NumElements() * sizeof(float)));
+    ConvertToF32(t.dtype, t.data, t.NumElements(), out);
+    return out;
+  }
+
   ModelWeights* w_;
+  std::vector<const SafetensorsFile*> files_;
   std::string config_name_;
   std::map<std::string, Found> found_;
 };
 
+Status CheckMatrix(const WeightMatrix& m, int64_t rows, int64_t cols, const std::string& role) {
+  std::string what = "weight matrix '" + (m.name.empty() ? role : m.name) + "'";
+  if (m.data == nullptr) return InvalidArgument(what + " (" + role + ") has no data");
+  if (m.rows != rows || m.cols != cols) {
+    return InvalidArgument(what + " has shape " + Shape({m.rows, m.cols}) +
+                           " but the config implies " + Shape({rows, cols}) + " (" + role + ")");
+  }
+  if (IsBlockType(m.type) && cols % kQuantBlock != 0) {
+    return InvalidArgument(what + " is " + std::string(DTypeName(m.type)) + " with " +
+                           std::to_string(cols) + " columns; block formats need a multiple of " +
+                           std::to_string(kQuantBlock));
+  }
+  if (m.type == DType::kF32 && reinterpret_cast<uintptr_t>(m.data) % alignof(float) != 0) {
+    return InvalidArgument(what + " is F32 data that is not 4-byte aligned");
+  }
+  return OkStatus();
+}
+
 }  // namespace
+
+uint8_t* NewWeightBuffer(ModelWeights* w, size_t bytes) {
+  constexpr std::align_val_t kAlign{64};
+  auto* buffer = static_cast<uint8_t*>(::operator new(std::max<size_t>(bytes, 1), kAlign));
+  std::memset(buffer, 0, bytes);
+  w->storage.emplace_back(buffer, [](const void* p) {
+    ::operator delete (const_cast<void*>(p), std::align_val_t{64});
+  });
+  return buffer;
+}
+
+void ReadRow(const WeightMatrix& m, int64_t r, float* out) {
+  DequantizeRow(m.type, m.row(r), m.cols, out);
+}
+
+std::string MatrixTypesSummary(const ModelWeights& w) {
+  std::map<DType, int> counts;
+  for (const LayerWeights& l : w.layers) {
+    for (const WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
+      ++counts[m->type];
+    }
+  }
+  ++counts[w.embed.type];
+  if (w.lm_head.data != w.embed.data) ++counts[w.lm_head.type];
+  std::string out;
+  for (const auto& [type, n] : counts) {
+    out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(DTypeName(type));
+  }
+  return out;
+}
+
+Status CheckWeights(const ModelConfig& c, const ModelWeights& w) {
+  const int64_t h = c.hidden_size, q_dim = c.num_heads * c.head_dim;
+  const int64_t kv_dim = c.num_kv_heads * c.head_dim, ff = c.intermediate_size;
+  TF_RETURN_IF_ERROR(CheckMatrix(w.embed, c.vocab_size, h, "token embedding"));
+  TF_RETURN_IF_ERROR(CheckMatrix(w.lm_head, c.vocab_size, h, "LM head"));
+  if (w.final_norm == nullptr) return InvalidArgument("the final norm's weights are missing");
+  if (static_cast<int64_t>(w.layers.size()) != c.num_layers) {
+    return InvalidArgument("the weights have " + std::to_string(w.layers.size()) +
+                           " layers but the config has " + std::to_string(c.num_layers));
+  }
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const LayerWeights& l = w.layers[i];
+    const std::string layer = "layer " + std::to_string(i) + " ";
+    TF_RETURN_IF_ERROR(CheckMatrix(l.wq, q_dim, h, layer + "q projection"));
+    TF_RETURN_IF_ERROR(CheckMatrix(l.wk, kv_dim, h, layer + "k projection"));
+    TF_RETURN_IF_ERROR(CheckMatrix(l.wv, kv_dim, h, layer + "v projection"));
+    TF_RETURN_IF_ERROR(CheckMatrix(l.wo, h, q_dim, layer + "output projection"));
+    TF_RETURN_IF_ERROR(CheckMatrix(l.w_gate, ff, h, layer + "gate projection"));
+    TF_RETURN_IF_ERROR(CheckMatrix(l.w_up, ff, h, layer + "up projection"));
+    TF_RETURN_IF_ERROR(CheckMatrix(l.w_down, h, ff, layer + "down projection"));
+    if (l.attn_norm == nullptr || l.ffn_norm == nullptr) {
+      return InvalidArgument(layer + "norm weights are missing");
+    }
+    if (c.qkv_bias && (l.bq == nullptr || l.bk == nullptr || l.bv == nullptr)) {
+      return InvalidArgument(layer + "q/k/v biases are missing; the config has them");
+    }
+    if (c.o_bias && l.bo == nullptr) {
+      return InvalidArgument(layer + "output bias is missing; the config has it");
+    }
+  }
+  return OkStatus();
+}
 
 Result<ModelWeights> LoadWeights(const std::string& dir, const ModelConfig& c) {
   ModelWeights w;
   TF_ASSIGN_OR_RETURN(auto paths, CheckpointFiles(dir));
+  std::vector<const SafetensorsFile*> files;
   for (const auto& path : paths) {
     TF_ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(path));
-    w.files.push_back(std::move(file));
+    files.push_back(file.get());
+    w.storage.push_back(std::shared_ptr<const SafetensorsFile>(std::move(file)));
   }
-  Loader l(&w, dir + "/config.json");
-  l.Index();
+  Loader l(&w, std::move(files), dir + "/config.json");
   const int64_t h = c.hidden_size, q_dim = c.num_heads * c.head_dim;
   const int64_t kv_dim = c.num_kv_heads * c.head_dim, ff = c.intermediate_size;
-  TF_ASSIGN_OR_RETURN(w.embed, l.Get("model.embed_tokens.weight", {c.vocab_size, h}));
+  TF_ASSIGN_OR_RETURN(w.embed, l.Matrix("model.embed_tokens.weight", c.vocab_size, h));
   for (int64_t i = 0; i < c.num_layers; ++i) {
     std::string p = "model.layers." + std::to_string(i) + ".";
     LayerWeights lw;
     TF_ASSIGN_OR_RETURN(lw.attn_norm, l.Get(p + "input_layernorm.weight", {h}));
-    TF_ASSIGN_OR_RETURN(lw.wq, l.Get(p + "self_attn.q_proj.weight", {q_dim, h}));
-    TF_ASSIGN_OR_RETURN(lw.wk, l.Get(p + "self_attn.k_proj.weight", {kv_dim, h}));
-    TF_ASSIGN_OR_RETURN(lw.wv, l.Get(p + "self_attn.v_proj.weight", {kv_dim, h}));
-    TF_ASSIGN_OR_RETURN(lw.wo, l.Get(p + "self_attn.o_proj.weight", {h, q_dim}));
+    TF_ASSIGN_OR_RETURN(lw.wq, l.Matrix(p + "self_attn.q_proj.weight", q_dim, h));
+    TF_ASSIGN_OR_RETURN(lw.wk, l.Matrix(p + "self_attn.k_proj.weight", kv_dim, h));
+    TF_ASSIGN_OR_RETURN(lw.wv, l.Matrix(p + "self_attn.v_proj.weight", kv_dim, h));
+    TF_ASSIGN_OR_RETURN(lw.wo, l.Matrix(p + "self_attn.o_proj.weight", h, q_dim));
     if (c.qkv_bias) {
       TF_ASSIGN_OR_RETURN(lw.bq, l.Get(p + "self_attn.q_proj.bias", {q_dim}));
       TF_ASSIGN_OR_RETURN(lw.bk, l.Get(p + "self_attn.k_proj.bias", {kv_dim}));
@@ -120,16 +226,16 @@ Result<ModelWeights> LoadWeights(const std::string& dir, const ModelConfig& c) {
       TF_ASSIGN_OR_RETURN(lw.bo, l.Get(p + "self_attn.o_proj.bias", {h}));
     }
     TF_ASSIGN_OR_RETURN(lw.ffn_norm, l.Get(p + "post_attention_layernorm.weight", {h}));
-    TF_ASSIGN_OR_RETURN(lw.w_gate, l.Get(p + "mlp.gate_proj.weight", {ff, h}));
-    TF_ASSIGN_OR_RETURN(lw.w_up, l.Get(p + "mlp.up_proj.weight", {ff, h}));
-    TF_ASSIGN_OR_RETURN(lw.w_down, l.Get(p + "mlp.down_proj.weight", {h, ff}));
-    w.layers.push_back(lw);
+    TF_ASSIGN_OR_RETURN(lw.w_gate, l.Matrix(p + "mlp.gate_proj.weight", ff, h));
+    TF_ASSIGN_OR_RETURN(lw.w_up, l.Matrix(p + "mlp.up_proj.weight", ff, h));
+    TF_ASSIGN_OR_RETURN(lw.w_down, l.Matrix(p + "mlp.down_proj.weight", h, ff));
+    w.layers.push_back(std::move(lw));
   }
   TF_ASSIGN_OR_RETURN(w.final_norm, l.Get("model.norm.weight", {h}));
   if (c.tie_word_embeddings && !l.Has("lm_head.weight")) {
     w.lm_head = w.embed;
   } else {
-    TF_ASSIGN_OR_RETURN(w.lm_head, l.Get("lm_head.weight", {c.vocab_size, h}));
+    TF_ASSIGN_OR_RETURN(w.lm_head, l.Matrix("lm_head.weight", c.vocab_size, h));
   }
   return w;
 }

@@ -1,50 +1,86 @@
 // A checkpoint's tensors, found by their Hugging Face names and checked against the config.
 //
-// In this version every weight is float32 in memory: F32 tensors are used in place from the
-// mapped file (copied only if misaligned); BF16 and F16 tensors are converted to float32 when
-// loaded, so they take twice their file size in memory. Computing on 16-bit weights directly
-// comes with the quantised formats.
+// The 2-D weights (projections, LM head, embedding) are WeightMatrix values: typed rows used in
+// place where possible. From safetensors, F32, F16 and BF16 tensors are used in place from the
+// mapped file (F32 is copied only if it is not 4-byte aligned); the kernels compute on the 16-bit
+// types directly. Norms and biases are float32 (F16/BF16 ones converted at load).
+//
+// Other loaders (GGUF) build a ModelWeights themselves and hand it to Model::FromWeights:
+//   - every WeightMatrix gets its type, rows and cols ([out, in] as Hugging Face stores them:
+//     one row per output) and data pointing at rows * RowBytes(type, cols) bytes, row after row
+//     (Q8_0/Q4_0 blocks run along a row, so cols must be a multiple of 32); F32 data must be
+//     4-byte aligned, the other types may have any alignment; `name` is the tensor's name in
+//     its file, used in errors;
+//   - norms and biases are float32 pointers (4-byte aligned);
+//   - `storage` keeps alive whatever the pointers point into (a mapped file, a buffer made with
+//     NewWeightBuffer); the ModelWeights may be moved, so the pointed-to bytes must not move.
+// Model::FromWeights checks every shape against the config (CheckWeights) before using them.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "engine/config.h"
+#include "engine/dtype.h"
 #include "engine/safetensors.h"
 
 namespace tf::engine {
 
-class GgufFile;
+struct WeightMatrix {
+  DType type = DType::kF32;
+  const void* data = nullptr;  // [rows, cols] of `type`: rows * RowBytes(type, cols) bytes
+  int64_t rows = 0;
+  int64_t cols = 0;
+  std::string name;  // the tensor's name in its file, for errors
+
+  size_t row_bytes() const { return RowBytes(type, cols); }
+  const uint8_t* row(int64_t r) const {
+    return static_cast<const uint8_t*>(data) + static_cast<size_t>(r) * row_bytes();
+  }
+};
 
 struct LayerWeights {
   const float* attn_norm;     // [hidden]
-  const float* wq;            // [num_heads * head_dim, hidden]
-  const float* wk;            // [num_kv_heads * head_dim, hidden]
-  const float* wv;            // [num_kv_heads * head_dim, hidden]
-  const float* wo;            // [hidden, num_heads * head_dim]
+  WeightMatrix wq;            // [num_heads * head_dim, hidden]
+  WeightMatrix wk;            // [num_kv_heads * head_dim, hidden]
+  WeightMatrix wv;            // [num_kv_heads * head_dim, hidden]
+  WeightMatrix wo;            // [hidden, num_heads * head_dim]
   const float* bq = nullptr;  // [num_heads * head_dim], with qkv_bias
   const float* bk = nullptr;  // [num_kv_heads * head_dim], with qkv_bias
   const float* bv = nullptr;  // [num_kv_heads * head_dim], with qkv_bias
   const float* bo = nullptr;  // [hidden], with o_bias
   const float* ffn_norm;      // [hidden]
-  const float* w_gate;        // [intermediate, hidden]
-  const float* w_up;          // [intermediate, hidden]
-  const float* w_down;        // [hidden, intermediate]
+  WeightMatrix w_gate;        // [intermediate, hidden]
+  WeightMatrix w_up;          // [intermediate, hidden]
+  WeightMatrix w_down;        // [hidden, intermediate]
 };
 
 struct ModelWeights {
-  const float* embed;  // [vocab, hidden]
+  WeightMatrix embed;  // [vocab, hidden]; read one row per token
   std::vector<LayerWeights> layers;
   const float* final_norm;  // [hidden]
-  const float* lm_head;     // [vocab, hidden]; the embedding when tied
+  WeightMatrix lm_head;     // [vocab, hidden]; the embedding when tied
 
-  // What the pointers point into.
-  std::vector<std::unique_ptr<SafetensorsFile>> files;
-  std::shared_ptr<const GgufFile> gguf;  // a model loaded from a GGUF file (gguf_model.h)
-  std::vector<std::vector<float>> converted;
+  // What the pointers point into: mapped files, converted or quantised buffers.
+  std::vector<std::shared_ptr<const void>> storage;
 };
+
+// A zeroed buffer of `bytes` bytes, 64-byte aligned, owned by w->storage.
+uint8_t* NewWeightBuffer(ModelWeights* w, size_t bytes);
+
+// Writes row `r` of m as float32. out: [m.cols].
+void ReadRow(const WeightMatrix& m, int64_t r, float* out);
+
+// How many weight matrices (layers' projections, LM head, embedding; a tied head counted once)
+// have each type, in DType order: "2 F32, 14 Q8_0".
+std::string MatrixTypesSummary(const ModelWeights& w);
+
+// Every matrix and vector the config needs is present with the config's shape, and block-format
+// matrices have whole blocks per row. InvalidArgument naming the tensor otherwise.
+Status CheckWeights(const ModelConfig& config, const ModelWeights& w);
 
 // Opens dir/model.safetensors, or the shards that dir/model.safetensors.index.json lists, and
 // finds every tensor the config needs. A missing tensor, or one whose shape differs from what
