@@ -19,14 +19,25 @@ struct GenerateFlags {
   std::string prompt;
   int64_t max_tokens = 32;
   int threads = 0;
+  std::string quantize = "none";
   bool ignore_eos = false;
 };
+
+void AddQuantizeOption(CLI::App* app, std::string* value) {
+  app->add_option("--quantize", *value,
+                  "Quantise the F32/F16/BF16 weight matrices at load: none, q8_0 (8-bit blocks, "
+                  "about half of F16's memory and bandwidth) or q4_0")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "q8_0", "q4_0"}))
+      ->type_name("TYPE");
+}
 
 double PerSecond(double count, double seconds) { return seconds > 0 ? count / seconds : 0; }
 
 int Generate(const Connection& conn, const GenerateFlags& f) {
   engine::ModelOptions options;
   options.num_threads = f.threads;
+  options.quantize = engine::ParseQuantize(f.quantize).value_or(engine::Quantize::kNone);
   auto model = engine::Model::Load(f.model_dir, options);
   if (!model.ok()) return Fail(model.status());
   auto tokenizer = engine::LoadTokenizer(f.tokenizer_dir.empty() ? f.model_dir : f.tokenizer_dir);
@@ -63,16 +74,18 @@ int Generate(const Connection& conn, const GenerateFlags& f) {
                {"prefill_tokens_per_second", prefill_tps},
                {"decode_tokens_per_second", decode_tps},
                {"kernels", (*model)->kernels().name},
-               {"threads", (*model)->num_threads()}});
+               {"threads", (*model)->num_threads()},
+               {"weights", engine::MatrixTypesSummary((*model)->weights())}});
     return 0;
   }
   std::cout << tail << "\n";
   std::fprintf(stderr,
                "%lld prompt tokens, %lld generated; prefill %.1f tokens/s, decode %.1f tokens/s "
-               "(%s kernels, %d threads)\n",
+               "(%s kernels, %d threads; weight matrices: %s)\n",
                static_cast<long long>(stats.prompt_tokens),
                static_cast<long long>(stats.generated_tokens), prefill_tps, decode_tps,
-               (*model)->kernels().name, (*model)->num_threads());
+               (*model)->kernels().name, (*model)->num_threads(),
+               engine::MatrixTypesSummary((*model)->weights()).c_str());
   return 0;
 }
 
@@ -101,6 +114,7 @@ void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code) {
   gen->add_option("--threads", flags->threads, "Threads for the kernels (0: one per core)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
+  AddQuantizeOption(gen, &flags->quantize);
   gen->add_flag("--ignore-eos", flags->ignore_eos, "Keep going after an end-of-sequence token");
   gen->callback([&conn, &exit_code, flags] { exit_code = Generate(conn, *flags); });
 
@@ -133,6 +147,7 @@ void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code) {
                    "Requests decoded together in one step (continuous batching); more wait")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
+  AddQuantizeOption(serve, &serve_flags->quantize);
   serve
       ->add_option("--served-name", serve_flags->served_name,
                    "The model's name in the API (default: the directory's or file's name)")

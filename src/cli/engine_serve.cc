@@ -30,6 +30,11 @@ Result<std::unique_ptr<LoadedModel>> Load(const EngineServeFlags& f, ServeMetric
   loaded->tokenizer_dir = f.tokenizer_dir.empty() ? f.model_dir : f.tokenizer_dir;
   engine::ModelOptions options;
   options.num_threads = f.threads;
+  if (auto q = engine::ParseQuantize(f.quantize)) {
+    options.quantize = *q;
+  } else {
+    return InvalidArgument("--quantize: '" + f.quantize + "' is not none, q8_0 or q4_0");
+  }
   auto model = engine::Model::Load(f.model_dir, options);
   if (!model.ok()) return model.status();
   loaded->model = std::move(model).value();
