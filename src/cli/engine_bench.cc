@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/engine_bench_measure.h"
+#include "cli/engine_flags.h"
 #include "cli/table.h"
 #include "engine/model.h"
 
@@ -17,6 +18,7 @@ namespace {
 struct BenchFlags {
   std::string model;
   int threads = 0;
+  std::string quantize = "none";
   std::string streams = "1,4,16,64";
   bool json = false;
   EngineBenchSettings settings;
@@ -146,6 +148,7 @@ int RunBench(const Connection& conn, BenchFlags f) {
   if (Status s = CheckEngineBenchSettings(f.settings, nullptr); !s.ok()) return Fail(s);
   engine::ModelOptions options;
   options.num_threads = f.threads;
+  options.quantize = engine::ParseQuantize(f.quantize).value_or(engine::Quantize::kNone);
   double t0 = SteadySeconds();
   auto model = engine::Model::Load(f.model, options);
   if (!model.ok()) return Fail(model.status());
@@ -178,6 +181,7 @@ void AddEngineBenchCommand(CLI::App& engine, Connection& conn, int& exit_code) {
   bench->add_option("--threads", f->threads, "Threads for the kernels (0: one per core)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
+  AddQuantizeOption(bench, &f->quantize);
   bench
       ->add_option("--prompt", s.prompt_tokens,
                    "Prompt length for the prefill measurement (0: skip it)")

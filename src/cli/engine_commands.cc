@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/engine_bench.h"
+#include "cli/engine_flags.h"
 #include "cli/engine_serve.h"
 #include "engine/generate.h"
 #include "engine/model.h"
@@ -22,15 +23,6 @@ struct GenerateFlags {
   std::string quantize = "none";
   bool ignore_eos = false;
 };
-
-void AddQuantizeOption(CLI::App* app, std::string* value) {
-  app->add_option("--quantize", *value,
-                  "Quantise the F32/F16/BF16 weight matrices at load: none, q8_0 (8-bit blocks, "
-                  "about half of F16's memory and bandwidth) or q4_0")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"none", "q8_0", "q4_0"}))
-      ->type_name("TYPE");
-}
 
 double PerSecond(double count, double seconds) { return seconds > 0 ? count / seconds : 0; }
 
@@ -90,6 +82,15 @@ int Generate(const Connection& conn, const GenerateFlags& f) {
 }
 
 }  // namespace
+
+void AddQuantizeOption(CLI::App* app, std::string* value) {
+  app->add_option("--quantize", *value,
+                  "Quantise the F32/F16/BF16 weight matrices at load: none, q8_0 (8-bit blocks, "
+                  "about half of F16's memory and bandwidth) or q4_0")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "q8_0", "q4_0"}))
+      ->type_name("TYPE");
+}
 
 void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code) {
   auto* engine = app.add_subcommand("engine", "Run the built-in inference engine locally");
