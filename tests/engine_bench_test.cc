@@ -124,6 +124,7 @@ TEST(EngineBenchCli, JsonReportHasEveryMeasurement) {
   // the LM head (1024x64 each) and the final norm.
   EXPECT_EQ(j["parameters"], 223552);
   EXPECT_FALSE(j["kernels"].get<std::string>().empty());
+  EXPECT_EQ(j["weights"], "16 F32");
   EXPECT_EQ(j["prefill"]["tokens"], 32);
   EXPECT_EQ(j["prefill"]["seconds"].size(), 2u);
   EXPECT_GT(j["prefill"]["tokens_per_second"].get<double>(), 0);
@@ -153,6 +154,8 @@ TEST(EngineBenchCli, RunsAGgufFile) {
   auto j = nlohmann::json::parse(r.output, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.output;
   EXPECT_EQ(j["parameters"], 223552);  // the same model as the checkpoint directory
+  // The layers' projections and the LM head stay 8-bit (the embedding is F16 in this file).
+  EXPECT_EQ(j["weights"], "2 F16, 14 Q8_0");
   EXPECT_EQ(j["decode"][1]["tokens"], 6);
 }
 

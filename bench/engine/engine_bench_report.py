@@ -117,8 +117,9 @@ def results_table(d):
                   f"{fmt(100 * dec[1] / roof if dec.get(1) else None, 0)}% |")
             print(f"| | | **ours / llama.cpp** | " +
                   " | ".join(fmt(ratio(a, b), 2) for a, b in zip(mine, peer)) + " | | |")
-            notes.append(f"{tag}: tensorfleet ran {src} ({j['kernels']} kernels, "
-                         f"{j['threads']} threads; several streams: {j['streams_mode']})")
+            notes.append(f"{tag}: tensorfleet ran {src} (weight matrices: "
+                         f"{j.get('weights', '?')}; {j['kernels']} kernels, {j['threads']} "
+                         f"threads; several streams: {j['streams_mode']})")
             if not src.endswith(".gguf"):
                 notes.append(f"{tag}: the GGUF was refused: "
                              + last_line(os.path.join(d, tag + ".tensorfleet-gguf.log")))

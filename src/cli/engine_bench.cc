@@ -91,7 +91,8 @@ void PrintHuman(const BenchFlags& f, const engine::Model& model, double load_sec
             << c.num_heads << "/" << c.num_kv_heads << " heads, MLP " << c.intermediate_size
             << ", vocabulary " << c.vocab_size << "\n"
             << "engine   " << model.kernels().name << " kernels, " << model.num_threads()
-            << " threads; loaded in " << Fixed(load_seconds, 2) << " s\n"
+            << " threads; weight matrices: " << engine::MatrixTypesSummary(model.weights())
+            << "; loaded in " << Fixed(load_seconds, 2) << " s\n"
             << "tokens   random ids, greedy, no stop at end-of-sequence; " << s.repetitions
             << (s.repetitions == 1 ? " run" : " runs (mean ± stddev)") << " per measurement\n";
   if (!r.prefill.seconds.empty()) {
@@ -128,6 +129,7 @@ void PrintJsonReport(const BenchFlags& f, const engine::Model& model, double loa
              {"model_type", model.config().model_type},
              {"parameters", ParameterCount(model.config())},
              {"kernels", model.kernels().name},
+             {"weights", engine::MatrixTypesSummary(model.weights())},
              {"threads", model.num_threads()},
              {"load_seconds", load_seconds},
              {"settings",
