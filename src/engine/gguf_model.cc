@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "engine/gguf_dequant.h"
 #include "engine/gguf_metadata.h"
+#include "engine/quant.h"
 
 namespace tf::engine {
 namespace {
@@ -74,7 +74,7 @@ class Loader {
     bool aligned = reinterpret_cast<uintptr_t>(src) % alignof(float) == 0;
     if (t->type == GgmlType::kF32 && aligned) return reinterpret_cast<const float*>(src);
     auto* out = reinterpret_cast<float*>(NewWeightBuffer(w_, t->NumElements() * sizeof(float)));
-    DequantizeGguf(t->type, src, t->NumElements(), out);
+    DequantizeRow(ToDType(t->type), src, t->NumElements(), out);
     return static_cast<const float*>(out);
   }
 
@@ -209,8 +209,8 @@ Result<ModelConfig> GgufModelConfig(const GgufFile& file) {
                              std::to_string(c.head_dim / 2) + "]");
     }
     c.rope.freq_factors.resize(c.head_dim / 2);
-    DequantizeGguf(factors->type, factors->data, c.rope.freq_factors.size(),
-                   c.rope.freq_factors.data());
+    DequantizeRow(ToDType(factors->type), factors->data, c.head_dim / 2,
+                  c.rope.freq_factors.data());
   }
   if (m.Has("tokenizer.ggml.bos_token_id")) {
     c.bos_token_id =
