@@ -1,0 +1,77 @@
+// The shard file: many samples in one object, each checkable on its own (docs/datasets.md).
+//
+//   header (32 bytes)   magic "TFSHARD1", version, header size, sample count, table offset
+//   samples             the samples' bytes, back to back, in order
+//   offset table        per sample: offset (u64), size (u32), CRC-32C (u32)
+//   footer (8 bytes)    CRC-32C of the offset table, magic "TFSE"
+//
+// All integers little-endian. ShardWriter builds one; ShardView reads one, trusting nothing: the
+// structure is checked against the shard's size when it is opened and every sample against its
+// CRC-32C when it is read, and every error names the shard and the byte offset.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace tf::datasets {
+
+inline constexpr std::string_view kShardMagic = "TFSHARD1";
+inline constexpr std::string_view kShardEndMagic = "TFSE";
+inline constexpr uint32_t kShardVersion = 1;
+inline constexpr uint64_t kShardHeaderSize = 32;
+inline constexpr uint64_t kShardEntrySize = 16;
+inline constexpr uint64_t kShardFooterSize = 8;
+// A sample's size is a u32 in the table.
+inline constexpr uint64_t kMaxSampleBytes = 0xffffffffu;
+
+// Builds a shard in memory. Not thread-safe.
+class ShardWriter {
+ public:
+  ShardWriter();
+  // kInvalidArgument if the sample is larger than kMaxSampleBytes.
+  Status Add(std::string_view sample);
+  uint64_t sample_count() const { return entries_.size(); }
+  // The size the shard would have if finished now.
+  uint64_t size() const;
+  // The whole shard; the writer is empty again afterwards.
+  std::string Finish();
+
+ private:
+  struct Entry {
+    uint64_t offset;
+    uint32_t size;
+    uint32_t crc;
+  };
+  std::string data_;  // header placeholder and samples so far
+  std::vector<Entry> entries_;
+};
+
+// A shard's bytes, checked. Holds a view of `bytes`: they must outlive it.
+class ShardView {
+ public:
+  // Checks the header, the table's CRC and that every entry lies inside the sample area, in
+  // order and without gaps. kInvalidArgument naming `name` and the offset of the first fault.
+  static Result<ShardView> Open(std::string_view bytes, std::string name);
+
+  uint64_t sample_count() const { return count_; }
+  const std::string& name() const { return name_; }
+  // Sample i (< sample_count()) after checking its CRC-32C; kInvalidArgument naming the shard,
+  // the sample and its offset if it does not match.
+  Result<std::string_view> Sample(uint64_t i) const;
+  // Checks every sample's CRC-32C.
+  Status Verify() const;
+
+ private:
+  ShardView(std::string_view bytes, std::string name, uint64_t count, uint64_t table)
+      : bytes_(bytes), name_(std::move(name)), count_(count), table_(table) {}
+  std::string_view bytes_;
+  std::string name_;
+  uint64_t count_;
+  uint64_t table_;  // offset of the offset table
+};
+
+}  // namespace tf::datasets

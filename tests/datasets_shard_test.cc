@@ -1,0 +1,103 @@
+// The shard format (src/datasets/shard_format.h): what is written reads back, and damage
+// anywhere in a shard is an error that names the shard and the offset, never wrong bytes.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "datasets/shard_format.h"
+
+namespace tf::datasets {
+namespace {
+
+std::string MakeShard(const std::vector<std::string>& samples) {
+  ShardWriter w;
+  for (const auto& s : samples) EXPECT_TRUE(w.Add(s).ok());
+  return w.Finish();
+}
+
+TEST(ShardFormatTest, RoundTripsSamplesIncludingEmptyAndBinaryOnes) {
+  std::vector<std::string> samples = {"first", "", std::string("a\0b\xff", 4),
+                                      std::string(100000, 'x')};
+  ShardWriter w;
+  for (const auto& s : samples) ASSERT_TRUE(w.Add(s).ok());
+  EXPECT_EQ(w.sample_count(), 4u);
+  const uint64_t predicted = w.size();
+  std::string shard = w.Finish();
+  EXPECT_EQ(shard.size(), predicted);
+  EXPECT_EQ(shard.substr(0, 8), "TFSHARD1");
+  auto view = ShardView::Open(shard, "s0");
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  ASSERT_EQ(view->sample_count(), 4u);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    auto s = view->Sample(i);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_EQ(*s, samples[i]);
+  }
+  EXPECT_TRUE(view->Verify().ok());
+  EXPECT_FALSE(view->Sample(4).ok());
+  // The writer starts over after Finish.
+  EXPECT_EQ(w.sample_count(), 0u);
+  auto empty = ShardView::Open(w.Finish(), "empty");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->sample_count(), 0u);
+}
+
+TEST(ShardFormatTest, AFlippedSampleByteFailsThatSampleOnlyNamingShardAndOffset) {
+  std::string shard = MakeShard({"alpha", "bravo", "charlie"});
+  size_t at = shard.find("bravo") + 2;
+  shard[at] ^= 0x01;
+  auto view = ShardView::Open(shard, "datasets/d/shard-00003.tfs");
+  ASSERT_TRUE(view.ok());  // the structure is intact
+  EXPECT_TRUE(view->Sample(0).ok());
+  auto bad = view->Sample(1);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("datasets/d/shard-00003.tfs"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("offset " + std::to_string(shard.find("br"))),
+            std::string::npos)
+      << bad.status().message();
+  EXPECT_NE(bad.status().message().find("sample 1"), std::string::npos);
+  EXPECT_FALSE(view->Verify().ok());
+}
+
+TEST(ShardFormatTest, EveryFlippedByteOutsideTheSamplesIsCaughtAtOpen) {
+  std::string shard = MakeShard({"one", "two", "three"});
+  const size_t samples_end = 32 + 3 + 3 + 5;
+  for (size_t i = 0; i < shard.size(); ++i) {
+    if (i >= 32 && i < samples_end) continue;
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string bad = shard;
+      bad[i] ^= static_cast<char>(1 << bit);
+      auto view = ShardView::Open(bad, "x");
+      if (view.ok()) {
+        // Only the header's padding-free fields matter; a flip that still opens must not
+        // change what is read.
+        ADD_FAILURE() << "a flip at byte " << i << " bit " << bit << " went unnoticed";
+      } else {
+        EXPECT_NE(view.status().message().find("shard x is damaged at offset"),
+                  std::string::npos);
+      }
+    }
+  }
+}
+
+TEST(ShardFormatTest, EveryTruncationAndExtensionIsRefused) {
+  std::string shard = MakeShard({"one", "two"});
+  for (size_t n = 0; n < shard.size(); ++n) {
+    EXPECT_FALSE(ShardView::Open(std::string_view(shard).substr(0, n), "t").ok()) << n;
+  }
+  EXPECT_FALSE(ShardView::Open(shard + "x", "t").ok());
+  EXPECT_FALSE(ShardView::Open("not a shard at all, just some text here", "t").ok());
+}
+
+TEST(ShardFormatTest, AHugeSampleCountIsRefusedWithoutAllocating) {
+  std::string shard = MakeShard({"a"});
+  for (int i = 16; i < 24; ++i) shard[i] = '\xff';
+  auto view = ShardView::Open(shard, "huge");
+  ASSERT_FALSE(view.ok());
+  EXPECT_NE(view.status().message().find("offset 16"), std::string::npos)
+      << view.status().message();
+}
+
+}  // namespace
+}  // namespace tf::datasets
