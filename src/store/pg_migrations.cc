@@ -192,6 +192,30 @@ const std::vector<std::string>& Migrations() {
       CREATE INDEX budget_alerts_due ON budget_alerts (next_delivery_at)
         WHERE next_delivery_at IS NOT NULL;
       )sql",
+      // 6: datasets and their shards (docs/datasets.md). A dataset's shards are written with it,
+      // in one transaction, and deleted with it.
+      R"sql(
+      CREATE TABLE datasets (
+        id TEXT COLLATE "C" PRIMARY KEY,
+        project_id TEXT COLLATE "C" NOT NULL,
+        name TEXT COLLATE "C" NOT NULL,
+        created_at BIGINT NOT NULL,
+        sample_count BIGINT NOT NULL,
+        bytes BIGINT NOT NULL,
+        shard_size BIGINT NOT NULL,
+        source_format TEXT NOT NULL,
+        UNIQUE (project_id, name));
+      CREATE TABLE dataset_shards (
+        dataset_id TEXT COLLATE "C" NOT NULL,
+        ordinal BIGINT NOT NULL,
+        bucket TEXT NOT NULL,
+        object_key BYTEA NOT NULL,
+        samples BIGINT NOT NULL,
+        bytes BIGINT NOT NULL,
+        sha256 TEXT NOT NULL,
+        first_sample BIGINT NOT NULL,
+        PRIMARY KEY (dataset_id, ordinal));
+      )sql",
   };
   return kMigrations;
 }

@@ -1,6 +1,6 @@
 // Private to the PostgreSQL back end: the class behind OpenPostgresStore. Its methods are spread
 // over pg_auth.cc, pg_queues.cc, pg_send.cc, pg_receive.cc, pg_receipts.cc, pg_objects.cc,
-// pg_nodes.cc, pg_jobs.cc, pg_access_keys.cc and pg_budgets.cc.
+// pg_nodes.cc, pg_jobs.cc, pg_access_keys.cc, pg_budgets.cc and pg_datasets.cc.
 #pragma once
 
 #include <functional>
@@ -21,7 +21,8 @@ class PostgresStore final : public Store,
                             public NodeStore,
                             public JobStore,
                             public AccessKeyStore,
-                            public BudgetStore {
+                            public BudgetStore,
+                            public DatasetStore {
  public:
   PostgresStore(std::unique_ptr<PgPool> pool, int schema_version)
       : pool_(std::move(pool)), schema_version_(schema_version) {}
@@ -34,6 +35,7 @@ class PostgresStore final : public Store,
   JobStore& jobs() override { return *this; }
   AccessKeyStore& access_keys() override { return *this; }
   BudgetStore& budgets() override { return *this; }
+  DatasetStore& datasets() override { return *this; }
   void SetQueueListener(std::function<void(int64_t)> listener) override;
   std::unique_ptr<Leadership> NewLeadership() override;  // pg_leadership.cc
   std::string backend() const override { return "postgresql"; }
@@ -128,6 +130,16 @@ class PostgresStore final : public Store,
                                                     int64_t after_seq, int limit) override;
   Result<std::vector<BudgetAlert>> DueBudgetAlerts(TimeMs now, int limit) override;
   Status UpdateBudgetAlertDelivery(const BudgetAlert& alert) override;
+
+  // DatasetStore (pg_datasets.cc)
+  Status CreateDataset(const DatasetRecord& dataset,
+                       const std::vector<DatasetShardRecord>& shards) override;
+  Result<DatasetRecord> GetDataset(const std::string& project_id,
+                                   const std::string& name) override;
+  Result<std::vector<DatasetRecord>> ListDatasets(const std::string& project_id) override;
+  Result<std::vector<DatasetShardRecord>> ListDatasetShards(
+      const std::string& dataset_id) override;
+  Result<std::vector<DatasetShardRecord>> DeleteDataset(const std::string& id) override;
 
  private:
   // Tells this server's listener, after a commit, that messages may have become visible.

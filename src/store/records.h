@@ -267,3 +267,32 @@ struct BudgetAlert {
 };
 
 }  // namespace tf::store
+
+namespace tf::store {
+
+// A dataset: samples packed into shards that are objects of the project (docs/datasets.md).
+// Written once, with all its shards, and never changed; deleted whole.
+struct DatasetRecord {
+  std::string id;             // "ds_<hex>"
+  std::string project_id;
+  std::string name;           // unique in the project
+  TimeMs created_at = 0;
+  int64_t sample_count = 0;
+  int64_t bytes = 0;          // the shards' sizes added up
+  int64_t shard_size = 0;     // the target size the shards were packed to
+  std::string source_format;  // "files", "jsonl" or "text"
+};
+
+// One shard of a dataset: an object and where its samples fall in the dataset's numbering.
+struct DatasetShardRecord {
+  std::string dataset_id;
+  int64_t ordinal = 0;       // 0, 1, 2, ... in dataset order
+  std::string bucket;        // a bucket of the dataset's project
+  std::string key;
+  int64_t samples = 0;
+  int64_t bytes = 0;
+  std::string sha256;        // of the whole shard object, hex
+  int64_t first_sample = 0;  // the samples of the shards before it
+};
+
+}  // namespace tf::store

@@ -177,6 +177,30 @@ const std::vector<std::string>& Migrations() {
       CREATE INDEX budget_alerts_due ON budget_alerts(next_delivery_at)
         WHERE next_delivery_at IS NOT NULL;
       )sql",
+      // 6: datasets and their shards (docs/datasets.md). A dataset's shards are written with it,
+      // in one transaction, and deleted with it.
+      R"sql(
+      CREATE TABLE datasets (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        sample_count INTEGER NOT NULL,
+        bytes INTEGER NOT NULL,
+        shard_size INTEGER NOT NULL,
+        source_format TEXT NOT NULL,
+        UNIQUE (project_id, name));
+      CREATE TABLE dataset_shards (
+        dataset_id TEXT NOT NULL,
+        ordinal INTEGER NOT NULL,
+        bucket TEXT NOT NULL,
+        object_key TEXT NOT NULL,
+        samples INTEGER NOT NULL,
+        bytes INTEGER NOT NULL,
+        sha256 TEXT NOT NULL,
+        first_sample INTEGER NOT NULL,
+        PRIMARY KEY (dataset_id, ordinal)) WITHOUT ROWID;
+      )sql",
   };
   return kMigrations;
 }

@@ -34,7 +34,8 @@ class SqliteStore final : public Store,
                           public NodeStore,
                           public JobStore,
                           public AccessKeyStore,
-                          public BudgetStore {
+                          public BudgetStore,
+                          public DatasetStore {
  public:
   SqliteStore(std::string path, std::unique_ptr<SqliteWriter> writer, int schema_version)
       : readers_(std::move(path), 8), writer_(std::move(writer)), schema_version_(schema_version) {}
@@ -46,6 +47,7 @@ class SqliteStore final : public Store,
   JobStore& jobs() override { return *this; }
   AccessKeyStore& access_keys() override { return *this; }
   BudgetStore& budgets() override { return *this; }
+  DatasetStore& datasets() override { return *this; }
   std::unique_ptr<Leadership> NewLeadership() override { return AlwaysLeader(); }
   void SetQueueListener(std::function<void(int64_t)> listener) override {
     listener_ = std::move(listener);
@@ -140,6 +142,16 @@ class SqliteStore final : public Store,
                                                     int64_t after_seq, int limit) override;
   Result<std::vector<BudgetAlert>> DueBudgetAlerts(TimeMs now, int limit) override;
   Status UpdateBudgetAlertDelivery(const BudgetAlert& alert) override;
+
+  // DatasetStore (sqlite_datasets.cc)
+  Status CreateDataset(const DatasetRecord& dataset,
+                       const std::vector<DatasetShardRecord>& shards) override;
+  Result<DatasetRecord> GetDataset(const std::string& project_id,
+                                   const std::string& name) override;
+  Result<std::vector<DatasetRecord>> ListDatasets(const std::string& project_id) override;
+  Result<std::vector<DatasetShardRecord>> ListDatasetShards(
+      const std::string& dataset_id) override;
+  Result<std::vector<DatasetShardRecord>> DeleteDataset(const std::string& id) override;
 
  private:
   void Notify(int64_t queue_id) {

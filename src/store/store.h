@@ -228,6 +228,26 @@ class BudgetStore {
   virtual Status UpdateBudgetAlertDelivery(const BudgetAlert& alert) = 0;
 };
 
+// Datasets' indexes: which shards make each dataset. Datasets are per project, like buckets.
+class DatasetStore {
+ public:
+  virtual ~DatasetStore() = default;
+  // In one transaction: the dataset and all its shards, so that a dataset is seen whole or not
+  // at all. kAlreadyExists if the project has a dataset of that name (or the id is taken).
+  virtual Status CreateDataset(const DatasetRecord& dataset,
+                               const std::vector<DatasetShardRecord>& shards) = 0;
+  virtual Result<DatasetRecord> GetDataset(const std::string& project_id,
+                                           const std::string& name) = 0;  // kNotFound
+  // A project's datasets, by name.
+  virtual Result<std::vector<DatasetRecord>> ListDatasets(const std::string& project_id) = 0;
+  // A dataset's shards, by ordinal (none for an unknown id).
+  virtual Result<std::vector<DatasetShardRecord>> ListDatasetShards(
+      const std::string& dataset_id) = 0;
+  // In one transaction: forgets the dataset and its shards, and returns the shards (whose
+  // objects the caller then deletes). kNotFound if there is no such dataset.
+  virtual Result<std::vector<DatasetShardRecord>> DeleteDataset(const std::string& id) = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -238,6 +258,7 @@ class Store {
   virtual JobStore& jobs() = 0;
   virtual AccessKeyStore& access_keys() = 0;
   virtual BudgetStore& budgets() = 0;
+  virtual DatasetStore& datasets() = 0;
 
   // Called with a queue id after messages may have become visible in it (a send, a redrive, a
   // visibility change), from any thread and, for PostgreSQL, for changes made by other servers
