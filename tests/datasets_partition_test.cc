@@ -25,8 +25,8 @@ int64_t Key(const SampleRef& s) { return s.shard * 1'000'000 + s.index; }
 
 // The rank's whole order, put back together from its workers as a DataLoader with batch size
 // p.block would hand it out: a block from worker 0, then one from worker 1, ...
-std::vector<SampleRef> RankOrderFromWorkers(const std::vector<int64_t>& shards,
-                                            PartitionParams p, int64_t seen) {
+std::vector<SampleRef> RankOrderFromWorkers(const std::vector<int64_t>& shards, PartitionParams p,
+                                            int64_t seen) {
   std::vector<std::vector<SampleRef>> per_worker;
   for (int w = 0; w < p.num_workers; ++w) {
     p.worker_id = w;
@@ -60,10 +60,15 @@ TEST(PartitionTest, EverySampleExactlyOnceForManyShapes) {
                 int64_t smallest = INT64_MAX, largest = 0;
                 for (int node = 0; node < nodes; ++node) {
                   for (int local = 0; local < per_node; ++local) {
-                    PartitionParams p{.seed = 42, .epoch = 3, .num_nodes = nodes,
-                                      .node_rank = node, .ranks_per_node = per_node,
-                                      .local_rank = local, .num_workers = workers,
-                                      .window_shards = window, .block = block};
+                    PartitionParams p{.seed = 42,
+                                      .epoch = 3,
+                                      .num_nodes = nodes,
+                                      .node_rank = node,
+                                      .ranks_per_node = per_node,
+                                      .local_rank = local,
+                                      .num_workers = workers,
+                                      .window_shards = window,
+                                      .block = block};
                     ASSERT_TRUE(ValidatePartition(p).ok());
                     int64_t rank_total = 0;
                     for (int w = 0; w < workers; ++w) {
@@ -112,8 +117,12 @@ TEST(PartitionTest, ARankReadsOnlyTheShardsOfItsRange) {
   std::vector<int64_t> sizes(64, 100);
   std::vector<int> readers(64, 0);
   for (int r = 0; r < 8; ++r) {
-    PartitionParams p{.seed = 7, .num_nodes = 2, .node_rank = r / 4, .ranks_per_node = 4,
-                      .local_rank = r % 4, .num_workers = 4};
+    PartitionParams p{.seed = 7,
+                      .num_nodes = 2,
+                      .node_rank = r / 4,
+                      .ranks_per_node = 4,
+                      .local_rank = r % 4,
+                      .num_workers = 4};
     std::set<int64_t> shards;
     for (int w = 0; w < 4; ++w) {
       p.worker_id = w;
@@ -168,18 +177,22 @@ TEST(PartitionTest, ResumeContinuesExactlyWhereTheRankStopped) {
   std::vector<int64_t> sizes = Shards(9, 25, 2);
   for (int workers : {1, 2, 3}) {
     for (int64_t block : {1, 2, 5}) {
-      PartitionParams p{.seed = 5, .epoch = 2, .num_nodes = 2, .node_rank = 1,
-                        .num_workers = workers, .window_shards = 2, .block = block};
+      PartitionParams p{.seed = 5,
+                        .epoch = 2,
+                        .num_nodes = 2,
+                        .node_rank = 1,
+                        .num_workers = workers,
+                        .window_shards = 2,
+                        .block = block};
       std::vector<SampleRef> full = RankOrderFromWorkers(sizes, p, 0);
       ASSERT_EQ(static_cast<int64_t>(full.size()), PlanRank(sizes, p).samples);
-      for (int64_t seen : {int64_t{0}, int64_t{1}, int64_t{7}, block * workers,
-                           static_cast<int64_t>(full.size()) / 2,
-                           static_cast<int64_t>(full.size()) - 1,
-                           static_cast<int64_t>(full.size())}) {
+      for (int64_t seen :
+           {int64_t{0}, int64_t{1}, int64_t{7}, block * workers,
+            static_cast<int64_t>(full.size()) / 2, static_cast<int64_t>(full.size()) - 1,
+            static_cast<int64_t>(full.size())}) {
         std::vector<SampleRef> rest = RankOrderFromWorkers(sizes, p, seen);
         std::vector<SampleRef> want(full.begin() + seen, full.end());
-        EXPECT_EQ(rest, want) << "workers " << workers << " block " << block << " seen "
-                              << seen;
+        EXPECT_EQ(rest, want) << "workers " << workers << " block " << block << " seen " << seen;
       }
     }
   }

@@ -74,8 +74,7 @@ TEST(ShardFormatTest, EveryFlippedByteOutsideTheSamplesIsCaughtAtOpen) {
         // change what is read.
         ADD_FAILURE() << "a flip at byte " << i << " bit " << bit << " went unnoticed";
       } else {
-        EXPECT_NE(view.status().message().find("shard x is damaged at offset"),
-                  std::string::npos);
+        EXPECT_NE(view.status().message().find("shard x is damaged at offset"), std::string::npos);
       }
     }
   }

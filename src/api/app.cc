@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "api/budget_routes.h"
+#include "api/dataset_routes.h"
 #include "api/router.h"
 #include "api/services.h"
 #include "base/log.h"
@@ -65,6 +66,7 @@ class AppImpl final : public App {
     TF_RETURN_IF_ERROR(auth_->Bootstrap(AdminTokenPath(options_.data_dir)));
     TF_ASSIGN_OR_RETURN(blobs_, OpenBlobs());
     objects_ = std::make_unique<objects::ObjectService>(*store_, *blobs_, clock_);
+    datasets_ = std::make_unique<datasets::DatasetService>(*store_, *objects_, clock_);
     jobs::JobServiceOptions job_options;
     job_options.heartbeat_timeout_ms = options_.heartbeat_timeout_ms;
     jobs_ = std::make_unique<jobs::JobService>(*store_, *auth_, clock_, job_options);
@@ -98,6 +100,7 @@ class AppImpl final : public App {
     AddJobRoutes(*router_, *services_);
     AddNodeRoutes(*router_, *services_);
     AddBudgetRoutes(*router_, *services_, *budgets_, [this] { budget_loop_->Kick(); });
+    AddDatasetRoutes(*router_, *services_, *datasets_);
     AddCostRoutes(*router_, *services_);
 
     Router* router = router_.get();
@@ -274,6 +277,7 @@ class AppImpl final : public App {
   std::unique_ptr<queues::QueueService> queues_;
   std::unique_ptr<objects::BlobStore> blobs_;
   std::unique_ptr<objects::ObjectService> objects_;
+  std::unique_ptr<datasets::DatasetService> datasets_;
   std::unique_ptr<jobs::JobService> jobs_;
   std::unique_ptr<cost::BudgetService> budgets_;
   std::unique_ptr<cost::BudgetLoop> budget_loop_;  // its own thread: a dead webhook blocks no one

@@ -42,6 +42,7 @@ int Main(int argc, char** argv) {
   AddAuthCommands(app, conn, exit_code);
   AddObjectCommands(app, conn, exit_code);
   AddS3Commands(app, conn, exit_code);
+  AddDatasetCommands(app, conn, exit_code);
   AddJobCommands(app, conn, exit_code);
   AddFleetCommands(app, conn, exit_code);
   AddEngineCommands(app, conn, exit_code);

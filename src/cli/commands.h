@@ -16,6 +16,8 @@ void AddQueueCommands(CLI::App& app, Connection& conn, int& exit_code);   // que
 void AddAuthCommands(CLI::App& app, Connection& conn, int& exit_code);    // token, project, status
 void AddObjectCommands(CLI::App& app, Connection& conn, int& exit_code);  // bucket, cp, ls, rm, cat
 void AddS3Commands(CLI::App& app, Connection& conn, int& exit_code);      // s3 key ...
+// dataset create|list|describe|delete|read: datasets packed into shards.
+void AddDatasetCommands(CLI::App& app, Connection& conn, int& exit_code);
 // run, ps, describe, logs, cancel: managed jobs.
 void AddJobCommands(CLI::App& app, Connection& conn, int& exit_code);
 // nodes, worker, worker drain: the fleet.

@@ -15,7 +15,8 @@ Result<int64_t> Int(const json& j, const char* field, const std::string& where) 
 
 Result<std::string> Text(const json& j, const char* field, const std::string& where) {
   auto it = j.find(field);
-  if (it == j.end() || !it->is_string()) return InvalidArgument(where + field + ": must be a string");
+  if (it == j.end() || !it->is_string())
+    return InvalidArgument(where + field + ": must be a string");
   return it->get<std::string>();
 }
 
@@ -40,10 +41,14 @@ json DatasetIndexToJson(const DatasetIndex& index) {
                       {"sha256", s.sha256},
                       {"first_sample", s.first_sample}});
   }
-  return {{"name", index.name},     {"created_at", index.created_at},
-          {"samples", index.samples}, {"bytes", index.bytes},
-          {"shard_size", index.shard_size}, {"format", index.format},
-          {"shard_count", index.shards.size()}, {"shards", shards}};
+  return {{"name", index.name},
+          {"created_at", index.created_at},
+          {"samples", index.samples},
+          {"bytes", index.bytes},
+          {"shard_size", index.shard_size},
+          {"format", index.format},
+          {"shard_count", index.shards.size()},
+          {"shards", shards}};
 }
 
 Result<DatasetIndex> DatasetIndexFromJson(std::string_view text) {
@@ -66,7 +71,8 @@ Result<DatasetIndex> DatasetIndexFromJson(std::string_view text) {
   for (size_t i = 0; i < shards->size(); ++i) {
     const json& s = (*shards)[i];
     std::string where = "dataset index: shards[" + std::to_string(i) + "].";
-    if (!s.is_object()) return InvalidArgument(where.substr(0, where.size() - 1) + ": not an object");
+    if (!s.is_object())
+      return InvalidArgument(where.substr(0, where.size() - 1) + ": not an object");
     ShardInfo info;
     TF_ASSIGN_OR_RETURN(info.ordinal, Int(s, "ordinal", where));
     TF_ASSIGN_OR_RETURN(info.bucket, Text(s, "bucket", where));
@@ -75,7 +81,8 @@ Result<DatasetIndex> DatasetIndexFromJson(std::string_view text) {
     TF_ASSIGN_OR_RETURN(info.bytes, Int(s, "bytes", where));
     TF_ASSIGN_OR_RETURN(info.sha256, Text(s, "sha256", where));
     TF_ASSIGN_OR_RETURN(info.first_sample, Int(s, "first_sample", where));
-    if (info.ordinal != static_cast<int64_t>(i)) return InvalidArgument(where + "ordinal: out of order");
+    if (info.ordinal != static_cast<int64_t>(i))
+      return InvalidArgument(where + "ordinal: out of order");
     if (info.samples == 0) return InvalidArgument(where + "samples: a shard holds at least one");
     if (info.first_sample != next_sample) {
       return InvalidArgument(where + "first_sample: " + std::to_string(info.first_sample) +

@@ -3,18 +3,17 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/status.h"
 
 namespace tf::datasets {
 
 struct ShardInfo {
-  int64_t ordinal = 0;       // 0, 1, 2, ... in dataset order
+  int64_t ordinal = 0;  // 0, 1, 2, ... in dataset order
   std::string bucket;
   std::string key;
   int64_t samples = 0;       // > 0

@@ -38,8 +38,8 @@ Status ShardWriter::Add(std::string_view sample) {
     return InvalidArgument("a sample of " + std::to_string(sample.size()) +
                            " bytes is larger than a shard can hold (4 GiB - 1)");
   }
-  entries_.push_back(Entry{data_.size(), static_cast<uint32_t>(sample.size()),
-                           objects::Crc32c(sample)});
+  entries_.push_back(
+      Entry{data_.size(), static_cast<uint32_t>(sample.size()), objects::Crc32c(sample)});
   data_.append(sample);
   return OkStatus();
 }
@@ -74,27 +74,30 @@ std::string ShardWriter::Finish() {
 Result<ShardView> ShardView::Open(std::string_view bytes, std::string name) {
   const uint64_t size = bytes.size();
   if (size < kShardHeaderSize + kShardFooterSize) {
-    return Corrupt(name, 0, "only " + std::to_string(size) + " bytes, shorter than a header and a footer");
+    return Corrupt(name, 0,
+                   "only " + std::to_string(size) + " bytes, shorter than a header and a footer");
   }
   const char* p = bytes.data();
   if (std::string_view(p, 8) != kShardMagic) return Corrupt(name, 0, "not a shard (bad magic)");
   uint32_t version = GetU32(p + 8);
   if (version != kShardVersion) {
-    return Corrupt(name, 8, "format version " + std::to_string(version) + ", this reader knows " +
-                                std::to_string(kShardVersion));
+    return Corrupt(name, 8,
+                   "format version " + std::to_string(version) + ", this reader knows " +
+                       std::to_string(kShardVersion));
   }
   if (GetU32(p + 12) != kShardHeaderSize) return Corrupt(name, 12, "header size is not 32");
   const uint64_t count = GetU64(p + 16);
   const uint64_t table = GetU64(p + 24);
   const uint64_t room = size - kShardHeaderSize - kShardFooterSize;
   if (count > room / kShardEntrySize) {
-    return Corrupt(name, 16, "sample count " + std::to_string(count) + " does not fit in " +
-                                 std::to_string(size) + " bytes");
+    return Corrupt(name, 16,
+                   "sample count " + std::to_string(count) + " does not fit in " +
+                       std::to_string(size) + " bytes");
   }
   if (table < kShardHeaderSize || table + count * kShardEntrySize + kShardFooterSize != size) {
-    return Corrupt(name, 24, "offset table at " + std::to_string(table) + " with " +
-                                 std::to_string(count) + " entries does not end the " +
-                                 std::to_string(size) + "-byte shard");
+    return Corrupt(name, 24,
+                   "offset table at " + std::to_string(table) + " with " + std::to_string(count) +
+                       " entries does not end the " + std::to_string(size) + "-byte shard");
   }
   const uint64_t footer = size - kShardFooterSize;
   if (std::string_view(p + footer + 4, 4) != kShardEndMagic) {
@@ -117,8 +120,9 @@ Result<ShardView> ShardView::Open(std::string_view bytes, std::string name) {
     next = offset + n;
   }
   if (next != table) {
-    return Corrupt(name, next, "the samples end at " + std::to_string(next) +
-                                   " but the offset table starts at " + std::to_string(table));
+    return Corrupt(name, next,
+                   "the samples end at " + std::to_string(next) +
+                       " but the offset table starts at " + std::to_string(table));
   }
   return ShardView(bytes, std::move(name), count, table);
 }

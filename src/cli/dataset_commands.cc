@@ -1,0 +1,223 @@
+// `tensorfleet dataset create|list|describe|delete` (docs/datasets.md; `read` is in
+// dataset_read.cc): samples packed into shards that are uploaded as objects, then the index written
+// in one request, so a create that stops half way leaves no dataset.
+#include <cctype>
+#include <cstdio>
+#include <iostream>
+
+#include "base/crypto.h"
+#include "cli/commands.h"
+#include "cli/dataset_read.h"
+#include "cli/progress.h"
+#include "cli/table.h"
+#include "datasets/dataset_index.h"
+#include "datasets/packer.h"
+#include "http/http.h"
+#include "jobs/quantities.h"
+#include "worker/object_client.h"
+
+namespace tf::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CreateFlags {
+  std::string name;
+  std::vector<std::string> from;
+  std::string format = "files";
+  std::string shard_size = "64MiB";
+  std::string bucket = "datasets";
+};
+
+// "64MiB", "64Mi", "1.5GB", "1000" -> bytes.
+Result<int64_t> ParseShardSize(std::string text) {
+  if (text.size() > 1 && text.back() == 'B' &&
+      !std::isdigit(static_cast<unsigned char>(text[text.size() - 2]))) {
+    text.pop_back();
+  }
+  auto bytes = jobs::ParseMemory(text);
+  if (!bytes.ok() || *bytes < 4096 || *bytes > (int64_t{4} << 30)) {
+    return InvalidArgument("--shard-size must be a size from 4KiB to 4GiB such as 64MiB, got '" +
+                           text + "'");
+  }
+  return *bytes;
+}
+
+Status EnsureBucket(ApiClient& api, const std::string& bucket) {
+  auto r = api.Call("POST", "/v1/buckets", Json{{"name", bucket}});
+  if (r.ok() || r.status().code() == StatusCode::kAlreadyExists) return OkStatus();
+  return r.status();
+}
+
+// Deletes what a create that failed had uploaded; what cannot be deleted is only reported.
+void RemoveUploaded(worker::ObjectClient& objects, const std::string& bucket,
+                    const std::vector<std::string>& keys) {
+  for (const std::string& key : keys) {
+    Status st = objects.Delete(bucket, key);
+    if (!st.ok()) std::cerr << "warning: could not remove tf://" << bucket << "/" << key << "\n";
+  }
+}
+
+Status Create(const Connection& conn, const CreateFlags& f) {
+  TF_RETURN_IF_ERROR(datasets::ValidateDatasetName(f.name));
+  TF_RETURN_IF_ERROR(datasets::ValidateSourceFormat(f.format));
+  TF_ASSIGN_OR_RETURN(int64_t shard_size, ParseShardSize(f.shard_size));
+  TF_ASSIGN_OR_RETURN(std::vector<fs::path> files, datasets::ListSourceFiles(f.from));
+  uint64_t input_bytes = 0;
+  for (const auto& file : files) {
+    std::error_code ec;
+    input_bytes += fs::file_size(file, ec);
+  }
+  TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
+  auto existing = api.Call("GET", "/v1/datasets/" + http::PercentEncode(f.name));
+  if (existing.ok()) return AlreadyExists("dataset '" + f.name + "' already exists");
+  if (existing.status().code() != StatusCode::kNotFound) return existing.status();
+  TF_RETURN_IF_ERROR(EnsureBucket(api, f.bucket));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<worker::ObjectClient> objects,
+                      worker::MakeHttpObjectClient(api.server(), api.token()));
+
+  // Shards go under a prefix of their own, so that they replace nothing, not even the shards of
+  // a dataset of this name deleted and created again.
+  const std::string prefix = f.name + "/" + RandomHex(8) + "/";
+  Json shards = Json::array();
+  std::vector<std::string> uploaded;
+  uint64_t shard_bytes = 0;
+  Progress progress("packing " + f.name, input_bytes);
+  datasets::Packer packer(shard_size, [&](std::string shard, uint64_t samples) -> Status {
+    char name[32];
+    std::snprintf(name, sizeof name, "shard-%06zu.tfs", uploaded.size());
+    std::string key = prefix + name;
+    std::string sha = Sha256Hex(shard);
+    TF_RETURN_IF_ERROR(objects->PutBytes(f.bucket, key, shard).WithContext("uploading " + key));
+    uploaded.push_back(key);
+    shard_bytes += shard.size();
+    shards.push_back(
+        Json{{"key", key}, {"samples", samples}, {"bytes", shard.size()}, {"sha256", sha}});
+    return OkStatus();
+  });
+  Status packed = OkStatus();
+  for (const auto& file : files) {
+    packed = packer.AddFile(file, f.format, [&](uint64_t n) { progress.Add(n); });
+    if (!packed.ok()) break;
+  }
+  if (packed.ok()) packed = packer.Finish();
+  progress.Finish();
+  if (packed.ok()) {
+    Json request{{"name", f.name},
+                 {"bucket", f.bucket},
+                 {"shard_size", shard_size},
+                 {"format", f.format},
+                 {"shards", shards}};
+    auto created = api.Call("POST", "/v1/datasets", request, std::chrono::minutes(5));
+    packed = created.status();
+  }
+  if (!packed.ok()) {
+    RemoveUploaded(*objects, f.bucket, uploaded);
+    return packed;
+  }
+  std::cout << "dataset " << f.name << ": " << packer.samples() << " samples in " << packer.shards()
+            << " shards, " << FormatBytes(shard_bytes) << " (tf://" << f.bucket << "/" << prefix
+            << ", " << FormatTransfer(input_bytes, progress.elapsed()) << " packed)\n";
+  return OkStatus();
+}
+
+Status List(const Connection& conn) {
+  TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
+  TF_ASSIGN_OR_RETURN(Json r, api.Call("GET", "/v1/datasets"));
+  if (conn.json) {
+    PrintJson(r);
+    return OkStatus();
+  }
+  Table t({"name", "samples", "size", "format", "created"});
+  for (const Json& d : r["datasets"]) {
+    t.Add({Cell(d["name"]), Cell(d["samples"]), FormatBytes(d.value("bytes", uint64_t{0})),
+           Cell(d["format"]), Cell(d["created_at"])});
+  }
+  t.Print(std::cout);
+  return OkStatus();
+}
+
+Status Describe(const Connection& conn, const std::string& name, bool shards) {
+  TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
+  TF_ASSIGN_OR_RETURN(Json d, api.Call("GET", "/v1/datasets/" + http::PercentEncode(name)));
+  if (conn.json) {
+    PrintJson(d);
+    return OkStatus();
+  }
+  std::cout << "dataset " << Cell(d["name"]) << "\n"
+            << "  created     " << Cell(d["created_at"]) << "\n"
+            << "  samples     " << Cell(d["samples"]) << "\n"
+            << "  size        " << FormatBytes(d.value("bytes", uint64_t{0})) << " in "
+            << Cell(d["shard_count"]) << " shards of up to "
+            << FormatBytes(d.value("shard_size", uint64_t{0})) << "\n"
+            << "  format      " << Cell(d["format"]) << "\n";
+  if (!shards) return OkStatus();
+  Table t({"shard", "first sample", "samples", "size", "object", "sha256"});
+  for (const Json& s : d["shards"]) {
+    t.Add({Cell(s["ordinal"]), Cell(s["first_sample"]), Cell(s["samples"]),
+           FormatBytes(s.value("bytes", uint64_t{0})),
+           "tf://" + s.value("bucket", "") + "/" + s.value("key", ""),
+           s.value("sha256", "").substr(0, 12)});
+  }
+  t.Print(std::cout);
+  return OkStatus();
+}
+
+}  // namespace
+
+void AddDatasetCommands(CLI::App& app, Connection& conn, int& exit_code) {
+  auto* dataset = app.add_subcommand("dataset", "Datasets packed into shards for training");
+  dataset->require_subcommand(1);
+  {
+    static CreateFlags f;
+    auto* cmd = dataset->add_subcommand(
+        "create", "Pack files, or lines of JSONL or text files, into shards and upload them");
+    cmd->add_option("name", f.name, "Dataset name")->required();
+    cmd->add_option("--from", f.from, "Files and directories holding the samples")
+        ->required()
+        ->expected(1, -1);
+    cmd->add_option("--format", f.format, "files (a sample each), jsonl or text (a line each)")
+        ->capture_default_str();
+    cmd->add_option("--shard-size", f.shard_size, "Target shard size")->capture_default_str();
+    cmd->add_option("--bucket", f.bucket, "Bucket for the shards (created if missing)")
+        ->capture_default_str();
+    cmd->callback([&] {
+      Status s = Create(conn, f);
+      if (!s.ok()) exit_code = Fail(s);
+    });
+  }
+  {
+    auto* cmd = dataset->add_subcommand("list", "List this project's datasets");
+    cmd->callback([&] {
+      Status s = List(conn);
+      if (!s.ok()) exit_code = Fail(s);
+    });
+  }
+  {
+    static std::string name;
+    static bool shards = false;
+    auto* cmd = dataset->add_subcommand("describe", "Show a dataset and its shards");
+    cmd->add_option("name", name, "Dataset name")->required();
+    cmd->add_flag("--shards", shards, "List every shard");
+    cmd->callback([&] {
+      Status s = Describe(conn, name, shards);
+      if (!s.ok()) exit_code = Fail(s);
+    });
+  }
+  {
+    static std::string name;
+    auto* cmd = dataset->add_subcommand("delete", "Delete a dataset and its shard objects");
+    cmd->add_option("name", name, "Dataset name")->required();
+    cmd->callback([&] {
+      auto api = ApiClient::Connect(conn);
+      if (!api.ok()) return void(exit_code = Fail(api.status()));
+      auto r = api->Call("DELETE", "/v1/datasets/" + http::PercentEncode(name));
+      if (!r.ok()) return void(exit_code = Fail(r.status()));
+      std::cout << "deleted dataset " << name << " (" << Cell((*r)["shard_objects_deleted"])
+                << " shard objects)\n";
+    });
+  }
+  AddDatasetReadCommand(dataset, conn, exit_code);
+}
+
+}  // namespace tf::cli

@@ -1,0 +1,127 @@
+// `tensorfleet dataset read`: one rank's share of an epoch, read by --workers threads as a
+// DataLoader's workers would, with the rank from the flags or from RANK and WORLD_SIZE.
+#include "cli/dataset_read.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "datasets/dataset_reader.h"
+#include "datasets/shard_fetcher.h"
+
+namespace tf::cli {
+namespace {
+
+struct ReadFlags {
+  std::string name;
+  uint64_t seed = 0;
+  int64_t epoch = 0;
+  int rank = -1;        // -1: $RANK or 0
+  int world_size = -1;  // -1: $WORLD_SIZE or 1
+  int workers = 1;
+  int64_t samples_seen = 0;
+  std::string cache_dir;
+  bool print = false;
+};
+
+int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
+}
+
+Status Read(const Connection& conn, ReadFlags f) {
+  if (f.rank < 0) f.rank = EnvInt("RANK", 0);
+  if (f.world_size < 0) f.world_size = EnvInt("WORLD_SIZE", 1);
+  if (f.workers < 1 || f.workers > 256) return InvalidArgument("--workers must be 1 to 256");
+  if (f.cache_dir.empty()) {
+    const char* env = std::getenv("TENSORFLEET_DATASET_CACHE");
+    f.cache_dir = env != nullptr && *env != '\0'
+                      ? env
+                      : (std::filesystem::temp_directory_path() / "tensorfleet-datasets").string();
+  }
+  TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
+  TF_ASSIGN_OR_RETURN(datasets::DatasetIndex index,
+                      datasets::FetchDatasetIndex(api.server(), api.token(), f.name));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<datasets::ShardFetcher> owned,
+                      datasets::MakeHttpShardFetcher(api.server(), api.token()));
+  std::shared_ptr<datasets::ShardFetcher> fetcher = std::move(owned);
+
+  const auto start = std::chrono::steady_clock::now();
+  std::atomic<int64_t> samples{0}, bytes{0};
+  std::mutex mu;  // guards failed and stdout
+  Status failed;
+  std::vector<std::thread> threads;
+  for (int w = 0; w < f.workers; ++w) {
+    threads.emplace_back([&, w] {
+      datasets::PartitionParams p;
+      p.seed = f.seed;
+      p.epoch = f.epoch;
+      p.num_nodes = f.world_size;
+      p.node_rank = f.rank;
+      p.num_workers = f.workers;
+      p.worker_id = w;
+      datasets::ReaderOptions o;
+      o.cache_dir = f.cache_dir;
+      auto reader = datasets::DatasetReader::Open(index, p, f.samples_seen, o, fetcher);
+      Status s = reader.status();
+      while (s.ok()) {
+        auto next = (*reader)->Next();
+        if (!next.ok()) {
+          s = next.status();
+          break;
+        }
+        if (!next->has_value()) break;
+        samples.fetch_add(1, std::memory_order_relaxed);
+        bytes.fetch_add((*next)->data.size(), std::memory_order_relaxed);
+        if (f.print) {
+          std::lock_guard lock(mu);
+          std::cout << (*next)->index << "\t" << (*next)->data << "\n";
+        }
+      }
+      if (!s.ok()) {
+        std::lock_guard lock(mu);
+        if (failed.ok()) failed = s;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  TF_RETURN_IF_ERROR(failed);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cerr << "read " << samples.load() << " samples of " << f.name << " (rank " << f.rank
+            << " of " << f.world_size << ", epoch " << f.epoch << ", " << f.workers
+            << " workers): " << FormatBytes(bytes.load()) << " in " << seconds << " s, "
+            << static_cast<int64_t>(samples.load() / std::max(seconds, 1e-9)) << " samples/s, "
+            << bytes.load() / std::max(seconds, 1e-9) / 1e6 << " MB/s\n";
+  return OkStatus();
+}
+
+}  // namespace
+
+void AddDatasetReadCommand(CLI::App* dataset, Connection& conn, int& exit_code) {
+  static ReadFlags f;
+  auto* cmd = dataset->add_subcommand(
+      "read", "Read a rank's share of an epoch (statistics on stderr; --print for the samples)");
+  cmd->add_option("name", f.name, "Dataset name")->required();
+  cmd->add_option("--seed", f.seed, "Shuffle seed")->capture_default_str();
+  cmd->add_option("--epoch", f.epoch, "Epoch")->capture_default_str();
+  cmd->add_option("--rank", f.rank, "This rank (default: $RANK or 0)");
+  cmd->add_option("--world-size", f.world_size, "Ranks in all (default: $WORLD_SIZE or 1)");
+  cmd->add_option("--workers", f.workers, "Reader threads, as DataLoader workers")
+      ->capture_default_str();
+  cmd->add_option("--samples-seen", f.samples_seen, "Resume after this many samples of the rank");
+  cmd->add_option("--cache-dir", f.cache_dir,
+                  "Shard cache (default: $TENSORFLEET_DATASET_CACHE or a temporary directory)");
+  cmd->add_flag("--print", f.print, "Print each sample as INDEX<TAB>BYTES on stdout");
+  cmd->callback([&] {
+    Status s = Read(conn, f);
+    if (!s.ok()) exit_code = Fail(s);
+  });
+}
+
+}  // namespace tf::cli

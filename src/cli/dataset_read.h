@@ -1,0 +1,14 @@
+// `tensorfleet dataset read NAME`: streams a rank's share of an epoch through the reader
+// library, to check a dataset, feed a shell pipeline, or measure streaming throughput.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "cli/api_client.h"
+
+namespace tf::cli {
+
+// Adds `read` to the `dataset` command.
+void AddDatasetReadCommand(CLI::App* dataset, Connection& conn, int& exit_code);
+
+}  // namespace tf::cli

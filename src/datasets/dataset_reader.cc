@@ -1,0 +1,259 @@
+#include "datasets/dataset_reader.h"
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "datasets/shard_format.h"
+
+namespace tf::datasets {
+namespace {
+
+// A window this worker reads from, with the shards it needs in order.
+struct PlannedWindow {
+  int64_t index = 0;
+  Window window;
+};
+
+// Downloads the shards of `schedule` in order on a thread of its own, staying at most `ahead`
+// shards past the one the reader last asked for.
+class Prefetcher {
+ public:
+  Prefetcher(std::vector<ShardInfo> schedule, int ahead, ShardCache& cache, ShardFetcher& fetcher)
+      : schedule_(std::move(schedule)), ahead_(ahead), cache_(cache), fetcher_(fetcher) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~Prefetcher() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    // Whatever was brought in and not taken is released.
+    for (auto& [i, s] : done_) {
+      if (s.ok()) cache_.Release(schedule_[i]);
+    }
+  }
+
+  // Waits for schedule entry i and returns how its download went; the caller then owns the
+  // hold on the shard (ShardCache::Release).
+  Status Take(size_t i) {
+    std::unique_lock lock(mu_);
+    wanted_ = std::max(wanted_, i);
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return done_.count(i) > 0; });
+    Status s = done_[i];
+    done_.erase(i);
+    return s;
+  }
+
+ private:
+  void Run() {
+    for (size_t i = 0; i < schedule_.size(); ++i) {
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || i <= wanted_ + ahead_; });
+        if (stop_) return;
+      }
+      Status s = cache_.Ensure(schedule_[i], fetcher_);
+      {
+        std::lock_guard lock(mu_);
+        done_[i] = s;
+      }
+      cv_.notify_all();
+    }
+  }
+
+  const std::vector<ShardInfo> schedule_;
+  const size_t ahead_;
+  ShardCache& cache_;
+  ShardFetcher& fetcher_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;              // guarded by mu_
+  size_t wanted_ = 0;              // guarded by mu_
+  std::map<size_t, Status> done_;  // guarded by mu_
+  std::thread thread_;
+};
+
+class ReaderImpl final : public DatasetReader {
+ public:
+  ReaderImpl(DatasetIndex index, PartitionParams params, int64_t seen, RankPlan plan,
+             std::unique_ptr<ShardCache> cache, std::shared_ptr<ShardFetcher> fetcher, int prefetch)
+      : index_(std::move(index)),
+        params_(params),
+        seen_(seen),
+        rank_samples_(plan.samples),
+        cache_(std::move(cache)),
+        fetcher_(std::move(fetcher)) {
+    std::vector<ShardInfo> schedule;
+    for (size_t w = 0; w < plan.windows.size(); ++w) {
+      const Window& window = plan.windows[w];
+      if (!HasWork(window)) continue;
+      windows_.push_back(PlannedWindow{static_cast<int64_t>(w), window});
+      for (const ShardPiece& piece : window.pieces) schedule.push_back(index_.shards[piece.shard]);
+    }
+    prefetcher_ = std::make_unique<Prefetcher>(std::move(schedule), prefetch, *cache_, *fetcher_);
+  }
+
+  ~ReaderImpl() override {
+    ReleaseWindow();
+    prefetcher_.reset();
+  }
+
+  Result<std::optional<Sample>> Next() override {
+    for (;;) {
+      while (at_ < order_.size()) {
+        const int64_t position = current_.window.first_position + static_cast<int64_t>(at_);
+        const SampleRef ref = order_[at_++];
+        if (position < seen_ || !WorkerTakes(position, params_)) continue;
+        TF_ASSIGN_OR_RETURN(std::string_view data, Read(ref));
+        return std::optional<Sample>(
+            Sample{index_.shards[ref.shard].first_sample + ref.index, position, data});
+      }
+      if (next_window_ >= windows_.size()) return std::optional<Sample>();
+      TF_RETURN_IF_ERROR(EnterWindow(windows_[next_window_++]));
+    }
+  }
+
+  int64_t rank_samples() const override { return rank_samples_; }
+  const ShardCache& cache() const override { return *cache_; }
+
+ private:
+  struct Open {
+    std::unique_ptr<MappedShard> mapped;
+    std::optional<ShardView> view;
+    bool refetched = false;
+  };
+
+  bool HasWork(const Window& w) const {
+    const int64_t end = w.first_position + w.samples;
+    for (int64_t p = std::max(seen_, w.first_position); p < end; ++p) {
+      if (WorkerTakes(p, params_)) return true;
+      // Positions go to workers in blocks: past one whole round, no position is this worker's.
+      if (p - std::max(seen_, w.first_position) > params_.block * params_.num_workers) break;
+    }
+    return false;
+  }
+
+  Status EnterWindow(const PlannedWindow& w) {
+    ReleaseWindow();
+    current_ = w;
+    for (const ShardPiece& piece : w.window.pieces) {
+      Status got = prefetcher_->Take(scheduled_++);
+      if (!got.ok()) return got;
+      const ShardInfo& shard = index_.shards[piece.shard];
+      held_.push_back(shard);
+      TF_RETURN_IF_ERROR(MapShard(piece.shard, /*refetched=*/false));
+    }
+    order_ = WindowOrder(w.window, params_, w.index);
+    at_ = 0;
+    return OkStatus();
+  }
+
+  void ReleaseWindow() {
+    for (const ShardInfo& s : held_) cache_->Release(s);
+    held_.clear();
+    open_.clear();
+    order_.clear();
+    at_ = 0;
+  }
+
+  std::string ShardName(const ShardInfo& s) const { return "tf://" + s.bucket + "/" + s.key; }
+
+  // Maps a shard the cache holds and checks its structure; a damaged one is downloaded again
+  // once (unless it already was).
+  Status MapShard(int64_t shard, bool refetched) {
+    const ShardInfo& info = index_.shards[shard];
+    for (;;) {
+      Open o;
+      o.refetched = refetched;
+      auto mapped = cache_->Map(info);
+      Status problem = mapped.status();
+      if (mapped.ok()) {
+        o.mapped = std::move(mapped).value();
+        auto view = ShardView::Open(o.mapped->bytes(), ShardName(info));
+        if (view.ok() && view->sample_count() != static_cast<uint64_t>(info.samples)) {
+          problem = InvalidArgument("shard " + ShardName(info) + " holds " +
+                                    std::to_string(view->sample_count()) +
+                                    " samples, the index says " + std::to_string(info.samples));
+        } else if (view.ok()) {
+          o.view = std::move(view).value();
+          open_[shard] = std::move(o);
+          return OkStatus();
+        } else {
+          problem = view.status();
+        }
+      }
+      if (refetched) return Internal(problem.message() + " (also after downloading it again)");
+      refetched = true;
+      TF_RETURN_IF_ERROR(Refetch(info));
+    }
+  }
+
+  Status Refetch(const ShardInfo& info) {
+    cache_->Drop(info);
+    TF_RETURN_IF_ERROR(cache_->Ensure(info, *fetcher_));
+    held_.push_back(info);
+    return OkStatus();
+  }
+
+  Result<std::string_view> Read(const SampleRef& ref) {
+    Open& o = open_.at(ref.shard);
+    auto sample = o.view->Sample(ref.index);
+    if (sample.ok()) return sample;
+    if (o.refetched) {
+      return Internal(sample.status().message() + " (also after downloading it again)");
+    }
+    const ShardInfo& info = index_.shards[ref.shard];
+    TF_RETURN_IF_ERROR(Refetch(info));
+    open_.erase(ref.shard);
+    TF_RETURN_IF_ERROR(MapShard(ref.shard, /*refetched=*/true));
+    auto again = open_.at(ref.shard).view->Sample(ref.index);
+    if (again.ok()) return again;
+    return Internal(again.status().message() + " (also after downloading it again)");
+  }
+
+  const DatasetIndex index_;
+  const PartitionParams params_;
+  const int64_t seen_;
+  const int64_t rank_samples_;
+  std::unique_ptr<ShardCache> cache_;
+  std::shared_ptr<ShardFetcher> fetcher_;
+  std::vector<PlannedWindow> windows_;  // the windows with samples for this worker
+  size_t next_window_ = 0;
+  size_t scheduled_ = 0;  // the next prefetch schedule entry to take
+  PlannedWindow current_;
+  std::vector<SampleRef> order_;  // the current window in the rank's order
+  size_t at_ = 0;
+  std::map<int64_t, Open> open_;  // the current window's shards
+  std::vector<ShardInfo> held_;   // cache holds to release with the window
+  std::unique_ptr<Prefetcher> prefetcher_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<DatasetReader>> DatasetReader::Open(DatasetIndex index,
+                                                           PartitionParams params,
+                                                           int64_t samples_seen,
+                                                           ReaderOptions options,
+                                                           std::shared_ptr<ShardFetcher> fetcher) {
+  TF_RETURN_IF_ERROR(ValidatePartition(params));
+  if (samples_seen < 0) return InvalidArgument("samples_seen must not be negative");
+  if (options.prefetch_shards < 0) return InvalidArgument("prefetch_shards must not be negative");
+  if (options.cache_dir.empty()) return InvalidArgument("the reader needs a cache directory");
+  std::vector<int64_t> sizes;
+  for (const ShardInfo& s : index.shards) sizes.push_back(s.samples);
+  RankPlan plan = PlanRank(sizes, params);
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<ShardCache> cache,
+                      ShardCache::Open(options.cache_dir, options.cache_bytes));
+  return std::unique_ptr<DatasetReader>(
+      new ReaderImpl(std::move(index), params, samples_seen, std::move(plan), std::move(cache),
+                     std::move(fetcher), options.prefetch_shards));
+}
+
+}  // namespace tf::datasets

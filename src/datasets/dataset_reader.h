@@ -1,0 +1,57 @@
+// Streams one dataloader worker's share of an epoch (datasets/partition.h) out of a dataset's
+// shards, fetching them ahead of need on a background thread into a ShardCache.
+//
+// Every shard is checked against the SHA-256 of the index when it is downloaded, its
+// structure when it is mapped, and every sample against its CRC-32C before it is returned. A
+// shard found damaged (in the cache, or as downloaded) is removed and downloaded once more; if
+// it is damaged again, Next returns the error (kInternal, naming the shard and the offset) and
+// never the damaged bytes.
+//
+// Not thread-safe: one caller at a time. The background thread is the reader's own and stops
+// when the reader is destroyed.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "datasets/dataset_index.h"
+#include "datasets/partition.h"
+#include "datasets/shard_cache.h"
+#include "datasets/shard_fetcher.h"
+
+namespace tf::datasets {
+
+struct ReaderOptions {
+  std::filesystem::path cache_dir;
+  uint64_t cache_bytes = uint64_t{8} << 30;
+  // Shards downloaded ahead of the window being read.
+  int prefetch_shards = 4;
+};
+
+struct Sample {
+  int64_t index = 0;      // in the dataset: its shard's first_sample + its place in the shard
+  int64_t position = 0;   // in the rank's order of this epoch (what samples_seen counts)
+  std::string_view data;  // valid until the next call of Next
+};
+
+class DatasetReader {
+ public:
+  // kInvalidArgument for bad params (ValidatePartition) or a negative samples_seen.
+  static Result<std::unique_ptr<DatasetReader>> Open(DatasetIndex index, PartitionParams params,
+                                                     int64_t samples_seen, ReaderOptions options,
+                                                     std::shared_ptr<ShardFetcher> fetcher);
+  virtual ~DatasetReader() = default;
+
+  // The next sample of this worker's share; nullopt once it is all read.
+  virtual Result<std::optional<Sample>> Next() = 0;
+  // The rank's share of this epoch, in samples (every worker of the rank sees the same).
+  virtual int64_t rank_samples() const = 0;
+  virtual const ShardCache& cache() const = 0;
+};
+
+}  // namespace tf::datasets

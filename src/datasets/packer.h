@@ -1,0 +1,58 @@
+// Samples from local files into shards: `tensorfleet dataset create` packs with it.
+//
+// A source is a list of paths: a directory stands for every regular file below it, sorted by
+// path; files are taken in the order given. Formats: "files" (each file one sample), "jsonl"
+// (each non-blank line one sample, which must be a JSON value) and "text" (each non-blank
+// line one sample). Lines lose their "\n" or "\r\n". Errors name the file, and the line for
+// line formats: "data/b.jsonl:17: not JSON: ...".
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "datasets/shard_format.h"
+
+namespace tf::datasets {
+
+// kInvalidArgument unless files, jsonl or text.
+Status ValidateSourceFormat(const std::string& format);
+
+// The files `paths` name, in packing order. kNotFound for a path that does not exist,
+// kInvalidArgument for one that is neither a regular file nor a directory, or when there are no
+// files at all.
+Result<std::vector<std::filesystem::path>> ListSourceFiles(const std::vector<std::string>& paths);
+
+// Collects samples into shards of at most `shard_size` bytes (a sample larger than that gets
+// a shard of its own) and hands each finished shard to `emit` with its sample count. Not
+// thread-safe.
+class Packer {
+ public:
+  using Emit = std::function<Status(std::string shard, uint64_t samples)>;
+  Packer(uint64_t shard_size, Emit emit) : shard_size_(shard_size), emit_(std::move(emit)) {}
+
+  // Adds the samples of one file; `progress` (may be empty) hears how many of its bytes were
+  // read as reading goes.
+  Status AddFile(const std::filesystem::path& file, const std::string& format,
+                 const std::function<void(uint64_t)>& progress = {});
+  Status AddSample(std::string_view sample);
+  // Emits the last shard. kInvalidArgument if no sample was added at all.
+  Status Finish();
+
+  uint64_t samples() const { return samples_; }
+  uint64_t shards() const { return shards_; }
+
+ private:
+  Status Flush();
+
+  const uint64_t shard_size_;
+  Emit emit_;
+  ShardWriter writer_;
+  uint64_t samples_ = 0;
+  uint64_t shards_ = 0;
+};
+
+}  // namespace tf::datasets

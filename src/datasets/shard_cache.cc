@@ -1,0 +1,216 @@
+#include "datasets/shard_cache.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "base/crypto.h"
+#include "objects/hashing.h"
+
+namespace tf::datasets {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Errno(const std::string& what, const fs::path& path) {
+  return what + " " + path.string() + ": " + std::strerror(errno);
+}
+
+// The SHA-256 and size of a file, hex.
+Result<std::pair<std::string, uint64_t>> HashFile(const fs::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Internal(Errno("cannot open", path));
+  objects::Sha256Hasher sha;
+  std::vector<char> buf(1 << 20);
+  uint64_t size = 0;
+  for (;;) {
+    ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      Status s = Internal(Errno("cannot read", path));
+      ::close(fd);
+      return s;
+    }
+    if (n == 0) break;
+    sha.Update(std::string_view(buf.data(), n));
+    size += n;
+  }
+  ::close(fd);
+  return std::make_pair(sha.FinishHex(), size);
+}
+
+// An flock held for the life of this object.
+class FileLock {
+ public:
+  static Result<FileLock> Take(const fs::path& path) {
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return Internal(Errno("cannot open", path));
+    while (::flock(fd, LOCK_EX) != 0) {
+      if (errno != EINTR) {
+        Status s = Internal(Errno("cannot lock", path));
+        ::close(fd);
+        return s;
+      }
+    }
+    return FileLock(fd);
+  }
+  FileLock(FileLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+
+ private:
+  explicit FileLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<MappedShard>> MappedShard::Open(const fs::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return NotFound(path.string() + " is not in the cache");
+    return Internal(Errno("cannot open", path));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    Status s = Internal(Errno("cannot stat", path));
+    ::close(fd);
+    return s;
+  }
+  size_t size = static_cast<size_t>(st.st_size);
+  void* p = size == 0 ? nullptr : ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) return Internal(Errno("cannot map", path));
+  if (p != nullptr) ::madvise(p, size, MADV_SEQUENTIAL);
+  return std::unique_ptr<MappedShard>(new MappedShard(static_cast<const char*>(p), size));
+}
+
+MappedShard::~MappedShard() {
+  if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
+}
+
+Result<std::unique_ptr<ShardCache>> ShardCache::Open(const fs::path& dir, uint64_t max_bytes) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Internal("cannot create the shard cache " + dir.string() + ": " + ec.message());
+  return std::unique_ptr<ShardCache>(new ShardCache(dir, max_bytes));
+}
+
+fs::path ShardCache::PathOf(const ShardInfo& shard) const { return dir_ / (shard.sha256 + ".tfs"); }
+
+int64_t ShardCache::downloads() const {
+  std::lock_guard lock(mu_);
+  return downloads_;
+}
+
+Status ShardCache::Ensure(const ShardInfo& shard, ShardFetcher& fetcher) {
+  {
+    std::lock_guard lock(mu_);
+    ++held_[shard.sha256];
+  }
+  Status s = [&]() -> Status {
+    TF_ASSIGN_OR_RETURN(FileLock lock, FileLock::Take(dir_ / (shard.sha256 + ".lock")));
+    std::error_code ec;
+    const fs::path path = PathOf(shard);
+    if (fs::exists(path, ec)) {
+      fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // recently used
+      return OkStatus();
+    }
+    Status first = Download(shard, fetcher);
+    if (first.ok() || first.code() == StatusCode::kNotFound ||
+        first.code() == StatusCode::kPermissionDenied ||
+        first.code() == StatusCode::kUnauthenticated) {
+      return first;
+    }
+    Status second = Download(shard, fetcher);
+    if (second.ok()) return second;
+    return second.WithContext("shard " + std::to_string(shard.ordinal) + " (tf://" + shard.bucket +
+                              "/" + shard.key + "), downloaded twice");
+  }();
+  if (!s.ok()) {
+    Release(shard);
+    return s;
+  }
+  Evict();
+  return OkStatus();
+}
+
+Status ShardCache::Download(const ShardInfo& shard, ShardFetcher& fetcher) {
+  const fs::path temp = dir_ / (shard.sha256 + ".tmp-" + RandomHex(4));
+  {
+    std::lock_guard lock(mu_);
+    ++downloads_;
+  }
+  std::error_code ec;
+  Status s = [&]() -> Status {
+    TF_RETURN_IF_ERROR(fetcher.Fetch(shard, temp));
+    TF_ASSIGN_OR_RETURN(auto got, HashFile(temp));
+    if (got.first != shard.sha256 || got.second != static_cast<uint64_t>(shard.bytes)) {
+      return Internal("tf://" + shard.bucket + "/" + shard.key + " arrived as " +
+                      std::to_string(got.second) + " bytes with SHA-256 " + got.first +
+                      ", but the index says " + std::to_string(shard.bytes) + " bytes with " +
+                      shard.sha256);
+    }
+    fs::rename(temp, PathOf(shard), ec);
+    if (ec) return Internal("cannot move " + temp.string() + " into place: " + ec.message());
+    return OkStatus();
+  }();
+  if (!s.ok()) fs::remove(temp, ec);
+  return s;
+}
+
+void ShardCache::Release(const ShardInfo& shard) {
+  std::lock_guard lock(mu_);
+  auto it = held_.find(shard.sha256);
+  if (it != held_.end() && --it->second <= 0) held_.erase(it);
+}
+
+Result<std::unique_ptr<MappedShard>> ShardCache::Map(const ShardInfo& shard) {
+  return MappedShard::Open(PathOf(shard));
+}
+
+void ShardCache::Drop(const ShardInfo& shard) {
+  std::error_code ec;
+  fs::remove(PathOf(shard), ec);
+}
+
+void ShardCache::Evict() {
+  struct Entry {
+    fs::path path;
+    fs::file_time_type used;
+    uint64_t size;
+    std::string sha;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    if (p.extension() != ".tfs") continue;
+    std::error_code e2;
+    uint64_t size = it->file_size(e2);
+    auto used = it->last_write_time(e2);
+    if (e2) continue;
+    entries.push_back(Entry{p, used, size, p.stem().string()});
+    total += size;
+  }
+  if (total <= max_bytes_) return;
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.used < b.used; });
+  std::lock_guard lock(mu_);
+  for (const Entry& e : entries) {
+    if (total <= max_bytes_) break;
+    if (held_.count(e.sha)) continue;
+    if (fs::remove(e.path, ec)) total -= e.size;
+  }
+}
+
+}  // namespace tf::datasets

@@ -1,0 +1,283 @@
+// Datasets against a live server: `tensorfleet dataset create|list|describe|delete` from JSONL,
+// text and files, bad input refused with file and line and leaving nothing behind, and the
+// reader streaming every sample once over HTTP, re-fetching a shard damaged in its cache and
+// reporting one damaged on the server.
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "api_test_util.h"
+#include "child_process.h"
+#include "datasets/dataset_reader.h"
+#include "datasets/shard_fetcher.h"
+
+namespace tf::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using datasets::DatasetIndex;
+using datasets::DatasetReader;
+using datasets::PartitionParams;
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+std::string Line(int i) {
+  return "{\"i\": " + std::to_string(i) + ", \"text\": \"" +
+         std::string(20 + i % 50, 'a' + i % 26) + "\"}";
+}
+
+class DatasetsE2eTest : public ApiFixture {
+ protected:
+  CliResult Run(std::vector<std::string> args) {
+    std::vector<std::string> argv = {TENSORFLEET_BINARY, "--server", app_->url(), "--token",
+                                     admin_token_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ChildProcess child;
+    EXPECT_TRUE(child.Start(argv, {"TENSORFLEET_URL=", "TENSORFLEET_TOKEN="}));
+    int status = child.Wait();
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, child.output()};
+  }
+
+  static void Write(const fs::path& path, const std::string& content) {
+    fs::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << content;
+  }
+  fs::path Local(const std::string& name) { return dir_.path() / "local" / name; }
+
+  // a.jsonl holds lines 0-299, b.jsonl lines 300-499 (with a blank line and CRLF endings).
+  void WriteJsonl() {
+    std::string a, b;
+    for (int i = 0; i < 300; ++i) a += Line(i) + "\n";
+    for (int i = 300; i < 500; ++i) b += Line(i) + (i == 400 ? "\r\n\n" : "\r\n");
+    Write(Local("jsonl/a.jsonl"), a);
+    Write(Local("jsonl/b.jsonl"), b);
+  }
+
+  DatasetIndex Index(const std::string& name) {
+    auto index = datasets::FetchDatasetIndex(app_->url(), admin_token_, name);
+    EXPECT_TRUE(index.ok()) << index.status().ToString();
+    return index.ok() ? *index : DatasetIndex{};
+  }
+
+  // Everything one worker reads; the status of the first error, if any.
+  Status ReadAll(const DatasetIndex& index, PartitionParams p, const fs::path& cache,
+                 std::map<int64_t, std::string>* out, int* count = nullptr) {
+    auto fetcher = datasets::MakeHttpShardFetcher(app_->url(), admin_token_);
+    if (!fetcher.ok()) return fetcher.status();
+    datasets::ReaderOptions o;
+    o.cache_dir = cache;
+    auto reader = DatasetReader::Open(index, p, 0, o, std::move(fetcher).value());
+    if (!reader.ok()) return reader.status();
+    for (;;) {
+      auto next = (*reader)->Next();
+      if (!next.ok()) return next.status();
+      if (!next->has_value()) return OkStatus();
+      if (count) ++*count;
+      EXPECT_TRUE(out->emplace((*next)->index, std::string((*next)->data)).second)
+          << "sample " << (*next)->index << " read twice";
+    }
+  }
+};
+
+TEST_F(DatasetsE2eTest, CreateFromJsonlListDescribeReadEverySampleOnceAndDelete) {
+  WriteJsonl();
+  auto created = Run({"dataset", "create", "tiny", "--from", Local("jsonl").string(), "--format",
+                      "jsonl", "--shard-size", "4KiB"});
+  ASSERT_EQ(created.exit_code, 0) << created.output;
+  EXPECT_NE(created.output.find("dataset tiny: 500 samples in "), std::string::npos)
+      << created.output;
+
+  auto listed = Run({"dataset", "list"});
+  EXPECT_EQ(listed.exit_code, 0);
+  EXPECT_NE(listed.output.find("tiny"), std::string::npos) << listed.output;
+  EXPECT_NE(listed.output.find("500"), std::string::npos) << listed.output;
+  auto described = Run({"dataset", "describe", "tiny", "--shards"});
+  EXPECT_EQ(described.exit_code, 0) << described.output;
+  EXPECT_NE(described.output.find("jsonl"), std::string::npos) << described.output;
+  EXPECT_NE(described.output.find("tf://datasets/tiny/"), std::string::npos) << described.output;
+
+  DatasetIndex index = Index("tiny");
+  EXPECT_EQ(index.samples, 500);
+  EXPECT_EQ(index.format, "jsonl");
+  ASSERT_GT(index.shards.size(), 5u);
+  for (const auto& s : index.shards) EXPECT_LE(s.bytes, 4096);
+
+  // Two ranks of two workers each: every line once, with its bytes (CR dropped).
+  std::map<int64_t, std::string> got;
+  for (int rank = 0; rank < 2; ++rank) {
+    for (int worker = 0; worker < 2; ++worker) {
+      PartitionParams p{
+          .seed = 1, .num_nodes = 2, .node_rank = rank, .num_workers = 2, .worker_id = worker};
+      ASSERT_TRUE(ReadAll(index, p, dir_.path() / "cache", &got).ok());
+    }
+  }
+  ASSERT_EQ(got.size(), 500u);
+  for (const auto& [i, data] : got) EXPECT_EQ(data, Line(static_cast<int>(i))) << i;
+
+  auto deleted = Run({"dataset", "delete", "tiny"});
+  EXPECT_EQ(deleted.exit_code, 0) << deleted.output;
+  EXPECT_NE(deleted.output.find("(" + std::to_string(index.shards.size()) + " shard objects)"),
+            std::string::npos)
+      << deleted.output;
+  EXPECT_EQ(Call("GET", "/v1/datasets/tiny").status, 404);
+  auto ls = Run({"ls", "-r", "tf://datasets/tiny/"});
+  EXPECT_EQ(ls.output.find("shard-"), std::string::npos) << ls.output;
+}
+
+TEST_F(DatasetsE2eTest, FilesAndTextFormats) {
+  Write(Local("files/x/1.bin"), std::string("\0\1\2", 3));
+  Write(Local("files/x/2.bin"), "two");
+  Write(Local("files/y"), "");
+  Write(Local("lines.txt"), "first line\n\n  \nsecond line\nthird");
+  auto files = Run({"dataset", "create", "blobs", "--from", Local("files").string(),
+                    Local("lines.txt").string()});
+  ASSERT_EQ(files.exit_code, 0) << files.output;
+  DatasetIndex blobs = Index("blobs");
+  EXPECT_EQ(blobs.samples, 4);  // three files below files/, and lines.txt whole
+  std::map<int64_t, std::string> got;
+  ASSERT_TRUE(ReadAll(blobs, {}, dir_.path() / "cache", &got).ok());
+  EXPECT_EQ(got.at(0), std::string("\0\1\2", 3));  // files/x/1.bin, in path order
+  EXPECT_EQ(got.at(1), "two");
+  EXPECT_EQ(got.at(2), "");
+  EXPECT_EQ(got.at(3), "first line\n\n  \nsecond line\nthird");
+
+  auto text = Run(
+      {"dataset", "create", "lines", "--from", Local("lines.txt").string(), "--format", "text"});
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  DatasetIndex lines = Index("lines");
+  got.clear();
+  ASSERT_TRUE(ReadAll(lines, {}, dir_.path() / "cache", &got).ok());
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got.at(0), "first line");
+  EXPECT_EQ(got.at(1), "second line");
+  EXPECT_EQ(got.at(2), "third");
+}
+
+TEST_F(DatasetsE2eTest, BadInputIsRefusedClearlyAndLeavesNothingBehind) {
+  fs::create_directories(Local("empty"));
+  auto empty = Run({"dataset", "create", "d", "--from", Local("empty").string()});
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_NE(empty.output.find("no files"), std::string::npos) << empty.output;
+
+  auto missing = Run({"dataset", "create", "d", "--from", Local("nowhere").string()});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("nowhere does not exist"), std::string::npos) << missing.output;
+
+  Write(Local("blank.txt"), "\n \n");
+  auto no_samples =
+      Run({"dataset", "create", "d", "--from", Local("blank.txt").string(), "--format", "text"});
+  EXPECT_EQ(no_samples.exit_code, 1);
+  EXPECT_NE(no_samples.output.find("no samples"), std::string::npos) << no_samples.output;
+
+  // A bad line far into the second file, after several shards were uploaded.
+  WriteJsonl();
+  std::string b;
+  for (int i = 0; i < 200; ++i) b += (i == 150 ? std::string("{\"i\": oops}") : Line(i)) + "\n";
+  Write(Local("jsonl/b.jsonl"), b);
+  auto bad = Run({"dataset", "create", "d", "--from", Local("jsonl").string(), "--format", "jsonl",
+                  "--shard-size", "4KiB"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.output.find("b.jsonl:151: not JSON: "), std::string::npos) << bad.output;
+  EXPECT_EQ(Call("GET", "/v1/datasets/d").status, 404);
+  auto ls = Run({"ls", "-r", "tf://datasets/"});
+  EXPECT_EQ(ls.output.find("shard-"), std::string::npos) << ls.output;
+
+  auto flag =
+      Run({"dataset", "create", "d", "--from", Local("jsonl").string(), "--shard-size", "lots"});
+  EXPECT_EQ(flag.exit_code, 1);
+  EXPECT_NE(flag.output.find("--shard-size"), std::string::npos) << flag.output;
+  auto format =
+      Run({"dataset", "create", "d", "--from", Local("jsonl").string(), "--format", "csv"});
+  EXPECT_NE(format.output.find("--format must be files, jsonl or text"), std::string::npos);
+  auto name = Run({"dataset", "create", "Bad Name", "--from", Local("jsonl").string()});
+  EXPECT_NE(name.output.find("dataset name 'Bad Name'"), std::string::npos) << name.output;
+
+  ASSERT_EQ(Run({"dataset", "create", "d", "--from", Local("jsonl/a.jsonl").string()}).exit_code,
+            0);
+  auto again = Run({"dataset", "create", "d", "--from", Local("jsonl/a.jsonl").string()});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.output.find("already exists"), std::string::npos) << again.output;
+
+  if (::geteuid() != 0) {  // root reads files whatever their mode
+    Write(Local("secret.txt"), "x");
+    ::chmod(Local("secret.txt").c_str(), 0);
+    auto unreadable = Run({"dataset", "create", "s", "--from", Local("secret.txt").string()});
+    EXPECT_NE(unreadable.output.find("cannot read"), std::string::npos) << unreadable.output;
+  }
+  // The index route checks what it is told against the objects.
+  auto lie = Call("POST", "/v1/datasets",
+                  Json{{"name", "liar"},
+                       {"bucket", "datasets"},
+                       {"shard_size", 4096},
+                       {"format", "text"},
+                       {"shards", Json::array({Json{{"key", "nope"},
+                                                    {"samples", 1},
+                                                    {"bytes", 10},
+                                                    {"sha256", std::string(64, '0')}}})}});
+  EXPECT_EQ(lie.status, 404) << lie.body.dump();
+}
+
+// Flips one byte of `file` at the first place `needle` occurs; false if it does not.
+bool FlipByteAt(const fs::path& file, const std::string& needle) {
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  size_t at = bytes.find(needle);
+  if (at == std::string::npos) return false;
+  bytes[at + needle.size() / 2] ^= 0x20;
+  std::fstream out(file, std::ios::binary | std::ios::in | std::ios::out);
+  out.seekp(static_cast<std::streamoff>(at + needle.size() / 2));
+  out.put(bytes[at + needle.size() / 2]);
+  return true;
+}
+
+TEST_F(DatasetsE2eTest, DamagedShardsAreRefetchedOrReportedNeverRead) {
+  WriteJsonl();
+  ASSERT_EQ(Run({"dataset", "create", "tiny", "--from", Local("jsonl/a.jsonl").string(), "--format",
+                 "jsonl"})
+                .exit_code,
+            0);
+  DatasetIndex index = Index("tiny");
+  ASSERT_EQ(index.shards.size(), 1u);
+  const fs::path cache = dir_.path() / "cache";
+  std::map<int64_t, std::string> got;
+  ASSERT_TRUE(ReadAll(index, {}, cache, &got).ok());
+
+  // Damage in the cache: the reader downloads the shard again and reads it right.
+  ASSERT_TRUE(FlipByteAt(cache / (index.shards[0].sha256 + ".tfs"), Line(123)));
+  got.clear();
+  Status again = ReadAll(index, {}, cache, &got);
+  ASSERT_TRUE(again.ok()) << again.ToString();
+  ASSERT_EQ(got.size(), 300u);
+  EXPECT_EQ(got.at(123), Line(123));
+
+  // Damage in the stored object: it cannot be read right twice, so it is reported and not one
+  // sample of it comes out.
+  int flipped = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir_.path() / "objects")) {
+    if (e.is_regular_file() && FlipByteAt(e.path(), Line(123))) ++flipped;
+  }
+  ASSERT_EQ(flipped, 1);
+  fs::remove_all(cache);
+  got.clear();
+  int returned = 0;
+  Status damaged = ReadAll(index, {}, cache, &got, &returned);
+  ASSERT_FALSE(damaged.ok());
+  EXPECT_NE(damaged.message().find("tf://datasets/" + index.shards[0].key), std::string::npos)
+      << damaged.ToString();
+  EXPECT_NE(damaged.message().find("downloaded twice"), std::string::npos) << damaged.ToString();
+  EXPECT_EQ(returned, 0);
+  EXPECT_FALSE(fs::exists(cache / (index.shards[0].sha256 + ".tfs")));
+}
+
+}  // namespace
+}  // namespace tf::testing

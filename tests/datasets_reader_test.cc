@@ -1,0 +1,340 @@
+// The reader (src/datasets/dataset_reader.h) over fake fetchers: every worker of every rank
+// together reads each sample once with the right bytes, a shard damaged in the cache or on the
+// way is downloaded once more and then reported (never returned), prefetching runs ahead of the
+// reader, the cache stays within its bound and resuming skips exactly what was seen.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "base/crypto.h"
+#include "datasets/dataset_reader.h"
+#include "datasets/shard_format.h"
+#include "store_test_env.h"
+
+namespace tf::datasets {
+namespace {
+
+namespace fs = std::filesystem;
+using tf::testing::TempDir;
+
+std::string SampleText(int64_t i) {
+  return "sample-" + std::to_string(i) + std::string(i % 7, '.');
+}
+
+// Shards in memory, handed out as files; counts downloads and can damage or hold them back.
+class FakeFetcher final : public ShardFetcher {
+ public:
+  Status Fetch(const ShardInfo& shard, const fs::path& dest) override {
+    std::unique_lock lock(mu_);
+    ++calls_[shard.key];
+    ++total_;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return open_gate_ || total_ <= gate_; });
+    std::string bytes = objects_.at(shard.key);
+    if (damage_[shard.key] > 0) {
+      --damage_[shard.key];
+      bytes[bytes.size() / 2] ^= 0x40;
+    }
+    lock.unlock();
+    std::ofstream(dest, std::ios::binary) << bytes;
+    return OkStatus();
+  }
+
+  void Put(const std::string& key, std::string bytes) { objects_[key] = std::move(bytes); }
+  void Damage(const std::string& key, int times) {
+    std::lock_guard lock(mu_);
+    damage_[key] = times;
+  }
+  int Calls(const std::string& key) {
+    std::lock_guard lock(mu_);
+    return calls_[key];
+  }
+  int Total() {
+    std::lock_guard lock(mu_);
+    return total_;
+  }
+  // Lets only the first `n` downloads through until Open().
+  void Gate(int n) {
+    std::lock_guard lock(mu_);
+    gate_ = n;
+    open_gate_ = false;
+  }
+  void Open() {
+    std::lock_guard lock(mu_);
+    open_gate_ = true;
+    cv_.notify_all();
+  }
+  // Waits (up to 10 s) until `n` downloads have been asked for.
+  bool WaitForCalls(int n) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(10), [&] { return total_ >= n; });
+  }
+
+ private:
+  std::map<std::string, std::string> objects_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, int> calls_, damage_;
+  int total_ = 0;
+  int gate_ = 0;
+  bool open_gate_ = true;
+};
+
+// A dataset of `shards` shards holding `per_shard` samples each, in the fake.
+DatasetIndex MakeDataset(FakeFetcher& fake, int shards, int per_shard) {
+  DatasetIndex index;
+  index.name = "fake";
+  index.format = "text";
+  int64_t next = 0;
+  for (int s = 0; s < shards; ++s) {
+    ShardWriter w;
+    for (int i = 0; i < per_shard; ++i) EXPECT_TRUE(w.Add(SampleText(next + i)).ok());
+    std::string bytes = w.Finish();
+    ShardInfo info{s,
+                   "datasets",
+                   "fake/x/shard-" + std::to_string(s),
+                   per_shard,
+                   static_cast<int64_t>(bytes.size()),
+                   Sha256Hex(bytes),
+                   next};
+    fake.Put(info.key, bytes);
+    next += per_shard;
+    index.bytes += info.bytes;
+    index.shards.push_back(info);
+  }
+  index.samples = next;
+  return index;
+}
+
+struct ReadAll {
+  std::vector<Sample> samples;
+  std::vector<std::string> data;
+  Status status;
+};
+
+ReadAll Drain(DatasetReader& reader) {
+  ReadAll out;
+  for (;;) {
+    auto next = reader.Next();
+    if (!next.ok()) {
+      out.status = next.status();
+      return out;
+    }
+    if (!next->has_value()) return out;
+    out.samples.push_back(**next);
+    out.data.emplace_back((*next)->data);
+  }
+}
+
+class ReaderTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<DatasetReader> Open(const DatasetIndex& index, PartitionParams p,
+                                      int64_t seen = 0, uint64_t cache_bytes = 1 << 30,
+                                      int prefetch = 2) {
+    ReaderOptions o;
+    o.cache_dir = dir_.path() / "cache";
+    o.cache_bytes = cache_bytes;
+    o.prefetch_shards = prefetch;
+    auto r = DatasetReader::Open(index, p, seen, o, fake_);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? std::move(r).value() : nullptr;
+  }
+
+  TempDir dir_;
+  std::shared_ptr<FakeFetcher> fake_ = std::make_shared<FakeFetcher>();
+};
+
+TEST_F(ReaderTest, AllRanksAndWorkersReadEverySampleOnceWithItsBytes) {
+  DatasetIndex index = MakeDataset(*fake_, 7, 13);
+  std::map<int64_t, int> seen;
+  for (int rank = 0; rank < 3; ++rank) {
+    for (int worker = 0; worker < 2; ++worker) {
+      PartitionParams p{.seed = 11,
+                        .epoch = 1,
+                        .num_nodes = 3,
+                        .node_rank = rank,
+                        .num_workers = 2,
+                        .worker_id = worker,
+                        .window_shards = 2};
+      auto reader = Open(index, p);
+      ASSERT_NE(reader, nullptr);
+      ReadAll got = Drain(*reader);
+      ASSERT_TRUE(got.status.ok()) << got.status.ToString();
+      EXPECT_EQ(got.samples.size(), WorkerSamples({13, 13, 13, 13, 13, 13, 13}, p, 0).size());
+      for (size_t i = 0; i < got.samples.size(); ++i) {
+        EXPECT_EQ(got.data[i], SampleText(got.samples[i].index));
+        ++seen[got.samples[i].index];
+      }
+    }
+  }
+  ASSERT_EQ(seen.size(), 91u);
+  for (const auto& [i, n] : seen) EXPECT_EQ(n, 1) << i;
+  // Six readers shared one cache directory: each shard was downloaded once.
+  EXPECT_EQ(fake_->Total(), 7);
+}
+
+TEST_F(ReaderTest, ADamagedCachedShardIsDownloadedAgainAndReadCorrectly) {
+  DatasetIndex index = MakeDataset(*fake_, 2, 20);
+  PartitionParams p;
+  {
+    auto first = Open(index, p);
+    ASSERT_TRUE(Drain(*first).status.ok());
+  }
+  ASSERT_EQ(fake_->Total(), 2);
+  // Flip a byte in the middle of a sample of shard 1's cached file.
+  fs::path cached = dir_.path() / "cache" / (index.shards[1].sha256 + ".tfs");
+  std::string bytes;
+  {
+    std::ifstream in(cached, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  size_t at = bytes.find(SampleText(25));
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 3] ^= 0x01;
+  std::ofstream(cached, std::ios::binary | std::ios::trunc) << bytes;
+
+  auto second = Open(index, p);
+  ReadAll got = Drain(*second);
+  ASSERT_TRUE(got.status.ok()) << got.status.ToString();
+  ASSERT_EQ(got.samples.size(), 40u);
+  for (size_t i = 0; i < got.samples.size(); ++i) {
+    EXPECT_EQ(got.data[i], SampleText(got.samples[i].index));
+  }
+  EXPECT_EQ(fake_->Calls(index.shards[1].key), 2);
+  EXPECT_EQ(fake_->Calls(index.shards[0].key), 1);
+}
+
+TEST_F(ReaderTest, ATruncatedCachedShardIsDownloadedAgain) {
+  DatasetIndex index = MakeDataset(*fake_, 1, 10);
+  {
+    auto first = Open(index, {});
+    ASSERT_TRUE(Drain(*first).status.ok());
+  }
+  fs::resize_file(dir_.path() / "cache" / (index.shards[0].sha256 + ".tfs"), 50);
+  auto second = Open(index, {});
+  ReadAll got = Drain(*second);
+  ASSERT_TRUE(got.status.ok()) << got.status.ToString();
+  EXPECT_EQ(got.samples.size(), 10u);
+  EXPECT_EQ(fake_->Calls(index.shards[0].key), 2);
+}
+
+TEST_F(ReaderTest, AShardDamagedOnTheWayTwiceIsReportedAndNeverReturned) {
+  DatasetIndex index = MakeDataset(*fake_, 3, 5);
+  PartitionParams p{.window_shards = 1};
+  fake_->Damage(index.shards[ShardOrder(3, 0, 0)[1]].key, 2);
+  auto reader = Open(index, p);
+  ReadAll got = Drain(*reader);
+  ASSERT_FALSE(got.status.ok());
+  EXPECT_EQ(got.status.code(), StatusCode::kInternal);
+  const std::string& bad_key = index.shards[ShardOrder(3, 0, 0)[1]].key;
+  EXPECT_NE(got.status.message().find(bad_key), std::string::npos) << got.status.ToString();
+  EXPECT_NE(got.status.message().find("downloaded twice"), std::string::npos);
+  EXPECT_EQ(fake_->Calls(bad_key), 2);
+  // What was returned before the error came from the good shard only, and was right.
+  EXPECT_EQ(got.samples.size(), 5u);
+  for (size_t i = 0; i < got.samples.size(); ++i) {
+    EXPECT_EQ(got.data[i], SampleText(got.samples[i].index));
+  }
+  // Damaged once only: the second download is good and reading goes on.
+  TempDir other;
+  auto fresh = std::make_shared<FakeFetcher>();
+  DatasetIndex again = MakeDataset(*fresh, 3, 5);
+  fresh->Damage(again.shards[0].key, 1);
+  ReaderOptions o;
+  o.cache_dir = other.path();
+  auto r = DatasetReader::Open(again, p, 0, o, fresh);
+  ASSERT_TRUE(r.ok());
+  ReadAll ok = Drain(**r);
+  EXPECT_TRUE(ok.status.ok()) << ok.status.ToString();
+  EXPECT_EQ(ok.samples.size(), 15u);
+  EXPECT_EQ(fresh->Calls(again.shards[0].key), 2);
+}
+
+TEST_F(ReaderTest, PrefetchRunsAheadOfTheReader) {
+  DatasetIndex index = MakeDataset(*fake_, 6, 4);
+  PartitionParams p{.window_shards = 1};
+  auto reader = Open(index, p, 0, 1 << 30, /*prefetch=*/3);
+  // Before anything is read, the first shard and three more are asked for.
+  ASSERT_TRUE(fake_->WaitForCalls(4));
+  auto first = reader->Next();
+  ASSERT_TRUE(first.ok() && first->has_value());
+  // Reading the first window does not move the prefetch past three shards ahead of it.
+  EXPECT_EQ(fake_->Total(), 4);
+  ReadAll rest = Drain(*reader);
+  ASSERT_TRUE(rest.status.ok());
+  EXPECT_EQ(rest.samples.size(), 23u);
+  EXPECT_EQ(fake_->Total(), 6);
+}
+
+TEST_F(ReaderTest, AHeldBackDownloadHoldsTheReaderUntilItArrives) {
+  DatasetIndex index = MakeDataset(*fake_, 3, 2);
+  fake_->Gate(0);
+  PartitionParams p{.window_shards = 1};
+  auto reader = Open(index, p, 0, 1 << 30, 0);
+  ASSERT_TRUE(fake_->WaitForCalls(1));
+  std::thread opener([&] { fake_->Open(); });
+  ReadAll got = Drain(*reader);
+  opener.join();
+  ASSERT_TRUE(got.status.ok());
+  EXPECT_EQ(got.samples.size(), 6u);
+}
+
+TEST_F(ReaderTest, TheCacheStaysWithinItsBound) {
+  DatasetIndex index = MakeDataset(*fake_, 10, 50);
+  const uint64_t shard_bytes = index.shards[0].bytes;
+  PartitionParams p{.window_shards = 1};
+  auto reader = Open(index, p, 0, 3 * shard_bytes, 1);
+  ReadAll got = Drain(*reader);
+  ASSERT_TRUE(got.status.ok()) << got.status.ToString();
+  EXPECT_EQ(got.samples.size(), 500u);
+  uint64_t kept = 0;
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir_.path() / "cache")) {
+    if (e.path().extension() == ".tfs") {
+      kept += e.file_size();
+      ++files;
+    }
+  }
+  EXPECT_LE(kept, 3 * shard_bytes);
+  EXPECT_GE(files, 1);
+}
+
+TEST_F(ReaderTest, ResumeSkipsExactlyTheSamplesSeen) {
+  DatasetIndex index = MakeDataset(*fake_, 5, 9);
+  PartitionParams p{.seed = 3, .epoch = 4, .window_shards = 2};
+  auto full = Drain(*Open(index, p));
+  ASSERT_TRUE(full.status.ok());
+  ASSERT_EQ(full.samples.size(), 45u);
+  for (int64_t seen : {1, 17, 44, 45}) {
+    auto rest = Drain(*Open(index, p, seen));
+    ASSERT_TRUE(rest.status.ok());
+    ASSERT_EQ(rest.samples.size(), 45u - seen);
+    for (size_t i = 0; i < rest.samples.size(); ++i) {
+      EXPECT_EQ(rest.samples[i].index, full.samples[seen + i].index);
+      EXPECT_EQ(rest.samples[i].position, seen + static_cast<int64_t>(i));
+    }
+  }
+}
+
+TEST_F(ReaderTest, BadOptionsAreRefused) {
+  DatasetIndex index = MakeDataset(*fake_, 1, 1);
+  ReaderOptions o;
+  o.cache_dir = dir_.path();
+  PartitionParams p;
+  p.worker_id = 3;
+  EXPECT_EQ(DatasetReader::Open(index, p, 0, o, fake_).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(DatasetReader::Open(index, {}, -1, o, fake_).status().code(),
+            StatusCode::kInvalidArgument);
+  o.cache_dir.clear();
+  EXPECT_EQ(DatasetReader::Open(index, {}, 0, o, fake_).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tf::datasets
