@@ -599,3 +599,37 @@ TEST(JobSpecTest, ValidateJobSpecChecksBuiltSpecs) {
 
 }  // namespace
 }  // namespace tf::jobs
+
+namespace tf::jobs {
+namespace {
+
+TEST(JobSpecDatasetsTest, DatasetsAreNamesWithAVariableEach) {
+  JobSpec spec = MustParse(std::string(kHead) + "datasets: [tiny-text, web.v2]\n");
+  EXPECT_EQ(spec.datasets, (std::vector<std::string>{"tiny-text", "web.v2"}));
+  EXPECT_EQ(DatasetEnvName("tiny-text"), "TENSORFLEET_DATASET_TINY_TEXT");
+  EXPECT_EQ(DatasetEnvName("web.v2"), "TENSORFLEET_DATASET_WEB_V2");
+  auto back = JobSpecFromJson(nlohmann::json::parse(JobSpecToJson(spec).dump()));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->datasets, spec.datasets);
+  // Stored specs from before the field read as none.
+  nlohmann::json old = JobSpecToJson(MustParse(kHead));
+  old.erase("datasets");
+  auto older = JobSpecFromJson(old);
+  ASSERT_TRUE(older.ok());
+  EXPECT_TRUE(older->datasets.empty());
+}
+
+TEST(JobSpecDatasetsTest, BadDatasetListsAreNamed) {
+  EXPECT_NE(ErrorOf(std::string(kHead) + "datasets: [Tiny]\n").find("train.yaml:3: datasets[0]: "
+                                                                    "must be a dataset name"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kHead) + "datasets: [a, a]\n").find("names \"a\" a second time"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kHead) + "datasets: [a-b, a.b]\n")
+                .find("would share the variable TENSORFLEET_DATASET_A_B"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kHead) + "datasets: tiny\n").find("datasets"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tf::jobs

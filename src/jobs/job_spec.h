@@ -77,6 +77,9 @@ struct JobSpec {
   std::map<std::string, std::string> node_selector;  // labels a node must have
   bool allow_zone_split = false;  // whether a multi-node job may span availability zones
   std::vector<MetricDefinition> metrics;
+  // Datasets of the project the job reads (docs/datasets.md): named to its processes in
+  // TENSORFLEET_DATASETS and TENSORFLEET_DATASET_<NAME>.
+  std::vector<std::string> datasets;
   friend bool operator==(const JobSpec&, const JobSpec&) = default;
 };
 
@@ -84,6 +87,10 @@ struct JobSpec {
 // TENSORFLEET_HP_ and the name in upper case, with "." and "-" as "_" ("model.dim" ->
 // TENSORFLEET_HP_MODEL_DIM). A spec's hyperparameters each have their own.
 std::string HyperparameterEnvName(std::string_view name);
+
+// The environment variable that carries dataset `name` to the job's processes:
+// TENSORFLEET_DATASET_ and the name in upper case, with "." and "-" as "_".
+std::string DatasetEnvName(std::string_view name);
 
 // Reads a YAML spec. `source_name` (usually the file name) starts every error message.
 Result<JobSpec> ParseJobSpec(std::string_view yaml_text, std::string_view source_name);

@@ -166,6 +166,7 @@ nlohmann::json JobSpecToJson(const JobSpec& spec) {
       {"node_selector", spec.node_selector},
       {"allow_zone_split", spec.allow_zone_split},
       {"metrics", std::move(metrics)},
+      {"datasets", spec.datasets},
   };
 }
 
@@ -205,6 +206,7 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& json) {
   top.Read("node_selector", spec.node_selector);
   top.Read("allow_zone_split", spec.allow_zone_split);
   ReadMetrics(top, spec.metrics);
+  top.Read("datasets", spec.datasets);
   top.Finish();
   TF_RETURN_IF_ERROR(status);
   TF_RETURN_IF_ERROR(ValidateJobSpec(spec));

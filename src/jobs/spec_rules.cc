@@ -299,7 +299,51 @@ Problem CheckMetrics(const JobSpec& spec) {
   return std::nullopt;
 }
 
+// The dataset service's names (datasets/dataset_index.h): [a-z0-9][a-z0-9._-]{0,62}.
+bool IsDatasetName(const std::string& name) {
+  if (name.empty() || name.size() > 63) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    bool ok = IsLower(c) || IsDigit(c) || (i > 0 && (c == '.' || c == '_' || c == '-'));
+    if (!ok) return false;
+  }
+  return true;
+}
+
+constexpr size_t kMaxDatasets = 32;
+
+Problem CheckDatasets(const JobSpec& spec) {
+  if (spec.datasets.size() > kMaxDatasets) {
+    return Fail("datasets", "must name at most " + std::to_string(kMaxDatasets) +
+                                " datasets, got " + std::to_string(spec.datasets.size()));
+  }
+  std::map<std::string, std::string> variables;  // variable -> the dataset that has it
+  for (size_t i = 0; i < spec.datasets.size(); ++i) {
+    const std::string& name = spec.datasets[i];
+    std::string path = "datasets[" + std::to_string(i) + "]";
+    if (!IsDatasetName(name)) {
+      return Fail(path, "must be a dataset name (1-63 of a-z, 0-9, '.', '_', '-', starting "
+                        "with a letter or digit), got " + Quote(name));
+    }
+    auto [it, added] = variables.emplace(DatasetEnvName(name), name);
+    if (!added) {
+      return Fail(path, it->second == name ? "names " + Quote(name) + " a second time"
+                                           : Quote(name) + " and " + Quote(it->second) +
+                                                 " would share the variable " + it->first);
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::string DatasetEnvName(std::string_view name) {
+  std::string variable = "TENSORFLEET_DATASET_";
+  for (char c : name) {
+    variable += IsAlnum(c) ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : '_';
+  }
+  return variable;
+}
 
 std::string IntRangeMessage(IntRange range, std::string_view got) {
   return "must be an integer from " + std::to_string(range.min) + " to " +
@@ -330,7 +374,7 @@ std::optional<SpecProblem> FindSpecProblem(const JobSpec& spec) {
                     Quote(spec.name));
   }
   for (auto check : {CheckCommand, CheckCode, CheckEnv, CheckResources, CheckHyperparameters,
-                     CheckCheckpointAndRetry, CheckScheduling, CheckMetrics}) {
+                     CheckCheckpointAndRetry, CheckScheduling, CheckMetrics, CheckDatasets}) {
     if (auto p = check(spec)) return p;
   }
   return std::nullopt;

@@ -217,7 +217,17 @@ Status ReadRetry(Reader& r, const Field& f, JobSpec& spec) {
 }
 
 // In the order docs/jobs-spec.md lists them.
-constexpr std::array<FieldRule<JobSpec>, 16> kSpecRules = {{
+Status ReadDatasets(Reader& r, const Field& f, JobSpec& spec) {
+  TF_ASSIGN_OR_RETURN(auto items, r.Items(f, "a list of dataset names"));
+  spec.datasets.clear();
+  for (const Field& item : items) {
+    TF_ASSIGN_OR_RETURN(std::string name, r.String(item));
+    spec.datasets.push_back(std::move(name));
+  }
+  return OkStatus();
+}
+
+constexpr std::array<FieldRule<JobSpec>, 17> kSpecRules = {{
     {"name", StringField<JobSpec, &JobSpec::name>},
     {"command", ReadCommand},
     {"code", StringField<JobSpec, &JobSpec::code>},
@@ -234,6 +244,7 @@ constexpr std::array<FieldRule<JobSpec>, 16> kSpecRules = {{
     {"node_selector", ReadNodeSelector},
     {"allow_zone_split", BoolField<JobSpec, &JobSpec::allow_zone_split>},
     {"metrics", ReadMetrics},
+    {"datasets", ReadDatasets},
 }};
 
 Result<JobSpec> Parse(std::string_view text, std::string_view source) {

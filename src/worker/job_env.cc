@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "jobs/job_spec.h"
+
 extern char** environ;
 
 namespace tf::worker {
@@ -119,6 +121,16 @@ std::map<std::string, std::string> JobEnvironment(const Assignment& a, int local
   for (auto it = hp.begin(); it != hp.end(); ++it) {
     env[HyperparameterVariable(it.key())] = ScalarText(it.value());
   }
+  // Datasets: where each one's index is; the reader takes the token from TENSORFLEET_TOKEN.
+  json datasets = json::object();
+  for (const json& d : a.spec.value("datasets", json::array())) {
+    if (!d.is_string()) continue;
+    std::string name = d.get<std::string>();
+    std::string url = server_url + "/v1/datasets/" + name;
+    datasets[name] = url;
+    env[jobs::DatasetEnvName(name)] = url;
+  }
+  env["TENSORFLEET_DATASETS"] = datasets.dump();
   // An empty list hides every GPU from CUDA, which is right for a job that asked for none.
   env["CUDA_VISIBLE_DEVICES"] = Join(gpus, ",");
   // What torchrun gives each process it starts: the platform is the launcher here.
