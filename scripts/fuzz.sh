@@ -8,8 +8,8 @@ if [ ! -f build-fuzz/build.ninja ]; then
   CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DTF_BUILD_FUZZ=ON -DTF_BUILD_TESTS=OFF -DTF_BUILD_BENCH=OFF >/dev/null
 fi
-ninja -C build-fuzz request_fuzz engine_fuzz gguf_fuzz cur_fuzz job_spec_fuzz s3_fuzz
-for target in request_fuzz engine_fuzz gguf_fuzz cur_fuzz job_spec_fuzz s3_fuzz; do
+ninja -C build-fuzz request_fuzz engine_fuzz gguf_fuzz cur_fuzz job_spec_fuzz s3_fuzz shard_fuzz
+for target in request_fuzz engine_fuzz gguf_fuzz cur_fuzz job_spec_fuzz s3_fuzz shard_fuzz; do
   corpus_seed="fuzz/corpus/${target%_fuzz}"
   work=$(mktemp -d)
   cp "$corpus_seed"/* "$work"/ 2>/dev/null || true
