@@ -1,0 +1,107 @@
+"""Read tensorfleet datasets from PyTorch (docs/datasets.md, "Python").
+
+    import tensorfleet_data
+    from torch.utils.data import DataLoader
+
+    ds = tensorfleet_data.Dataset("tiny-text", seed=0)
+    loader = DataLoader(ds, batch_size=32, num_workers=4)
+    for epoch in range(10):
+        ds.set_epoch(epoch)
+        for batch in loader: ...
+
+Each sample is the bytes that were packed (decode=... turns them into something else). The
+dataset splits its samples over the job's ranks (RANK, WORLD_SIZE, LOCAL_RANK and
+LOCAL_WORLD_SIZE, which tensorfleet and torchrun set) and over the DataLoader's workers, so that
+every sample of an epoch is read exactly once across all of them.
+"""
+
+import os
+import tempfile
+
+import torch.utils.data
+
+from . import _native
+
+__all__ = ["Dataset", "fetch_index"]
+
+
+def _env_int(name, default):
+    value = os.environ.get(name)
+    return int(value) if value not in (None, "") else default
+
+
+def _server_and_token(server, token):
+    server = server or os.environ.get("TENSORFLEET_SERVER_URL") or os.environ.get("TENSORFLEET_URL")
+    token = token or os.environ.get("TENSORFLEET_TOKEN")
+    if not server or not token:
+        raise ValueError(
+            "tensorfleet_data needs a server and a token: pass server= and token=, or run "
+            "where TENSORFLEET_SERVER_URL and TENSORFLEET_TOKEN are set (every tensorfleet job)")
+    return server, token
+
+
+def fetch_index(name, server=None, token=None):
+    """The dataset's index (shards, sample counts, checksums) as a dict."""
+    import json
+    server, token = _server_and_token(server, token)
+    return json.loads(_native.fetch_index(server, token, name))
+
+
+class Dataset(torch.utils.data.IterableDataset):
+    """A tensorfleet dataset as a PyTorch IterableDataset.
+
+    seed:          the shuffle's seed; the same seed and epoch give the same order.
+    batch_size:    the DataLoader's batch size, so that the batches its workers hand out in
+                   turn are exactly the rank's order (what samples_seen counts).
+    samples_seen:  resume the first epoch iterated after this many samples of this rank.
+    rank, world_size, local_rank, local_world_size: override what the environment says.
+    cache_dir:     where shards are kept on this machine (TENSORFLEET_DATASET_CACHE, or a
+                   directory in the temporary directory); shared by every worker and rank.
+    """
+
+    def __init__(self, name, seed=0, batch_size=1, samples_seen=0, decode=None, server=None,
+                 token=None, rank=None, world_size=None, local_rank=None,
+                 local_world_size=None, window_shards=4, cache_dir=None,
+                 cache_bytes=8 << 30, prefetch_shards=4):
+        super().__init__()
+        self.name = name
+        self.server, self.token = _server_and_token(server, token)
+        self.seed = seed
+        self.block = max(1, int(batch_size or 1))
+        self.samples_seen = samples_seen
+        self.decode = decode
+        self.epoch = 0
+        self.world_size = world_size if world_size is not None else _env_int("WORLD_SIZE", 1)
+        self.rank = rank if rank is not None else _env_int("RANK", 0)
+        self.local_world_size = (local_world_size if local_world_size is not None
+                                 else _env_int("LOCAL_WORLD_SIZE", self.world_size))
+        self.local_rank = (local_rank if local_rank is not None
+                           else _env_int("LOCAL_RANK", self.rank % self.local_world_size))
+        if self.world_size % self.local_world_size != 0:
+            raise ValueError("world_size %d is not a multiple of local_world_size %d"
+                             % (self.world_size, self.local_world_size))
+        self.window_shards = window_shards
+        self.cache_dir = cache_dir or os.environ.get("TENSORFLEET_DATASET_CACHE") or os.path.join(
+            tempfile.gettempdir(), "tensorfleet-datasets-%d" % os.getuid())
+        self.cache_bytes = cache_bytes
+        self.prefetch_shards = prefetch_shards
+
+    def set_epoch(self, epoch, samples_seen=0):
+        """Reads epoch `epoch` next, skipping the first `samples_seen` samples of this rank."""
+        self.epoch = epoch
+        self.samples_seen = samples_seen
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        num_workers, worker_id = (info.num_workers, info.id) if info is not None else (1, 0)
+        reader = _native.Reader(
+            self.server, self.token, self.name, seed=self.seed, epoch=self.epoch,
+            num_nodes=self.world_size // self.local_world_size,
+            node_rank=self.rank // self.local_world_size,
+            ranks_per_node=self.local_world_size, local_rank=self.local_rank,
+            num_workers=num_workers, worker_id=worker_id, window_shards=self.window_shards,
+            block=self.block, samples_seen=self.samples_seen, cache_dir=self.cache_dir,
+            cache_bytes=self.cache_bytes, prefetch_shards=self.prefetch_shards)
+        decode = self.decode
+        for _, data in reader:
+            yield decode(data) if decode is not None else data
