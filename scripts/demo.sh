@@ -9,12 +9,16 @@
 #   objects copied up and back, and a damaged blob refused on read; an S3 access key and the AWS
 #   CLI copying into and listing the same buckets; a second server keeping its objects' content
 #   in an S3-compatible bucket (the first server's); a budget, the alerts it fired and a job it
-#   refused.
+#   refused; a dataset packed into shards and read by a managed job with PyTorch's DataLoader.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 scripts/build.sh tensorfleet
+# The Python dataset reader, where pybind11 was found.
+if ninja -C build -t targets all 2>/dev/null | grep -q '^tensorfleet_data_native:'; then
+  scripts/build.sh tensorfleet_data_native
+fi
 
 tf_bin="$PWD/build/src/tensorfleet"
 data_dir=$(mktemp -d /tmp/tensorfleet-demo.XXXXXX)
@@ -218,6 +222,44 @@ cmp "$run_dir/shards/model-00002.bin" "$data_dir/demo-files/from-second.bin" \
   && echo "  read back through the second server, byte for byte the original"
 [ ! -e "$second_dir/objects" ] && echo "  and the second server's own disk holds no object content"
 kill -TERM "$second_pid"; wait "$second_pid" || true; second_pid=""
+
+step "Datasets: lines of text packed into shards, read by a managed job through the environment contract"
+tf dataset create fortunes --from /usr/share/games/fortunes/fortunes --format text --shard-size 16KiB
+tf dataset describe fortunes
+reader_dir="$data_dir/dataset-reader"
+mkdir -p "$reader_dir"
+cat >"$reader_dir/read.py" <<'PY'
+import json, os
+import torch.utils.data
+import tensorfleet_data
+
+print("TENSORFLEET_DATASETS =", os.environ["TENSORFLEET_DATASETS"])
+ds = tensorfleet_data.Dataset("fortunes", seed=1, decode=bytes.decode)
+loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2)
+lines = list(loader)
+total = tensorfleet_data.fetch_index("fortunes")["samples"]
+print("read %d of the dataset's %d lines with 2 DataLoader workers; the first: %r"
+      % (len(lines), total, lines[0]))
+assert len(lines) == total
+PY
+cat >"$data_dir/read-dataset.yaml" <<YAML
+name: read-fortunes
+code: "$reader_dir"
+command: [/usr/bin/python3, read.py]
+env: {PYTHONPATH: "$PWD/build/python"}
+datasets: [fortunes]
+YAML
+if [ -d build/python/tensorfleet_data ]; then
+  dataset_job=$("$tf_bin" run "$data_dir/read-dataset.yaml")
+  echo "$ tensorfleet run read-dataset.yaml   -> $dataset_job"
+  tf logs -f "$dataset_job"
+  "$tf_bin" --json describe "$dataset_job" | python3 -c '
+import json, sys
+state = json.load(sys.stdin)["state"]
+assert state == "succeeded", state'
+else
+  echo "(the tensorfleet_data Python module is not built here: pybind11-dev is missing)"
+fi
 
 step "Budgets: a tiny monthly budget on what the project's jobs cost, its alerts, and a refused job"
 tf cost budget set demo --amount 0.01 --thresholds 50,80 --action notify
