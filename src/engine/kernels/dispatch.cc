@@ -24,6 +24,14 @@ const KernelSet* Avx512Kernels() {
   static const KernelSet kSet = [] {
     KernelSet set = kAvx2KernelSet;
     set.name = "avx512";
+    if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
+      set.matmul_f16 = Avx512MatmulF16;
+      set.matmul_bf16 = Avx512MatmulBf16;
+      if (__builtin_cpu_supports("avx512vnni")) {
+        set.matmul_q8_0 = VnniMatmulQ8_0;
+        set.matmul_q4_0 = VnniMatmulQ4_0;
+      }
+    }
     set.matmul_rows = Avx512MatmulRows;
     return set;
   }();

@@ -83,7 +83,8 @@ struct KernelSet {
 const KernelSet& ReferenceKernels();
 // AVX2+FMA (+F16C) versions, or null where the CPU lacks them.
 const KernelSet* Avx2Kernels();
-// AVX-512F versions (AVX2 for the kernels without a wider version), or null.
+// AVX-512 versions (AVX2 for the kernels without a wider version or where the CPU lacks
+// AVX-512 BW/VL or VNNI for the typed matmuls), or null.
 const KernelSet* Avx512Kernels();
 // The best set this CPU supports; TENSORFLEET_KERNELS=reference|avx2|avx512 forces one (if the
 // CPU supports it).

@@ -33,4 +33,15 @@ void Avx2MatmulQ4_0(const void* w, const ActivationBlock* x, float* y, int64_t n
 void Avx512MatmulRows(const float* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
                       int64_t n_out, int64_t row_begin, int64_t row_end);
 
+// typed_avx512.cc: the 16-bit matmuls need AVX-512F, BW and VL (and F16C, FMA); the block
+// ones AVX-512 VNNI and VL besides (and AVX2).
+void Avx512MatmulF16(const void* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
+                     int64_t n_out, int64_t row_begin, int64_t row_end);
+void Avx512MatmulBf16(const void* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
+                      int64_t n_out, int64_t row_begin, int64_t row_end);
+void VnniMatmulQ8_0(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
+                    int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
+void VnniMatmulQ4_0(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
+                    int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
+
 }  // namespace tf::engine::kernels
