@@ -61,23 +61,35 @@ template <typename Type, int R, int T>
 void Tile16(const uint8_t* w, const float* x, float* y, int64_t n_in, int64_t n_out, int64_t r0,
             int64_t t0) {
   __m256 acc[R][T];
+  #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
+    #pragma GCC unroll 16
     for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
   }
   const uint8_t* rows[R];
+  #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) rows[r] = w + 2 * (r0 + r) * n_in;
   const float* xs[T];
+  #pragma GCC unroll 16
   for (int t = 0; t < T; ++t) xs[t] = x + (t0 + t) * n_in;
   int64_t i = 0;
   for (; i + 8 <= n_in; i += 8) {
     __m256 xv[T];
+    #pragma GCC unroll 16
     for (int t = 0; t < T; ++t) xv[t] = _mm256_loadu_ps(xs[t] + i);
+    #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
+      if (i % 32 == 0) {  // once per 64-byte line
+        _mm_prefetch(reinterpret_cast<const char*>(rows[r] + 2 * (i + R * n_in)), _MM_HINT_T0);
+      }
       __m256 wv = Type::Load8(rows[r] + 2 * i);
+      #pragma GCC unroll 16
       for (int t = 0; t < T; ++t) acc[r][t] = _mm256_fmadd_ps(wv, xv[t], acc[r][t]);
     }
   }
+  #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
+    #pragma GCC unroll 16
     for (int t = 0; t < T; ++t) {
       float sum = Hsum(acc[r][t]);
       for (int64_t j = i; j < n_in; ++j) sum = Fma(Type::Load1(rows[r] + 2 * j), xs[t][j], sum);
@@ -113,16 +125,21 @@ template <typename Block, int R, int T>
 void TileQ(const uint8_t* w, const ActivationBlock* x, float* y, int64_t blocks, int64_t n_out,
            int64_t r0, int64_t t0) {
   __m256 acc[R][T];
+  #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
+    #pragma GCC unroll 16
     for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
   }
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t b = 0; b < blocks; ++b) {
+    #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       const uint8_t* block = w + ((r0 + r) * blocks + b) * Block::kBytes;
+      _mm_prefetch(reinterpret_cast<const char*>(block + R * blocks * Block::kBytes), _MM_HINT_T0);
       const __m256i q = Block::Load(block);
       const __m256i magnitude = _mm256_sign_epi8(q, q);
       const float d = HalfToFloat(LoadU16(block));
+      #pragma GCC unroll 16
       for (int t = 0; t < T; ++t) {
         const ActivationBlock& a = x[(t0 + t) * blocks + b];
         const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
@@ -132,7 +149,9 @@ void TileQ(const uint8_t* w, const ActivationBlock* x, float* y, int64_t blocks,
       }
     }
   }
+  #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
+    #pragma GCC unroll 16
     for (int t = 0; t < T; ++t) y[(t0 + t) * n_out + r0 + r] = Hsum(acc[r][t]);
   }
 }

@@ -7,6 +7,11 @@
 
 #include <cstdint>
 
+// g++ 12 warns that the _mm512_undefined_* inside many AVX-512 intrinsics is used uninitialized
+// (a false positive: the lanes are overwritten); it says nothing about this file's code.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include "engine/kernels/sets.h"
 #include "engine/kernels/typed_tiles.h"
 
@@ -20,11 +25,10 @@ inline float Hsum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-// The sum of the 16 lanes, as two halves then Hsum of 8. (The zero-masked forms here and below
-// avoid the unmasked ones' _mm512_undefined, which trips a false -Wuninitialized in g++ 12.)
+// The sum of the 16 lanes, as two halves then Hsum of 8.
 inline float Hsum(__m512 v) {
   __m256 lo = _mm512_castps512_ps256(v);
-  __m256 hi = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, _mm512_castps_pd(v), 1));
+  __m256 hi = _mm512_castps512_ps256(_mm512_shuffle_f32x4(v, v, 0xee));  // lanes 8..15
   return Hsum(_mm256_add_ps(lo, hi));
 }
 
@@ -46,7 +50,7 @@ struct F16 {
 
 struct Bf16 {
   static __m512 Widen(__m256i bits) {
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_maskz_cvtepu16_epi32(0xffff, bits), 16));
   }
   static __m512 Load16(const uint8_t* p) {
     return Widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
@@ -61,32 +65,47 @@ template <typename Type, int R, int T>
 void Tile16(const uint8_t* w, const float* x, float* y, int64_t n_in, int64_t n_out, int64_t r0,
             int64_t t0) {
   __m512 acc[R][T];
+  #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
+    #pragma GCC unroll 16
     for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
   }
   const uint8_t* rows[R];
+  #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) rows[r] = w + 2 * (r0 + r) * n_in;
   const float* xs[T];
+  #pragma GCC unroll 16
   for (int t = 0; t < T; ++t) xs[t] = x + (t0 + t) * n_in;
   int64_t i = 0;
   for (; i + 16 <= n_in; i += 16) {
     __m512 xv[T];
+    #pragma GCC unroll 16
     for (int t = 0; t < T; ++t) xv[t] = _mm512_loadu_ps(xs[t] + i);
+    #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
+      if (i % 32 == 0) {  // once per 64-byte line
+        _mm_prefetch(reinterpret_cast<const char*>(rows[r] + 2 * (i + R * n_in)), _MM_HINT_T0);
+      }
       __m512 wv = Type::Load16(rows[r] + 2 * i);
+      #pragma GCC unroll 16
       for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
     }
   }
   if (i < n_in) {
     const __mmask16 mask = static_cast<__mmask16>((1u << (n_in - i)) - 1);
     __m512 xv[T];
+    #pragma GCC unroll 16
     for (int t = 0; t < T; ++t) xv[t] = _mm512_maskz_loadu_ps(mask, xs[t] + i);
+    #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       __m512 wv = Type::LoadMasked(rows[r] + 2 * i, mask);
+      #pragma GCC unroll 16
       for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
     }
   }
+  #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
+    #pragma GCC unroll 16
     for (int t = 0; t < T; ++t) y[(t0 + t) * n_out + r0 + r] = Hsum(acc[r][t]);
   }
 }
@@ -115,15 +134,20 @@ template <typename Block, int R, int T>
 void TileQ(const uint8_t* w, const ActivationBlock* x, float* y, int64_t blocks, int64_t n_out,
            int64_t r0, int64_t t0) {
   __m256 acc[R][T];
+  #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
+    #pragma GCC unroll 16
     for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
   }
   for (int64_t b = 0; b < blocks; ++b) {
+    #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       const uint8_t* block = w + ((r0 + r) * blocks + b) * Block::kBytes;
+      _mm_prefetch(reinterpret_cast<const char*>(block + R * blocks * Block::kBytes), _MM_HINT_T0);
       const __m256i q = Block::Load(block);
       const __m256i magnitude = _mm256_sign_epi8(q, q);
       const float d = HalfToFloat(LoadU16(block));
+      #pragma GCC unroll 16
       for (int t = 0; t < T; ++t) {
         const ActivationBlock& a = x[(t0 + t) * blocks + b];
         const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
@@ -133,7 +157,9 @@ void TileQ(const uint8_t* w, const ActivationBlock* x, float* y, int64_t blocks,
       }
     }
   }
+  #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
+    #pragma GCC unroll 16
     for (int t = 0; t < T; ++t) y[(t0 + t) * n_out + r0 + r] = Hsum(acc[r][t]);
   }
 }
