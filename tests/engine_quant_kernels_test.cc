@@ -98,6 +98,23 @@ TEST(EngineQuant, F32ToF16RoundsToNearestEven) {
   }
 }
 
+// The quantisers' rounding is std::nearbyint's (ties to even) without the library call.
+TEST(EngineQuant, RoundHalfEvenIsNearbyint) {
+  for (int k = -1200; k <= 1200; ++k) {  // every quarter, ties included
+    const float x = static_cast<float>(k) / 4;
+    ASSERT_EQ(engine::RoundHalfEven(x), std::nearbyint(x)) << x;
+  }
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> dist(-300.0f, 300.0f);
+  for (int i = 0; i < 100000; ++i) {
+    const float x = dist(rng);
+    ASSERT_EQ(engine::RoundHalfEven(x), std::nearbyint(x)) << x;
+  }
+  EXPECT_EQ(engine::Clamp(NAN, -127.0f, 127.0f), -127.0f);
+  EXPECT_EQ(engine::Clamp(300.0f, -127.0f, 127.0f), 127.0f);
+  EXPECT_EQ(engine::MaxAbs(std::vector<float>{1.0f, -3.5f, 2.0f}.data(), 3), 3.5f);
+}
+
 TEST(EngineQuant, Q8_0BlockLayout) {
   std::vector<float> x(32, 0.0f);
   x[0] = 127.0f;  // max |x|: d = 1

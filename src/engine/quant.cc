@@ -19,15 +19,14 @@ void QuantizeRowQ8_0(const float* x, int64_t n, void* out) {
   auto* block = static_cast<uint8_t*>(out);
   for (int64_t b = 0; b < n / kQuantBlock; ++b, block += kQ8_0BlockBytes) {
     const float* v = x + b * kQuantBlock;
-    float amax = 0;
-    for (int64_t i = 0; i < kQuantBlock; ++i) amax = std::fmax(amax, std::fabs(v[i]));
+    const float amax = MaxAbs(v, kQuantBlock);
     const uint16_t d_bits = F32ToF16(amax / 127.0f);
     const float d = F16ToF32(d_bits);
     const float inv = d != 0 ? 1.0f / d : 0.0f;
     StoreU16(block, d_bits);
     for (int64_t i = 0; i < kQuantBlock; ++i) {
       // d was rounded to f16, so x / d may pass 127 by a hair: clamp.
-      float q = std::fmin(127.0f, std::fmax(-127.0f, std::nearbyint(v[i] * inv)));
+      float q = Clamp(RoundHalfEven(v[i] * inv), -127.0f, 127.0f);
       block[2 + i] = static_cast<uint8_t>(static_cast<int8_t>(q));
     }
   }
@@ -46,8 +45,7 @@ void QuantizeRowQ4_0(const float* x, int64_t n, void* out) {
     const float inv = d != 0 ? 1.0f / d : 0.0f;
     StoreU16(block, d_bits);
     auto q = [&](int64_t i) {
-      float r = std::nearbyint(v[i] * inv) + 8.0f;
-      return static_cast<uint8_t>(std::fmin(15.0f, std::fmax(0.0f, r)));
+      return static_cast<uint8_t>(Clamp(RoundHalfEven(v[i] * inv) + 8.0f, 0.0f, 15.0f));
     };
     for (int64_t j = 0; j < kQuantBlock / 2; ++j) {
       block[2 + j] = static_cast<uint8_t>(q(j) | (q(j + kQuantBlock / 2) << 4));

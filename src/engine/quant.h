@@ -15,6 +15,26 @@
 
 namespace tf::engine {
 
+// x rounded to the nearest integer, ties to even (as std::nearbyint in the default rounding
+// mode, without its library call), for |x| < 2^22: adding 1.5 * 2^23 leaves no fraction bits.
+inline float RoundHalfEven(float x) {
+  constexpr float kShift = 12582912.0f;
+  return (x + kShift) - kShift;
+}
+
+// x clamped to [lo, hi]; NaN gives lo.
+inline float Clamp(float x, float lo, float hi) { return !(x >= lo) ? lo : (x > hi ? hi : x); }
+
+// The largest |x[i]| of x: [n].
+inline float MaxAbs(const float* x, int64_t n) {
+  float m = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float a = x[i] < 0 ? -x[i] : x[i];
+    m = a > m ? a : m;
+  }
+  return m;
+}
+
 // x: [n] float32, n a multiple of kQuantBlock; out: RowBytes(kQ8_0, n) bytes (any alignment).
 void QuantizeRowQ8_0(const float* x, int64_t n, void* out);
 // x: [n] float32, n a multiple of kQuantBlock; out: RowBytes(kQ4_0, n) bytes (any alignment).

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "engine/dtype.h"
+#include "engine/quant.h"
 #include "engine/kernels/sets.h"
 
 namespace tf::engine::kernels {
@@ -39,13 +40,12 @@ int32_t BlockDot(const WeightAt& weight, const ActivationBlock& a) {
 void QuantizeActivations(const float* x, int64_t n, ActivationBlock* out) {
   for (int64_t b = 0; b < n / 32; ++b) {
     const float* v = x + b * 32;
-    float amax = 0;
-    for (int i = 0; i < 32; ++i) amax = std::fmax(amax, std::fabs(v[i]));
+    const float amax = MaxAbs(v, 32);
     const float d = amax / 127.0f;
     const float inv = d != 0 ? 127.0f / amax : 0.0f;
     out[b].d = d;
     for (int i = 0; i < 32; ++i) {
-      float q = std::fmin(127.0f, std::fmax(-127.0f, std::nearbyint(v[i] * inv)));
+      float q = Clamp(RoundHalfEven(v[i] * inv), -127.0f, 127.0f);
       out[b].q[i] = static_cast<int8_t>(q);
     }
   }
