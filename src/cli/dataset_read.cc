@@ -26,6 +26,8 @@ struct ReadFlags {
   int workers = 1;
   int64_t samples_seen = 0;
   std::string cache_dir;
+  int window_shards = 4;
+  int prefetch_shards = 4;
   bool print = false;
 };
 
@@ -65,8 +67,10 @@ Status Read(const Connection& conn, ReadFlags f) {
       p.node_rank = f.rank;
       p.num_workers = f.workers;
       p.worker_id = w;
+      p.window_shards = f.window_shards;
       datasets::ReaderOptions o;
       o.cache_dir = f.cache_dir;
+      o.prefetch_shards = f.prefetch_shards;
       auto reader = datasets::DatasetReader::Open(index, p, f.samples_seen, o, fetcher);
       Status s = reader.status();
       while (s.ok()) {
@@ -117,6 +121,10 @@ void AddDatasetReadCommand(CLI::App* dataset, Connection& conn, int& exit_code) 
   cmd->add_option("--samples-seen", f.samples_seen, "Resume after this many samples of the rank");
   cmd->add_option("--cache-dir", f.cache_dir,
                   "Shard cache (default: $TENSORFLEET_DATASET_CACHE or a temporary directory)");
+  cmd->add_option("--window-shards", f.window_shards, "Shards shuffled together")
+      ->capture_default_str();
+  cmd->add_option("--prefetch", f.prefetch_shards, "Shards downloaded ahead of the window")
+      ->capture_default_str();
   cmd->add_flag("--print", f.print, "Print each sample as INDEX<TAB>BYTES on stdout");
   cmd->callback([&] {
     Status s = Read(conn, f);
