@@ -11,6 +11,8 @@ packages=(
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev
   # optional: gzip bills inflate with ISA-L's igzip, faster than zlib, when present
   libisal-dev
+  # optional: the server allocates with jemalloc when present (docs/architecture.md)
+  libjemalloc-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev postgresql redis-server libhiredis-dev
   curl sqlite3 python3
