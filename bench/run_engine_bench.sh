@@ -38,13 +38,13 @@ for bin in "$tf" "$tf_build/bench/membw" "$llama/build/bin/llama-bench" \
 done
 mkdir -p "$out" "$models"
 
-# Token counts per size, chosen so that the whole run takes about 12 minutes on 2 cores:
+# Token counts per size, chosen so that the whole run takes under 12 minutes on 2 cores:
 #   pp: prefill prompt; tg: single-stream decode tokens; npp/ntg: each stream's prompt and
 #   decode tokens at 4, 16 and 64 streams; reps: runs per measurement (both engines alike).
 settings() {
   case $1 in
-    1b) pp=256 tg=32 npp=1 ntg=8 reps=2 ;;
-    *) pp=512 tg=64 npp=1 ntg=16 reps=3 ;;
+    1b) pp=512 tg=64 npp=1 ntg=16 reps=2 ;;
+    *) pp=512 tg=128 npp=1 ntg=32 reps=3 ;;
   esac
 }
 
