@@ -138,7 +138,6 @@ j = json.load(sys.stdin)
 print("  %r (finish_reason %s, usage %s)" % (j["choices"][0]["text"], j["choices"][0]["finish_reason"], j["usage"]))' ||
   { cat "$data_dir/engine.log"; kill -TERM "$engine_pid"; exit 1; }
 kill -TERM "$engine_pid"; wait "$engine_pid" || true
-kill -TERM "$worker_pid"; wait "$worker_pid" || true; worker_pid=""
 
 step "What the job cost: each rank priced at its node's price (the second machine declared \$32.77/h)"
 tf cost report --by job
@@ -252,7 +251,9 @@ YAML
 if [ -d build/python/tensorfleet_data ]; then
   dataset_job=$("$tf_bin" run "$data_dir/read-dataset.yaml")
   echo "$ tensorfleet run read-dataset.yaml   -> $dataset_job"
-  tf logs -f "$dataset_job"
+  echo "$ tensorfleet logs -f $dataset_job"
+  timeout 300 "$tf_bin" logs -f "$dataset_job" ||
+    { echo "the dataset job did not finish in 5 minutes"; "$tf_bin" describe "$dataset_job"; exit 1; }
   "$tf_bin" --json describe "$dataset_job" | python3 -c '
 import json, sys
 state = json.load(sys.stdin)["state"]
@@ -260,6 +261,9 @@ assert state == "succeeded", state'
 else
   echo "(the tensorfleet_data Python module is not built here: pybind11-dev is missing)"
 fi
+# The drained node takes no new work until its worker registers again, so the second worker
+# stayed up for the dataset job; its part of the demo ends here.
+kill -TERM "$worker_pid"; wait "$worker_pid" || true; worker_pid=""
 
 step "Budgets: a tiny monthly budget on what the project's jobs cost, its alerts, and a refused job"
 tf cost budget set demo --amount 0.01 --thresholds 50,80 --action notify
