@@ -13,16 +13,16 @@
 #
 # Environment:
 #   LLAMA_CPP  llama.cpp source tree with build/bin/{llama-bench,llama-batched-bench,llama-quantize}
-#              (default /work/llama.cpp)
-#   MODELS     where the generated models are kept (default /work/bench-models; a few GB)
+#              (default ../llama.cpp, beside this repository)
+#   MODELS     where the generated models are kept (default ../bench-models; a few GB)
 #   TF_BUILD   this repository's build directory with tensorfleet and membw (default build)
 #   THREADS    threads for both engines (default: nproc)
 #   OUT        directory for the raw results (default $TF_BUILD/engine-bench-<UTC time>)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-llama=${LLAMA_CPP:-/work/llama.cpp}
-models=${MODELS:-/work/bench-models}
+llama=${LLAMA_CPP:-$(cd .. && pwd)/llama.cpp}
+models=${MODELS:-$(cd .. && pwd)/bench-models}
 tf_build=${TF_BUILD:-build}
 threads=${THREADS:-$(nproc)}
 out=${OUT:-$tf_build/engine-bench-$(date -u +%Y%m%dT%H%M%SZ)}
