@@ -1,16 +1,19 @@
 // Runs a program as a child process for end-to-end tests: its stderr and stdout are read by a
-// thread, so a test can wait for a line such as "serving on" instead of sleeping, and kill it
-// with any signal (SIGKILL for crash tests).
+// thread, so a test can wait for a line such as "serving on" instead of sleeping, wait for its
+// exit with a deadline, and kill it with any signal (SIGKILL for crash tests).
 #pragma once
 
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -19,6 +22,20 @@
 #include <vector>
 
 namespace tf::testing {
+
+// Waits until the process `pid` (a child or not) has ended, for at most `timeout`, on a pidfd
+// that becomes readable at its exit: no polling. True if it ended (or was already gone).
+inline bool WaitForProcessExit(pid_t pid, std::chrono::milliseconds timeout) {
+  int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return errno == ESRCH;
+  pollfd p{fd, POLLIN, 0};
+  int ready;
+  do {
+    ready = poll(&p, 1, static_cast<int>(timeout.count()));
+  } while (ready < 0 && errno == EINTR);
+  close(fd);
+  return ready > 0;
+}
 
 class ChildProcess {
  public:
@@ -100,6 +117,14 @@ class ChildProcess {
     }
     if (reader_.joinable()) reader_.join();
     return status;
+  }
+
+  // Reaps the child if it ends within `timeout` (its wait status through *status) and returns
+  // true; returns false, leaving it running, if it does not.
+  bool WaitFor(std::chrono::milliseconds timeout, int* status) {
+    if (pid_ <= 0 || !WaitForProcessExit(pid_, timeout)) return false;
+    *status = Wait();
+    return true;
   }
 
   pid_t pid() const { return pid_; }

@@ -1,35 +1,21 @@
 // The tensorfleet command against a live server: exit codes, tables, --json, and errors that
 // say what was wrong.
-#include <sys/wait.h>
-
 #include "api_test_util.h"
-#include "child_process.h"
+#include "program_run.h"
 
 namespace tf::testing {
 namespace {
 
-struct CliResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
 class CliTest : public ApiFixture {
  protected:
-  CliResult Run(std::vector<std::string> args, bool with_credentials = true,
-                std::string token = "") {
-    std::vector<std::string> argv = {TENSORFLEET_BINARY};
+  ProgramRun Run(std::vector<std::string> args, bool with_credentials = true,
+                 std::string token = "") {
     if (with_credentials) {
-      argv.insert(argv.end(),
-                  {"--server", app_->url(), "--token", token.empty() ? admin_token_ : token});
-    } else {
-      // Nothing to find: an empty data directory.
-      argv.insert(argv.end(), {"--data-dir", (dir_.path() / "empty").string()});
+      return RunTensorfleetOn(app_->url(), token.empty() ? admin_token_ : token, args);
     }
-    argv.insert(argv.end(), args.begin(), args.end());
-    ChildProcess child;
-    EXPECT_TRUE(child.Start(argv, {"TENSORFLEET_URL=", "TENSORFLEET_TOKEN="}));
-    int status = child.Wait();
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, child.output()};
+    // Nothing to find: an empty data directory.
+    args.insert(args.begin(), {"--data-dir", (dir_.path() / "empty").string()});
+    return RunTensorfleet(args, {"TENSORFLEET_URL=", "TENSORFLEET_TOKEN="});
   }
 };
 

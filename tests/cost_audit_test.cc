@@ -323,51 +323,53 @@ TEST(CostAuditCli, ExitCodesAndJson) {
   std::string inv = (dir.path() / "inv.csv").string();
   std::string inst = (dir.path() / "inst.json").string();
   std::string meter = (dir.path() / "metering.json").string();
-  auto gen = RunTensorfleet({"cost", "generate-bill", "--rows", "3000", "--format", "cur2", "--out",
-                             bill, "--anomalies", "all", "--invoice", inv, "--instances", inst,
-                             "--metering", meter, "--json"});
+  auto gen = RunWithShippedCatalog({"cost", "generate-bill", "--rows", "3000", "--format", "cur2",
+                                    "--out", bill, "--anomalies", "all", "--invoice", inv,
+                                    "--instances", inst, "--metering", meter, "--json"});
   ASSERT_EQ(gen.exit_code, 0) << gen.output;
   auto planted = nlohmann::json::parse(gen.output)["planted"];
   EXPECT_EQ(planted.size(), cost::AllChecks().size());
 
-  auto audit = RunTensorfleet({"cost", "audit", bill, "--invoice", inv, "--instances", inst,
-                               "--metering", meter, "--json"});
+  auto audit = RunWithShippedCatalog({"cost", "audit", bill, "--invoice", inv, "--instances", inst,
+                                      "--metering", meter, "--json"});
   EXPECT_EQ(audit.exit_code, 1) << audit.output;
   auto j = nlohmann::json::parse(audit.output);
   EXPECT_EQ(j["findings"].size(), planted.size());
   EXPECT_EQ(j["rows"], 3000);
 
-  auto human = RunTensorfleet(
+  auto human = RunWithShippedCatalog(
       {"cost", "audit", bill, "--invoice", inv, "--instances", inst, "--metering", meter});
   EXPECT_EQ(human.exit_code, 1);
   EXPECT_NE(human.output.find("stale-price"), std::string::npos) << human.output;
   EXPECT_NE(human.output.find("proof: " + bill + " line"), std::string::npos) << human.output;
 
   std::string clean = (dir.path() / "clean.csv").string();
-  ASSERT_EQ(RunTensorfleet({"cost", "generate-bill", "--rows", "3000", "--out", clean}).exit_code,
-            0);
-  auto ok = RunTensorfleet({"cost", "audit", clean});
+  ASSERT_EQ(
+      RunWithShippedCatalog({"cost", "generate-bill", "--rows", "3000", "--out", clean}).exit_code,
+      0);
+  auto ok = RunWithShippedCatalog({"cost", "audit", clean});
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
   EXPECT_NE(ok.output.find("No findings."), std::string::npos);
 
   std::string broken = (dir.path() / "broken.csv").string();
-  ASSERT_EQ(RunTensorfleet(
+  ASSERT_EQ(RunWithShippedCatalog(
                 {"cost", "generate-bill", "--rows", "3000", "--out", broken, "--malformed", "2"})
                 .exit_code,
             0);
-  auto bad = RunTensorfleet({"cost", "audit", broken});
+  auto bad = RunWithShippedCatalog({"cost", "audit", broken});
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("Malformed input: 2 problems"), std::string::npos) << bad.output;
 
-  auto missing = RunTensorfleet({"cost", "audit", (dir.path() / "nope.csv").string()});
+  auto missing = RunWithShippedCatalog({"cost", "audit", (dir.path() / "nope.csv").string()});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.output.find("nope.csv: no such file"), std::string::npos) << missing.output;
 
-  auto unknown = RunTensorfleet({"cost", "generate-bill", "--out", clean, "--anomalies", "foo"});
+  auto unknown =
+      RunWithShippedCatalog({"cost", "generate-bill", "--out", clean, "--anomalies", "foo"});
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_NE(unknown.output.find("unknown anomaly 'foo'"), std::string::npos);
-  auto needs =
-      RunTensorfleet({"cost", "generate-bill", "--out", clean, "--anomalies", "spot-resold"});
+  auto needs = RunWithShippedCatalog(
+      {"cost", "generate-bill", "--out", clean, "--anomalies", "spot-resold"});
   EXPECT_EQ(needs.exit_code, 1);
   EXPECT_NE(needs.output.find("needs an invoice"), std::string::npos) << needs.output;
 }

@@ -18,17 +18,18 @@
 
 #include "api_test_util.h"
 #include "auth/auth_service.h"
-#include "child_process.h"
 #include "cost/budget.h"
 #include "cost/budget_eval.h"
 #include "cost/budget_notifier.h"
 #include "cost/budget_period.h"
 #include "cost/budget_service.h"
+#include "cost_budget_test_util.h"
+#include "eventually.h"
 #include "fleet/node_info.h"
 #include "http/json_client.h"
 #include "jobs/job_service.h"
+#include "program_run.h"
 #include "store_test_env.h"
-#include "cost_budget_test_util.h"
 
 namespace tf::cost {
 namespace {
@@ -38,11 +39,6 @@ using tf::testing::TempDir;
 using Json = nlohmann::json;
 using budget_testing::Date;
 using budget_testing::SilentListener;
-
-struct CliResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
 
 // A whole server on the fake clock (SQLite), with budgets evaluated every 50 ms of real time,
 // and metering pricing what its jobs hold of a node.
@@ -73,29 +69,18 @@ class BudgetServerTest : public ::testing::Test {
     return std::move(c).value();
   }
 
-  CliResult Run(std::vector<std::string> args) {
-    std::vector<std::string> argv = {TENSORFLEET_BINARY, "--server", app_->url(), "--token",
-                                     admin_token_};
-    argv.insert(argv.end(), args.begin(), args.end());
-    tf::testing::ChildProcess child;
-    EXPECT_TRUE(child.Start(argv, {"TENSORFLEET_URL=", "TENSORFLEET_TOKEN="}));
-    int status = child.Wait();
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, child.output()};
+  tf::testing::ProgramRun Run(const std::vector<std::string>& args) {
+    return tf::testing::RunTensorfleetOn(app_->url(), admin_token_, args);
   }
 
-  // Polls `get` until `done` holds, for up to a minute of real time.
+  // Polls GET `target` until `done` holds, for up to a minute of real time.
   Json WaitFor(const std::string& target, const std::function<bool(const Json&)>& done) {
-    Json last;
-    for (int i = 0; i < 600; ++i) {
-      auto r = api_->Call("GET", target);
-      if (r.ok()) {
-        last = *r;
-        if (done(last)) return last;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    ADD_FAILURE() << "gave up waiting on " << target << ": " << last.dump(2);
-    return last;
+    return tf::testing::PollJson(
+        [&] {
+          auto r = api_->Call("GET", target);
+          return r.ok() ? *r : Json();
+        },
+        done, std::chrono::minutes(1), target);
   }
 
   std::string SubmitJob(const std::string& name) {
@@ -152,10 +137,7 @@ TEST_F(BudgetServerTest, AlertsAreRecordedAndJobsScheduledWhileTheWebhookHangs) 
 
   // The budget thread is now stuck in a POST that never gets an answer; the job controller is
   // not: a second job is placed while the webhook still holds the connection.
-  for (int i = 0; i < 600 && hook.accepted() == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_GE(hook.accepted(), 1);
+  ASSERT_TRUE(hook.WaitForAccepted(1, std::chrono::seconds(30)));
   std::string second = SubmitJob("second");
   WaitFor("/v1/jobs/" + second, [](const Json& j) { return j["state"] == "starting"; });
   EXPECT_EQ(WaitFor("/v1/budgets/alerts",

@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -43,6 +45,7 @@ class SilentListener {
         if (c < 0) return;
         std::lock_guard lock(mu_);
         held_.push_back(c);
+        accepted_cv_.notify_all();
       }
     });
   }
@@ -52,6 +55,12 @@ class SilentListener {
   int accepted() {
     std::lock_guard lock(mu_);
     return static_cast<int>(held_.size()) + released_;
+  }
+  // Waits until `n` connections have been accepted; false if `timeout` passed first.
+  bool WaitForAccepted(int n, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    return accepted_cv_.wait_for(lock, timeout,
+                                 [&] { return static_cast<int>(held_.size()) + released_ >= n; });
   }
   // Closes the listener and every held connection.
   void Release() {
@@ -72,7 +81,8 @@ class SilentListener {
   int port_ = 0;
   std::thread thread_;
   std::mutex mu_;
-  std::vector<int> held_;  // guarded by mu_
+  std::condition_variable accepted_cv_;  // notified when held_ grows
+  std::vector<int> held_;                // guarded by mu_
   int released_ = 0;       // guarded by mu_
 };
 

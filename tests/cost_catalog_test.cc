@@ -217,7 +217,7 @@ TEST(CostCatalog, ExtraRowsOverrideAndReplaceDropsDefaults) {
 }
 
 TEST(CostCatalogCli, ListsAndRanksOffers) {
-  auto listed = RunTensorfleet({"cost", "catalog", "--gpu", "H100", "--json"});
+  auto listed = RunWithShippedCatalog({"cost", "catalog", "--gpu", "H100", "--json"});
   ASSERT_EQ(listed.exit_code, 0) << listed.output;
   Json j = Json::parse(listed.output);
   ASSERT_EQ(j["accelerators"].size(), 1u);
@@ -233,11 +233,11 @@ TEST(CostCatalogCli, ListsAndRanksOffers) {
   }
   EXPECT_TRUE(saw_p5);
 
-  auto human = RunTensorfleet({"cost", "catalog", "--gpu", "H100"});
+  auto human = RunWithShippedCatalog({"cost", "catalog", "--gpu", "H100"});
   EXPECT_EQ(human.exit_code, 0);
   EXPECT_NE(human.output.find("$98.32 (pre-June-2025)"), std::string::npos) << human.output;
 
-  auto ranked = RunTensorfleet({"cost", "compare", "H100", "--json"});
+  auto ranked = RunWithShippedCatalog({"cost", "compare", "H100", "--json"});
   ASSERT_EQ(ranked.exit_code, 0) << ranked.output;
   Json r = Json::parse(ranked.output);
   double previous = 0;
@@ -247,7 +247,7 @@ TEST(CostCatalogCli, ListsAndRanksOffers) {
   }
   EXPECT_GT(r["ranked"].size(), 3u);
 
-  auto unknown = RunTensorfleet({"cost", "compare", "X9"});
+  auto unknown = RunWithShippedCatalog({"cost", "compare", "X9"});
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_NE(unknown.output.find("unknown accelerator 'X9'"), std::string::npos);
 }

@@ -237,28 +237,29 @@ TEST(CostPlanServe, RefusesImpossiblePlansWithTheReason) {
 }
 
 TEST(CostPlanCli, TrainAndServe) {
-  auto train = RunTensorfleet({"plan", "train", "--params", "70B", "--tokens", "2T", "--gpu",
-                               "A100-80GB", "--gpus", "2048", "--mfu", "0.4347233", "--json"});
+  auto train =
+      RunWithShippedCatalog({"plan", "train", "--params", "70B", "--tokens", "2T", "--gpu",
+                             "A100-80GB", "--gpus", "2048", "--mfu", "0.4347233", "--json"});
   ASSERT_EQ(train.exit_code, 0) << train.output;
   auto j = nlohmann::json::parse(train.output);
   EXPECT_NEAR(j["gpu_hours"].get<double>(), 1720320, 100);
   EXPECT_EQ(j["model_shape"], "Llama-2-70B");
   EXPECT_TRUE(j["recommended"].is_object());
 
-  auto human = RunTensorfleet({"plan", "train", "--params", "70B", "--tokens", "2T", "--gpu",
-                               "A100-80GB", "--gpus", "2048", "--mfu", "0.4347233"});
+  auto human = RunWithShippedCatalog({"plan", "train", "--params", "70B", "--tokens", "2T", "--gpu",
+                                      "A100-80GB", "--gpus", "2048", "--mfu", "0.4347233"});
   EXPECT_EQ(human.exit_code, 0);
   EXPECT_NE(human.output.find("GPU-hours    1,720,320"), std::string::npos) << human.output;
   EXPECT_NE(human.output.find("recommended:"), std::string::npos);
 
   auto refused =
-      RunTensorfleet({"plan", "serve", "--params", "70B", "--dtype", "fp8", "--gpu", "A10G",
-                      "--gpus", "4", "--context", "4096", "--concurrency", "16"});
+      RunWithShippedCatalog({"plan", "serve", "--params", "70B", "--dtype", "fp8", "--gpu", "A10G",
+                             "--gpus", "4", "--context", "4096", "--concurrency", "16"});
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_NE(refused.output.find("cannot serve: A10G has no FP8 support"), std::string::npos)
       << refused.output;
 
-  auto bad = RunTensorfleet(
+  auto bad = RunWithShippedCatalog(
       {"plan", "train", "--params", "lots", "--tokens", "1T", "--gpu", "H100", "--gpus", "8"});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.output.find("--params: 'lots' is not a positive count"), std::string::npos)

@@ -2,19 +2,20 @@
 // then `tensorfleet cost report` and /metrics. On SQLite, and on PostgreSQL (a schema of its
 // own) when TENSORFLEET_TEST_POSTGRES_URL is set.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <fstream>
-#include <thread>
 
 #include "api/app.h"
 #include "base/crypto.h"
 #include "base/time_format.h"
 #include "child_process.h"
 #include "cost/metering_time.h"
+#include "eventually.h"
 #include "http/http.h"
 #include "http/json_client.h"
+#include "program_run.h"
+#include "server_process.h"
 #include "store/pg_connection.h"
 #include "store_test_env.h"
 
@@ -24,11 +25,6 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr double kPrice = 12.5;  // the worker's --price, per hour
-
-struct CliResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
 
 class CostReportE2eTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -78,27 +74,17 @@ class CostReportE2eTest : public ::testing::TestWithParam<std::string> {
   // `tensorfleet worker` with two simulated GPUs and a price.
   void StartWorker() {
     worker_ = std::make_unique<ChildProcess>();
-    ASSERT_TRUE(worker_->Start({TENSORFLEET_BINARY, "--server", app_->url(), "--token",
-                                admin_token_, "worker", "--gpus", "2", "--cpus", "4", "--price",
-                                std::to_string(kPrice), "--worker-dir",
-                                (dir_.path() / "w1").string(), "--heartbeat", "300ms",
-                                "--address", "127.0.0.1", "--grace", "5s"}));
-    ASSERT_TRUE(worker_->WaitForOutput("is serving", std::chrono::seconds(60)))
-        << worker_->output();
+    ASSERT_TRUE(StartTensorfleetWorker(*worker_, app_->url(), admin_token_,
+                                       (dir_.path() / "w1").string(), 2,
+                                       {"--cpus", "4", "--price", std::to_string(kPrice)}));
   }
 
-  CliResult Cli(std::vector<std::string> args, const std::string& token = "") {
-    std::vector<std::string> argv = {TENSORFLEET_BINARY, "--server", app_->url(), "--token",
-                                     token.empty() ? admin_token_ : token};
-    argv.insert(argv.end(), args.begin(), args.end());
-    ChildProcess child;
-    EXPECT_TRUE(child.Start(argv, {"TENSORFLEET_URL=", "TENSORFLEET_TOKEN="}));
-    int status = child.Wait();
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, child.output()};
+  ProgramRun Cli(const std::vector<std::string>& args, const std::string& token = "") {
+    return RunTensorfleetOn(app_->url(), token.empty() ? admin_token_ : token, args);
   }
 
   Json CliJson(std::vector<std::string> args, const std::string& token = "") {
-    CliResult r = Cli(std::move(args), token);
+    ProgramRun r = Cli(std::move(args), token);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     Json j = Json::parse(r.output, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << r.output;
@@ -106,19 +92,16 @@ class CostReportE2eTest : public ::testing::TestWithParam<std::string> {
   }
 
   Json WaitUntilFinished(const std::string& id) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    Json j;
-    while (std::chrono::steady_clock::now() < deadline) {
-      auto got = api_->Call("GET", "/v1/jobs/" + id);
-      if (got.ok()) {
-        j = *got;
-        std::string s = j.value("state", "");
-        if (s == "succeeded" || s == "failed" || s == "cancelled") return j;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    ADD_FAILURE() << "timed out waiting on " << id << ": " << j.dump(2);
-    return j;
+    return PollJson(
+        [&] {
+          auto got = api_->Call("GET", "/v1/jobs/" + id);
+          return got.ok() ? *got : Json();
+        },
+        [](const Json& j) {
+          std::string s = j.value("state", "");
+          return s == "succeeded" || s == "failed" || s == "cancelled";
+        },
+        std::chrono::seconds(60), id);
   }
 
   std::string Metrics() {
@@ -187,14 +170,14 @@ TEST_P(CostReportE2eTest, AJobCostsItsDurationTimesTheWorkersPriceTimesItsShare)
               idle["idle_seconds"].get<double>() / 3600.0 * kPrice, 1e-9);
 
   // Every rank's line, as CSV.
-  CliResult csv = Cli({"cost", "report", "--since", since, "--csv", "--lines"});
+  ProgramRun csv = Cli({"cost", "report", "--since", since, "--csv", "--lines"});
   ASSERT_EQ(csv.exit_code, 0) << csv.output;
   EXPECT_EQ(csv.output.rfind("project,job_id,job,attempt,node_rank,node_id,", 0), 0u) << csv.output;
   EXPECT_NE(csv.output.find("default," + id + ",priced,1,0,"), std::string::npos) << csv.output;
   EXPECT_NE(csv.output.find(",0.5,12.5,"), std::string::npos) << csv.output;
 
   // The table people read.
-  CliResult table = Cli({"cost", "report", "--by", "project", "--since", since});
+  ProgramRun table = Cli({"cost", "report", "--by", "project", "--since", since});
   ASSERT_EQ(table.exit_code, 0) << table.output;
   EXPECT_NE(table.output.find("Cost by project"), std::string::npos) << table.output;
   EXPECT_NE(table.output.find("default"), std::string::npos) << table.output;
@@ -228,7 +211,7 @@ TEST_P(CostReportE2eTest, AProjectTokenSeesItsOwnWorkWithoutIdleCapacity) {
   EXPECT_TRUE(mine["rows"].empty()) << mine.dump(2);
   EXPECT_TRUE(mine["idle"].is_null()) << mine.dump(2);
 
-  CliResult theirs = Cli({"cost", "report", "--project", "default"}, secret);
+  ProgramRun theirs = Cli({"cost", "report", "--project", "default"}, secret);
   EXPECT_EQ(theirs.exit_code, 1);
   EXPECT_NE(theirs.output.find("only its own project"), std::string::npos) << theirs.output;
 
@@ -239,13 +222,13 @@ TEST_P(CostReportE2eTest, AProjectTokenSeesItsOwnWorkWithoutIdleCapacity) {
 }
 
 TEST_P(CostReportE2eTest, BadTimesAreRefusedNamingTheFlagAndTheFormsAccepted) {
-  CliResult r = Cli({"cost", "report", "--since", "yesterday"});
+  ProgramRun r = Cli({"cost", "report", "--since", "yesterday"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("since: \"yesterday\""), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("RFC 3339"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("milliseconds since 1970"), std::string::npos) << r.output;
 
-  CliResult backwards = Cli({"cost", "report", "--since", "2026-02-01", "--until", "2026-01-01"});
+  ProgramRun backwards = Cli({"cost", "report", "--since", "2026-02-01", "--until", "2026-01-01"});
   EXPECT_EQ(backwards.exit_code, 1);
   EXPECT_NE(backwards.output.find("until: "), std::string::npos) << backwards.output;
 }

@@ -2,14 +2,12 @@
 // files written into a temporary folder.
 #pragma once
 
-#include <sys/wait.h>
-
 #include <fstream>
 #include <string>
 #include <vector>
 
-#include "child_process.h"
 #include "cost/catalog.h"
+#include "program_run.h"
 #include "store_test_env.h"
 
 namespace tf::testing {
@@ -28,19 +26,9 @@ inline cost::Catalog ShippedCatalog() {
   return catalog;
 }
 
-struct CliRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
 // Runs the tensorfleet binary with `args`; the catalog is found in the source tree.
-inline CliRun RunTensorfleet(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {TENSORFLEET_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
-  ChildProcess child;
-  EXPECT_TRUE(child.Start(argv, {"TENSORFLEET_CATALOG=" + ShippedCatalogDir()}));
-  int status = child.Wait();
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, child.output()};
+inline ProgramRun RunWithShippedCatalog(const std::vector<std::string>& args) {
+  return RunTensorfleet(args, {"TENSORFLEET_CATALOG=" + ShippedCatalogDir()});
 }
 
 inline std::string WriteFile(const std::filesystem::path& path, const std::string& text) {

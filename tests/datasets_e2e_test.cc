@@ -3,7 +3,6 @@
 // reader streaming every sample once over HTTP, re-fetching a shard damaged in its cache and
 // reporting one damaged on the server.
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -11,9 +10,9 @@
 #include <map>
 
 #include "api_test_util.h"
-#include "child_process.h"
 #include "datasets/dataset_reader.h"
 #include "datasets/shard_fetcher.h"
+#include "program_run.h"
 
 namespace tf::testing {
 namespace {
@@ -23,11 +22,6 @@ using datasets::DatasetIndex;
 using datasets::DatasetReader;
 using datasets::PartitionParams;
 
-struct CliResult {
-  int exit_code = -1;
-  std::string output;
-};
-
 std::string Line(int i) {
   return "{\"i\": " + std::to_string(i) + ", \"text\": \"" +
          std::string(20 + i % 50, 'a' + i % 26) + "\"}";
@@ -35,14 +29,8 @@ std::string Line(int i) {
 
 class DatasetsE2eTest : public ApiFixture {
  protected:
-  CliResult Run(std::vector<std::string> args) {
-    std::vector<std::string> argv = {TENSORFLEET_BINARY, "--server", app_->url(), "--token",
-                                     admin_token_};
-    argv.insert(argv.end(), args.begin(), args.end());
-    ChildProcess child;
-    EXPECT_TRUE(child.Start(argv, {"TENSORFLEET_URL=", "TENSORFLEET_TOKEN="}));
-    int status = child.Wait();
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, child.output()};
+  ProgramRun Run(const std::vector<std::string>& args) {
+    return RunTensorfleetOn(app_->url(), admin_token_, args);
   }
 
   static void Write(const fs::path& path, const std::string& content) {

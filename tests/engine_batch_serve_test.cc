@@ -3,14 +3,13 @@
 // same request gets alone, and /metrics shows the KV cache.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "child_process.h"
+#include "engine_serve_test_util.h"
 #include "engine_test_util.h"
 
 namespace tf::testing {
@@ -19,52 +18,24 @@ namespace {
 using Json = nlohmann::json;
 using ::testing::HasSubstr;
 
-// Starts curl POSTing `body` to base + path; the body comes back on Finish.
-class CurlCall {
- public:
-  CurlCall(const std::string& url, const std::string& body) {
-    std::vector<std::string> argv = {"/usr/bin/curl", "-sS", "-N", url, "-w", "\n%{http_code}"};
-    if (!body.empty()) {
-      argv.insert(argv.end(), {"-H", "Content-Type: application/json", "--data-binary", body});
-    }
-    EXPECT_TRUE(child_.Start(argv));
-  }
-  // The body; the status must be 200.
-  std::string Finish() {
-    int status = child_.Wait();
-    std::string out = child_.output();
-    size_t nl = out.rfind('\n');
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
-    if (nl == std::string::npos) return "";
-    EXPECT_EQ(out.substr(nl + 1), "200") << out;
-    return out.substr(0, nl);
-  }
-
- private:
-  ChildProcess child_;
-};
+// The body of the call's answer, which must be 200.
+std::string OkBody(CurlCall& call) {
+  HttpAnswer a = call.Finish();
+  EXPECT_EQ(a.status, 200) << a.body;
+  return a.body;
+}
 
 class EngineBatchServeTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     server_ = new ChildProcess;
     // 1 MiB of 8 KiB blocks: 128 blocks of 16 positions; at most 3 requests decode together.
-    ASSERT_TRUE(server_->Start({TENSORFLEET_BINARY, "engine", "serve", "--model",
-                                EngineData("llama-gqa"), "--port", "0", "--threads", "2",
-                                "--kv-cache-mb", "1", "--max-batch", "3"}));
-    size_t at = 0;
-    ASSERT_TRUE(server_->WaitForOutput("listening on http://", std::chrono::seconds(30), 0, &at))
-        << server_->output();
-    ASSERT_TRUE(server_->WaitForOutput(" (loading", std::chrono::seconds(30), at))
-        << server_->output();
-    std::string out = server_->output();
-    base_ = "http://" + out.substr(at, out.find(' ', at) - at);
-    ASSERT_TRUE(server_->WaitForOutput("ready:", std::chrono::seconds(60))) << server_->output();
+    base_ = StartEngineServer(*server_, {"--model", EngineData("llama-gqa"), "--threads", "2",
+                                         "--kv-cache-mb", "1", "--max-batch", "3"});
+    ASSERT_FALSE(base_.empty());
   }
   static void TearDownTestSuite() {
-    server_->Kill(SIGTERM);
-    int status = server_->Wait();
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << server_->output();
+    StopEngineServer(*server_);
     delete server_;
     server_ = nullptr;
   }
@@ -113,27 +84,29 @@ TEST_F(EngineBatchServeTest, ConcurrentAnswersEqualSequentialOnes) {
   const std::string url = base_ + "/v1/completions";
   std::vector<std::string> sequential;
   for (const Json& b : bodies) {
-    CurlCall call(url, b.dump());
-    sequential.push_back(text_of(call.Finish(), false));
+    CurlCall call("POST", url, b.dump());
+    sequential.push_back(text_of(OkBody(call), false));
   }
   std::vector<std::unique_ptr<CurlCall>> calls;
   for (size_t i = 0; i < bodies.size(); ++i) {
     Json b = bodies[i];
     if (i % 3 == 1) b["stream"] = true;
-    calls.push_back(std::make_unique<CurlCall>(url, b.dump()));
+    calls.push_back(std::make_unique<CurlCall>("POST", url, b.dump()));
   }
   for (size_t i = 0; i < calls.size(); ++i) {
-    EXPECT_EQ(text_of(calls[i]->Finish(), i % 3 == 1), sequential[i]) << "request " << i;
+    EXPECT_EQ(text_of(OkBody(*calls[i]), i % 3 == 1), sequential[i]) << "request " << i;
     EXPECT_FALSE(sequential[i].empty());
   }
 }
 
 TEST_F(EngineBatchServeTest, MetricsShowTheKvCache) {
-  CurlCall call(base_ + "/v1/completions",
-                Json({{"prompt", "Hi"}, {"max_tokens", 4}, {"ignore_eos", true}}).dump());
-  call.Finish();
-  CurlCall metrics(base_ + "/metrics", "");
-  std::string m = metrics.Finish();
+  HttpAnswer completion =
+      Curl(base_, "POST", "/v1/completions",
+           Json({{"prompt", "Hi"}, {"max_tokens", 4}, {"ignore_eos", true}}).dump());
+  EXPECT_EQ(completion.status, 200) << completion.body;
+  HttpAnswer metrics = Curl(base_, "GET", "/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  const std::string& m = metrics.body;
   EXPECT_THAT(m, HasSubstr("tensorfleet_engine_kv_cache_blocks_total 128\n"));
   EXPECT_THAT(m, HasSubstr("tensorfleet_engine_kv_cache_blocks_used 0\n"));
   EXPECT_THAT(m, HasSubstr("tensorfleet_engine_kv_cache_usage_ratio 0\n"));
@@ -146,20 +119,12 @@ TEST_F(EngineBatchServeTest, MetricsShowTheKvCache) {
 // 128 blocks hold 2048 positions, more than the model's context of 512: the context is the
 // limit. A request beyond it is refused as OpenAI does.
 TEST_F(EngineBatchServeTest, RequestsBeyondTheContextAreRefused) {
-  CurlCall models(base_ + "/v1/models", "");
-  Json m = Json::parse(models.Finish(), nullptr, false);
-  EXPECT_EQ(m["data"][0]["max_model_len"], 512);
-  std::vector<std::string> argv = {"/usr/bin/curl",
-                                   "-sS",
-                                   base_ + "/v1/completions",
-                                   "-H",
-                                   "Content-Type: application/json",
-                                   "--data-binary",
-                                   Json({{"prompt", "Hi"}, {"max_tokens", 600}}).dump()};
-  ChildProcess child;
-  ASSERT_TRUE(child.Start(argv));
-  child.Wait();
-  EXPECT_THAT(child.output(), HasSubstr("context_length_exceeded"));
+  HttpAnswer models = Curl(base_, "GET", "/v1/models");
+  EXPECT_EQ(models.status, 200);
+  EXPECT_EQ(models.json()["data"][0]["max_model_len"], 512);
+  HttpAnswer refused =
+      Curl(base_, "POST", "/v1/completions", Json({{"prompt", "Hi"}, {"max_tokens", 600}}).dump());
+  EXPECT_THAT(refused.body, HasSubstr("context_length_exceeded"));
 }
 
 }  // namespace

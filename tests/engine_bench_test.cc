@@ -3,33 +3,19 @@
 // depends on how fast anything ran.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "child_process.h"
 #include "cli/engine_bench_measure.h"
 #include "engine/model.h"
 #include "engine_test_util.h"
+#include "program_run.h"
 
 namespace tf::testing {
 namespace {
 
 using ::testing::HasSubstr;
-
-struct CliRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-CliRun Tensorfleet(std::vector<std::string> args) {
-  args.insert(args.begin(), TENSORFLEET_BINARY);
-  ChildProcess child;
-  EXPECT_TRUE(child.Start(args));
-  int status = child.Wait();
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, child.output()};
-}
 
 std::vector<std::string> Bench(std::vector<std::string> extra) {
   std::vector<std::string> args = {"engine", "bench", "--model", EngineData("llama-gqa")};
@@ -113,8 +99,8 @@ TEST(EngineBenchMeasure, RefusesWhatTheContextCannotHold) {
 }
 
 TEST(EngineBenchCli, JsonReportHasEveryMeasurement) {
-  CliRun r = Tensorfleet(Bench({"--prompt", "32", "--gen", "4", "--streams", "1,2", "--threads",
-                                "2", "--repeat", "2", "--json"}));
+  ProgramRun r = RunTensorfleet(Bench({"--prompt", "32", "--gen", "4", "--streams", "1,2",
+                                       "--threads", "2", "--repeat", "2", "--json"}));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto j = nlohmann::json::parse(r.output, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.output;
@@ -138,7 +124,7 @@ TEST(EngineBenchCli, JsonReportHasEveryMeasurement) {
   // The global --json gives the same report.
   std::vector<std::string> args = Bench({"--prompt", "0", "--gen", "2", "--streams", "1"});
   args.insert(args.begin(), "--json");
-  r = Tensorfleet(args);
+  r = RunTensorfleet(args);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   j = nlohmann::json::parse(r.output, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.output;
@@ -147,9 +133,9 @@ TEST(EngineBenchCli, JsonReportHasEveryMeasurement) {
 }
 
 TEST(EngineBenchCli, RunsAGgufFile) {
-  CliRun r =
-      Tensorfleet({"--json", "engine", "bench", "--model", EngineData("gguf/llama-gqa.q8_0.gguf"),
-                   "--prompt", "8", "--gen", "2", "--streams", "1,3"});
+  ProgramRun r = RunTensorfleet({"--json", "engine", "bench", "--model",
+                                 EngineData("gguf/llama-gqa.q8_0.gguf"), "--prompt", "8", "--gen",
+                                 "2", "--streams", "1,3"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto j = nlohmann::json::parse(r.output, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.output;
@@ -160,7 +146,7 @@ TEST(EngineBenchCli, RunsAGgufFile) {
 }
 
 TEST(EngineBenchCli, PrintsATableAndProgress) {
-  CliRun r = Tensorfleet(Bench({"--prompt", "16", "--gen", "3", "--streams", "1,2"}));
+  ProgramRun r = RunTensorfleet(Bench({"--prompt", "16", "--gen", "3", "--streams", "1,2"}));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("prefill  16-token prompt: "));
   EXPECT_THAT(r.output, HasSubstr("STREAMS  TOKENS EACH  TOTAL TOKENS/S"));
@@ -187,17 +173,17 @@ TEST(EngineBenchCli, BadFlagsAreNamed) {
        "error: --context 500 and --stream-gen 20 need 521 positions, more than the model's"},
   };
   for (const Case& c : cases) {
-    CliRun r = Tensorfleet(Bench(c.flags));
+    ProgramRun r = RunTensorfleet(Bench(c.flags));
     EXPECT_EQ(r.exit_code, 1) << c.flags[0] << ": " << r.output;
     EXPECT_THAT(r.output, HasSubstr(c.error)) << c.flags[0];
   }
-  CliRun r = Tensorfleet({"engine", "bench", "--prompt", "8"});
+  ProgramRun r = RunTensorfleet({"engine", "bench", "--prompt", "8"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("--model is required"));
-  r = Tensorfleet(Bench({"--threads", "x"}));
+  r = RunTensorfleet(Bench({"--threads", "x"}));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("--threads"));
-  r = Tensorfleet({"engine", "bench", "--model", "/nonexistent/model"});
+  r = RunTensorfleet({"engine", "bench", "--model", "/nonexistent/model"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.output, HasSubstr("error: /nonexistent/model/config.json"));
 }

@@ -2,38 +2,24 @@
 // (random weights), with no server.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 
-#include "child_process.h"
 #include "engine/generate.h"
 #include "engine/model.h"
 #include "engine/tokenizer.h"
 #include "engine_test_util.h"
+#include "program_run.h"
 
 namespace tf::testing {
 namespace {
 
 using ::testing::HasSubstr;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-CliRun Tensorfleet(std::vector<std::string> args) {
-  args.insert(args.begin(), TENSORFLEET_BINARY);
-  ChildProcess child;
-  EXPECT_TRUE(child.Start(args));
-  int status = child.Wait();
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, child.output()};
-}
-
 TEST(EngineCli, GenerateGreedyJson) {
-  CliRun r =
-      Tensorfleet({"--json", "engine", "generate", "--model", EngineData("llama-gqa"), "--prompt",
-                   "Hello, world!", "--max-tokens", "12", "--threads", "2", "--ignore-eos"});
+  ProgramRun r = RunTensorfleet({"--json", "engine", "generate", "--model", EngineData("llama-gqa"),
+                                 "--prompt", "Hello, world!", "--max-tokens", "12", "--threads",
+                                 "2", "--ignore-eos"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto j = nlohmann::json::parse(r.output, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.output;
@@ -52,8 +38,8 @@ TEST(EngineCli, GenerateGreedyJson) {
 }
 
 TEST(EngineCli, GeneratePrintsTextAndSpeed) {
-  CliRun r = Tensorfleet({"engine", "generate", "--model", EngineData("llama-gqa"), "--prompt",
-                          "Hi", "--max-tokens", "4", "--ignore-eos"});
+  ProgramRun r = RunTensorfleet({"engine", "generate", "--model", EngineData("llama-gqa"),
+                                 "--prompt", "Hi", "--max-tokens", "4", "--ignore-eos"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("3 prompt tokens, 4 generated"));
   EXPECT_THAT(r.output, HasSubstr("tokens/s"));
@@ -62,9 +48,9 @@ TEST(EngineCli, GeneratePrintsTextAndSpeed) {
 // --quantize q8_0 quantises the matrices and gives what the library gives with the same option;
 // a type it does not know is refused, and --help lists the choices.
 TEST(EngineCli, GenerateQuantized) {
-  CliRun r = Tensorfleet({"--json", "engine", "generate", "--model", EngineData("llama-gqa"),
-                          "--prompt", "Hello, world!", "--max-tokens", "12", "--threads", "2",
-                          "--ignore-eos", "--quantize", "q8_0"});
+  ProgramRun r = RunTensorfleet({"--json", "engine", "generate", "--model", EngineData("llama-gqa"),
+                                 "--prompt", "Hello, world!", "--max-tokens", "12", "--threads",
+                                 "2", "--ignore-eos", "--quantize", "q8_0"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto j = nlohmann::json::parse(r.output, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.output;
@@ -84,20 +70,21 @@ TEST(EngineCli, GenerateQuantized) {
   // The fixture's down projections (176 columns) cannot be cut into blocks of 32.
   EXPECT_EQ(j["weights"], "2 F32, 14 Q8_0");
 
-  r = Tensorfleet({"engine", "generate", "--model", EngineData("llama-gqa"), "--prompt", "x",
-                   "--quantize", "q9"});
+  r = RunTensorfleet({"engine", "generate", "--model", EngineData("llama-gqa"), "--prompt", "x",
+                      "--quantize", "q9"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("--quantize"));
-  r = Tensorfleet({"engine", "serve", "--help"});
+  r = RunTensorfleet({"engine", "serve", "--help"});
   EXPECT_THAT(r.output, HasSubstr("--quantize"));
   EXPECT_THAT(r.output, HasSubstr("q8_0"));
 }
 
 TEST(EngineCli, ErrorsNameTheFile) {
-  CliRun r = Tensorfleet({"engine", "generate", "--model", "/nonexistent/model", "--prompt", "x"});
+  ProgramRun r =
+      RunTensorfleet({"engine", "generate", "--model", "/nonexistent/model", "--prompt", "x"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.output, HasSubstr("error: /nonexistent/model/config.json"));
-  r = Tensorfleet({"engine", "generate", "--prompt", "x"});
+  r = RunTensorfleet({"engine", "generate", "--prompt", "x"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("--model is required"));
 }

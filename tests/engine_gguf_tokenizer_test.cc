@@ -12,6 +12,7 @@
 #include "engine/tokenizer.h"
 #include "engine_gguf_test_util.h"
 #include "engine_test_util.h"
+#include "engine_tokenizer_test_util.h"
 #include "store_test_env.h"
 
 namespace tf::testing {
@@ -19,15 +20,6 @@ namespace {
 
 using engine::Tokenizer;
 using ::testing::HasSubstr;
-
-std::vector<nlohmann::json> Encodings(const std::string& rel) {
-  std::vector<nlohmann::json> out;
-  std::istringstream in(ReadFileBytes(EngineData(rel)));
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
-  }
-  return out;
-}
 
 std::unique_ptr<Tokenizer> Load(const std::string& gguf) {
   auto t = engine::LoadTokenizer(EngineData("gguf/" + gguf));
@@ -41,21 +33,8 @@ class GgufByteLevelTest : public ::testing::TestWithParam<const char*> {};
 TEST_P(GgufByteLevelTest, MatchesTokenizersLibrary) {
   auto tok = Load(GetParam());
   ASSERT_NE(tok, nullptr);
-  auto cases = Encodings("tok-bytebpe/encodings.jsonl");
-  ASSERT_EQ(cases.size(), 19u);
-  for (const auto& c : cases) {
-    std::string text = c["text"].get<std::string>();
-    auto want = c["ids"].get<std::vector<int32_t>>();
-    auto ids = tok->Encode(text, /*add_special_tokens=*/false);
-    ASSERT_TRUE(ids.ok()) << ids.status().ToString();
-    EXPECT_EQ(*ids, want) << "text: " << text;
-    auto tokens = c["tokens"].get<std::vector<std::string>>();
-    for (size_t i = 0; i < want.size() && i < tokens.size(); ++i) {
-      EXPECT_EQ(tok->IdToToken(want[i]), tokens[i]) << "text: " << text << " token " << i;
-    }
-    EXPECT_EQ(tok->DecodeText(want, /*skip_special_tokens=*/false),
-              c["decoded"].get<std::string>());
-  }
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectMatchesEncodings(*tok, "tok-bytebpe/encodings.jsonl", 19, {.stream = false}));
   // add_bos_token: the BOS first, as the tokenizer.json's template adds it; special tokens.
   auto with_bos = tok->Encode("Hello, world!", /*add_special_tokens=*/true);
   ASSERT_TRUE(with_bos.ok());

@@ -4,7 +4,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <filesystem>
 #include <future>
@@ -12,8 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "child_process.h"
+#include "engine_serve_test_util.h"
 #include "engine_test_util.h"
+#include "eventually.h"
 
 namespace tf::testing {
 namespace {
@@ -22,44 +22,6 @@ using Json = nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
-
-struct ProcessRun {
-  int exit_code = -1;
-  std::string output;
-};
-
-ProcessRun Execute(std::vector<std::string> argv) {
-  ChildProcess child;
-  EXPECT_TRUE(child.Start(argv));
-  int status = child.Wait();
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, child.output()};
-}
-
-struct HttpAnswer {
-  int status = 0;
-  std::string body;
-  Json json() const { return Json::parse(body, nullptr, false); }
-};
-
-// curl, the real client: the body, then the status on a line of its own.
-HttpAnswer Curl(const std::string& base, const std::string& method, const std::string& path,
-                const std::string& body = "") {
-  std::vector<std::string> argv = {"/usr/bin/curl", "-sS",       "-N", "-X",
-                                   method,          base + path, "-w", "\n%{http_code}"};
-  if (!body.empty()) {
-    argv.insert(argv.end(), {"-H", "Content-Type: application/json", "--data-binary", body});
-  }
-  ProcessRun r = Execute(argv);
-  HttpAnswer a;
-  size_t nl = r.output.rfind('\n');
-  if (r.exit_code != 0 || nl == std::string::npos) {
-    ADD_FAILURE() << "curl failed: " << r.output;
-    return a;
-  }
-  a.status = std::atoi(r.output.c_str() + nl + 1);
-  a.body = r.output.substr(0, nl);
-  return a;
-}
 
 // The JSON of each "data:" event of an SSE body, and whether it ended with [DONE].
 std::vector<Json> SseEvents(const std::string& body, bool* done) {
@@ -88,23 +50,12 @@ class EngineServeTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     server_ = new ChildProcess;
-    ASSERT_TRUE(
-        server_->Start({TENSORFLEET_BINARY, "engine", "serve", "--model", EngineData("llama-gqa"),
-                        "--port", "0", "--threads", "1", "--served-name", "tiny"}));
-    size_t at = 0;
-    ASSERT_TRUE(server_->WaitForOutput("listening on http://", std::chrono::seconds(30), 0, &at))
-        << server_->output();
-    // The rest of the line may come in a later read.
-    ASSERT_TRUE(server_->WaitForOutput(" (loading", std::chrono::seconds(30), at))
-        << server_->output();
-    std::string out = server_->output();
-    base_ = "http://" + out.substr(at, out.find(' ', at) - at);
-    ASSERT_TRUE(server_->WaitForOutput("ready:", std::chrono::seconds(60))) << server_->output();
+    base_ = StartEngineServer(
+        *server_, {"--model", EngineData("llama-gqa"), "--threads", "1", "--served-name", "tiny"});
+    ASSERT_FALSE(base_.empty());
   }
   static void TearDownTestSuite() {
-    server_->Kill(SIGTERM);
-    int status = server_->Wait();
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << server_->output();
+    StopEngineServer(*server_);
     delete server_;
     server_ = nullptr;
   }
@@ -144,9 +95,9 @@ TEST_F(EngineServeTest, HealthAndModels) {
 }
 
 TEST_F(EngineServeTest, GreedyCompletionEqualsEngineGenerate) {
-  ProcessRun generate = Execute({TENSORFLEET_BINARY, "--json", "engine", "generate", "--model",
-                                 EngineData("llama-gqa"), "--prompt", "Hello, world!",
-                                 "--max-tokens", "12", "--threads", "1", "--ignore-eos"});
+  ProgramRun generate = RunTensorfleet({"--json", "engine", "generate", "--model",
+                                        EngineData("llama-gqa"), "--prompt", "Hello, world!",
+                                        "--max-tokens", "12", "--threads", "1", "--ignore-eos"});
   ASSERT_EQ(generate.exit_code, 0) << generate.output;
   Json expected = Json::parse(generate.output);
   Json c = Completion({{"model", "tiny"},
@@ -329,8 +280,8 @@ TEST_F(EngineServeTest, MetricsCountRequestsAndTokens) {
 }
 
 TEST(EngineServe, AModelThatDoesNotLoadEndsTheServerWithItsError) {
-  ProcessRun r = Execute(
-      {TENSORFLEET_BINARY, "engine", "serve", "--model", "/nonexistent/model", "--port", "0"});
+  ProgramRun r =
+      RunTensorfleet({"engine", "serve", "--model", "/nonexistent/model", "--port", "0"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("/nonexistent/model"));
 }
@@ -351,14 +302,9 @@ TEST(EngineServeChat, ChatCompletionsRenderTheTemplate) {
       dir + "/tokenizer_config.json",
       Json{{"chat_template", chatml}, {"bos_token", "<s>"}, {"eos_token", "</s>"}}.dump());
   ChildProcess server;
-  ASSERT_TRUE(server.Start(
-      {TENSORFLEET_BINARY, "engine", "serve", "--model", dir, "--port", "0", "--threads", "1"}));
-  size_t at = 0;
-  ASSERT_TRUE(server.WaitForOutput("listening on http://", std::chrono::seconds(30), 0, &at));
-  ASSERT_TRUE(server.WaitForOutput(" (loading", std::chrono::seconds(30), at));
-  std::string out = server.output();
-  std::string base = "http://" + out.substr(at, out.find(' ', at) - at);
-  ASSERT_TRUE(server.WaitForOutput("chat template)", std::chrono::seconds(60))) << server.output();
+  std::string base =
+      StartEngineServer(server, {"--model", dir, "--threads", "1"}, "chat template)");
+  ASSERT_FALSE(base.empty());
 
   Json request = {{"model", "engine-serve-chat"},
                   {"messages", Json::array({{{"role", "user"}, {"content", "Hi there"}}})},
@@ -405,8 +351,7 @@ TEST(EngineServeChat, ChatCompletionsRenderTheTemplate) {
                                R"({"messages": [{"role": "user", "content": null}]})");
   EXPECT_EQ(empty_role.status, 400) << empty_role.body;
   EXPECT_EQ(empty_role.json()["error"]["param"], "messages");
-  server.Kill(SIGTERM);
-  EXPECT_EQ(server.Wait(), 0) << server.output();
+  StopEngineServer(server);
   std::filesystem::remove_all(dir);
 }
 
@@ -504,16 +449,15 @@ class HoldingExecutor : public cli::GenerationExecutor {
     return OkStatus();
   }
   void Stop() override {}
-  // Waits up to 20 s for job `i` to be submitted and then cancelled by its client's going.
+  // Waits up to 20 s for job `i` to be submitted and then cancelled by its client's going (the
+  // sink's flag, which the engine polls too: there is nothing to wait on).
   bool CancelledInTime(size_t i) {
-    for (int tries = 0; tries < 2000; ++tries) {
-      {
-        std::lock_guard lock(mu_);
-        if (jobs_.size() > i && jobs_[i].sink->cancelled()) return true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
+    return Eventually(
+        [&] {
+          std::lock_guard lock(mu_);
+          return jobs_.size() > i && jobs_[i].sink->cancelled();
+        },
+        std::chrono::seconds(20), std::chrono::milliseconds(10));
   }
 
  private:
@@ -543,14 +487,14 @@ TEST(EngineServe, AClientThatGoesAwayCancelsItsRequest) {
   std::string url = "http://127.0.0.1:" + std::to_string((*server)->port()) + "/v1/completions";
 
   // Streamed: the client gives up while its request waits; the server's next write fails.
-  ProcessRun streamed = Execute({"/usr/bin/curl", "-sN", "--max-time", "1.5", url, "--data",
-                                 R"({"prompt": "x", "stream": true})"});
+  ProgramRun streamed = RunProgram({"/usr/bin/curl", "-sN", "--max-time", "1.5", url, "--data",
+                                    R"({"prompt": "x", "stream": true})"});
   EXPECT_EQ(streamed.exit_code, 28) << streamed.output;  // curl's timeout
   EXPECT_THAT(streamed.output, HasSubstr(": waiting"));
   EXPECT_TRUE(executor->CancelledInTime(0));
   // Not streamed: after its first second the answer probes the connection with whitespace.
-  ProcessRun whole =
-      Execute({"/usr/bin/curl", "-sN", "--max-time", "1.5", url, "--data", R"({"prompt": "x"})"});
+  ProgramRun whole = RunProgram(
+      {"/usr/bin/curl", "-sN", "--max-time", "1.5", url, "--data", R"({"prompt": "x"})"});
   EXPECT_EQ(whole.exit_code, 28) << whole.output;
   EXPECT_TRUE(executor->CancelledInTime(1));
 

@@ -11,6 +11,7 @@
 #include "engine/tokenizer.h"
 #include "engine/unicode.h"
 #include "engine_test_util.h"
+#include "engine_tokenizer_test_util.h"
 
 namespace tf::testing {
 namespace {
@@ -24,71 +25,18 @@ std::unique_ptr<Tokenizer> LoadFixture(const std::string& rel) {
   return t.ok() ? std::move(t).value() : nullptr;
 }
 
-std::vector<nlohmann::json> Encodings(const std::string& rel) {
-  std::vector<nlohmann::json> out;
-  std::istringstream in(ReadFileBytes(EngineData(rel)));
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
-  }
-  return out;
-}
-
 TEST(EngineTokenizer, ByteLevelBpeMatchesTokenizersLibrary) {
   auto tok = LoadFixture("tok-bytebpe/tokenizer.json");
   ASSERT_NE(tok, nullptr);
-  auto cases = Encodings("tok-bytebpe/encodings.jsonl");
-  ASSERT_EQ(cases.size(), 19u);
-  for (const auto& c : cases) {
-    std::string text = c["text"].get<std::string>();
-    auto want = c["ids"].get<std::vector<int32_t>>();
-    auto ids = tok->Encode(text, /*add_special_tokens=*/false);
-    ASSERT_TRUE(ids.ok()) << ids.status().ToString();
-    EXPECT_EQ(*ids, want) << "text: " << text;
-    auto tokens = c["tokens"].get<std::vector<std::string>>();
-    for (size_t i = 0; i < want.size() && i < tokens.size(); ++i) {
-      EXPECT_EQ(tok->IdToToken(want[i]), tokens[i]) << "text: " << text << " token " << i;
-    }
-    EXPECT_EQ(tok->DecodeText(want, /*skip_special_tokens=*/false),
-              c["decoded"].get<std::string>());
-    // Streaming, one id at a time, gives the same text and never a partial character.
-    engine::TokenTextStream stream(*tok, false);
-    std::string streamed;
-    for (int32_t id : want) {
-      std::string piece = stream.Add(id);
-      std::string rest;
-      EXPECT_EQ(engine::LossyUtf8(piece, true, &rest), piece) << "invalid UTF-8 streamed";
-      EXPECT_TRUE(rest.empty());
-      streamed += piece;
-    }
-    streamed += stream.Finish();
-    EXPECT_EQ(streamed, c["decoded"].get<std::string>());
-  }
+  // Streaming, one id at a time, gives the same text and never a partial character.
+  ExpectMatchesEncodings(*tok, "tok-bytebpe/encodings.jsonl", 19, {.whole_utf8 = true});
 }
 
 // Metaspace BPE with byte fallback: the same texts through a SentencePiece-style tokenizer.json.
 TEST(EngineTokenizer, MetaspaceBpeMatchesTokenizersLibrary) {
   auto tok = LoadFixture("tok-metaspace/tokenizer.json");
   ASSERT_NE(tok, nullptr);
-  auto cases = Encodings("tok-metaspace/encodings.jsonl");
-  ASSERT_EQ(cases.size(), 19u);
-  for (const auto& c : cases) {
-    std::string text = c["text"].get<std::string>();
-    auto want = c["ids"].get<std::vector<int32_t>>();
-    auto ids = tok->Encode(text, /*add_special_tokens=*/false);
-    ASSERT_TRUE(ids.ok()) << ids.status().ToString();
-    EXPECT_EQ(*ids, want) << "text: " << text;
-    auto tokens = c["tokens"].get<std::vector<std::string>>();
-    for (size_t i = 0; i < want.size() && i < tokens.size(); ++i) {
-      EXPECT_EQ(tok->IdToToken(want[i]), tokens[i]) << "text: " << text << " token " << i;
-    }
-    std::string decoded = c["decoded"].get<std::string>();
-    EXPECT_EQ(tok->DecodeText(want, /*skip_special_tokens=*/false), decoded) << "text: " << text;
-    engine::TokenTextStream stream(*tok, false);
-    std::string streamed;
-    for (int32_t id : want) streamed += stream.Add(id);
-    streamed += stream.Finish();
-    EXPECT_EQ(streamed, decoded) << "text: " << text;
-  }
+  ExpectMatchesEncodings(*tok, "tok-metaspace/encodings.jsonl", 19);
 }
 
 // A SentencePiece tokenizer.model (BPE, nmt_nfkc normalization, byte fallback) against the
@@ -98,22 +46,8 @@ TEST(EngineTokenizer, SentencePieceMatchesSentencePieceLibrary) {
   auto loaded = engine::LoadTokenizer(EngineData("tok-sentencepiece"));
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   const Tokenizer& tok = **loaded;
-  auto cases = Encodings("tok-sentencepiece/encodings.jsonl");
-  ASSERT_EQ(cases.size(), 19u);
-  for (const auto& c : cases) {
-    std::string text = c["text"].get<std::string>();
-    auto want = c["ids"].get<std::vector<int32_t>>();
-    auto ids = tok.Encode(text, /*add_special_tokens=*/false);
-    ASSERT_TRUE(ids.ok()) << ids.status().ToString();
-    EXPECT_EQ(*ids, want) << "text: " << text;
-    std::string decoded = c["decoded"].get<std::string>();
-    EXPECT_EQ(tok.DecodeText(want, /*skip_special_tokens=*/true), decoded) << "text: " << text;
-    engine::TokenTextStream stream(tok, true);
-    std::string streamed;
-    for (int32_t id : want) streamed += stream.Add(id);
-    streamed += stream.Finish();
-    EXPECT_EQ(streamed, decoded) << "text: " << text;
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectMatchesEncodings(tok, "tok-sentencepiece/encodings.jsonl", 19,
+                                                 {.tokens = false, .skip_special = true}));
   auto with_bos = tok.Encode("Hello", /*add_special_tokens=*/true);
   ASSERT_TRUE(with_bos.ok());
   EXPECT_EQ((*with_bos)[0], 1);

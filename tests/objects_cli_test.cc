@@ -1,33 +1,20 @@
 // The object verbs of the tensorfleet command against a live server: buckets, cp both ways
 // (files and directories), ls, cat, rm, and keys that must not become paths on the way down.
-#include <sys/wait.h>
-
 #include <filesystem>
 #include <fstream>
 
 #include "api_test_util.h"
-#include "child_process.h"
+#include "program_run.h"
 
 namespace tf::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
 class ObjectsCliTest : public ApiFixture {
  protected:
-  CliResult Run(std::vector<std::string> args) {
-    std::vector<std::string> argv = {TENSORFLEET_BINARY, "--server", app_->url(), "--token",
-                                     admin_token_};
-    argv.insert(argv.end(), args.begin(), args.end());
-    ChildProcess child;
-    EXPECT_TRUE(child.Start(argv, {"TENSORFLEET_URL=", "TENSORFLEET_TOKEN="}));
-    int status = child.Wait();
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, child.output()};
+  ProgramRun Run(const std::vector<std::string>& args) {
+    return RunTensorfleetOn(app_->url(), admin_token_, args);
   }
 
   static void Write(const fs::path& path, const std::string& content) {
