@@ -12,16 +12,15 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "api_test_util.h"
 #include "base/crypto.h"
 #include "child_process.h"
+#include "eventually.h"
 #include "http/json_client.h"
+#include "server_process.h"
 #include "store/pg_connection.h"
 #include "store/pg_leadership.h"
 #include "store/store.h"
@@ -37,15 +36,7 @@ std::string PostgresUrl() {
   return url == nullptr ? "" : url;
 }
 
-bool Eventually(const std::function<bool()>& pred,
-                std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return pred();
-}
+constexpr auto kLeadTimeout = std::chrono::seconds(30);
 
 // A schema of its own in the test database, dropped at the end. url() names the database with
 // this schema first in the search_path, so stores opened with it keep their tables there.
@@ -153,7 +144,8 @@ TEST_F(PgLeadershipTest, OneOfTwoServersLeadsUntilItClosesThenTheOtherTakesOver)
   EXPECT_FALSE(first_->NewLeadership()->TryAcquire());
 
   a.reset();  // the leader closes
-  EXPECT_TRUE(Eventually([&] { return b->TryAcquire(); })) << "the lead was not released";
+  EXPECT_TRUE(Eventually([&] { return b->TryAcquire(); }, kLeadTimeout))
+      << "the lead was not released";
   EXPECT_TRUE(b->Held());
   EXPECT_FALSE(first_->NewLeadership()->TryAcquire()) << "two leaders";
 }
@@ -166,14 +158,16 @@ TEST_F(PgLeadershipTest, ALeaderWhoseSessionEndsLosesTheLeadAndTakesItAgainOnceF
 
   ASSERT_EQ(schema_->EndLeaderSessions(), 1);
   // The next ask notices that the connection holding the lock is gone.
-  EXPECT_TRUE(Eventually([&] { return !a->TryAcquire(); })) << "the lead outlived its session";
+  EXPECT_TRUE(Eventually([&] { return !a->TryAcquire(); }, kLeadTimeout))
+      << "the lead outlived its session";
   EXPECT_FALSE(a->Held());
-  EXPECT_TRUE(Eventually([&] { return b->TryAcquire(); })) << "the lead was not released";
+  EXPECT_TRUE(Eventually([&] { return b->TryAcquire(); }, kLeadTimeout))
+      << "the lead was not released";
   EXPECT_FALSE(a->TryAcquire()) << "two leaders";
 
   b.reset();
   // `a` connects again and takes the lead once it is free.
-  EXPECT_TRUE(Eventually([&] { return a->TryAcquire(); }));
+  EXPECT_TRUE(Eventually([&] { return a->TryAcquire(); }, kLeadTimeout));
   EXPECT_TRUE(a->Held());
 }
 
@@ -181,25 +175,17 @@ TEST_F(PgLeadershipTest, ALeaderWhoseSessionEndsLosesTheLeadAndTakesItAgainOnceF
 
 // `tensorfleet server` as a child process on the schema's database.
 struct ServerProcess {
-  fs::path dir;
-  ChildProcess process;
-  std::string url;
+  std::unique_ptr<TensorfleetServer> server;
+  std::string url, token;
   std::unique_ptr<http::JsonClient> api;
 
   bool Start(const fs::path& data_dir, const std::string& store_url) {
-    dir = data_dir;
-    bool started = process.Start({TENSORFLEET_BINARY, "--data-dir", dir.string(), "server",
-                                  "--port", "0", "--store", store_url, "--heartbeat-timeout",
-                                  "3s"});
-    if (!started || !process.WaitForOutput("serving on", std::chrono::seconds(60))) {
-      ADD_FAILURE() << "the server did not start: " << process.output();
-      return false;
-    }
-    std::ifstream url_file(dir / "url");
-    std::getline(url_file, url);
-    std::ifstream token_file(dir / "admin-token");
-    std::string token;
-    std::getline(token_file, token);
+    server = std::make_unique<TensorfleetServer>(
+        data_dir.string(), 0,
+        std::vector<std::string>{"--store", store_url, "--heartbeat-timeout", "3s"});
+    if (!server->Start()) return false;
+    url = server->url();
+    token = server->token();
     auto client = http::JsonClient::Create(url, token);
     if (!client.ok()) {
       ADD_FAILURE() << client.status().ToString();
@@ -207,6 +193,29 @@ struct ServerProcess {
     }
     api = std::move(client).value();
     return true;
+  }
+
+  ChildProcess& process() { return *server->process(); }
+  std::string output() { return server ? server->output() : ""; }
+
+  // How many times its job controller has asked for the lead (tensorfleet_leader_checks_total);
+  // -1 while it does not answer.
+  int64_t LeadChecks() {
+    auto client = http::Client::Create(url);
+    if (!client.ok()) return -1;
+    auto metrics = (*client)->Send("GET", "/metrics", {{"Authorization", "Bearer " + token}}, "",
+                                   std::chrono::seconds(5));
+    if (!metrics.ok()) return -1;
+    const std::string name = "\ntensorfleet_leader_checks_total ";
+    size_t at = metrics->body.find(name);
+    return at == std::string::npos ? -1 : std::atoll(metrics->body.c_str() + at + name.size());
+  }
+
+  // Waits until its controller has asked for the lead `n` more times than now: `n` of its
+  // wakes, whatever the time they took.
+  bool WaitForLeadChecks(int n) {
+    int64_t from = LeadChecks();
+    return from >= 0 && Eventually([&] { return LeadChecks() >= from + n; }, kLeadTimeout);
   }
 
   // What its /v1/status says; false while it does not answer.
@@ -251,8 +260,7 @@ class TwoServersTest : public ::testing::Test {
   void StartWorker(ServerProcess& server) {
     worker::WorkerOptions o;
     o.server_url = server.url;
-    std::ifstream token_file(server.dir / "admin-token");
-    std::getline(token_file, o.token);
+    o.token = server.token;
     o.data_dir = dir_.path() / "worker";
     o.name = "w1";
     o.address = "127.0.0.1";
@@ -267,7 +275,7 @@ class TwoServersTest : public ::testing::Test {
   }
 
   bool WaitForState(ServerProcess& server, const std::string& job_id, const std::string& state) {
-    return Eventually([&] { return server.State(job_id) == state; }, std::chrono::seconds(60));
+    return Eventually([&] { return server.State(job_id) == state; });
   }
 
   TempDir dir_;
@@ -277,46 +285,45 @@ class TwoServersTest : public ::testing::Test {
 };
 
 TEST_F(TwoServersTest, OneLeadsTheOtherPlacesNothingUntilItTakesOverFromAKilledLeader) {
-  // Exactly one leads, and keeps leading.
-  ASSERT_TRUE(Eventually([&] { return servers_[0].Leads() || servers_[1].Leads(); }))
-      << servers_[0].process.output() << servers_[1].process.output();
+  // Exactly one leads, and keeps leading while both ask for the lead again and again.
+  ASSERT_TRUE(Eventually([&] { return servers_[0].Leads() || servers_[1].Leads(); }, kLeadTimeout))
+      << servers_[0].output() << servers_[1].output();
   for (int i = 0; i < 5; ++i) {
     bool first = servers_[0].Leads(), second = servers_[1].Leads();
     ASSERT_NE(first, second) << "leaders: " << first << ", " << second;
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_TRUE(servers_[0].WaitForLeadChecks(1) && servers_[1].WaitForLeadChecks(1));
   }
   int lead = servers_[0].Leads() ? 0 : 1;
   ServerProcess& leader = servers_[lead];
   ServerProcess& follower = servers_[1 - lead];
-  EXPECT_TRUE(leader.process.WaitForOutput(kLeaderLine, std::chrono::seconds(1)));
-  EXPECT_EQ(follower.process.output().find(kLeaderLine), std::string::npos)
-      << follower.process.output();
+  EXPECT_TRUE(leader.process().WaitForOutput(kLeaderLine, std::chrono::seconds(1)));
+  EXPECT_EQ(follower.output().find(kLeaderLine), std::string::npos) << follower.output();
 
   // The worker talks to the follower; the leader places the jobs, whichever server took them.
   StartWorker(follower);
   for (ServerProcess* server : {&follower, &leader}) {
     auto job = server->Submit(QuickJob("quick"));
     ASSERT_TRUE(job.ok()) << job.status().ToString();
-    EXPECT_TRUE(WaitForState(follower, (*job)["id"], "succeeded")) << server->process.output();
+    EXPECT_TRUE(WaitForState(follower, (*job)["id"], "succeeded")) << server->output();
   }
 
   // A frozen leader keeps the lead (its session lives) and places nothing; the follower does
   // not place either, however many times its controller wakes.
-  leader.process.Kill(SIGSTOP);
+  leader.process().Kill(SIGSTOP);
   auto waiting = follower.Submit(QuickJob("waits"));
   ASSERT_TRUE(waiting.ok()) << waiting.status().ToString();
   const std::string id = (*waiting)["id"];
-  std::this_thread::sleep_for(std::chrono::seconds(3));  // three of the follower's intervals
+  ASSERT_TRUE(follower.WaitForLeadChecks(3)) << follower.output();
   EXPECT_EQ(follower.State(id), "queued");
   EXPECT_FALSE(follower.Leads());
 
   // kill -9 of the leader ends its session: the follower takes the lead and the job runs.
-  leader.process.Kill(SIGKILL);
-  leader.process.Wait();
-  ASSERT_TRUE(Eventually([&] { return follower.Leads(); })) << follower.process.output();
-  EXPECT_TRUE(follower.process.WaitForOutput(kLeaderLine, std::chrono::seconds(1)));
-  EXPECT_TRUE(WaitForState(follower, id, "succeeded"))
-      << follower.State(id) << "\n" << follower.process.output();
+  leader.process().Kill(SIGKILL);
+  leader.process().Wait();
+  ASSERT_TRUE(Eventually([&] { return follower.Leads(); }, kLeadTimeout)) << follower.output();
+  EXPECT_TRUE(follower.process().WaitForOutput(kLeaderLine, std::chrono::seconds(1)));
+  EXPECT_TRUE(WaitForState(follower, id, "succeeded")) << follower.State(id) << "\n"
+                                                       << follower.output();
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "api/app.h"
 
+#include <atomic>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -203,6 +204,7 @@ class AppImpl final : public App {
   // Asks for the lead; says so when this server takes it or loses it.
   bool FollowLead(bool was_leader) {
     bool leads = leadership_->TryAcquire();
+    lead_checks_.fetch_add(1, std::memory_order_relaxed);
     if (leads && !was_leader) {
       spdlog::info("this server is now the leader: it runs the job controller");
     } else if (!leads && was_leader) {
@@ -246,6 +248,9 @@ class AppImpl final : public App {
     out += "# HELP tensorfleet_leader 1 if this server leads (runs the job controller), else 0.\n";
     out += "# TYPE tensorfleet_leader gauge\n";
     out += std::string("tensorfleet_leader ") + (leadership_->Held() ? "1" : "0") + "\n";
+    out += "# HELP tensorfleet_leader_checks_total Times this server has asked for the lead.\n";
+    out += "# TYPE tensorfleet_leader_checks_total counter\n";
+    out += "tensorfleet_leader_checks_total " + std::to_string(lead_checks_.load()) + "\n";
   }
 
   // Removes messages past their retention, and blobs a failed removal left, every
@@ -287,6 +292,7 @@ class AppImpl final : public App {
   std::condition_variable controller_cv_;
   bool controller_kicked_ = false;  // guarded by controller_mu_
   bool controller_stop_ = false;    // guarded by controller_mu_
+  std::atomic<int64_t> lead_checks_{0};            // FollowLead calls, for /metrics
   std::unique_ptr<store::Leadership> leadership_;  // TryAcquire: the controller thread only
   queues::QueueWakeups wakeups_;
   Metrics metrics_;
