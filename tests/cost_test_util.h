@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cost/catalog.h"
+#include "file_test_util.h"
 #include "program_run.h"
 #include "store_test_env.h"
 
@@ -29,11 +30,6 @@ inline cost::Catalog ShippedCatalog() {
 // Runs the tensorfleet binary with `args`; the catalog is found in the source tree.
 inline ProgramRun RunWithShippedCatalog(const std::vector<std::string>& args) {
   return RunTensorfleet(args, {"TENSORFLEET_CATALOG=" + ShippedCatalogDir()});
-}
-
-inline std::string WriteFile(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-  return path.string();
 }
 
 }  // namespace tf::testing

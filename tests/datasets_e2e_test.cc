@@ -12,6 +12,7 @@
 #include "api_test_util.h"
 #include "datasets/dataset_reader.h"
 #include "datasets/shard_fetcher.h"
+#include "file_test_util.h"
 #include "program_run.h"
 
 namespace tf::testing {
@@ -33,10 +34,6 @@ class DatasetsE2eTest : public ApiFixture {
     return RunTensorfleetOn(app_->url(), admin_token_, args);
   }
 
-  static void Write(const fs::path& path, const std::string& content) {
-    fs::create_directories(path.parent_path());
-    std::ofstream(path, std::ios::binary) << content;
-  }
   fs::path Local(const std::string& name) { return dir_.path() / "local" / name; }
 
   // a.jsonl holds lines 0-299, b.jsonl lines 300-499 (with a blank line and CRLF endings).
@@ -44,8 +41,8 @@ class DatasetsE2eTest : public ApiFixture {
     std::string a, b;
     for (int i = 0; i < 300; ++i) a += Line(i) + "\n";
     for (int i = 300; i < 500; ++i) b += Line(i) + (i == 400 ? "\r\n\n" : "\r\n");
-    Write(Local("jsonl/a.jsonl"), a);
-    Write(Local("jsonl/b.jsonl"), b);
+    WriteFile(Local("jsonl/a.jsonl"), a);
+    WriteFile(Local("jsonl/b.jsonl"), b);
   }
 
   DatasetIndex Index(const std::string& name) {
@@ -120,10 +117,10 @@ TEST_F(DatasetsE2eTest, CreateFromJsonlListDescribeReadEverySampleOnceAndDelete)
 }
 
 TEST_F(DatasetsE2eTest, FilesAndTextFormats) {
-  Write(Local("files/x/1.bin"), std::string("\0\1\2", 3));
-  Write(Local("files/x/2.bin"), "two");
-  Write(Local("files/y"), "");
-  Write(Local("lines.txt"), "first line\n\n  \nsecond line\nthird");
+  WriteFile(Local("files/x/1.bin"), std::string("\0\1\2", 3));
+  WriteFile(Local("files/x/2.bin"), "two");
+  WriteFile(Local("files/y"), "");
+  WriteFile(Local("lines.txt"), "first line\n\n  \nsecond line\nthird");
   auto files = Run({"dataset", "create", "blobs", "--from", Local("files").string(),
                     Local("lines.txt").string()});
   ASSERT_EQ(files.exit_code, 0) << files.output;
@@ -158,7 +155,7 @@ TEST_F(DatasetsE2eTest, BadInputIsRefusedClearlyAndLeavesNothingBehind) {
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.output.find("nowhere does not exist"), std::string::npos) << missing.output;
 
-  Write(Local("blank.txt"), "\n \n");
+  WriteFile(Local("blank.txt"), "\n \n");
   auto no_samples =
       Run({"dataset", "create", "d", "--from", Local("blank.txt").string(), "--format", "text"});
   EXPECT_EQ(no_samples.exit_code, 1);
@@ -168,7 +165,7 @@ TEST_F(DatasetsE2eTest, BadInputIsRefusedClearlyAndLeavesNothingBehind) {
   WriteJsonl();
   std::string b;
   for (int i = 0; i < 200; ++i) b += (i == 150 ? std::string("{\"i\": oops}") : Line(i)) + "\n";
-  Write(Local("jsonl/b.jsonl"), b);
+  WriteFile(Local("jsonl/b.jsonl"), b);
   auto bad = Run({"dataset", "create", "d", "--from", Local("jsonl").string(), "--format", "jsonl",
                   "--shard-size", "4KiB"});
   EXPECT_EQ(bad.exit_code, 1);
@@ -194,7 +191,7 @@ TEST_F(DatasetsE2eTest, BadInputIsRefusedClearlyAndLeavesNothingBehind) {
   EXPECT_NE(again.output.find("already exists"), std::string::npos) << again.output;
 
   if (::geteuid() != 0) {  // root reads files whatever their mode
-    Write(Local("secret.txt"), "x");
+    WriteFile(Local("secret.txt"), "x");
     ::chmod(Local("secret.txt").c_str(), 0);
     auto unreadable = Run({"dataset", "create", "s", "--from", Local("secret.txt").string()});
     EXPECT_NE(unreadable.output.find("cannot read"), std::string::npos) << unreadable.output;

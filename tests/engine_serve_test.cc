@@ -9,11 +9,11 @@
 #include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "engine_serve_test_util.h"
 #include "engine_test_util.h"
 #include "eventually.h"
+#include "http_test_util.h"
 
 namespace tf::testing {
 namespace {
@@ -359,10 +359,9 @@ TEST(EngineServeChat, ChatCompletionsRenderTheTemplate) {
 TEST(EngineServe, HealthIs503WhileLoading) {
   cli::ServeState state;
   state.served_name = "m";
-  asio::io_context io;
-  auto server = http::Server::Start(io, http::ServerOptions{}, cli::MakeServeHandler(state));
+  http::testing::IoThread io;
+  auto server = http::Server::Start(io.io(), http::ServerOptions{}, cli::MakeServeHandler(state));
   ASSERT_TRUE(server.ok()) << server.status().ToString();
-  std::thread runner([&io] { io.run(); });
   std::string base = "http://127.0.0.1:" + std::to_string((*server)->port());
   HttpAnswer health = Curl(base, "GET", "/health");
   EXPECT_EQ(health.status, 503);
@@ -370,12 +369,8 @@ TEST(EngineServe, HealthIs503WhileLoading) {
   HttpAnswer api = Curl(base, "POST", "/v1/completions", R"({"prompt": "x"})");
   EXPECT_EQ(api.status, 503);
   EXPECT_THAT(api.json()["error"]["message"].get<std::string>(), HasSubstr("loading"));
-  std::promise<void> stopped;
-  asio::co_spawn(io, (*server)->Shutdown(std::chrono::milliseconds(100)),
-                 [&stopped](std::exception_ptr) { stopped.set_value(); });
-  stopped.get_future().wait();
-  io.stop();
-  runner.join();
+  io.Await([&] { return (*server)->Shutdown(std::chrono::milliseconds(100)); });
+  io.Stop();
 }
 
 TEST(EngineServeProtocol, ChatRequestsAndTheirChunks) {
@@ -480,10 +475,9 @@ TEST(EngineServe, AClientThatGoesAwayCancelsItsRequest) {
   HoldingExecutor* executor = holding.get();
   loaded.executor = std::move(holding);
   state.loaded.store(&loaded);
-  asio::io_context io;
-  auto server = http::Server::Start(io, http::ServerOptions{}, cli::MakeServeHandler(state));
+  http::testing::IoThread io;
+  auto server = http::Server::Start(io.io(), http::ServerOptions{}, cli::MakeServeHandler(state));
   ASSERT_TRUE(server.ok()) << server.status().ToString();
-  std::thread runner([&io] { io.run(); });
   std::string url = "http://127.0.0.1:" + std::to_string((*server)->port()) + "/v1/completions";
 
   // Streamed: the client gives up while its request waits; the server's next write fails.
@@ -498,12 +492,8 @@ TEST(EngineServe, AClientThatGoesAwayCancelsItsRequest) {
   EXPECT_EQ(whole.exit_code, 28) << whole.output;
   EXPECT_TRUE(executor->CancelledInTime(1));
 
-  std::promise<void> stopped;
-  asio::co_spawn(io, (*server)->Shutdown(std::chrono::milliseconds(100)),
-                 [&stopped](std::exception_ptr) { stopped.set_value(); });
-  stopped.get_future().wait();
-  io.stop();
-  runner.join();
+  io.Await([&] { return (*server)->Shutdown(std::chrono::milliseconds(100)); });
+  io.Stop();
 }
 
 // A sink that cancels after `limit` steps, as a client that disconnects does.

@@ -7,7 +7,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/wait.h>
 
 #include <chrono>
 #include <cmath>
@@ -23,6 +22,7 @@
 #include "engine/safetensors.h"
 #include "engine/tokenizer.h"
 #include "engine_test_util.h"
+#include "program_run.h"
 #include "store_test_env.h"
 
 namespace tf::testing {
@@ -39,16 +39,6 @@ constexpr std::chrono::minutes kRunTimeout(5);
 
 std::string ExampleFile(const std::string& name) {
   return std::string(TENSORFLEET_SOURCE_DIR) + "/examples/llama-train/" + name;
-}
-
-bool PythonHasTorch() {
-  static const bool has = [] {
-    ChildProcess p;
-    if (!p.Start({kPython, "-c", "import torch, numpy"})) return false;
-    int status = p.Wait();
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  }();
-  return has;
 }
 
 constexpr char kNoTorch[] =
@@ -99,11 +89,6 @@ Json SmallRun(int steps) {
   return hp;
 }
 
-struct Finished {
-  int exit_code = -1;
-  std::string output;
-};
-
 // One job's directories under the test's temporary directory, as tensorfleet would set them.
 class JobDirs {
  public:
@@ -126,12 +111,12 @@ class JobDirs {
   fs::path root_;
 };
 
-Finished WaitFor(ChildProcess& p) {
+ProgramRun WaitFor(ChildProcess& p) {
   int status = p.Wait();
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, p.output()};
+  return {ExitCode(status), p.output()};
 }
 
-Finished Train(const JobDirs& job, const Json& hp) {
+ProgramRun Train(const JobDirs& job, const Json& hp) {
   ChildProcess p;
   EXPECT_TRUE(p.Start({kPython, ExampleFile("train.py")}, job.Env(hp)));
   return WaitFor(p);
@@ -193,7 +178,7 @@ class ExampleTraining : public ::testing::Test {
 TEST_F(ExampleTraining, ExportIsServedByTheEngineWithPyTorchsLogits) {
   if (!PythonHasTorch()) GTEST_SKIP() << kNoTorch;
   JobDirs job(dir_.path(), "job");
-  Finished run = Train(job, Hyperparameters(6));
+  ProgramRun run = Train(job, Hyperparameters(6));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("starting from scratch"));
   EXPECT_THAT(run.output, HasSubstr("exported the model to " + job.model().string()));
@@ -231,7 +216,7 @@ TEST_F(ExampleTraining, ExportIsServedByTheEngineWithPyTorchsLogits) {
   for (const auto& t : kSampleTexts) argv.insert(argv.end(), {"--text", t});
   ChildProcess dump;
   ASSERT_TRUE(dump.Start(argv));
-  Finished dumped = WaitFor(dump);
+  ProgramRun dumped = WaitFor(dump);
   ASSERT_EQ(dumped.exit_code, 0) << dumped.output;
   Json ref = Json::parse(ReadFileBytes((dir_.path() / "logits.json").string()));
 
@@ -272,7 +257,7 @@ TEST_F(ExampleTraining, ExportIsServedByTheEngineWithPyTorchsLogits) {
   ASSERT_TRUE(generate.Start({TENSORFLEET_BINARY, "--json", "engine", "generate", "--model",
                               job.model().string(), "--prompt", prompt, "--max-tokens", "5",
                               "--ignore-eos", "--threads", "1"}));
-  Finished generated = WaitFor(generate);
+  ProgramRun generated = WaitFor(generate);
   ASSERT_EQ(generated.exit_code, 0) << generated.output;
   Json g = Json::parse(generated.output, nullptr, false);
   ASSERT_FALSE(g.is_discarded()) << generated.output;
@@ -290,7 +275,7 @@ TEST_F(ExampleTraining, SigtermSavesACheckpointAndTheRerunEndsWithTheSameWeights
   ASSERT_TRUE(p.Start({kPython, ExampleFile("train.py")}, stopped.Env(slow)));
   ASSERT_TRUE(p.WaitForOutput("step=3 loss=", kRunTimeout)) << p.output();
   p.Kill(SIGTERM);
-  Finished first = WaitFor(p);
+  ProgramRun first = WaitFor(p);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(first.output, m,
@@ -301,14 +286,14 @@ TEST_F(ExampleTraining, SigtermSavesACheckpointAndTheRerunEndsWithTheSameWeights
   ASSERT_LT(k, kSteps) << "the run finished before the signal arrived";
   EXPECT_FALSE(fs::exists(stopped.model())) << "an interrupted run must not export";
 
-  Finished second = Train(stopped, Hyperparameters(kSteps));
+  ProgramRun second = Train(stopped, Hyperparameters(kSteps));
   ASSERT_EQ(second.exit_code, 0) << second.output;
   EXPECT_THAT(second.output, HasSubstr("resumed from step " + std::to_string(k) + "\n"));
   EXPECT_THAT(second.output, Not(HasSubstr("step=" + std::to_string(k) + " loss=")));
   EXPECT_FALSE(std::isnan(LossAt(second.output, k + 1))) << "the step counter continues";
 
   JobDirs straight(dir_.path(), "straight");
-  Finished whole = Train(straight, Hyperparameters(kSteps));
+  ProgramRun whole = Train(straight, Hyperparameters(kSteps));
   ASSERT_EQ(whole.exit_code, 0) << whole.output;
   // The same data in the same order: the same losses after the resume...
   for (int step = k + 1; step <= kSteps; ++step) {
@@ -327,7 +312,7 @@ TEST_F(ExampleTraining, ATornCheckpointFileIsIgnored) {
   // A kill during the first torch.save leaves only the temporary file: the run starts over.
   fs::create_directories(job.checkpoints());
   WriteFileBytes(torn.string(), "PK\x03\x04 the start of a zip archive");
-  Finished first = Train(job, Hyperparameters(4));
+  ProgramRun first = Train(job, Hyperparameters(4));
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_THAT(first.output, HasSubstr("starting from scratch"));
   EXPECT_FALSE(fs::exists(torn)) << "the next save replaces the temporary file";
@@ -336,7 +321,7 @@ TEST_F(ExampleTraining, ATornCheckpointFileIsIgnored) {
   // A kill during a later save leaves the previous checkpoint and a torn copy of a new one.
   std::string bytes = ReadFileBytes(complete.string());
   WriteFileBytes(torn.string(), bytes.substr(0, bytes.size() / 2));
-  Finished second = Train(job, Hyperparameters(6));
+  ProgramRun second = Train(job, Hyperparameters(6));
   ASSERT_EQ(second.exit_code, 0) << second.output;
   EXPECT_THAT(second.output, HasSubstr("resumed from step 4\n"));
   EXPECT_FALSE(std::isnan(LossAt(second.output, 6))) << second.output;
@@ -359,7 +344,7 @@ TEST_F(ExampleTraining, TwoRanksOverGlooEndWithIdenticalWeights) {
                                     "NODE_RANK=0"};
     ASSERT_TRUE(ranks[r].Start({kPython, ExampleFile("train.py")}, job.Env(hp, env)));
   }
-  Finished done[2] = {WaitFor(ranks[0]), WaitFor(ranks[1])};
+  ProgramRun done[2] = {WaitFor(ranks[0]), WaitFor(ranks[1])};
   std::string digests[2];
   for (int r = 0; r < 2; ++r) {
     ASSERT_EQ(done[r].exit_code, 0) << "rank " << r << ":\n" << done[r].output;
@@ -375,7 +360,7 @@ TEST_F(ExampleTraining, TwoRanksOverGlooEndWithIdenticalWeights) {
   // Each rank read its own half of every batch: the first loss (before any update) averaged
   // over the ranks is the loss of one process reading the whole batch.
   JobDirs alone(dir_.path(), "alone");
-  Finished single = Train(alone, Hyperparameters(1));
+  ProgramRun single = Train(alone, Hyperparameters(1));
   ASSERT_EQ(single.exit_code, 0) << single.output;
   EXPECT_NEAR(LossAt(done[0].output, 1), LossAt(single.output, 1), 2e-4);
 }

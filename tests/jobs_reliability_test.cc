@@ -11,7 +11,10 @@
 #include <fstream>
 #include <regex>
 
+#include "eventually.h"
 #include "jobs_test_util.h"
+#include "program_run.h"
+#include "server_process.h"
 #include "worker/checkpoint_manifest.h"
 #include "worker/local_state.h"
 
@@ -38,16 +41,6 @@ bool Alive(pid_t pid) {
   return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z';
 }
 
-template <typename Pred>
-bool Eventually(Pred pred, std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return pred();
-}
-
 // `tensorfleet worker` as a child process. Stop() interrupts it as Ctrl-C would (its ranks are
 // stopped); Crash() is kill -9, which leaves its process groups running, as a worker that dies
 // on a machine that does not.
@@ -64,15 +57,7 @@ class WorkerProcess {
   // failure) if it did not.
   bool Start() {
     child_ = std::make_unique<ChildProcess>();
-    bool started = child_->Start({TENSORFLEET_BINARY, "--server", url_, "--token", token_,
-                                  "worker", "--gpus", std::to_string(gpus_), "--worker-dir",
-                                  dir_.string(), "--heartbeat", "300ms", "--address",
-                                  "127.0.0.1", "--grace", "5s"});
-    if (!started || !child_->WaitForOutput("is serving", std::chrono::seconds(60))) {
-      ADD_FAILURE() << "the worker did not start: " << (child_ ? child_->output() : "");
-      return false;
-    }
-    return true;
+    return StartTensorfleetWorker(*child_, url_, token_, dir_.string(), gpus_);
   }
 
   void Crash() {
@@ -215,7 +200,7 @@ TEST_F(JobsReliabilityTest, AWorkerRestartedOnItsDirectoryKillsWhatItsPredecesso
   // Restarted at once, before the heartbeat timeout declares the node lost.
   ASSERT_TRUE(w1->Start());
   EXPECT_EQ(w1->node_id(), node);
-  EXPECT_TRUE(Eventually([&] { return !Alive(pid); })) << "pid " << pid << " still runs";
+  EXPECT_TRUE(WaitForProcessExit(pid, std::chrono::seconds(60))) << "pid " << pid << " still runs";
   EXPECT_TRUE(w1->WaitForOutput("left by a previous worker: stopped, reported lost (accepted)",
                                 std::chrono::seconds(30)))
       << w1->output();
@@ -238,21 +223,12 @@ TEST_F(JobsReliabilityTest, AWorkerRestartedOnItsDirectoryKillsWhatItsPredecesso
 class ServerCrashTest : public ::testing::Test {
  protected:
   void StartServer() {
-    server_ = std::make_unique<ChildProcess>();
-    ASSERT_TRUE(server_->Start({TENSORFLEET_BINARY, "--data-dir", (dir_.path() / "server").string(),
-                                "server", "--port", std::to_string(port_), "--heartbeat-timeout",
-                                "3s"}));
-    ASSERT_TRUE(server_->WaitForOutput("serving on", std::chrono::seconds(60)))
-        << "the server did not start: " << server_->output();
-    std::ifstream f(dir_.path() / "server" / "admin-token");
-    std::getline(f, token_);
+    ASSERT_TRUE(server_.Start());
+    token_ = server_.token();
     api_ = std::move(http::JsonClient::Create(url(), token_)).value();
   }
-  void CrashServer() {
-    server_->Kill(SIGKILL);
-    server_->Wait();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  void CrashServer() { server_.Crash(); }
+  std::string url() const { return server_.url(); }
 
   // The job, or null while the server cannot answer.
   Json GetJob(const std::string& id) {
@@ -262,24 +238,18 @@ class ServerCrashTest : public ::testing::Test {
 
   Json WaitFor(const std::string& id, const std::function<bool(const Json&)>& pred,
                std::chrono::milliseconds timeout = std::chrono::seconds(120)) {
-    Json last;
-    bool ok = Eventually([&] {
-      Json j = GetJob(id);
-      if (!j.is_null()) last = j;
-      return !j.is_null() && pred(j);
-    }, timeout);
-    if (!ok) ADD_FAILURE() << "timed out waiting on " << id << ": " << last.dump(2);
-    return last;
+    return PollJson([&] { return GetJob(id); }, pred, timeout, id);
   }
 
   void TearDown() override {
     worker_.reset();
-    if (server_) CrashServer();
+    CrashServer();
   }
 
   TempDir dir_;
-  int port_ = FreePort();
-  std::unique_ptr<ChildProcess> server_;
+  // On a fixed port, so that workers find it again after a restart.
+  TensorfleetServer server_{
+      (dir_.path() / "server").string(), FreePort(), {"--heartbeat-timeout", "3s"}};
   std::string token_;
   std::unique_ptr<http::JsonClient> api_;
   std::unique_ptr<WorkerProcess> worker_;
@@ -316,16 +286,6 @@ TEST_F(ServerCrashTest, AKilledServerRestartedOnItsDataLosesNothingAndTheJobFini
 
 // The example's DDP training (examples/llama-train/) over two nodes of one simulated GPU each.
 constexpr char kPython[] = "/usr/bin/python3";
-
-bool PythonHasTorch() {
-  static const bool has = [] {
-    ChildProcess p;
-    if (!p.Start({kPython, "-c", "import torch, numpy"})) return false;
-    int status = p.Wait();
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  }();
-  return has;
-}
 
 class GangTest : public JobsReliabilityTest {
  protected:

@@ -7,11 +7,11 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
-#include <thread>
 
 #include "api/app.h"
 #include "api_test_util.h"
 #include "child_process.h"
+#include "eventually.h"
 #include "http/json_client.h"
 #include "worker/worker.h"
 
@@ -113,15 +113,7 @@ class JobsFixture : public ::testing::Test {
   // Polls until `pred` holds for the job (up to `timeout`); returns the last view.
   Json WaitFor(const std::string& id, const std::function<bool(const Json&)>& pred,
                std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    Json j;
-    while (std::chrono::steady_clock::now() < deadline) {
-      j = GetJob(id);
-      if (pred(j)) return j;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    ADD_FAILURE() << "timed out waiting on " << id << ": " << j.dump(2);
-    return j;
+    return PollJson([&] { return GetJob(id); }, pred, timeout, id);
   }
 
   Json WaitForState(const std::string& id, const std::string& state,

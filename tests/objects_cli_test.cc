@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "api_test_util.h"
+#include "file_test_util.h"
 #include "program_run.h"
 
 namespace tf::testing {
@@ -17,14 +18,6 @@ class ObjectsCliTest : public ApiFixture {
     return RunTensorfleetOn(app_->url(), admin_token_, args);
   }
 
-  static void Write(const fs::path& path, const std::string& content) {
-    fs::create_directories(path.parent_path());
-    std::ofstream(path, std::ios::binary) << content;
-  }
-  static std::string Read(const fs::path& path) {
-    std::ifstream f(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(f), {});
-  }
   fs::path Local(const std::string& name) { return dir_.path() / "local" / name; }
 };
 
@@ -46,9 +39,9 @@ TEST_F(ObjectsCliTest, CopyUpAndDownFilesAndDirectories) {
   ASSERT_EQ(Run({"bucket", "create", "data"}).exit_code, 0);
   std::string big(9 << 20, 'x');
   for (size_t i = 0; i < big.size(); i += 4099) big[i] = static_cast<char>(i);
-  Write(Local("tree/a.txt"), "alpha");
-  Write(Local("tree/sub/b.bin"), big);
-  Write(Local("tree/sub/deeper/c"), "");
+  WriteFile(Local("tree/a.txt"), "alpha");
+  WriteFile(Local("tree/sub/b.bin"), big);
+  WriteFile(Local("tree/sub/deeper/c"), "");
 
   auto up = Run({"cp", "-r", Local("tree").string(), "tf://data/run1"});
   ASSERT_EQ(up.exit_code, 0) << up.output;
@@ -68,15 +61,15 @@ TEST_F(ObjectsCliTest, CopyUpAndDownFilesAndDirectories) {
 
   auto one = Run({"cp", "tf://data/run1/sub/b.bin", Local("copy.bin").string()});
   ASSERT_EQ(one.exit_code, 0) << one.output;
-  EXPECT_TRUE(Read(Local("copy.bin")) == big);
+  EXPECT_TRUE(ReadFile(Local("copy.bin")) == big);
   auto into_dir = Run({"cp", "tf://data/run1/a.txt", Local("").string()});
   ASSERT_EQ(into_dir.exit_code, 0) << into_dir.output;
-  EXPECT_EQ(Read(Local("a.txt")), "alpha");
+  EXPECT_EQ(ReadFile(Local("a.txt")), "alpha");
 
   auto down = Run({"cp", "-r", "tf://data/run1", Local("back").string()});
   ASSERT_EQ(down.exit_code, 0) << down.output;
-  EXPECT_EQ(Read(Local("back/a.txt")), "alpha");
-  EXPECT_TRUE(Read(Local("back/sub/b.bin")) == big);
+  EXPECT_EQ(ReadFile(Local("back/a.txt")), "alpha");
+  EXPECT_TRUE(ReadFile(Local("back/sub/b.bin")) == big);
   EXPECT_TRUE(fs::exists(Local("back/sub/deeper/c")));
 
   auto rm = Run({"rm", "-r", "tf://data/run1/sub/"});
@@ -89,7 +82,7 @@ TEST_F(ObjectsCliTest, CopyUpAndDownFilesAndDirectories) {
 
 TEST_F(ObjectsCliTest, KeysThatWouldEscapeAreNotWrittenOnTheWayDown) {
   ASSERT_EQ(Run({"bucket", "create", "data"}).exit_code, 0);
-  Write(Local("payload"), "gotcha");
+  WriteFile(Local("payload"), "gotcha");
   for (const char* key : {"p/../../escaped", "p//abs", "p/ok"}) {
     ASSERT_EQ(Run({"cp", Local("payload").string(), std::string("tf://data/") + key}).exit_code, 0)
         << key;
@@ -98,7 +91,7 @@ TEST_F(ObjectsCliTest, KeysThatWouldEscapeAreNotWrittenOnTheWayDown) {
   EXPECT_EQ(down.exit_code, 1) << down.output;  // some keys were skipped
   EXPECT_NE(down.output.find("skipping tf://data/p/../../escaped"), std::string::npos)
       << down.output;
-  EXPECT_EQ(Read(Local("into/ok")), "gotcha");
+  EXPECT_EQ(ReadFile(Local("into/ok")), "gotcha");
   EXPECT_FALSE(fs::exists(Local("escaped")));
   EXPECT_FALSE(fs::exists(dir_.path() / "escaped"));
   EXPECT_FALSE(fs::exists(Local("into/abs")));
@@ -106,7 +99,7 @@ TEST_F(ObjectsCliTest, KeysThatWouldEscapeAreNotWrittenOnTheWayDown) {
 
 TEST_F(ObjectsCliTest, UsageErrorsSayWhatIsWrong) {
   ASSERT_EQ(Run({"bucket", "create", "data"}).exit_code, 0);
-  Write(Local("dir/f"), "x");
+  WriteFile(Local("dir/f"), "x");
   auto no_r = Run({"cp", Local("dir").string(), "tf://data/"});
   EXPECT_EQ(no_r.exit_code, 1);
   EXPECT_NE(no_r.output.find("is a directory: use -r"), std::string::npos) << no_r.output;

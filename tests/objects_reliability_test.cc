@@ -4,13 +4,13 @@
 // no pending record), and the objects written before are intact, checked by SHA-256. Runs on
 // SQLite and on PostgreSQL.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "base/crypto.h"
@@ -18,6 +18,7 @@
 #include "http/http.h"
 #include "s3/request_signer.h"
 #include "s3/sigv4.h"
+#include "server_process.h"
 #include "store/store.h"
 #include "store_test_env.h"
 
@@ -74,22 +75,20 @@ class KillSwitch {
 
 class ObjectsReliabilityTest : public ::testing::TestWithParam<std::string> {
  protected:
+  // The server's flags for the store under test (SQLite in its data directory by default).
+  std::vector<std::string> StoreFlags() const {
+    if (GetParam() != "postgresql") return {};
+    return {"--store", std::getenv("TENSORFLEET_TEST_POSTGRES_URL")};
+  }
+
   void StartServer() {
-    server_ = std::make_unique<ChildProcess>();
-    std::vector<std::string> argv = {TENSORFLEET_BINARY, "--data-dir", data_dir(), "server",
-                                     "--port", std::to_string(port_)};
-    if (GetParam() == "postgresql") {
-      argv.insert(argv.end(), {"--store", std::getenv("TENSORFLEET_TEST_POSTGRES_URL")});
-    }
-    ASSERT_TRUE(server_->Start(argv));
-    ASSERT_TRUE(server_->WaitForOutput("serving on", 60s)) << server_->output();
-    std::ifstream f(data_dir() + "/admin-token");
-    std::getline(f, token_);
+    ASSERT_TRUE(server_.Start());
+    token_ = server_.token();
     client_ = std::move(http::Client::Create(url())).value();
   }
 
   std::string data_dir() const { return dir_.path().string(); }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string url() const { return server_.url(); }
   std::string Target(const std::string& key) const {
     return "/v1/buckets/" + bucket_ + "/objects/" + key;
   }
@@ -193,9 +192,9 @@ class ObjectsReliabilityTest : public ::testing::TestWithParam<std::string> {
   }
 
   TempDir dir_;
-  int port_ = FreePort();
+  // On a fixed port, so that a client finds it again after a restart.
+  TensorfleetServer server_{data_dir(), FreePort(), StoreFlags()};
   std::string bucket_ = "crash-" + RandomHex(4);
-  std::unique_ptr<ChildProcess> server_;
   std::string token_;
   std::unique_ptr<http::Client> client_;
 };
@@ -242,8 +241,7 @@ TEST_P(ObjectsReliabilityTest, KillNineDuringALargeUploadLeavesNothingAndLosesNo
   while (temp_bytes() < kSentBeforeKill / 2 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::yield();
   }
-  server_->Kill(SIGKILL);
-  server_->Wait();
+  server_.Crash();
   kill_switch.Killed();
   uploader.join();
 
@@ -353,8 +351,7 @@ TEST_P(ObjectsReliabilityTest, KillNineDuringAMultipartUploadReclaimsItsParts) {
     CountFiles(&blobs, &temps);
     std::this_thread::yield();
   }
-  server_->Kill(SIGKILL);
-  server_->Wait();
+  server_.Crash();
   kill_switch.Killed();
   uploader.join();
 

@@ -5,60 +5,23 @@
 //  - PostgreSQL restarted under load: producers and consumers keep going through the restart;
 //    every message is completed, none twice.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <cstdlib>
-#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
 #include "child_process.h"
 #include "http/http.h"
+#include "server_process.h"
 #include "store_test_env.h"
 
 namespace tf::testing {
 namespace {
 
 using Json = nlohmann::json;
-
-class ServerProcess {
- public:
-  ServerProcess(std::string data_dir, std::string store_url, int port)
-      : data_dir_(std::move(data_dir)), store_url_(std::move(store_url)), port_(port) {}
-
-  void Start() {
-    child_ = std::make_unique<ChildProcess>();
-    std::vector<std::string> argv = {TENSORFLEET_BINARY, "--data-dir", data_dir_, "server",
-                                     "--port", std::to_string(port_)};
-    if (!store_url_.empty()) {
-      argv.push_back("--store");
-      argv.push_back(store_url_);
-    }
-    ASSERT_TRUE(child_->Start(argv));
-    ASSERT_TRUE(child_->WaitForOutput("serving on", std::chrono::seconds(60)))
-        << "the server did not start: " << child_->output();
-  }
-
-  void Crash() {
-    child_->Kill(SIGKILL);
-    child_->Wait();
-  }
-
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  std::string token() const {
-    std::ifstream f(data_dir_ + "/admin-token");
-    std::string t;
-    std::getline(f, t);
-    return t;
-  }
-
- private:
-  std::string data_dir_, store_url_;
-  int port_;
-  std::unique_ptr<ChildProcess> child_;
-};
 
 // A small JSON client that reports failures instead of asserting: the server may be down.
 struct Api {
@@ -80,14 +43,16 @@ struct Api {
 
 class ReliabilityTest : public ::testing::TestWithParam<std::string> {
  protected:
-  std::string StoreArg() {
-    return GetParam() == "postgresql" ? std::getenv("TENSORFLEET_TEST_POSTGRES_URL") : "";
+  // The server's flags for the store under test (SQLite in its data directory by default).
+  std::vector<std::string> StoreFlags() {
+    if (GetParam() != "postgresql") return {};
+    return {"--store", std::getenv("TENSORFLEET_TEST_POSTGRES_URL")};
   }
   TempDir dir_;
 };
 
 TEST_P(ReliabilityTest, AcknowledgedMessagesSurviveKillNine) {
-  ServerProcess server(dir_.path().string(), StoreArg(), FreePort());
+  TensorfleetServer server(dir_.path().string(), FreePort(), StoreFlags());
   server.Start();
   Api admin(server.url(), server.token());
   std::string queue = "ledger-" + RandomHex(4);
@@ -154,7 +119,7 @@ TEST_P(ReliabilityTest, PostgresRestartUnderLoadCompletesEveryMessageOnce) {
   const char* pgctl = std::getenv("TENSORFLEET_TEST_PGCTL");
   if (GetParam() != "postgresql") GTEST_SKIP() << "PostgreSQL only";
   if (pgctl == nullptr) GTEST_SKIP() << "TENSORFLEET_TEST_PGCTL not set";
-  ServerProcess server(dir_.path().string(), StoreArg(), FreePort());
+  TensorfleetServer server(dir_.path().string(), FreePort(), StoreFlags());
   server.Start();
   Api admin(server.url(), server.token());
   std::string queue = "restart-" + RandomHex(4);

@@ -6,7 +6,6 @@
 // CLI copies, lists and syncs a directory tree up and back, byte for byte, and a revoked key and
 // a restart are checked. Skipped when the clients are not installed.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
@@ -14,7 +13,9 @@
 #include <random>
 
 #include "base/crypto.h"
-#include "child_process.h"
+#include "file_test_util.h"
+#include "program_run.h"
+#include "server_process.h"
 #include "store_test_env.h"
 
 namespace tf::testing {
@@ -26,38 +27,6 @@ using namespace std::chrono_literals;
 
 constexpr const char* kPython = "/usr/bin/python3";
 constexpr const char* kAws = "/usr/bin/aws";
-
-struct ProgramRun {
-  int exit_code = -1;
-  std::string output;
-};
-
-// Runs a program to its end (at most `limit`), stdout and stderr together.
-ProgramRun RunProgram(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                      std::chrono::seconds limit = 300s) {
-  ChildProcess child;
-  if (!child.Start(argv, env)) return {};
-  // WaitForOutput returns when the text appears, the output closes (the program ended) or the
-  // limit passes; the text is never printed, so only the last two end the wait.
-  const auto start = std::chrono::steady_clock::now();
-  child.WaitForOutput("\x04 never printed \x04", limit);
-  if (std::chrono::steady_clock::now() - start >= limit) {
-    child.Kill(SIGKILL);
-    ADD_FAILURE() << argv[0] << " ran past " << limit.count() << " s:\n" << child.output();
-  }
-  int status = child.Wait();
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, child.output()};
-}
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void WriteFile(const fs::path& p, const std::string& content) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << content;
-}
 
 std::string RandomBytes(size_t n, uint32_t seed) {
   std::mt19937 gen(seed);
@@ -72,7 +41,6 @@ class S3ClientsTest : public ::testing::Test {
     if (!fs::exists(kPython) || !fs::exists(kAws)) {
       GTEST_SKIP() << "needs " << kPython << " with boto3 and " << kAws;
     }
-    port_ = FreePort();
     StartServer();
     auto key = Cli({"--json", "s3", "key", "create", "clients"});
     ASSERT_EQ(key.exit_code, 0) << key.output;
@@ -86,26 +54,15 @@ class S3ClientsTest : public ::testing::Test {
   }
 
   void StartServer() {
-    server_ = std::make_unique<ChildProcess>();
-    ASSERT_TRUE(server_->Start(
-        {TENSORFLEET_BINARY, "--data-dir", data_dir(), "server", "--port", std::to_string(port_)}));
-    ASSERT_TRUE(server_->WaitForOutput("serving on", 60s)) << server_->output();
-    std::ifstream f(data_dir() + "/admin-token");
-    std::getline(f, token_);
-  }
-
-  void StopServer() {
-    server_->Kill(SIGTERM);
-    server_->Wait();
+    ASSERT_TRUE(server_.Start());
+    token_ = server_.token();
   }
 
   std::string data_dir() const { return (dir_.path() / "data").string(); }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string url() const { return server_.url(); }
 
-  ProgramRun Cli(std::vector<std::string> args) {
-    std::vector<std::string> argv = {TENSORFLEET_BINARY, "--server", url(), "--token", token_};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return RunProgram(argv, {"TENSORFLEET_URL=", "TENSORFLEET_TOKEN="});
+  ProgramRun Cli(const std::vector<std::string>& args) {
+    return RunTensorfleetOn(url(), token_, args);
   }
 
   // Credentials and region for the AWS CLI in files of this test only.
@@ -156,8 +113,8 @@ class S3ClientsTest : public ::testing::Test {
   }
 
   TempDir dir_;
-  int port_ = 0;
-  std::unique_ptr<ChildProcess> server_;
+  // On a fixed port, so that the clients' endpoint stays right across a restart.
+  TensorfleetServer server_{data_dir(), FreePort()};
   std::string token_, key_id_, secret_;
 };
 
@@ -263,7 +220,7 @@ TEST_F(S3ClientsTest, ARestartForgetsUnfinishedUploadsAndLeavesNoParts) {
   ASSERT_EQ(part.exit_code, 0) << part.output;
   EXPECT_EQ(BlobFiles(), 1);
 
-  StopServer();
+  server_.Stop();
   StartServer();
   EXPECT_EQ(BlobFiles(), 0);  // the part went with the upload
   ProgramRun parts =

@@ -1,14 +1,14 @@
 // Code bundles (worker/code_bundle.h): a directory packed and unpacked whole, what is left out,
 // the size limit, and a hostile archive that tries to write outside its directory.
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <zlib.h>
-
-#include <gtest/gtest.h>
 
 #include <cstring>
 #include <fstream>
 #include <map>
 
+#include "file_test_util.h"
 #include "store_test_env.h"
 #include "worker/code_bundle.h"
 
@@ -16,16 +16,6 @@ namespace tf::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-void Write(const fs::path& path, const std::string& content) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << content;
-}
-
-std::string Read(const fs::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
 
 // Every entry below `dir`: "f path content", "l path target" or "d path".
 std::map<std::string, std::string> Tree(const fs::path& dir) {
@@ -37,7 +27,7 @@ std::map<std::string, std::string> Tree(const fs::path& dir) {
     } else if (e.is_directory()) {
       out[rel] = "d";
     } else {
-      out[rel] = "f " + Read(e.path());
+      out[rel] = "f " + ReadFile(e.path());
     }
   }
   return out;
@@ -82,18 +72,18 @@ class BundleTest : public ::testing::Test {
 };
 
 TEST_F(BundleTest, PacksAndUnpacksTheCodeLeavingOutWhatIsNotCode) {
-  Write(code() / "train.py", "print('train')\n");
-  Write(code() / "run.sh", "#!/bin/sh\necho run\n");
+  WriteFile(code() / "train.py", "print('train')\n");
+  WriteFile(code() / "run.sh", "#!/bin/sh\necho run\n");
   fs::permissions(code() / "run.sh", fs::perms::owner_exec, fs::perm_options::add);
-  Write(code() / "pkg" / "model.py", "class Model: pass\n");
-  Write(code() / "odd names" / "-dash\nnewline.txt", "odd\n");
+  WriteFile(code() / "pkg" / "model.py", "class Model: pass\n");
+  WriteFile(code() / "odd names" / "-dash\nnewline.txt", "odd\n");
   fs::create_directories(code() / "empty");
   fs::create_symlink("pkg/model.py", code() / "model_link.py");
-  Write(code() / ".git" / "HEAD", "ref: main\n");
-  Write(code() / "pkg" / "__pycache__" / "model.pyc", "bytecode");
-  Write(code() / "checkpoints" / "step-1.pt", "weights");
-  Write(code() / "out" / "result.txt", "output");
-  Write(code() / "pkg" / "out" / "kept.txt", "only the top-level out is excluded");
+  WriteFile(code() / ".git" / "HEAD", "ref: main\n");
+  WriteFile(code() / "pkg" / "__pycache__" / "model.pyc", "bytecode");
+  WriteFile(code() / "checkpoints" / "step-1.pt", "weights");
+  WriteFile(code() / "out" / "result.txt", "output");
+  WriteFile(code() / "pkg" / "out" / "kept.txt", "only the top-level out is excluded");
 
   fs::path bundle = dir_.path() / "code.tar.gz";
   worker::PackOptions options;
@@ -126,9 +116,9 @@ TEST_F(BundleTest, PacksAndUnpacksTheCodeLeavingOutWhatIsNotCode) {
 }
 
 TEST_F(BundleTest, TooMuchCodeIsRefusedNamingTheLargestFiles) {
-  Write(code() / "small.py", "x");
-  Write(code() / "data" / "huge.bin", std::string(3000, 'h'));
-  Write(code() / "big.bin", std::string(2000, 'b'));
+  WriteFile(code() / "small.py", "x");
+  WriteFile(code() / "data" / "huge.bin", std::string(3000, 'h'));
+  WriteFile(code() / "big.bin", std::string(2000, 'b'));
   fs::path bundle = dir_.path() / "code.tar.gz";
   worker::PackOptions options;
   options.max_bytes = 4096;
@@ -164,13 +154,13 @@ TEST_F(BundleTest, AHostileArchiveWritesNothingOutsideItsDirectory) {
   EXPECT_FALSE(fs::exists(dir_.path() / "attempt" / "escape.txt"));
   EXPECT_FALSE(fs::exists(dir_.path() / "escape.txt"));
   EXPECT_FALSE(fs::exists(dir_.path() / "escape2.txt"));
-  EXPECT_EQ(Read(into / "fine.txt"), "fine");
+  EXPECT_EQ(ReadFile(into / "fine.txt"), "fine");
   // An absolute name lands inside, with its leading '/' removed.
-  EXPECT_EQ(Read(into / fs::path(outside.string().substr(1)) / "absolute.txt"), "absolute");
+  EXPECT_EQ(ReadFile(into / fs::path(outside.string().substr(1)) / "absolute.txt"), "absolute");
 }
 
 TEST_F(BundleTest, BadInputIsAClearError) {
-  Write(dir_.path() / "not-a-bundle.tar.gz", "just text");
+  WriteFile(dir_.path() / "not-a-bundle.tar.gz", "just text");
   Status s = worker::Unpack(dir_.path() / "not-a-bundle.tar.gz", dir_.path() / "x");
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("not-a-bundle.tar.gz"), std::string::npos) << s.message();

@@ -2,9 +2,8 @@
 // write hook stands in for a crash mid-sync or a job still writing a file: torn and temporary
 // files are never restored, a cut-off sync leaves the previous snapshot, content is checked on
 // the way back, and old snapshots are collected.
-#include <sys/stat.h>
-
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <condition_variable>
 #include <fstream>
@@ -12,6 +11,8 @@
 #include <mutex>
 #include <thread>
 
+#include "eventually.h"
+#include "file_test_util.h"
 #include "store_test_env.h"
 #include "worker/checkpoint_sync.h"
 #include "worker/checkpoint_syncer.h"
@@ -27,21 +28,12 @@ using worker::CheckpointSync;
 using worker::MemoryObjectClient;
 using worker::SyncStats;
 
-void Write(const fs::path& path, const std::string& content) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
-}
-
-std::string Read(const fs::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
 // Every regular file below `dir` with its content.
 std::map<std::string, std::string> Files(const fs::path& dir) {
   std::map<std::string, std::string> out;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (e.is_regular_file()) out[e.path().lexically_relative(dir).generic_string()] = Read(e.path());
+    if (e.is_regular_file())
+      out[e.path().lexically_relative(dir).generic_string()] = ReadFile(e.path());
   }
   return out;
 }
@@ -85,11 +77,11 @@ class CheckpointTest : public ::testing::Test {
 };
 
 TEST_F(CheckpointTest, ASnapshotComesBackExactlyWithItsModes) {
-  Write(work_ / "step-100" / "model.pt", std::string(3 << 20, 'm'));
-  Write(work_ / "step-100" / "optim.pt", "optimizer state");
-  Write(work_ / "run.sh", "#!/bin/sh\n");
+  WriteFile(work_ / "step-100" / "model.pt", std::string(3 << 20, 'm'));
+  WriteFile(work_ / "step-100" / "optim.pt", "optimizer state");
+  WriteFile(work_ / "run.sh", "#!/bin/sh\n");
   fs::permissions(work_ / "run.sh", fs::perms::owner_all);
-  Write(work_ / "empty.txt", "");
+  WriteFile(work_ / "empty.txt", "");
 
   SyncStats stats = SyncOk(sync_);
   EXPECT_EQ(stats.seq, 1);
@@ -120,10 +112,10 @@ TEST_F(CheckpointTest, ASnapshotComesBackExactlyWithItsModes) {
 }
 
 TEST_F(CheckpointTest, TemporaryAndHiddenFilesAreNeverSyncedOrRestored) {
-  Write(work_ / "step-1.pt", "complete");
-  Write(work_ / "step-2.pt.tmp", "torn: the job was killed while writ");
-  Write(work_ / ".step-3.pt", "hidden, half written");
-  Write(work_ / ".cache" / "blob", "hidden directory");
+  WriteFile(work_ / "step-1.pt", "complete");
+  WriteFile(work_ / "step-2.pt.tmp", "torn: the job was killed while writ");
+  WriteFile(work_ / ".step-3.pt", "hidden, half written");
+  WriteFile(work_ / ".cache" / "blob", "hidden directory");
   SyncStats stats = SyncOk(sync_);
   EXPECT_EQ(stats.files, 1);
   EXPECT_EQ(ReasonFor(stats, "step-2.pt.tmp"), "temporary name");
@@ -145,11 +137,8 @@ TEST_F(CheckpointTest, AJobKilledWhileWritingACheckpointLeavesNoTornFile) {
   spec.log_file = dir_.path() / "job.log";
   auto job = worker::ProcessGroup::Start(spec);
   ASSERT_TRUE(job.ok()) << job.status().ToString();
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (Read(dir_.path() / "job.log") != "ready\n") {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << Read(dir_.path() / "job.log");
-    std::this_thread::sleep_for(5ms);
-  }
+  ASSERT_TRUE(Eventually([&] { return ReadFile(dir_.path() / "job.log") == "ready\n"; }, 30s, 5ms))
+      << ReadFile(dir_.path() / "job.log");
   auto killed = (*job)->Terminate(0ms);
   ASSERT_TRUE(killed.ok());
   EXPECT_FALSE(killed->success());
@@ -161,10 +150,10 @@ TEST_F(CheckpointTest, AJobKilledWhileWritingACheckpointLeavesNoTornFile) {
 }
 
 TEST_F(CheckpointTest, ASyncCutOffBeforeLatestLeavesThePreviousSnapshot) {
-  Write(work_ / "model.pt", "version 1");
+  WriteFile(work_ / "model.pt", "version 1");
   ASSERT_EQ(SyncOk(sync_).seq, 1);
-  Write(work_ / "model.pt", "version 2, longer");
-  Write(work_ / "extra.pt", "new file");
+  WriteFile(work_ / "model.pt", "version 2, longer");
+  WriteFile(work_ / "extra.pt", "new file");
 
   // Cut off in the middle of the content.
   objects_.set_write_hook([](const std::string&, const std::string& key) {
@@ -196,13 +185,13 @@ TEST_F(CheckpointTest, ASyncCutOffBeforeLatestLeavesThePreviousSnapshot) {
 }
 
 TEST_F(CheckpointTest, AFileChangingWhileReadIsNotUploadedHalfWritten) {
-  Write(work_ / "model.pt", "version 1 complete");
+  WriteFile(work_ / "model.pt", "version 1 complete");
   ASSERT_EQ(SyncOk(sync_).seq, 1);
 
   // The job rewrites both files in place (against the contract) and is still writing them
   // while they are read for upload: each upload finds both longer than when they were hashed.
-  Write(work_ / "model.pt", "version 2 halfway");
-  Write(work_ / "new.pt", "new halfway");
+  WriteFile(work_ / "model.pt", "version 2 halfway");
+  WriteFile(work_ / "new.pt", "new halfway");
   objects_.set_write_hook([&](const std::string&, const std::string& key) {
     if (key.find("/blobs/") != std::string::npos) {
       std::ofstream(work_ / "model.pt", std::ios::app) << " and more";
@@ -231,9 +220,9 @@ TEST_F(CheckpointTest, AFileChangingWhileReadIsNotUploadedHalfWritten) {
 }
 
 TEST_F(CheckpointTest, UnchangedFilesAreNotReadAgainAndContentIsStoredOnce) {
-  Write(work_ / "a.pt", "same content");
-  Write(work_ / "b.pt", "same content");
-  Write(work_ / "c.pt", "other");
+  WriteFile(work_ / "a.pt", "same content");
+  WriteFile(work_ / "b.pt", "same content");
+  WriteFile(work_ / "c.pt", "other");
   SyncStats first = SyncOk(sync_);
   EXPECT_EQ(first.files_uploaded, 2);
   EXPECT_EQ(first.files_already_stored, 1);
@@ -245,7 +234,7 @@ TEST_F(CheckpointTest, UnchangedFilesAreNotReadAgainAndContentIsStoredOnce) {
   EXPECT_FALSE(second.new_snapshot);
   EXPECT_EQ(second.seq, 1);
 
-  Write(work_ / "c.pt", "changed");
+  WriteFile(work_ / "c.pt", "changed");
   SyncStats third = SyncOk(sync_);
   EXPECT_EQ(third.files_unchanged, 2);
   EXPECT_EQ(third.files_uploaded, 1);
@@ -255,8 +244,8 @@ TEST_F(CheckpointTest, UnchangedFilesAreNotReadAgainAndContentIsStoredOnce) {
 TEST_F(CheckpointTest, OnlyTheLastTwoSnapshotsAndTheirContentAreKept) {
   for (int step = 1; step <= 4; ++step) {
     fs::remove_all(work_);
-    Write(work_ / ("step-" + std::to_string(step) + ".pt"), "weights " + std::to_string(step));
-    Write(work_ / "config.json", "{}");
+    WriteFile(work_ / ("step-" + std::to_string(step) + ".pt"), "weights " + std::to_string(step));
+    WriteFile(work_ / "config.json", "{}");
     SyncStats stats = SyncOk(sync_);
     EXPECT_EQ(stats.seq, step);
     EXPECT_TRUE(stats.cleanup_error.empty()) << stats.cleanup_error;
@@ -271,8 +260,8 @@ TEST_F(CheckpointTest, OnlyTheLastTwoSnapshotsAndTheirContentAreKept) {
 }
 
 TEST_F(CheckpointTest, DamagedContentFailsTheRestoreAndLeavesNothing) {
-  Write(work_ / "a.pt", "good a");
-  Write(work_ / "sub" / "b.pt", "good b");
+  WriteFile(work_ / "a.pt", "good a");
+  WriteFile(work_ / "sub" / "b.pt", "good b");
   ASSERT_EQ(SyncOk(sync_).seq, 1);
   std::vector<std::string> blobs = Keys("blobs/");
   ASSERT_EQ(blobs.size(), 2u);
@@ -293,7 +282,7 @@ TEST_F(CheckpointTest, DamagedContentFailsTheRestoreAndLeavesNothing) {
 }
 
 TEST_F(CheckpointTest, AHostileManifestCannotWriteOutsideTheDirectory) {
-  Write(work_ / "a.pt", "a");
+  WriteFile(work_ / "a.pt", "a");
   ASSERT_EQ(SyncOk(sync_).seq, 1);
   std::string sha = Keys("blobs/")[0].substr(std::string("jobs/job_1/blobs/").size());
   for (const std::string path : {"../escape.pt", "/etc/escape.pt", "x/../../escape.pt", ""}) {
@@ -316,9 +305,9 @@ TEST_F(CheckpointTest, RestoreWantsAnEmptyDirectoryAndFindsNothingToRestoreAtFir
   EXPECT_EQ(nothing->seq, 0);
   EXPECT_TRUE(fs::is_empty(into));
 
-  Write(into / "left-over.pt", "from before");
+  WriteFile(into / "left-over.pt", "from before");
   EXPECT_EQ(sync_.Restore(into).status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(Read(into / "left-over.pt"), "from before");
+  EXPECT_EQ(ReadFile(into / "left-over.pt"), "from before");
   EXPECT_EQ(sync_.Sync(dir_.path() / "missing").status().code(), StatusCode::kInvalidArgument);
 }
 
@@ -379,7 +368,7 @@ TEST_F(CheckpointTest, TheSyncerSyncsOnItsOwnAndOnceMoreWhenStopped) {
     ASSERT_TRUE(cv.wait_for(lock, 30s, [&] { return observed >= 2; }));
   }
   // The job writes its last checkpoint and exits; the final sync takes it.
-  Write(work_ / "final.pt", "last words");
+  WriteFile(work_ / "final.pt", "last words");
   auto last = syncer.Stop();
   ASSERT_TRUE(last.ok()) << last.status().ToString();
   EXPECT_EQ(RestoreFresh(), (std::map<std::string, std::string>{{"final.pt", "last words"}}));
@@ -388,7 +377,7 @@ TEST_F(CheckpointTest, TheSyncerSyncsOnItsOwnAndOnceMoreWhenStopped) {
 
 TEST_F(CheckpointTest, SyncNowWorksWithoutTheThread) {
   worker::CheckpointSyncer syncer(sync_, work_, 24h);
-  Write(work_ / "a.pt", "a");
+  WriteFile(work_ / "a.pt", "a");
   auto now = syncer.SyncNow();
   ASSERT_TRUE(now.ok());
   EXPECT_EQ(now->seq, 1);

@@ -6,6 +6,7 @@
 #include "api_test_util.h"
 #include "base/crypto.h"
 #include "child_process.h"
+#include "file_test_util.h"
 #include "worker/checkpoint_sync.h"
 #include "worker/log_shipper.h"
 #include "worker/object_client.h"
@@ -15,16 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using worker::ObjectClient;
-
-void Write(const fs::path& path, const std::string& content) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
-}
-
-std::string Read(const fs::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
 
 class WorkerObjectClientTest : public ApiFixture {
  protected:
@@ -51,16 +42,16 @@ TEST_F(WorkerObjectClientTest, FilesAndBytesMakeTheRoundTrip) {
   std::string big(5 << 20, '\0');
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>((i * 7919) >> 3);
   fs::path src = dir_.path() / "src.bin";
-  Write(src, big);
+  WriteFile(src, big);
   ASSERT_TRUE(client_->PutFile("work", "a/b/big.bin", src).ok());
   ASSERT_TRUE(client_->PutBytes("work", "small", "hello").ok());
 
   fs::path down = dir_.path() / "down";
   fs::create_directories(down);
-  Write(down / "big.bin", "an older version");
+  WriteFile(down / "big.bin", "an older version");
   Status got = client_->GetToFile("work", "a/b/big.bin", down / "big.bin");
   ASSERT_TRUE(got.ok()) << got.ToString();
-  EXPECT_EQ(Read(down / "big.bin"), big);
+  EXPECT_EQ(ReadFile(down / "big.bin"), big);
   EXPECT_EQ(FilesIn(down), 1);  // no temporary file left beside it
   EXPECT_EQ(*client_->GetBytes("work", "small"), "hello");
   EXPECT_EQ(*client_->GetBytes("work", "a/b/big.bin"), big);
@@ -70,7 +61,7 @@ TEST_F(WorkerObjectClientTest, FilesAndBytesMakeTheRoundTrip) {
   ASSERT_TRUE(none.ok()) << none.status().ToString();
   EXPECT_FALSE(none->has_value());
   EXPECT_EQ(client_->GetToFile("work", "missing", down / "big.bin").code(), StatusCode::kNotFound);
-  EXPECT_EQ(Read(down / "big.bin"), big);  // untouched
+  EXPECT_EQ(ReadFile(down / "big.bin"), big);  // untouched
   EXPECT_EQ(FilesIn(down), 1);
 
   ASSERT_TRUE(client_->Delete("work", "small").ok());
@@ -80,12 +71,12 @@ TEST_F(WorkerObjectClientTest, FilesAndBytesMakeTheRoundTrip) {
 
 TEST_F(WorkerObjectClientTest, ACheckedPutStoresOnlyTheExpectedContent) {
   fs::path file = dir_.path() / "ckpt.pt";
-  Write(file, "the content that was hashed");
+  WriteFile(file, "the content that was hashed");
   const std::string sha = Sha256Hex("the content that was hashed");
   ASSERT_TRUE(client_->PutFileChecked("work", "blobs/" + sha, file, sha).ok());
   EXPECT_EQ(*client_->GetBytes("work", "blobs/" + sha), "the content that was hashed");
 
-  Write(file, "rewritten after it was hashed");
+  WriteFile(file, "rewritten after it was hashed");
   Status s = client_->PutFileChecked("work", "blobs/other", file, sha);
   EXPECT_EQ(s.code(), StatusCode::kAborted) << s.ToString();
   EXPECT_FALSE(client_->GetBytes("work", "blobs/other")->has_value());
@@ -136,8 +127,8 @@ TEST_F(WorkerObjectClientTest, ErrorsSayWhatWentWrong) {
 
 TEST_F(WorkerObjectClientTest, CheckpointsAndLogsEndToEnd) {
   fs::path work = dir_.path() / "attempt-1" / "checkpoints";
-  Write(work / "step-10" / "model.pt", std::string(2 << 20, 'w'));
-  Write(work / "step-10" / "model.pt.tmp", "torn");
+  WriteFile(work / "step-10" / "model.pt", std::string(2 << 20, 'w'));
+  WriteFile(work / "step-10" / "model.pt.tmp", "torn");
   worker::CheckpointSync sync(*client_, "work", "jobs/job_1/checkpoints");
   auto synced = sync.Sync(work);
   ASSERT_TRUE(synced.ok()) << synced.status().ToString();
@@ -148,11 +139,11 @@ TEST_F(WorkerObjectClientTest, CheckpointsAndLogsEndToEnd) {
   auto restored = other.Restore(next);
   ASSERT_TRUE(restored.ok()) << restored.status().ToString();
   EXPECT_EQ(restored->files, 1);
-  EXPECT_EQ(Read(next / "step-10" / "model.pt"), std::string(2 << 20, 'w'));
+  EXPECT_EQ(ReadFile(next / "step-10" / "model.pt"), std::string(2 << 20, 'w'));
   EXPECT_FALSE(fs::exists(next / "step-10" / "model.pt.tmp"));
 
   fs::path log = dir_.path() / "attempt-1" / "rank-0.log";
-  Write(log, "epoch 1\n");
+  WriteFile(log, "epoch 1\n");
   worker::LogShipper shipper(*client_, "work", "jobs/job_1/logs/1/0", log);
   ASSERT_EQ(*shipper.ShipNow(), 1);
   std::ofstream(log, std::ios::app) << "epoch 2\n";

@@ -2,13 +2,11 @@
 // does with the groups its predecessor left (worker/local_state.h): real short-lived children
 // (sh, sleep, env, ls), waited on by condition, never by sleeping.
 #include <fcntl.h>
-#include <poll.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <fstream>
@@ -16,6 +14,9 @@
 #include <sstream>
 #include <thread>
 
+#include "child_process.h"
+#include "eventually.h"
+#include "file_test_util.h"
 #include "store_test_env.h"
 #include "worker/local_state.h"
 #include "worker/proc_stat.h"
@@ -31,21 +32,9 @@ using worker::LocalState;
 using worker::ProcessGroup;
 using worker::ProcessSpec;
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
-// Waits (up to a generous limit) until `done` holds; false if it never did.
-template <typename F>
-bool Eventually(F done, std::chrono::milliseconds limit = 20s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
+// How long to wait for these children, looking often: they are quick.
+constexpr auto kPatience = 20s;
+constexpr auto kLookEvery = 5ms;
 
 // Whether process `pid` has ended (gone, or a zombie nobody reaped yet).
 bool Ended(pid_t pid) {
@@ -54,14 +43,7 @@ bool Ended(pid_t pid) {
 }
 
 // Waits for a process that is not our child to end, through a pidfd.
-bool WaitEnded(pid_t pid, int timeout_ms = 20'000) {
-  int fd = worker::PidfdOpen(pid);
-  if (fd < 0) return Ended(pid);
-  pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
-  int r = poll(&p, 1, timeout_ms);
-  close(fd);
-  return r == 1;
-}
+bool WaitEnded(pid_t pid) { return WaitForProcessExit(pid, kPatience); }
 
 class ProcessGroupTest : public ::testing::Test {
  protected:
@@ -193,7 +175,7 @@ TEST_F(ProcessGroupTest, TryWaitDoesNotBlockAndTerminateEndsAGroupThatStops) {
 TEST_F(ProcessGroupTest, TerminateSendsSigkillToAGroupIgnoringSigterm) {
   auto stubborn = Start(Spec({"sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"}));
   ASSERT_TRUE(stubborn);
-  ASSERT_TRUE(Eventually([&] { return Log() == "ready\n"; }));
+  ASSERT_TRUE(Eventually([&] { return Log() == "ready\n"; }, kPatience, kLookEvery));
   auto exit = stubborn->Terminate(50ms);
   ASSERT_TRUE(exit.ok());
   EXPECT_EQ(*exit, (ExitStatus{-1, SIGKILL}));
@@ -202,7 +184,8 @@ TEST_F(ProcessGroupTest, TerminateSendsSigkillToAGroupIgnoringSigterm) {
 TEST_F(ProcessGroupTest, SignalsReachEveryProcessOfTheGroup) {
   auto parent = Start(Spec({"sh", "-c", "sleep 1000 & echo $! > child.pid; wait"}));
   ASSERT_TRUE(parent);
-  ASSERT_TRUE(Eventually([&] { return ReadFile(dir_.path() / "child.pid").ends_with("\n"); }));
+  ASSERT_TRUE(Eventually([&] { return ReadFile(dir_.path() / "child.pid").ends_with("\n"); },
+                         kPatience, kLookEvery));
   pid_t child = std::stoi(ReadFile(dir_.path() / "child.pid"));
   ASSERT_FALSE(Ended(child));
   ASSERT_TRUE(parent->Signal(SIGTERM).ok());
@@ -369,10 +352,12 @@ TEST_F(LocalStateTest, MembersOfAGroupWhoseLeaderIsGoneAreKilled) {
   close(go[1]);  // the leader exits
   int status = 0;
   ASSERT_EQ(waitpid(leader, &status, 0), leader);
-  ASSERT_TRUE(Eventually([&] {
-    auto m = worker::ReadProcStat(member);
-    return m.ok() && m->has_value() && (*m)->pgrp == leader && (*m)->state != 'Z';
-  }));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        auto m = worker::ReadProcStat(member);
+        return m.ok() && m->has_value() && (*m)->pgrp == leader && (*m)->state != 'Z';
+      },
+      kPatience, kLookEvery));
 
   LocalState state(StatePath());
   ASSERT_TRUE(state.Add({"job_a", 1, 0, "t", leader, start_time, 0}).ok());
