@@ -227,6 +227,26 @@ TEST(EngineThreadPool, CoversEveryIndexOnce) {
   }
 }
 
+// Many calls back to back, with threads that poll for the next call and with threads that
+// sleep at once (spin_polls 0), so both ways of waiting hand every range over exactly once.
+TEST(EngineThreadPool, BackToBackCallsWithAndWithoutPolling) {
+  for (int spin_polls : {0, engine::ThreadPool::kDefaultSpinPolls}) {
+    for (int threads : {2, 3}) {
+      engine::ThreadPool pool(threads, spin_polls);
+      for (int call = 0; call < 2000; ++call) {
+        const int64_t n = 1 + call % 7;  // some calls need fewer threads than the pool has
+        std::vector<std::atomic<int>> hits(n);
+        pool.ParallelFor(n, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) hits[i]++;
+        });
+        for (int64_t i = 0; i < n; ++i) {
+          ASSERT_EQ(hits[i].load(), 1) << spin_polls << " " << threads << " " << call;
+        }
+      }
+    }
+  }
+}
+
 TEST(EngineThreadPool, MinChunkKeepsSmallJobsOnFewThreads) {
   engine::ThreadPool pool(4);
   std::atomic<int> calls{0};

@@ -2,8 +2,20 @@
 
 #include <algorithm>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 namespace tf::engine {
 namespace {
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
 
 // Range i of `chunks` equal parts of [0, n).
 void Range(int64_t n, int chunks, int i, int64_t* begin, int64_t* end) {
@@ -13,18 +25,29 @@ void Range(int64_t n, int chunks, int i, int64_t* begin, int64_t* end) {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int num_threads) {
+template <typename Pred>
+bool ThreadPool::SpinUntil(const Pred& done) const {
+  for (int i = 0; i < spin_polls_; ++i) {
+    if (done()) return true;
+    CpuRelax();
+  }
+  return done();
+}
+
+ThreadPool::ThreadPool(int num_threads, int spin_polls) : spin_polls_(std::max(0, spin_polls)) {
   if (num_threads <= 0)
     num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  num_threads = std::min(num_threads, (1 << kChunkBits) - 1);
   for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
 }
 
 ThreadPool::~ThreadPool() {
+  stop_.store(true);
+  generation_.store(((generation_.load() >> kChunkBits) + 1) << kChunkBits);  // no ranges
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    work_cv_.notify_all();
   }
-  work_cv_.notify_all();
   for (auto& t : workers_) t.join();
 }
 
@@ -38,38 +61,53 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
     return;
   }
   std::lock_guard<std::mutex> call_lock(call_mu_);
-  {
+  fn_ = &fn;
+  n_ = n;
+  pending_.store(chunks - 1);
+  const uint64_t call = (generation_.load() >> kChunkBits) + 1;
+  generation_.store(call << kChunkBits | static_cast<uint64_t>(chunks));  // publishes the call
+  if (workers_asleep_.load() > 0) {
     std::lock_guard<std::mutex> lock(mu_);
-    fn_ = &fn;
-    n_ = n;
-    chunks_ = chunks;
-    pending_ = chunks - 1;
-    ++generation_;
+    work_cv_.notify_all();
   }
-  work_cv_.notify_all();
   int64_t begin, end;
   Range(n, chunks, 0, &begin, &end);
   fn(begin, end);
-  std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait(lock, [this] { return pending_ == 0; });
+  auto done = [this] { return pending_.load() == 0; };
+  if (!SpinUntil(done)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    caller_asleep_.store(true);
+    done_cv_.wait(lock, done);
+    caller_asleep_.store(false);
+  }
   fn_ = nullptr;
 }
 
 void ThreadPool::WorkerLoop(int index) {
   uint64_t seen = 0;
-  std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    work_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-    if (stop_) return;
-    seen = generation_;
-    if (index >= chunks_) continue;  // this call needs fewer threads
-    const auto* fn = fn_;
+    uint64_t current = seen;
+    auto has_work = [&] {
+      current = generation_.load();
+      return current != seen;
+    };
+    if (!SpinUntil(has_work)) {
+      std::unique_lock<std::mutex> lock(mu_);
+      workers_asleep_.fetch_add(1);
+      work_cv_.wait(lock, has_work);
+      workers_asleep_.fetch_sub(1);
+    }
+    seen = current;
+    if (stop_.load()) return;
+    const int chunks = static_cast<int>(current & ((uint64_t{1} << kChunkBits) - 1));
+    if (index >= chunks) continue;  // this call needs fewer threads
     int64_t begin, end;
-    Range(n_, chunks_, index, &begin, &end);
-    lock.unlock();
-    (*fn)(begin, end);
-    lock.lock();
-    if (--pending_ == 0) done_cv_.notify_one();
+    Range(n_, chunks, index, &begin, &end);
+    (*fn_)(begin, end);
+    if (pending_.fetch_sub(1) == 1 && caller_asleep_.load()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_cv_.notify_one();
+    }
   }
 }
 
