@@ -4,37 +4,79 @@
 #include <vector>
 
 namespace tf::engine {
+namespace {
+
+// Threads get whole groups of this many rows, so that their ranges start and end on the
+// kernels' row tiles (at most 8 rows) rather than leaving a few rows to the one-row tile.
+constexpr int64_t kRowGroup = 8;
+
+// Rows [b, e) of one part, on whichever kernel its type needs. xq: the activations quantised
+// (for Q8_0 and Q4_0 parts).
+void PartRows(const kernels::KernelSet& k, const MatMulPart& p, const float* x,
+              const kernels::ActivationBlock* xq, int64_t n, int64_t b, int64_t e) {
+  const WeightMatrix& w = *p.w;
+  const int64_t n_in = w.cols, n_out = w.rows;
+  switch (w.type) {
+    case DType::kF32:
+      k.matmul_rows(static_cast<const float*>(w.data), x, p.y, n, n_in, n_out, b, e);
+      return;
+    case DType::kF16:
+      k.matmul_f16(w.data, x, p.y, n, n_in, n_out, b, e);
+      return;
+    case DType::kBF16:
+      k.matmul_bf16(w.data, x, p.y, n, n_in, n_out, b, e);
+      return;
+    case DType::kQ8_0:
+      k.matmul_q8_0(w.data, xq, p.y, n, n_in, n_out, b, e);
+      return;
+    case DType::kQ4_0:
+      k.matmul_q4_0(w.data, xq, p.y, n, n_in, n_out, b, e);
+      return;
+  }
+}
+
+}  // namespace
 
 void MatMul(const kernels::KernelSet& k, ThreadPool& pool, const WeightMatrix& w, const float* x,
             float* y, int64_t n) {
-  const int64_t n_in = w.cols, n_out = w.rows;
-  // Rows per range: enough work (about 64 Ki multiply-adds) to be worth a thread.
-  const int64_t min_rows = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, n * n_in));
-  auto split = [&](const auto& rows) { pool.ParallelFor(n_out, rows, min_rows); };
-  switch (w.type) {
-    case DType::kF32: {
-      const auto* wf = static_cast<const float*>(w.data);
-      split([&](int64_t b, int64_t e) { k.matmul_rows(wf, x, y, n, n_in, n_out, b, e); });
-      return;
-    }
-    case DType::kF16:
-      split([&](int64_t b, int64_t e) { k.matmul_f16(w.data, x, y, n, n_in, n_out, b, e); });
-      return;
-    case DType::kBF16:
-      split([&](int64_t b, int64_t e) { k.matmul_bf16(w.data, x, y, n, n_in, n_out, b, e); });
-      return;
-    case DType::kQ8_0:
-    case DType::kQ4_0: {
-      const int64_t blocks = n_in / kQuantBlock;
-      std::vector<kernels::ActivationBlock> xq(n * blocks);  // [n, n_in / 32]
-      for (int64_t t = 0; t < n; ++t) {
-        kernels::QuantizeActivations(x + t * n_in, n_in, xq.data() + t * blocks);
-      }
-      auto* fn = w.type == DType::kQ8_0 ? k.matmul_q8_0 : k.matmul_q4_0;
-      split([&](int64_t b, int64_t e) { fn(w.data, xq.data(), y, n, n_in, n_out, b, e); });
-      return;
+  const MatMulPart part{&w, y};
+  MatMuls(k, pool, {&part, 1}, x, n, w.cols);
+}
+
+void MatMuls(const kernels::KernelSet& k, ThreadPool& pool, std::span<const MatMulPart> parts,
+             const float* x, int64_t n, int64_t n_in) {
+  int64_t total_rows = 0;
+  bool any_blocks = false;
+  for (const MatMulPart& p : parts) {
+    total_rows += p.w->rows;
+    any_blocks = any_blocks || IsBlockType(p.w->type);
+  }
+  if (total_rows == 0 || n <= 0) return;
+  std::vector<kernels::ActivationBlock> xq;  // [n, n_in / 32]
+  if (any_blocks) {
+    const int64_t blocks = n_in / kQuantBlock;
+    xq.resize(n * blocks);
+    for (int64_t t = 0; t < n; ++t) {
+      kernels::QuantizeActivations(x + t * n_in, n_in, xq.data() + t * blocks);
     }
   }
+  // Groups per range: enough work (about 64 Ki multiply-adds) to be worth a thread.
+  const int64_t min_rows = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, n * n_in));
+  const int64_t groups = (total_rows + kRowGroup - 1) / kRowGroup;
+  pool.ParallelFor(
+      groups,
+      [&](int64_t group_begin, int64_t group_end) {
+        const int64_t begin = group_begin * kRowGroup;
+        const int64_t end = std::min(total_rows, group_end * kRowGroup);
+        int64_t first = 0;  // the part's first row among all parts' rows
+        for (const MatMulPart& p : parts) {
+          const int64_t b = std::max(begin, first) - first;
+          const int64_t e = std::min(end, first + p.w->rows) - first;
+          if (b < e) PartRows(k, p, x, xq.data(), n, b, e);
+          first += p.w->rows;
+        }
+      },
+      (min_rows + kRowGroup - 1) / kRowGroup);
 }
 
 }  // namespace tf::engine

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "engine/kernels/kernels.h"
 #include "engine/thread_pool.h"
@@ -16,5 +17,18 @@ namespace tf::engine {
 // thread count or on n.
 void MatMul(const kernels::KernelSet& k, ThreadPool& pool, const WeightMatrix& w, const float* x,
             float* y, int64_t n);
+
+// One matrix of a MatMuls call and where its product goes: y: [n, w->rows].
+struct MatMulPart {
+  const WeightMatrix* w;
+  float* y;
+};
+
+// MatMul for several matrices over the same activations (the q, k and v projections; gate and
+// up) in one pass over the pool: their rows are split between the threads as if they were one
+// matrix, and x is quantised once for all block-format parts. Every part must have x's width,
+// `n_in` columns (types may differ). Each output equals what MatMul gives it.
+void MatMuls(const kernels::KernelSet& k, ThreadPool& pool, std::span<const MatMulPart> parts,
+             const float* x, int64_t n, int64_t n_in);
 
 }  // namespace tf::engine

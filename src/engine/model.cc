@@ -207,9 +207,8 @@ void Model::Layer(int64_t l, const StepRows& rows, float* x) {
     kernels_->rms_norm(x + t * h, w.attn_norm, xn.data() + t * h, h, c.rms_norm_eps);
   }
   std::vector<float> q(n * q_dim), k(n * kv_dim), v(n * kv_dim);  // [n, q_dim], [n, kv_dim] x2
-  MatMul(w.wq, xn.data(), q.data(), n, h, q_dim);
-  MatMul(w.wk, xn.data(), k.data(), n, h, kv_dim);
-  MatMul(w.wv, xn.data(), v.data(), n, h, kv_dim);
+  const MatMulPart qkv[] = {{&w.wq, q.data()}, {&w.wk, k.data()}, {&w.wv, v.data()}};
+  MatMuls(*kernels_, pool_, qkv, xn.data(), n, h);  // one pass over the pool for the three
   AddBias(q.data(), w.bq, n, q_dim);
   AddBias(k.data(), w.bk, n, kv_dim);
   AddBias(v.data(), w.bv, n, kv_dim);
@@ -264,8 +263,8 @@ void Model::Layer(int64_t l, const StepRows& rows, float* x) {
     kernels_->rms_norm(x + t * h, w.ffn_norm, xn.data() + t * h, h, c.rms_norm_eps);
   }
   std::vector<float> gate(n * ff), up(n * ff);  // [n, intermediate] x2
-  MatMul(w.w_gate, xn.data(), gate.data(), n, h, ff);
-  MatMul(w.w_up, xn.data(), up.data(), n, h, ff);
+  const MatMulPart gate_up[] = {{&w.w_gate, gate.data()}, {&w.w_up, up.data()}};
+  MatMuls(*kernels_, pool_, gate_up, xn.data(), n, h);
   for (int64_t t = 0; t < n; ++t) {  // per token, so that no token's values depend on the batch
     kernels_->silu_mul(gate.data() + t * ff, up.data() + t * ff, gate.data() + t * ff, ff);
   }

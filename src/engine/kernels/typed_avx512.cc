@@ -83,7 +83,7 @@ void Tile16(const uint8_t* w, const float* x, float* y, int64_t n_in, int64_t n_
     for (int t = 0; t < T; ++t) xv[t] = _mm512_loadu_ps(xs[t] + i);
     #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
-      if (i % 32 == 0) {  // once per 64-byte line
+      if (R > 1 && i % 32 == 0) {  // once per 64-byte line
         _mm_prefetch(reinterpret_cast<const char*>(rows[r] + 2 * (i + R * n_in)), _MM_HINT_T0);
       }
       __m512 wv = Type::Load16(rows[r] + 2 * i);
@@ -143,7 +143,10 @@ void TileQ(const uint8_t* w, const ActivationBlock* x, float* y, int64_t blocks,
     #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       const uint8_t* block = w + ((r0 + r) * blocks + b) * Block::kBytes;
-      _mm_prefetch(reinterpret_cast<const char*>(block + R * blocks * Block::kBytes), _MM_HINT_T0);
+      if (R > 1) {  // one row is a plain sequential stream, which the hardware prefetches
+        _mm_prefetch(reinterpret_cast<const char*>(block + R * blocks * Block::kBytes),
+                     _MM_HINT_T0);
+      }
       const __m256i q = Block::Load(block);
       const __m256i magnitude = _mm256_sign_epi8(q, q);
       const float d = HalfToFloat(LoadU16(block));
