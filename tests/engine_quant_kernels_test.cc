@@ -13,6 +13,7 @@
 
 #include "engine/dtype.h"
 #include "engine/kernels/kernels.h"
+#include "engine/matmul.h"
 #include "engine/quant.h"
 
 namespace tf::testing {
@@ -356,6 +357,42 @@ TEST_P(TypedKernelsTest, ExtremeBlocks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sets, TypedKernelsTest, ::testing::Values("avx2", "avx512"));
+
+// Several matrices over the same activations in one pass (the q/k/v and gate/up projections)
+// give each output exactly what a matmul of its matrix alone gives, whatever the thread count;
+// parts of different types and row counts that are not multiples of the threads' row groups.
+TEST(EngineMatMuls, EqualSeparateMatmulsAtAnyThreadCount) {
+  std::mt19937 rng(7);
+  const int64_t n_in = 96;
+  const auto f32 = Random(45 * n_in, rng, 0.1f);
+  const auto f16 = Halves(DType::kF16, Random(37 * n_in, rng, 0.1f));
+  const auto q8 = Quantized(DType::kQ8_0, Random(13 * n_in, rng, 0.1f), 13, n_in);
+  const engine::WeightMatrix ws[] = {{DType::kF16, f16.data(), 37, n_in, "f16"},
+                                     {DType::kQ8_0, q8.data(), 13, n_in, "q8_0"},
+                                     {DType::kF32, f32.data(), 45, n_in, "f32"}};
+  const KernelSet& k = engine::kernels::BestKernels();
+  for (int64_t n_tokens : {1, 3}) {
+    const auto x = Random(n_tokens * n_in, rng);
+    engine::ThreadPool one(1);
+    std::vector<std::vector<float>> want;
+    for (const auto& w : ws) {
+      want.emplace_back(n_tokens * w.rows);
+      engine::MatMul(k, one, w, x.data(), want.back().data(), n_tokens);
+    }
+    for (int threads : {1, 2, 3}) {
+      engine::ThreadPool pool(threads);
+      std::vector<std::vector<float>> got;
+      std::vector<engine::MatMulPart> parts;
+      for (const auto& w : ws) got.emplace_back(n_tokens * w.rows, -1.0f);
+      for (size_t i = 0; i < got.size(); ++i) parts.push_back({&ws[i], got[i].data()});
+      engine::MatMuls(k, pool, parts, x.data(), n_tokens, n_in);
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i], want[i]) << ws[i].name << " threads=" << threads
+                                   << " n_tokens=" << n_tokens;
+      }
+    }
+  }
+}
 
 }  // namespace
 }  // namespace tf::testing
