@@ -7,16 +7,15 @@
 #include <fstream>
 
 #include "api/app.h"
-#include "base/crypto.h"
 #include "base/time_format.h"
 #include "child_process.h"
 #include "cost/metering_time.h"
 #include "eventually.h"
 #include "http/http.h"
 #include "http/json_client.h"
+#include "pg_test_schema.h"
 #include "program_run.h"
 #include "server_process.h"
-#include "store/pg_connection.h"
 #include "store_test_env.h"
 
 namespace tf::testing {
@@ -37,7 +36,10 @@ class CostReportE2eTest : public ::testing::TestWithParam<std::string> {
     o.controller_interval = std::chrono::milliseconds(100);
     o.heartbeat_timeout_ms = 3000;
     if (GetParam() == "postgresql") {
-      ASSERT_NO_FATAL_FAILURE(o.store_url = FreshSchema());
+      // A schema of this test's own, so that other tests' jobs do not show up.
+      schema_ =
+          std::make_unique<PgTestSchema>(std::getenv("TENSORFLEET_TEST_POSTGRES_URL"), "tf_cost_");
+      o.store_url = schema_->url();
     }
     auto app = api::App::Start(o);
     ASSERT_TRUE(app.ok()) << app.status().ToString();
@@ -53,22 +55,7 @@ class CostReportE2eTest : public ::testing::TestWithParam<std::string> {
       worker_->Wait();
     }
     app_.reset();
-    if (!schema_.empty()) {
-      auto pg = store::PgConnection::Connect(std::getenv("TENSORFLEET_TEST_POSTGRES_URL"));
-      if (pg.ok()) (void)(*pg)->Run("DROP SCHEMA " + schema_ + " CASCADE");
-    }
-  }
-
-  // A PostgreSQL schema for this test alone, so that other tests' jobs do not show up.
-  std::string FreshSchema() {
-    std::string url = std::getenv("TENSORFLEET_TEST_POSTGRES_URL");
-    auto pg = store::PgConnection::Connect(url);
-    EXPECT_TRUE(pg.ok()) << pg.status().ToString();
-    if (!pg.ok()) return url;
-    schema_ = "tf_cost_" + RandomHex(4);
-    EXPECT_TRUE((*pg)->Run("CREATE SCHEMA " + schema_).ok());
-    return url + (url.find('?') == std::string::npos ? "?" : "&") + "options=-csearch_path%3D" +
-           schema_;
+    schema_.reset();  // after the server: it drops the schema
   }
 
   // `tensorfleet worker` with two simulated GPUs and a price.
@@ -120,7 +107,7 @@ class CostReportE2eTest : public ::testing::TestWithParam<std::string> {
   }
 
   TempDir dir_;
-  std::string schema_;
+  std::unique_ptr<PgTestSchema> schema_;
   std::unique_ptr<api::App> app_;
   std::string admin_token_;
   std::unique_ptr<http::JsonClient> api_;

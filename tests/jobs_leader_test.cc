@@ -16,10 +16,10 @@
 #include <string>
 
 #include "api_test_util.h"
-#include "base/crypto.h"
 #include "child_process.h"
 #include "eventually.h"
 #include "http/json_client.h"
+#include "pg_test_schema.h"
 #include "server_process.h"
 #include "store/pg_connection.h"
 #include "store/pg_leadership.h"
@@ -38,46 +38,24 @@ std::string PostgresUrl() {
 
 constexpr auto kLeadTimeout = std::chrono::seconds(30);
 
-// A schema of its own in the test database, dropped at the end. url() names the database with
-// this schema first in the search_path, so stores opened with it keep their tables there.
-class PgSchema {
+// A schema of its own in the test database, with its own leader lock.
+class PgSchema : public PgTestSchema {
  public:
-  explicit PgSchema(const std::string& base_url) : name_("leader_" + RandomHex(6)) {
-    auto conn = store::PgConnection::Connect(base_url);
-    if (!conn.ok()) {
-      ADD_FAILURE() << conn.status().ToString();
-      return;
-    }
-    admin_ = std::move(conn).value();
-    Status created = admin_->Run("CREATE SCHEMA " + name_);
-    EXPECT_TRUE(created.ok()) << created.ToString();
-    url_ = base_url + (base_url.find('?') == std::string::npos ? "?" : "&") +
-           "options=-csearch_path%3D" + name_;
-  }
-  ~PgSchema() {
-    if (admin_) (void)admin_->Run("DROP SCHEMA " + name_ + " CASCADE");
-  }
-
-  const std::string& url() const { return url_; }
+  explicit PgSchema(const std::string& base_url) : PgTestSchema(base_url, "leader_") {}
 
   // Ends the sessions that hold this schema's leader lock, as an administrator's
   // pg_terminate_backend or a failed network would; returns how many it ended.
   int EndLeaderSessions() {
-    auto ended = admin_->Exec(
+    auto ended = admin()->Exec(
         "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted"
         " AND classid = $1::oid AND objid = $2::oid AND objsubid = 2"
         " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
         store::PgParams()
             .Add(int64_t{store::kLeaderLockClass})
-            .Add(int64_t{static_cast<uint32_t>(store::LeaderLockKey(name_))}));
+            .Add(int64_t{static_cast<uint32_t>(store::LeaderLockKey(name()))}));
     EXPECT_TRUE(ended.ok()) << ended.status().ToString();
     return ended.ok() ? ended->rows() : -1;
   }
-
- private:
-  std::string name_;
-  std::string url_;
-  std::unique_ptr<store::PgConnection> admin_;
 };
 
 std::unique_ptr<store::Store> OpenOrFail(const std::string& url) {
