@@ -18,8 +18,10 @@ struct PlannedWindow {
   Window window;
 };
 
-// Downloads the shards of `schedule` in order on a thread of its own, staying at most `ahead`
-// shards past the one the reader last asked for.
+// Downloads the shards of `schedule` in order on a thread of its own and maps each in whole
+// (which reads it into the page cache), staying at most `ahead` shards past the one the reader
+// last asked for: the disk reads the next window while the reader works through this one, with
+// a bounded number of bytes in flight.
 class Prefetcher {
  public:
   Prefetcher(std::vector<ShardInfo> schedule, int ahead, ShardCache& cache, ShardFetcher& fetcher)
@@ -34,21 +36,27 @@ class Prefetcher {
     cv_.notify_all();
     thread_.join();
     // Whatever was brought in and not taken is released.
-    for (auto& [i, s] : done_) {
-      if (s.ok()) cache_.Release(schedule_[i]);
+    for (auto& [i, t] : done_) {
+      if (t.downloaded.ok()) cache_.Release(schedule_[i]);
     }
   }
 
-  // Waits for schedule entry i and returns how its download went; the caller then owns the
-  // hold on the shard (ShardCache::Release).
-  Status Take(size_t i) {
+  // Waits for schedule entry i and returns the shard mapped in (in the page cache), or why it
+  // could not be: a failed download, or a mapping that failed (then the caller maps it again
+  // itself, downloading it once more if needed). Either way after a successful download the
+  // caller owns the hold on the shard (ShardCache::Release).
+  struct Taken {
+    Status downloaded;
+    Result<std::unique_ptr<MappedShard>> mapped = Internal("not mapped");
+  };
+  Taken Take(size_t i) {
     std::unique_lock lock(mu_);
     wanted_ = std::max(wanted_, i);
     cv_.notify_all();
     cv_.wait(lock, [&] { return done_.count(i) > 0; });
-    Status s = done_[i];
+    Taken t = std::move(done_.at(i));
     done_.erase(i);
-    return s;
+    return t;
   }
 
  private:
@@ -59,10 +67,14 @@ class Prefetcher {
         cv_.wait(lock, [&] { return stop_ || i <= wanted_ + ahead_; });
         if (stop_) return;
       }
-      Status s = cache_.Ensure(schedule_[i], fetcher_);
+      Taken t;
+      t.downloaded = cache_.Ensure(schedule_[i], fetcher_);
+      // Mapped in here, on this thread, so that the disk reads the next shards while the
+      // reader works through the current window.
+      if (t.downloaded.ok()) t.mapped = cache_.Map(schedule_[i]);
       {
         std::lock_guard lock(mu_);
-        done_[i] = s;
+        done_.emplace(i, std::move(t));
       }
       cv_.notify_all();
     }
@@ -76,7 +88,7 @@ class Prefetcher {
   std::condition_variable cv_;
   bool stop_ = false;              // guarded by mu_
   size_t wanted_ = 0;              // guarded by mu_
-  std::map<size_t, Status> done_;  // guarded by mu_
+  std::map<size_t, Taken> done_;   // guarded by mu_
   std::thread thread_;
 };
 
@@ -144,11 +156,13 @@ class ReaderImpl final : public DatasetReader {
     ReleaseWindow();
     current_ = w;
     for (const ShardPiece& piece : w.window.pieces) {
-      Status got = prefetcher_->Take(scheduled_++);
-      if (!got.ok()) return got;
+      Prefetcher::Taken got = prefetcher_->Take(scheduled_++);
+      if (!got.downloaded.ok()) return got.downloaded;
       const ShardInfo& shard = index_.shards[piece.shard];
       held_.push_back(shard);
-      TF_RETURN_IF_ERROR(MapShard(piece.shard, /*refetched=*/false));
+      std::unique_ptr<MappedShard> mapped;
+      if (got.mapped.ok()) mapped = std::move(got.mapped).value();
+      TF_RETURN_IF_ERROR(MapShard(piece.shard, /*refetched=*/false, std::move(mapped)));
     }
     order_ = WindowOrder(w.window, params_, w.index);
     at_ = 0;
@@ -165,14 +179,17 @@ class ReaderImpl final : public DatasetReader {
 
   std::string ShardName(const ShardInfo& s) const { return "tf://" + s.bucket + "/" + s.key; }
 
-  // Maps a shard the cache holds and checks its structure; a damaged one is downloaded again
-  // once (unless it already was).
-  Status MapShard(int64_t shard, bool refetched) {
+  // Checks the structure of a shard the cache holds, mapping it unless `premapped` is given; a
+  // damaged one is downloaded again once (unless it already was).
+  Status MapShard(int64_t shard, bool refetched,
+                  std::unique_ptr<MappedShard> premapped = nullptr) {
     const ShardInfo& info = index_.shards[shard];
     for (;;) {
       Open o;
       o.refetched = refetched;
-      auto mapped = cache_->Map(info);
+      Result<std::unique_ptr<MappedShard>> mapped =
+          premapped ? Result<std::unique_ptr<MappedShard>>(std::move(premapped))
+                    : cache_->Map(info);
       Status problem = mapped.status();
       if (mapped.ok()) {
         o.mapped = std::move(mapped).value();

@@ -46,15 +46,6 @@ Result<std::pair<std::string, uint64_t>> HashFile(const fs::path& path) {
   return std::make_pair(sha.FinishHex(), size);
 }
 
-// Asks the kernel to read the file into the page cache in the background, so that a shard
-// brought in ahead of need is in memory, not only on disk, when the reader maps it.
-void StartReadingIn(const fs::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
-  ::close(fd);
-}
-
 // An flock held for the life of this object.
 class FileLock {
  public:
@@ -133,7 +124,6 @@ Status ShardCache::Ensure(const ShardInfo& shard, ShardFetcher& fetcher) {
     const fs::path path = PathOf(shard);
     if (fs::exists(path, ec)) {
       fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // recently used
-      StartReadingIn(path);
       return OkStatus();
     }
     Status first = Download(shard, fetcher);
