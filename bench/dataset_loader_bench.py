@@ -4,6 +4,10 @@ per run: samples/s and MB/s. Needs /usr/bin/python3 (torch) and PYTHONPATH=build
 
     dataset_loader_bench.py files DIR WORKERS
     dataset_loader_bench.py tensorfleet NAME WORKERS CACHE_DIR
+    dataset_loader_bench.py tensorfleet-batched NAME WORKERS CACHE_DIR
+
+tensorfleet-batched: the dataset yields whole batches of 64 as (data, offsets) tensors
+(batched=True, the DataLoader's batch_size=None); the same samples and batch size.
 """
 import os
 import sys
@@ -29,16 +33,24 @@ def keep_bytes(batch):
 
 
 def run(kind, dataset, workers):
-    loader = torch.utils.data.DataLoader(dataset, batch_size=64, num_workers=workers,
-                                         collate_fn=keep_bytes,
-                                         shuffle=(kind == "files"))
+    if kind == "tensorfleet-batched":
+        loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=workers)
+    else:
+        loader = torch.utils.data.DataLoader(dataset, batch_size=64, num_workers=workers,
+                                             collate_fn=keep_bytes,
+                                             shuffle=(kind == "files"))
     start = time.perf_counter()
     samples = nbytes = 0
     for batch in loader:
+        if kind == "tensorfleet-batched":
+            data, offsets = batch
+            samples += len(offsets) - 1
+            nbytes += data.numel()
+            continue
         samples += len(batch)
         nbytes += sum(len(b) for b in batch)
     seconds = time.perf_counter() - start
-    print("%-11s workers=%d: %d samples, %.1f MB in %.2f s: %.0f samples/s, %.1f MB/s"
+    print("%-19s workers=%d: %d samples, %.1f MB in %.2f s: %.0f samples/s, %.1f MB/s"
           % (kind, workers, samples, nbytes / 1e6, seconds, samples / seconds,
              nbytes / 1e6 / seconds), flush=True)
 
@@ -49,7 +61,8 @@ def main():
         run(kind, LooseFiles(target), workers)
     else:
         import tensorfleet_data
-        ds = tensorfleet_data.Dataset(target, batch_size=64, cache_dir=sys.argv[4])
+        ds = tensorfleet_data.Dataset(target, batch_size=64, cache_dir=sys.argv[4],
+                                      batched=(kind == "tensorfleet-batched"))
         run(kind, ds, workers)
 
 

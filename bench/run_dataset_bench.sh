@@ -2,7 +2,8 @@
 # Dataset streaming (docs/benchmarks.md, "Dataset streaming"): the reader's samples/s and MB/s
 # for one reader and for 4 ranks, beside the raw read bandwidth of the same shard files (cat, in
 # the same run), and the Python binding in a PyTorch DataLoader beside a DataLoader over the
-# same samples as loose files, with the same number of workers.
+# same samples as loose files, with the same number of workers (and tensorfleet_data in
+# batches, and in the main process without workers).
 #
 #   bench/run_dataset_bench.sh [BUILD_DIR] [SAMPLES] [SAMPLE_KIB] [WORKERS] [DIR]
 #
@@ -74,3 +75,10 @@ cold
 "$python" "$(dirname "$0")/dataset_loader_bench.py" files "$dir/loose" "$workers"
 cold
 "$python" "$(dirname "$0")/dataset_loader_bench.py" tensorfleet bench "$workers" "$dir/cache"
+cold
+"$python" "$(dirname "$0")/dataset_loader_bench.py" tensorfleet-batched bench "$workers" "$dir/cache"
+# What docs/datasets.md recommends: no worker processes, the reader's own threads reading ahead.
+cold
+"$python" "$(dirname "$0")/dataset_loader_bench.py" tensorfleet bench 0 "$dir/cache"
+cold
+"$python" "$(dirname "$0")/dataset_loader_bench.py" tensorfleet-batched bench 0 "$dir/cache"

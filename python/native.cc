@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "datasets/dataset_reader.h"
 #include "datasets/shard_fetcher.h"
@@ -69,6 +70,33 @@ class Reader {
     return py::make_tuple(s.index, py::bytes(s.data.data(), s.data.size()));
   }
 
+  // Up to `n` next samples as one buffer: (bytearray of their bytes back to back, bytearray of
+  // n + 1 little-endian int64 offsets into it). Raises StopIteration once nothing is left.
+  py::tuple NextBatch(int64_t n) {
+    if (n < 1) throw py::value_error("a batch needs at least one sample, not " + std::to_string(n));
+    std::string data;
+    std::vector<int64_t> offsets{0};
+    tf::Status failed;
+    {
+      py::gil_scoped_release unlocked;
+      while (static_cast<int64_t>(offsets.size()) <= n) {
+        tf::Result<std::optional<tf::datasets::Sample>> next = reader_->Next();
+        if (!next.ok()) {
+          failed = next.status();
+          break;
+        }
+        if (!next->has_value()) break;
+        data.append((*next)->data);
+        offsets.push_back(static_cast<int64_t>(data.size()));
+      }
+    }
+    if (!failed.ok()) Raise(failed);
+    if (offsets.size() == 1) throw py::stop_iteration();
+    return py::make_tuple(
+        py::bytearray(data.data(), data.size()),
+        py::bytearray(reinterpret_cast<const char*>(offsets.data()), offsets.size() * 8));
+  }
+
   int64_t rank_samples() const { return reader_->rank_samples(); }
 
  private:
@@ -96,5 +124,7 @@ PYBIND11_MODULE(_native, m) {
            py::arg("cache_dir"), py::arg("cache_bytes"), py::arg("prefetch_shards"))
       .def("__iter__", [](Reader& r) -> Reader& { return r; })
       .def("__next__", &Reader::Next)
+      .def("next_batch", &Reader::NextBatch, py::arg("n"),
+           "Up to n samples as (data, offsets): two bytearrays, the second n + 1 int64s.")
       .def_property_readonly("rank_samples", &Reader::rank_samples);
 }

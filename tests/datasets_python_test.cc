@@ -1,6 +1,7 @@
 // The Python binding (python/tensorfleet_data) against a live server: /usr/bin/python3 runs
 // torch's DataLoader with two workers over a dataset, for two ranks and two epochs, and every
-// sample arrives exactly once per epoch; a resumed epoch continues where it stopped.
+// sample arrives exactly once per epoch; a resumed epoch continues where it stopped; batched
+// mode gives the same samples in the same order.
 #include <sys/wait.h>
 
 #include <filesystem>
@@ -36,6 +37,20 @@ for rank in range(2):
     ds.set_epoch(1, samples_seen=8)
     print(json.dumps({"rank": rank, "epoch": "1-resumed",
                       "samples": [s for batch in loader for s in batch]}), flush=True)
+    # Epoch 1 again in batches of 4 as (data, offsets) tensors, in the main process and in two
+    # workers: the same samples in the same order.
+    for workers in (0, 2):
+        batched = tensorfleet_data.Dataset("lines", seed=5, rank=rank, world_size=2,
+                                           batch_size=4, cache_dir=cache, batched=True)
+        batched.set_epoch(1)
+        got = []
+        for data, offsets in torch.utils.data.DataLoader(batched, batch_size=None,
+                                                         num_workers=workers):
+            raw, o = bytes(data.numpy()), offsets.tolist()
+            assert len(o) <= 5, o
+            got += [raw[o[i]:o[i + 1]].decode() for i in range(len(o) - 1)]
+        print(json.dumps({"rank": rank, "epoch": "1-batched-%d" % workers, "samples": got}),
+              flush=True)
 print(json.dumps({"index": tensorfleet_data.fetch_index("lines")["samples"]}))
 )py";
 
@@ -102,6 +117,8 @@ TEST_F(DatasetsPythonTest, TorchDataLoaderWithTwoWorkersReadsEverySampleOncePerE
     const auto& resumed = by_run[std::string(rank) + "/1-resumed"];
     ASSERT_GE(full.size(), 8u);
     EXPECT_EQ(resumed, std::vector<std::string>(full.begin() + 8, full.end())) << rank;
+    EXPECT_EQ(by_run[std::string(rank) + "/1-batched-0"], full) << rank;
+    EXPECT_EQ(by_run[std::string(rank) + "/1-batched-2"], full) << rank;
   }
 #endif
 }
