@@ -8,8 +8,12 @@
 # and the test file go) to /var/tmp. Each round: curl PUTs and GETs the file through /v1/; boto3
 # (Debian's /usr/bin/python3) does put_object and get_object (one request each; over plain HTTP
 # boto3 signs the SHA-256 of the body, which it computes first), then upload_file and
-# download_file (its managed transfers: 8 MiB parts, 10 threads). Run as root, the page cache is
-# dropped before every step.
+# download_file (its managed transfers: 8 MiB parts, 10 threads); and dd writes the file (with
+# fdatasync) and reads it back, on the same disk, for the disk's own bandwidth in the same
+# round. Over plain HTTP botocore (boto3 and the AWS CLI alike) signs the payload's SHA-256 by
+# default; put_object is also run with Config(s3={"payload_signing_enabled": False}), which
+# sends UNSIGNED-PAYLOAD instead (what botocore does by default over HTTPS with a checksum).
+# Run as root, the page cache is dropped before every step.
 set -euo pipefail
 tf_bin=${1:-build/src/tensorfleet}
 mib=${2:-1024}
@@ -46,13 +50,16 @@ import boto3
 from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 op, key, src, dst = sys.argv[1:]
+s3_config = {"addressing_style": "path"}
+if op == "put-unsigned":
+    s3_config["payload_signing_enabled"] = False
 s3 = boto3.client("s3", endpoint_url=os.environ["S3_ENDPOINT"], region_name="us-east-1",
                   aws_access_key_id=os.environ["S3_KEY_ID"],
                   aws_secret_access_key=os.environ["S3_SECRET"],
-                  config=Config(s3={"addressing_style": "path"}, max_pool_connections=16))
+                  config=Config(s3=s3_config, max_pool_connections=16))
 managed = TransferConfig(multipart_threshold=8 << 20, multipart_chunksize=8 << 20,
                          max_concurrency=10)
-if op == "put":
+if op in ("put", "put-unsigned"):
     with open(src, "rb") as f:
         s3.put_object(Bucket="bench", Key=key, Body=f)
 elif op == "get":
@@ -75,6 +82,8 @@ for round in 1 2 3; do
   cold
   s3_put=$(seconds boto put "p$round")
   cold
+  s3_put_unsigned=$(seconds boto put-unsigned "u$round")
+  cold
   s3_get=$(seconds boto get "p$round")
   cmp -s "$dir/src.bin" "$dir/out.bin" || { echo "get_object returned other bytes"; exit 1; }
   cold
@@ -82,8 +91,13 @@ for round in 1 2 3; do
   cold
   s3_down=$(seconds boto download "m$round")
   cmp -s "$dir/src.bin" "$dir/out.bin" || { echo "download_file returned other bytes"; exit 1; }
-  printf 'round %d: native PUT %5s GET %5s | boto3 put_object %5s get_object %5s | upload_file %5s download_file %5s MB/s\n' \
-    "$round" "$(rate "$put")" "$(rate "$get")" "$(rate "$s3_put")" "$(rate "$s3_get")" \
-    "$(rate "$s3_up")" "$(rate "$s3_down")"
-  for key in "n$round" "p$round" "m$round"; do "$tf_bin" rm "tf://bench/$key" >/dev/null; done
+  cold
+  dd_write=$(seconds dd if="$dir/src.bin" of="$dir/dd.bin" bs=1M conv=fdatasync status=none)
+  cold
+  dd_read=$(seconds dd if="$dir/dd.bin" of=/dev/null bs=1M status=none)
+  rm -f "$dir/dd.bin"
+  printf 'round %d: native PUT %5s GET %5s | boto3 put_object %5s (unsigned payload %5s) get_object %5s | upload_file %5s download_file %5s | dd write %5s read %5s MB/s\n' \
+    "$round" "$(rate "$put")" "$(rate "$get")" "$(rate "$s3_put")" "$(rate "$s3_put_unsigned")" \
+    "$(rate "$s3_get")" "$(rate "$s3_up")" "$(rate "$s3_down")" "$(rate "$dd_write")" "$(rate "$dd_read")"
+  for key in "n$round" "p$round" "u$round" "m$round"; do "$tf_bin" rm "tf://bench/$key" >/dev/null; done
 done

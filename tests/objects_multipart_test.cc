@@ -108,7 +108,7 @@ TEST_P(MultipartTest, PartsInAnyOrderCompleteIntoOneObjectAndLeaveNoBlob) {
   EXPECT_EQ(pa->size, a.size());
   EXPECT_FALSE(objects_->Head(project_, "data", "big").ok());  // nothing visible yet
   EXPECT_EQ(BlobFiles(), 2u);
-  EXPECT_EQ(Pending(), 2u);
+  EXPECT_EQ(Pending(), 0u);  // stored parts are not for reclaiming
 
   auto parts = uploads_->ListParts(project_, "data", "big", id);
   ASSERT_TRUE(parts.ok());
@@ -195,21 +195,62 @@ TEST_P(MultipartTest, APartWhoseDigestDoesNotMatchIsNotKept) {
   EXPECT_EQ(Pending(), 0u);
 }
 
-TEST_P(MultipartTest, TheSweepLeavesLivePartsAloneAndARestartReclaimsThem) {
+TEST_P(MultipartTest, AnUploadAndItsPartsSurviveARestartAndCompleteAfterIt) {
   const std::string id = Begin();
-  ASSERT_TRUE(Part(id, 1, Content(100'000, 3)).ok());
-  ASSERT_TRUE(Part(id, 2, Content(100, 4)).ok());
+  const std::string a = Content(kMinPartBytes + 10, 3), b = Content(100, 4);
+  ASSERT_TRUE(Part(id, 1, Content(100'000, 5)).ok());
+  auto pa = Part(id, 1, a);  // replaces the first part 1
+  auto pb = Part(id, 2, b);
+  ASSERT_TRUE(pa.ok() && pb.ok());
   auto reclaimed = objects_->ReclaimPending();
   ASSERT_TRUE(reclaimed.ok());
   EXPECT_EQ(*reclaimed, 0);
   EXPECT_EQ(BlobFiles(), 2u);
 
-  Reopen();  // the server restarts: the upload is forgotten, its parts are pending blobs
-  EXPECT_EQ(uploads_->ListParts(project_, "data", "big", id).status().code(),
-            StatusCode::kNotFound);
+  Reopen();  // the server restarts
   auto recovered = objects_->Recover();
   ASSERT_TRUE(recovered.ok());
-  EXPECT_EQ(*recovered, 2);
+  EXPECT_EQ(*recovered, 0);
+  EXPECT_EQ(BlobFiles(), 2u);
+  auto parts = uploads_->ListParts(project_, "data", "big", id);
+  ASSERT_TRUE(parts.ok()) << parts.status().ToString();
+  ASSERT_EQ(parts->size(), 2u);
+  EXPECT_EQ((*parts)[0].etag, Md5Hex(a));
+  EXPECT_EQ((*parts)[0].size, a.size());
+  EXPECT_EQ((*parts)[1].etag, Md5Hex(b));
+  auto listed = uploads_->ListUploads(project_, "data");
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].upload_id, id);
+
+  // A part written again after the restart replaces the stored one.
+  const std::string b2 = Content(200, 6);
+  auto again = Part(id, 2, b2);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(BlobFiles(), 2u);
+  auto info =
+      uploads_->Complete(project_, "data", "big", id, {{1, pa->etag}, {2, again->etag}}, "etag-2");
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->content_type, "text/plain");
+  EXPECT_EQ(info->metadata.at("k"), "v");
+  EXPECT_EQ(*Read("big"), a + b2);
+  EXPECT_EQ(BlobFiles(), 1u);
+  EXPECT_EQ(Pending(), 0u);
+
+  Reopen();  // completed uploads stay completed
+  EXPECT_EQ(uploads_->ListParts(project_, "data", "big", id).status().code(),
+            StatusCode::kNotFound);
+}
+
+TEST_P(MultipartTest, AnAbortedUploadIsGoneAfterARestart) {
+  const std::string id = Begin();
+  ASSERT_TRUE(Part(id, 1, "one").ok());
+  ASSERT_TRUE(uploads_->Abort(project_, "data", "big", id).ok());
+  Reopen();
+  ASSERT_TRUE(objects_->Recover().ok());
+  EXPECT_EQ(uploads_->ListParts(project_, "data", "big", id).status().code(),
+            StatusCode::kNotFound);
+  EXPECT_TRUE(uploads_->ListUploads(project_, "data")->empty());
   EXPECT_EQ(BlobFiles(), 0u);
   EXPECT_EQ(Pending(), 0u);
 }

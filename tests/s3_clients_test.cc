@@ -207,26 +207,43 @@ TEST_F(S3ClientsTest, ARevokedKeyIsRefusedAndSecretsAreNeverListed) {
   EXPECT_EQ(Cli({"s3", "key", "revoke", "TFAKNOSUCHKEY0000000"}).exit_code, 1);
 }
 
-TEST_F(S3ClientsTest, ARestartForgetsUnfinishedUploadsAndLeavesNoParts) {
+TEST_F(S3ClientsTest, AnUnfinishedUploadSurvivesARestartAndCompletesAfterIt) {
   ASSERT_EQ(Aws({"s3", "mb", "s3://restart"}).exit_code, 0);
   ProgramRun created =
       Aws({"s3api", "create-multipart-upload", "--bucket", "restart", "--key", "k"});
   ASSERT_EQ(created.exit_code, 0) << created.output;
   const std::string upload_id = Json::parse(created.output)["UploadId"];
-  WriteFile(dir_.path() / "part", RandomBytes(6 << 20, 3));
+  const std::string content = RandomBytes(6 << 20, 3);
+  WriteFile(dir_.path() / "part", content);
   ProgramRun part =
       Aws({"s3api", "upload-part", "--bucket", "restart", "--key", "k", "--part-number", "1",
            "--upload-id", upload_id, "--body", (dir_.path() / "part").string()});
   ASSERT_EQ(part.exit_code, 0) << part.output;
+  const std::string etag = Json::parse(part.output)["ETag"];
   EXPECT_EQ(BlobFiles(), 1);
 
   server_.Stop();
   StartServer();
-  EXPECT_EQ(BlobFiles(), 0);  // the part went with the upload
+  EXPECT_EQ(BlobFiles(), 1);  // the part is kept with its upload
   ProgramRun parts =
       Aws({"s3api", "list-parts", "--bucket", "restart", "--key", "k", "--upload-id", upload_id});
-  EXPECT_NE(parts.exit_code, 0);
-  EXPECT_NE(parts.output.find("NoSuchUpload"), std::string::npos) << parts.output;
+  ASSERT_EQ(parts.exit_code, 0) << parts.output;
+  Json listed = Json::parse(parts.output)["Parts"];
+  ASSERT_EQ(listed.size(), 1u) << parts.output;
+  EXPECT_EQ(listed[0]["PartNumber"], 1);
+  EXPECT_EQ(listed[0]["ETag"], etag);
+  EXPECT_EQ(listed[0]["Size"], 6 << 20);
+
+  WriteFile(dir_.path() / "parts.json",
+            Json{{"Parts", {{{"PartNumber", 1}, {"ETag", etag}}}}}.dump());
+  ProgramRun completed = Aws({"s3api", "complete-multipart-upload", "--bucket", "restart", "--key",
+                              "k", "--upload-id", upload_id, "--multipart-upload",
+                              "file://" + (dir_.path() / "parts.json").string()});
+  ASSERT_EQ(completed.exit_code, 0) << completed.output;
+  ProgramRun got = Aws({"s3", "cp", "s3://restart/k", (dir_.path() / "got").string()});
+  ASSERT_EQ(got.exit_code, 0) << got.output;
+  EXPECT_TRUE(ReadFile(dir_.path() / "got") == content);
+  EXPECT_EQ(BlobFiles(), 1);  // the object's blob; the part is gone
 }
 
 }  // namespace

@@ -558,6 +558,58 @@ TEST_P(ObjectContractTest, PendingBlobsBelongToTheirOwner) {
   EXPECT_EQ(objects().PutObject(o, owner_).status().code(), StatusCode::kNotFound);
 }
 
+TEST_P(ObjectContractTest, MultipartUploadsKeepTheirPartsOutOfThePendingBlobs) {
+  const std::string id = "up-" + RandomHex(8), key = "dir/\xff key";
+  MultipartUploadRecord u{id, owner_, project_, "data", key, "text/plain", R"({"k":"v"})", kT0, {}};
+  ASSERT_TRUE(objects().AddMultipartUpload(u).ok());
+  EXPECT_EQ(objects().AddMultipartUpload(u).code(), StatusCode::kAlreadyExists);
+  const std::string b1 = "blob-" + RandomHex(8), b2 = "blob-" + RandomHex(8),
+                    b3 = "blob-" + RandomHex(8);
+  for (const auto& b : {b1, b2, b3}) ASSERT_TRUE(objects().AddPendingBlob({b, owner_, kT0}).ok());
+  auto first = objects().PutMultipartPart({id, 1, 5, "e1", b1, kT0 + 1});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(*first, "");
+  ASSERT_TRUE(objects().PutMultipartPart({id, 2, 7, "e2", b2, kT0 + 2}).ok());
+  EXPECT_EQ(PendingIds(), std::vector<std::string>{b3});  // b3: a part being written
+  auto replaced = objects().PutMultipartPart({id, 1, 6, "e1b", b3, kT0 + 3});
+  ASSERT_TRUE(replaced.ok());
+  EXPECT_EQ(*replaced, b1);
+  EXPECT_EQ(PendingIds(), std::vector<std::string>{b1});  // the replaced part's blob
+  EXPECT_EQ(objects().PutMultipartPart({"no-such", 1, 1, "e", "blob-x", kT0}).status().code(),
+            StatusCode::kNotFound);
+
+  auto other = objects().ListMultipartUploads("other-" + RandomHex(4));
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE(other->empty());
+  auto listed = objects().ListMultipartUploads(owner_);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 1u);
+  const MultipartUploadRecord& got = (*listed)[0];
+  EXPECT_EQ(got.upload_id, id);
+  EXPECT_EQ(got.project_id, project_);
+  EXPECT_EQ(got.bucket, "data");
+  EXPECT_EQ(got.key, key);
+  EXPECT_EQ(got.content_type, "text/plain");
+  EXPECT_EQ(got.user_metadata, R"({"k":"v"})");
+  EXPECT_EQ(got.initiated_at, kT0);
+  ASSERT_EQ(got.parts.size(), 2u);
+  EXPECT_EQ(got.parts[0].number, 1);
+  EXPECT_EQ(got.parts[0].size, 6);
+  EXPECT_EQ(got.parts[0].etag, "e1b");
+  EXPECT_EQ(got.parts[0].blob_id, b3);
+  EXPECT_EQ(got.parts[0].modified_at, kT0 + 3);
+  EXPECT_EQ(got.parts[1].blob_id, b2);
+
+  ASSERT_TRUE(objects().RemoveMultipartUpload(id).ok());
+  ASSERT_TRUE(objects().RemoveMultipartUpload(id).ok());  // already gone: fine
+  EXPECT_TRUE(objects().ListMultipartUploads(owner_)->empty());
+  auto pending = PendingIds();
+  std::sort(pending.begin(), pending.end());
+  std::vector<std::string> all = {b1, b2, b3};
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(pending, all);  // every part's blob is to be reclaimed
+}
+
 TEST_P(ObjectContractTest, ListingsFollowPrefixDelimiterAndStartAfterAcrossPages) {
   Bucket b = MakeBucket("list");
   for (const char* key : {"a", "b/1", "b/2", "b/c/3", "c", "d/x", "d/y/z", "e", "\xc3\xa9/1", "z~"}) {

@@ -1,6 +1,7 @@
 #include "objects/multipart.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "base/crypto.h"
@@ -94,10 +95,43 @@ namespace {
 
 Status NoSuchUpload(const std::string& upload_id) {
   return NotFound("upload '" + upload_id.substr(0, 64) +
-                  "' does not exist: it was completed or aborted, or the server restarted");
+                  "' does not exist: it was completed or aborted");
 }
 
 }  // namespace
+
+Status MultipartUploads::LoadLocked() {
+  if (loaded_) return OkStatus();
+  TF_ASSIGN_OR_RETURN(std::vector<store::MultipartUploadRecord> stored,
+                      objects_.store_.ListMultipartUploads(objects_.blobs_.owner()));
+  for (store::MultipartUploadRecord& r : stored) {
+    Upload u;
+    u.project_id = r.project_id;
+    u.public_info = {r.upload_id, r.bucket, r.key, r.initiated_at};
+    u.options.content_type = r.content_type;
+    u.options.metadata = ParseMetadata(r.user_metadata);
+    u.touched_at = r.initiated_at;
+    for (const store::MultipartPartRecord& p : r.parts) {
+      Part part;
+      part.info = {p.number, static_cast<uint64_t>(p.size), p.etag, p.modified_at};
+      part.blob_id = p.blob_id;
+      u.parts.emplace(p.number, std::move(part));
+      u.touched_at = std::max(u.touched_at, p.modified_at);
+    }
+    uploads_.emplace(r.upload_id, std::move(u));
+  }
+  loaded_ = true;
+  return OkStatus();
+}
+
+Result<std::vector<std::string>> MultipartUploads::ForgetLocked(
+    std::map<std::string, Upload>::iterator it) {
+  TF_RETURN_IF_ERROR(objects_.store_.RemoveMultipartUpload(it->first));
+  std::vector<std::string> blobs;
+  for (const auto& [number, part] : it->second.parts) blobs.push_back(part.blob_id);
+  uploads_.erase(it);
+  return blobs;
+}
 
 Result<std::string> MultipartUploads::Create(const std::string& project_id,
                                              const std::string& bucket, const std::string& key,
@@ -113,21 +147,36 @@ Result<std::string> MultipartUploads::Create(const std::string& project_id,
   const TimeMs now = objects_.clock_.Now();
   std::vector<std::string> expired;
   std::string id = RandomHex(20);
+  Status stored;
   {
     std::lock_guard lock(mu_);
+    TF_RETURN_IF_ERROR(LoadLocked());
     expired = ExpireIdle(now - kIdleUploadMs);
     if (uploads_.size() < kMaxUploads) {
-      Upload u;
-      u.project_id = project_id;
-      u.public_info = {id, bucket, key, now};
-      u.options = std::move(options);
-      u.touched_at = now;
-      uploads_.emplace(id, std::move(u));
+      store::MultipartUploadRecord record;
+      record.upload_id = id;
+      record.owner = objects_.blobs_.owner();
+      record.project_id = project_id;
+      record.bucket = bucket;
+      record.key = key;
+      record.content_type = options.content_type;
+      record.user_metadata = nlohmann::json(options.metadata).dump();
+      record.initiated_at = now;
+      stored = objects_.store_.AddMultipartUpload(record);
+      if (stored.ok()) {
+        Upload u;
+        u.project_id = project_id;
+        u.public_info = {id, bucket, key, now};
+        u.options = std::move(options);
+        u.touched_at = now;
+        uploads_.emplace(id, std::move(u));
+      }
     } else {
       id.clear();
     }
   }
   DropBlobs(expired);
+  TF_RETURN_IF_ERROR(stored);
   if (id.empty()) {
     return ResourceExhausted("this server has " + std::to_string(kMaxUploads) +
                              " multipart uploads in progress: complete or abort some first");
@@ -145,8 +194,15 @@ std::vector<std::string> MultipartUploads::ExpireIdle(TimeMs cutoff) {
     }
     spdlog::info("objects: multipart upload of '{}' in bucket '{}' abandoned for {} days: aborted",
                  u.public_info.key, u.public_info.bucket, kIdleUploadMs / kDayMs);
-    for (const auto& [number, part] : u.parts) blobs.push_back(part.blob_id);
-    it = uploads_.erase(it);
+    auto next = std::next(it);
+    auto forgotten = ForgetLocked(it);
+    if (!forgotten.ok()) {
+      spdlog::warn("objects: aborting an abandoned multipart upload failed (retried later): {}",
+                   forgotten.status().ToString());
+    } else {
+      blobs.insert(blobs.end(), forgotten->begin(), forgotten->end());
+    }
+    it = next;
   }
   return blobs;
 }
@@ -160,6 +216,7 @@ Result<std::unique_ptr<PartWriter>> MultipartUploads::BeginPart(
   }
   {
     std::lock_guard lock(mu_);
+    TF_RETURN_IF_ERROR(LoadLocked());
     Upload* u = Find(project_id, bucket, key, upload_id);
     if (u == nullptr || u->completing) return NoSuchUpload(upload_id);
     u->touched_at = objects_.clock_.Now();
@@ -200,11 +257,14 @@ Status MultipartUploads::AddPart(const std::string& upload_id, const Part& part)
     auto it = uploads_.find(upload_id);
     if (it == uploads_.end() || it->second.completing) return NoSuchUpload(upload_id);
     Upload& u = it->second;
-    auto [at, inserted] = u.parts.emplace(part.info.number, part);
-    if (!inserted) {
-      replaced = at->second.blob_id;
-      at->second = part;
-    }
+    store::MultipartPartRecord record{
+        upload_id,      part.info.number, static_cast<int64_t>(part.info.size),
+        part.info.etag, part.blob_id,     part.info.modified_at};
+    Result<std::string> put = objects_.store_.PutMultipartPart(record);
+    if (put.status().code() == StatusCode::kNotFound) return NoSuchUpload(upload_id);
+    TF_RETURN_IF_ERROR(put.status());
+    replaced = *put;
+    u.parts[part.info.number] = part;
     u.touched_at = part.info.modified_at;
   }
   if (!replaced.empty()) DropBlobs({replaced});
@@ -226,6 +286,7 @@ Result<std::vector<PartInfo>> MultipartUploads::ListParts(const std::string& pro
                                                           const std::string& key,
                                                           const std::string& upload_id) {
   std::lock_guard lock(mu_);
+  TF_RETURN_IF_ERROR(LoadLocked());
   Upload* u = Find(project_id, bucket, key, upload_id);
   if (u == nullptr) return NoSuchUpload(upload_id);
   std::vector<PartInfo> out;
@@ -239,6 +300,7 @@ Result<std::vector<MultipartUpload>> MultipartUploads::ListUploads(const std::st
   std::vector<MultipartUpload> out;
   {
     std::lock_guard lock(mu_);
+    TF_RETURN_IF_ERROR(LoadLocked());
     for (const auto& [id, u] : uploads_) {
       if (u.project_id == project_id && u.public_info.bucket == bucket) {
         out.push_back(u.public_info);
@@ -261,6 +323,7 @@ Result<ObjectInfo> MultipartUploads::Complete(const std::string& project_id,
   PutOptions options;
   {
     std::lock_guard lock(mu_);
+    TF_RETURN_IF_ERROR(LoadLocked());
     Upload* u = Find(project_id, bucket, key, upload_id);
     if (u == nullptr) return NoSuchUpload(upload_id);
     if (u->completing) return Aborted("upload '" + upload_id + "' is being completed already");
@@ -307,8 +370,16 @@ Result<ObjectInfo> MultipartUploads::Complete(const std::string& project_id,
     auto it = uploads_.find(upload_id);
     if (it != uploads_.end()) {
       if (made.ok()) {
-        for (const auto& [number, part] : it->second.parts) blobs.push_back(part.blob_id);
-        uploads_.erase(it);
+        auto forgotten = ForgetLocked(it);
+        if (forgotten.ok()) {
+          blobs = std::move(forgotten).value();
+        } else {
+          // The object is made; the upload stays recorded (and its parts kept) until it is
+          // completed again or aborted.
+          spdlog::warn("objects: forgetting completed multipart upload '{}' failed: {}", upload_id,
+                       forgotten.status().ToString());
+          it->second.completing = false;
+        }
       } else {
         it->second.completing = false;
       }
@@ -323,11 +394,11 @@ Status MultipartUploads::Abort(const std::string& project_id, const std::string&
   std::vector<std::string> blobs;
   {
     std::lock_guard lock(mu_);
+    TF_RETURN_IF_ERROR(LoadLocked());
     Upload* u = Find(project_id, bucket, key, upload_id);
     if (u == nullptr) return NoSuchUpload(upload_id);
     if (u->completing) return Aborted("upload '" + upload_id + "' is being completed");
-    for (const auto& [number, part] : u->parts) blobs.push_back(part.blob_id);
-    uploads_.erase(upload_id);
+    TF_ASSIGN_OR_RETURN(blobs, ForgetLocked(uploads_.find(upload_id)));
   }
   DropBlobs(blobs);
   return OkStatus();

@@ -2,14 +2,18 @@
 // appears whole and atomically when its upload completes (S3's CreateMultipartUpload, UploadPart,
 // CompleteMultipartUpload, AbortMultipartUpload, ListParts).
 //
-// Each part is a blob of its own, recorded as pending before a byte of it is written and held by
-// the object service while its upload lives, so that ReclaimPending leaves it alone. Complete
-// copies the named parts in order into one new blob and commits it as the object (the ordinary
-// upload path: synced, then committed, replacing any object of that key), then removes every part.
-// Abort removes the parts. Uploads are kept in memory: a restart forgets them (their ids become
-// unknown) and ObjectService::Recover removes their parts with every other pending blob, so that
-// neither an abandoned upload nor a crash leaks space. An upload untouched for kIdleUploadMs is
-// aborted the next time an upload is created.
+// Each part is a blob of its own, recorded as pending before a byte of it is written. Once it is
+// written whole and synced, a row in the store records it as the upload's part (replacing an
+// earlier part of that number), which keeps it from ObjectService::Recover and ReclaimPending.
+// Uploads and their parts are kept in the store until completed or aborted, so they survive a
+// restart: ListParts shows the parts and Complete works. A part cut short by a crash, or one
+// replaced, is a pending blob no part refers to, and is reclaimed with the others: nothing is
+// leaked and no partial part is ever listed. Complete copies the named parts in order into one
+// new blob and commits it as the object (the ordinary upload path: synced, then committed,
+// replacing any object of that key), then forgets the upload and removes every part; a crash
+// in between leaves the upload to be completed again or aborted. An upload untouched for
+// kIdleUploadMs is aborted the next time an upload is created. The store's uploads are read
+// the first time they are needed (a failure is returned, and reading is tried again next call).
 //
 // Thread-safe; every call blocks on the store and the disk. Errors: kNotFound for a missing
 // bucket or an unknown upload (or one of another bucket, key or project); kInvalidArgument for
@@ -135,12 +139,18 @@ class MultipartUploads {
   Upload* Find(const std::string& project_id, const std::string& bucket, const std::string& key,
                const std::string& upload_id);
   TimeMs Now() const { return objects_.clock_.Now(); }
-  // Adds a sealed part blob to its upload. kNotFound if the upload is gone or completing.
+  // Adds a sealed part blob to its upload, in the store and here. kNotFound if the upload is
+  // gone or completing.
   Status AddPart(const std::string& upload_id, const Part& part);
+  // Reads the uploads of this blob store from the store, once. Needs mu_.
+  Status LoadLocked();
+  // Forgets an upload in the store and here, returning its part blobs. Needs mu_.
+  Result<std::vector<std::string>> ForgetLocked(std::map<std::string, Upload>::iterator it);
   // Removes part blobs (and forgets them as pending) that no upload holds any more.
   void DropBlobs(const std::vector<std::string>& blob_ids);
   // Aborts uploads untouched since before `cutoff`. Needs mu_; returns their part blobs.
   std::vector<std::string> ExpireIdle(TimeMs cutoff);
+  bool loaded_ = false;  // guarded by mu_
 
   ObjectService& objects_;
   std::mutex mu_;

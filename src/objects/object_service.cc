@@ -14,6 +14,8 @@ constexpr int kMaxListLimit = 1000;
 // was replaced or deleted meanwhile).
 constexpr int kOpenAttempts = 3;
 
+}  // namespace
+
 std::map<std::string, std::string> ParseMetadata(const std::string& json) {
   std::map<std::string, std::string> out;
   auto j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
@@ -23,8 +25,6 @@ std::map<std::string, std::string> ParseMetadata(const std::string& json) {
   }
   return out;
 }
-
-}  // namespace
 
 ObjectInfo ToObjectInfo(const std::string& bucket, const store::ObjectRecord& r) {
   return ObjectInfo{bucket,   r.key,          static_cast<uint64_t>(r.size),

@@ -162,5 +162,8 @@ class ObjectService {
 
 // An object's record as the API shows it.
 ObjectInfo ToObjectInfo(const std::string& bucket, const store::ObjectRecord& record);
+// User metadata as the store keeps it (a JSON object of strings); what is not a string is left
+// out, and text that is not a JSON object gives none.
+std::map<std::string, std::string> ParseMetadata(const std::string& json);
 
 }  // namespace tf::objects

@@ -158,7 +158,8 @@ Result<std::vector<PendingBlob>> PostgresStore::ListPendingBlobs(const std::stri
     out.clear();
     TF_ASSIGN_OR_RETURN(PgResult r,
                         conn.Exec("SELECT blob_id, owner, created_at FROM pending_blobs "
-                                  "WHERE owner = $1 ORDER BY created_at, blob_id",
+                                  "WHERE owner = $1 AND blob_id NOT IN (SELECT blob_id FROM multipart_parts) "
+                                  "ORDER BY created_at, blob_id",
                                   PgParams().Add(owner)));
     for (int i = 0; i < r.rows(); ++i) {
       out.push_back(PendingBlob{std::string(r.Text(i, 0)), std::string(r.Text(i, 1)), r.Int(i, 2)});

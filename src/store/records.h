@@ -134,6 +134,30 @@ struct ObjectRecord {
   TimeMs modified_at = 0;
 };
 
+// One stored part of a multipart upload (objects/multipart.h). Its content is blob_id.
+struct MultipartPartRecord {
+  std::string upload_id;
+  int number = 0;
+  int64_t size = 0;
+  std::string etag;  // MD5 of the part, hex
+  std::string blob_id;
+  TimeMs modified_at = 0;
+};
+
+// A multipart upload in progress, kept until it is completed or aborted. `owner` names the blob
+// store that holds its parts; the bucket is named, not numbered, as the S3 calls name it.
+struct MultipartUploadRecord {
+  std::string upload_id;
+  std::string owner;
+  std::string project_id;
+  std::string bucket;
+  std::string key;
+  std::string content_type;   // of the object Complete makes
+  std::string user_metadata;  // likewise, a JSON object of strings
+  TimeMs initiated_at = 0;
+  std::vector<MultipartPartRecord> parts;  // by number (filled by ListMultipartUploads)
+};
+
 // Content written (or being written) that no object refers to yet, or any more: an upload in
 // progress, or a replaced or deleted object's content not yet removed. `owner` names the blob
 // store that holds it, so that a server reclaims only its own.

@@ -201,6 +201,27 @@ const std::vector<std::string>& Migrations() {
         first_sample INTEGER NOT NULL,
         PRIMARY KEY (dataset_id, ordinal)) WITHOUT ROWID;
       )sql",
+      // 7: multipart uploads in progress and their stored parts (objects/multipart.h).
+      R"sql(
+      CREATE TABLE multipart_uploads (
+        upload_id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        bucket TEXT NOT NULL,
+        key BLOB NOT NULL,
+        content_type TEXT NOT NULL,
+        user_metadata TEXT NOT NULL,
+        initiated_at INTEGER NOT NULL);
+      CREATE INDEX multipart_uploads_owner ON multipart_uploads(owner);
+      CREATE TABLE multipart_parts (
+        upload_id TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        etag TEXT NOT NULL,
+        blob_id TEXT NOT NULL UNIQUE,
+        modified_at INTEGER NOT NULL,
+        PRIMARY KEY (upload_id, number)) WITHOUT ROWID;
+      )sql",
   };
   return kMigrations;
 }

@@ -105,7 +105,8 @@ Result<std::vector<PendingBlob>> SqliteStore::ListPendingBlobs(const std::string
   std::vector<PendingBlob> out;
   TF_RETURN_IF_ERROR(readers_.With([&](SqliteDb& db) -> Status {
     TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("SELECT blob_id, owner, created_at FROM pending_blobs "
-                                           "WHERE owner = ? ORDER BY created_at, blob_id"));
+                                           "WHERE owner = ? AND blob_id NOT IN (SELECT blob_id FROM multipart_parts) "
+                                           "ORDER BY created_at, blob_id"));
     q.Bind(1, owner);
     for (;;) {
       TF_ASSIGN_OR_RETURN(bool row, q.Step());

@@ -97,6 +97,11 @@ class SqliteStore final : public Store,
   Status AddPendingBlob(const PendingBlob& blob) override;
   Result<std::vector<PendingBlob>> ListPendingBlobs(const std::string& owner) override;
   Status RemovePendingBlob(const std::string& blob_id) override;
+  Status AddMultipartUpload(const MultipartUploadRecord& upload) override;
+  Result<std::string> PutMultipartPart(const MultipartPartRecord& part) override;
+  Result<std::vector<MultipartUploadRecord>> ListMultipartUploads(
+      const std::string& owner) override;
+  Status RemoveMultipartUpload(const std::string& upload_id) override;
   Result<std::string> PutObject(const ObjectRecord& object, const std::string& owner) override;
   Result<ObjectRecord> GetObject(int64_t bucket_id, const std::string& key) override;
   Result<ObjectListing> ListObjects(int64_t bucket_id, const ListObjectsOptions& options) override;

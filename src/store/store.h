@@ -117,6 +117,23 @@ class ObjectStore {
   // Forgets a pending blob once its content is gone. OK if it was not pending.
   virtual Status RemovePendingBlob(const std::string& blob_id) = 0;
 
+  // Multipart uploads in progress, kept until completed or aborted. A part's blob stays a
+  // pending blob from before its first byte is written, but ListPendingBlobs leaves out the
+  // blobs a stored part refers to: a part written whole and recorded survives a restart; one
+  // cut short, or replaced, or of a removed upload, is reclaimed with every other pending blob.
+  //
+  // Records a new upload (its `parts` are ignored). kAlreadyExists if the id is taken.
+  virtual Status AddMultipartUpload(const MultipartUploadRecord& upload) = 0;
+  // Records a part, replacing the upload's part of that number; returns the replaced part's
+  // blob id ("" if none), which is then a pending blob like any other. kNotFound if the upload
+  // does not exist.
+  virtual Result<std::string> PutMultipartPart(const MultipartPartRecord& part) = 0;
+  // The uploads whose parts `owner` holds, each with its parts by number.
+  virtual Result<std::vector<MultipartUploadRecord>> ListMultipartUploads(
+      const std::string& owner) = 0;
+  // Forgets an upload and its parts (their blobs are pending blobs again). OK if absent.
+  virtual Status RemoveMultipartUpload(const std::string& upload_id) = 0;
+
   // In one transaction: creates the object (object.bucket_id, object.key) or replaces the one
   // there, and forgets the pending blob object.blob_id. A replaced object's blob becomes a
   // pending blob of `owner` (created at object.modified_at) and its id is returned, for the
