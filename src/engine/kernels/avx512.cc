@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "engine/kernels/sets.h"
+#include "engine/kernels/typed_tiles.h"
 
 namespace tf::engine::kernels {
 namespace {
@@ -63,35 +64,13 @@ void Tile(const float* w, const float* x, float* y, int64_t n_in, int64_t n_out)
   }
 }
 
-// R weight rows against every token: four tokens at a time, then the last one to three.
-template <int R>
-void RowBlock(const float* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
-              int64_t n_out) {
-  int64_t t = 0;
-  for (; t + 4 <= n_tokens; t += 4) Tile<R, 4>(w, x + t * n_in, y + t * n_out, n_in, n_out);
-  switch (n_tokens - t) {
-    case 3:
-      Tile<R, 3>(w, x + t * n_in, y + t * n_out, n_in, n_out);
-      break;
-    case 2:
-      Tile<R, 2>(w, x + t * n_in, y + t * n_out, n_in, n_out);
-      break;
-    case 1:
-      Tile<R, 1>(w, x + t * n_in, y + t * n_out, n_in, n_out);
-      break;
-    default:
-      break;
-  }
-}
-
-// Rows [row_begin, row_end), R at a time; rows in the outer loop, so each weight row comes
-// from memory once for the whole batch.
+// Rows [row_begin, row_end), R at a time, against every token (ForRows in typed_tiles.h).
 template <int R>
 void Rows(const float* w, const float* x, float* y, int64_t n_tokens, int64_t n_in, int64_t n_out,
           int64_t row_begin, int64_t row_end) {
-  int64_t r = row_begin;
-  for (; r + R <= row_end; r += R) RowBlock<R>(w + r * n_in, x, y + r, n_tokens, n_in, n_out);
-  for (; r < row_end; ++r) RowBlock<1>(w + r * n_in, x, y + r, n_tokens, n_in, n_out);
+  ForRows<R>(n_tokens, row_begin, row_end, [&]<int RB, int T>(int64_t r0, int64_t t0) {
+    Tile<RB, T>(w + r0 * n_in, x + t0 * n_in, y + t0 * n_out + r0, n_in, n_out);
+  });
 }
 
 }  // namespace

@@ -56,48 +56,6 @@ struct Bf16 {
   }
 };
 
-// Rows [r0, r0 + R) by tokens [t0, t0 + T) of a 16-bit matmul.
-template <typename Type, int R, int T>
-void Tile16(const uint8_t* w, const float* x, float* y, int64_t n_in, int64_t n_out, int64_t r0,
-            int64_t t0) {
-  __m256 acc[R][T];
-  #pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) {
-    #pragma GCC unroll 16
-    for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
-  }
-  const uint8_t* rows[R];
-  #pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) rows[r] = w + 2 * (r0 + r) * n_in;
-  const float* xs[T];
-  #pragma GCC unroll 16
-  for (int t = 0; t < T; ++t) xs[t] = x + (t0 + t) * n_in;
-  int64_t i = 0;
-  for (; i + 8 <= n_in; i += 8) {
-    __m256 xv[T];
-    #pragma GCC unroll 16
-    for (int t = 0; t < T; ++t) xv[t] = _mm256_loadu_ps(xs[t] + i);
-    #pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-      if (R > 1 && i % 32 == 0) {  // once per 64-byte line; one row needs none (ForTiles)
-        _mm_prefetch(reinterpret_cast<const char*>(rows[r] + 2 * (i + R * n_in)), _MM_HINT_T0);
-      }
-      __m256 wv = Type::Load8(rows[r] + 2 * i);
-      #pragma GCC unroll 16
-      for (int t = 0; t < T; ++t) acc[r][t] = _mm256_fmadd_ps(wv, xv[t], acc[r][t]);
-    }
-  }
-  #pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) {
-    #pragma GCC unroll 16
-    for (int t = 0; t < T; ++t) {
-      float sum = Hsum(acc[r][t]);
-      for (int64_t j = i; j < n_in; ++j) sum = Fma(Type::Load1(rows[r] + 2 * j), xs[t][j], sum);
-      y[(t0 + t) * n_out + r0 + r] = sum;
-    }
-  }
-}
-
 // Block formats: one weight block as 32 signed bytes, and its scale.
 struct Q8_0 {
   static constexpr int64_t kBytes = 34;
@@ -117,86 +75,113 @@ struct Q4_0 {
   }
 };
 
-// Rows [r0, r0 + R) by tokens [t0, t0 + T) of a block-format matmul. Per block, the signed
-// bytes are multiplied as |w| (unsigned) times x with w's sign (maddubs), pairs summed to 32
-// bits (madd), and the 8 sums scaled by d_w * d_x into the accumulator. |x| <= 127, so the
-// 16-bit pair sums cannot saturate (at most 2 * 128 * 127).
-template <typename Block, int R, int T>
-void TileQ(const uint8_t* w, const ActivationBlock* x, float* y, int64_t blocks, int64_t n_out,
-           int64_t r0, int64_t t0) {
-  __m256 acc[R][T];
-  #pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) {
-    #pragma GCC unroll 16
-    for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
-  }
-  const __m256i ones = _mm256_set1_epi16(1);
-  for (int64_t b = 0; b < blocks; ++b) {
-    #pragma GCC unroll 16
+// The tiles, as members of one struct for the entry points in typed_tiles.h.
+struct Tiles {
+  // Rows [r0, r0 + R) by tokens [t0, t0 + T) of a 16-bit matmul.
+  template <typename Type, int R, int T>
+  static void Tile16(const uint8_t* w, const float* x, float* y, int64_t n_in, int64_t n_out,
+                     int64_t r0, int64_t t0) {
+    __m256 acc[R][T];
+#pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
-      const uint8_t* block = w + ((r0 + r) * blocks + b) * Block::kBytes;
-      if (R > 1) {  // one row is a plain sequential stream, which the hardware prefetches
-        _mm_prefetch(reinterpret_cast<const char*>(block + R * blocks * Block::kBytes),
-                     _MM_HINT_T0);
+#pragma GCC unroll 16
+      for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+    }
+    const uint8_t* rows[R];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) rows[r] = w + 2 * (r0 + r) * n_in;
+    const float* xs[T];
+#pragma GCC unroll 16
+    for (int t = 0; t < T; ++t) xs[t] = x + (t0 + t) * n_in;
+    int64_t i = 0;
+    for (; i + 8 <= n_in; i += 8) {
+      __m256 xv[T];
+#pragma GCC unroll 16
+      for (int t = 0; t < T; ++t) xv[t] = _mm256_loadu_ps(xs[t] + i);
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) {
+        if (R > 1 && i % 32 == 0) {  // once per 64-byte line; one row needs none (ForTiles)
+          _mm_prefetch(reinterpret_cast<const char*>(rows[r] + 2 * (i + R * n_in)), _MM_HINT_T0);
+        }
+        __m256 wv = Type::Load8(rows[r] + 2 * i);
+#pragma GCC unroll 16
+        for (int t = 0; t < T; ++t) acc[r][t] = _mm256_fmadd_ps(wv, xv[t], acc[r][t]);
       }
-      const __m256i q = Block::Load(block);
-      const __m256i magnitude = _mm256_sign_epi8(q, q);
-      const float d = HalfToFloat(LoadU16(block));
-      #pragma GCC unroll 16
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
       for (int t = 0; t < T; ++t) {
-        const ActivationBlock& a = x[(t0 + t) * blocks + b];
-        const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
-        const __m256i pairs = _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(xq, q));
-        const __m256 sums = _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, ones));
-        acc[r][t] = _mm256_fmadd_ps(sums, _mm256_set1_ps(d * a.d), acc[r][t]);
+        float sum = Hsum(acc[r][t]);
+        for (int64_t j = i; j < n_in; ++j) sum = Fma(Type::Load1(rows[r] + 2 * j), xs[t][j], sum);
+        y[(t0 + t) * n_out + r0 + r] = sum;
       }
     }
   }
-  #pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) {
-    #pragma GCC unroll 16
-    for (int t = 0; t < T; ++t) y[(t0 + t) * n_out + r0 + r] = Hsum(acc[r][t]);
+
+  // Rows [r0, r0 + R) by tokens [t0, t0 + T) of a block-format matmul. Per block, the signed
+  // bytes are multiplied as |w| (unsigned) times x with w's sign (maddubs), pairs summed to 32
+  // bits (madd), and the 8 sums scaled by d_w * d_x into the accumulator. |x| <= 127, so the
+  // 16-bit pair sums cannot saturate (at most 2 * 128 * 127).
+  template <typename Block, int R, int T>
+  static void TileQ(const uint8_t* w, const ActivationBlock* x, float* y, int64_t blocks,
+                    int64_t n_out, int64_t r0, int64_t t0) {
+    __m256 acc[R][T];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+      for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+    }
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int64_t b = 0; b < blocks; ++b) {
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) {
+        const uint8_t* block = w + ((r0 + r) * blocks + b) * Block::kBytes;
+        if (R > 1) {  // one row is a plain sequential stream, which the hardware prefetches
+          _mm_prefetch(reinterpret_cast<const char*>(block + R * blocks * Block::kBytes),
+                       _MM_HINT_T0);
+        }
+        const __m256i q = Block::Load(block);
+        const __m256i magnitude = _mm256_sign_epi8(q, q);
+        const float d = HalfToFloat(LoadU16(block));
+#pragma GCC unroll 16
+        for (int t = 0; t < T; ++t) {
+          const ActivationBlock& a = x[(t0 + t) * blocks + b];
+          const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
+          const __m256i pairs = _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(xq, q));
+          const __m256 sums = _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, ones));
+          acc[r][t] = _mm256_fmadd_ps(sums, _mm256_set1_ps(d * a.d), acc[r][t]);
+        }
+      }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+      for (int t = 0; t < T; ++t) y[(t0 + t) * n_out + r0 + r] = Hsum(acc[r][t]);
+    }
   }
-}
-
-template <typename Type>
-void Matmul16(const void* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
-              int64_t n_out, int64_t row_begin, int64_t row_end) {
-  const auto* bytes = static_cast<const uint8_t*>(w);
-  ForTiles<8>(n_tokens, row_begin, row_end, [&]<int R, int T>(int64_t r0, int64_t t0) {
-    Tile16<Type, R, T>(bytes, x, y, n_in, n_out, r0, t0);
-  });
-}
-
-template <typename Block>
-void MatmulQ(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens, int64_t n_in,
-             int64_t n_out, int64_t row_begin, int64_t row_end) {
-  const auto* bytes = static_cast<const uint8_t*>(w);
-  ForTiles<4>(n_tokens, row_begin, row_end, [&]<int R, int T>(int64_t r0, int64_t t0) {
-    TileQ<Block, R, T>(bytes, x, y, n_in / 32, n_out, r0, t0);
-  });
-}
+};
 
 }  // namespace
 
 void Avx2MatmulF16(const void* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
                    int64_t n_out, int64_t row_begin, int64_t row_end) {
-  Matmul16<F16>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
+  Matmul16<Tiles, F16>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
 }
 
 void Avx2MatmulBf16(const void* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
                     int64_t n_out, int64_t row_begin, int64_t row_end) {
-  Matmul16<Bf16>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
+  Matmul16<Tiles, Bf16>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
 }
 
 void Avx2MatmulQ8_0(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
                     int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end) {
-  MatmulQ<Q8_0>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
+  MatmulQ<Tiles, Q8_0>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
 }
 
 void Avx2MatmulQ4_0(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
                     int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end) {
-  MatmulQ<Q4_0>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
+  MatmulQ<Tiles, Q4_0>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
 }
 
 }  // namespace tf::engine::kernels

@@ -60,56 +60,6 @@ struct Bf16 {
   }
 };
 
-// Rows [r0, r0 + R) by tokens [t0, t0 + T): 16-wide multiply-adds, the tail masked.
-template <typename Type, int R, int T>
-void Tile16(const uint8_t* w, const float* x, float* y, int64_t n_in, int64_t n_out, int64_t r0,
-            int64_t t0) {
-  __m512 acc[R][T];
-  #pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) {
-    #pragma GCC unroll 16
-    for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
-  }
-  const uint8_t* rows[R];
-  #pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) rows[r] = w + 2 * (r0 + r) * n_in;
-  const float* xs[T];
-  #pragma GCC unroll 16
-  for (int t = 0; t < T; ++t) xs[t] = x + (t0 + t) * n_in;
-  int64_t i = 0;
-  for (; i + 16 <= n_in; i += 16) {
-    __m512 xv[T];
-    #pragma GCC unroll 16
-    for (int t = 0; t < T; ++t) xv[t] = _mm512_loadu_ps(xs[t] + i);
-    #pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-      if (R > 1 && i % 32 == 0) {  // once per 64-byte line
-        _mm_prefetch(reinterpret_cast<const char*>(rows[r] + 2 * (i + R * n_in)), _MM_HINT_T0);
-      }
-      __m512 wv = Type::Load16(rows[r] + 2 * i);
-      #pragma GCC unroll 16
-      for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
-    }
-  }
-  if (i < n_in) {
-    const __mmask16 mask = static_cast<__mmask16>((1u << (n_in - i)) - 1);
-    __m512 xv[T];
-    #pragma GCC unroll 16
-    for (int t = 0; t < T; ++t) xv[t] = _mm512_maskz_loadu_ps(mask, xs[t] + i);
-    #pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-      __m512 wv = Type::LoadMasked(rows[r] + 2 * i, mask);
-      #pragma GCC unroll 16
-      for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
-    }
-  }
-  #pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) {
-    #pragma GCC unroll 16
-    for (int t = 0; t < T; ++t) y[(t0 + t) * n_out + r0 + r] = Hsum(acc[r][t]);
-  }
-}
-
 struct Q8_0 {
   static constexpr int64_t kBytes = 34;
   static __m256i Load(const uint8_t* block) {
@@ -128,83 +78,118 @@ struct Q4_0 {
   }
 };
 
-// As typed_avx2.cc's TileQ, with the 32 byte products of a block summed in fours to 32 bits by
-// one vpdpbusd (|w| unsigned times x with w's sign; exact, as the 16-bit pair sums were).
-template <typename Block, int R, int T>
-void TileQ(const uint8_t* w, const ActivationBlock* x, float* y, int64_t blocks, int64_t n_out,
-           int64_t r0, int64_t t0) {
-  __m256 acc[R][T];
-  #pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) {
-    #pragma GCC unroll 16
-    for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
-  }
-  for (int64_t b = 0; b < blocks; ++b) {
-    #pragma GCC unroll 16
+// The tiles, as members of one struct for the entry points in typed_tiles.h.
+struct Tiles {
+  // Rows [r0, r0 + R) by tokens [t0, t0 + T): 16-wide multiply-adds, the tail masked.
+  template <typename Type, int R, int T>
+  static void Tile16(const uint8_t* w, const float* x, float* y, int64_t n_in, int64_t n_out,
+                     int64_t r0, int64_t t0) {
+    __m512 acc[R][T];
+#pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
-      const uint8_t* block = w + ((r0 + r) * blocks + b) * Block::kBytes;
-      if (R > 1) {  // one row is a plain sequential stream, which the hardware prefetches
-        _mm_prefetch(reinterpret_cast<const char*>(block + R * blocks * Block::kBytes),
-                     _MM_HINT_T0);
-      }
-      const __m256i q = Block::Load(block);
-      const __m256i magnitude = _mm256_sign_epi8(q, q);
-      const float d = HalfToFloat(LoadU16(block));
-      #pragma GCC unroll 16
-      for (int t = 0; t < T; ++t) {
-        const ActivationBlock& a = x[(t0 + t) * blocks + b];
-        const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
-        const __m256i sums = _mm256_dpbusd_epi32(_mm256_setzero_si256(), magnitude,
-                                                 _mm256_sign_epi8(xq, q));
-        acc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_set1_ps(d * a.d), acc[r][t]);
+#pragma GCC unroll 16
+      for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+    }
+    const uint8_t* rows[R];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) rows[r] = w + 2 * (r0 + r) * n_in;
+    const float* xs[T];
+#pragma GCC unroll 16
+    for (int t = 0; t < T; ++t) xs[t] = x + (t0 + t) * n_in;
+    int64_t i = 0;
+    for (; i + 16 <= n_in; i += 16) {
+      __m512 xv[T];
+#pragma GCC unroll 16
+      for (int t = 0; t < T; ++t) xv[t] = _mm512_loadu_ps(xs[t] + i);
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) {
+        if (R > 1 && i % 32 == 0) {  // once per 64-byte line
+          _mm_prefetch(reinterpret_cast<const char*>(rows[r] + 2 * (i + R * n_in)), _MM_HINT_T0);
+        }
+        __m512 wv = Type::Load16(rows[r] + 2 * i);
+#pragma GCC unroll 16
+        for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
       }
     }
+    if (i < n_in) {
+      const __mmask16 mask = static_cast<__mmask16>((1u << (n_in - i)) - 1);
+      __m512 xv[T];
+#pragma GCC unroll 16
+      for (int t = 0; t < T; ++t) xv[t] = _mm512_maskz_loadu_ps(mask, xs[t] + i);
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) {
+        __m512 wv = Type::LoadMasked(rows[r] + 2 * i, mask);
+#pragma GCC unroll 16
+        for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
+      }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+      for (int t = 0; t < T; ++t) y[(t0 + t) * n_out + r0 + r] = Hsum(acc[r][t]);
+    }
   }
-  #pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) {
-    #pragma GCC unroll 16
-    for (int t = 0; t < T; ++t) y[(t0 + t) * n_out + r0 + r] = Hsum(acc[r][t]);
+
+  // As typed_avx2.cc's TileQ, with the 32 byte products of a block summed in fours to 32 bits by
+  // one vpdpbusd (|w| unsigned times x with w's sign; exact, as the 16-bit pair sums were).
+  template <typename Block, int R, int T>
+  static void TileQ(const uint8_t* w, const ActivationBlock* x, float* y, int64_t blocks,
+                    int64_t n_out, int64_t r0, int64_t t0) {
+    __m256 acc[R][T];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+      for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+    }
+    for (int64_t b = 0; b < blocks; ++b) {
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) {
+        const uint8_t* block = w + ((r0 + r) * blocks + b) * Block::kBytes;
+        if (R > 1) {  // one row is a plain sequential stream, which the hardware prefetches
+          _mm_prefetch(reinterpret_cast<const char*>(block + R * blocks * Block::kBytes),
+                       _MM_HINT_T0);
+        }
+        const __m256i q = Block::Load(block);
+        const __m256i magnitude = _mm256_sign_epi8(q, q);
+        const float d = HalfToFloat(LoadU16(block));
+#pragma GCC unroll 16
+        for (int t = 0; t < T; ++t) {
+          const ActivationBlock& a = x[(t0 + t) * blocks + b];
+          const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
+          const __m256i sums =
+              _mm256_dpbusd_epi32(_mm256_setzero_si256(), magnitude, _mm256_sign_epi8(xq, q));
+          acc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_set1_ps(d * a.d), acc[r][t]);
+        }
+      }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+      for (int t = 0; t < T; ++t) y[(t0 + t) * n_out + r0 + r] = Hsum(acc[r][t]);
+    }
   }
-}
-
-template <typename Type>
-void Matmul16(const void* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
-              int64_t n_out, int64_t row_begin, int64_t row_end) {
-  const auto* bytes = static_cast<const uint8_t*>(w);
-  ForTiles<8>(n_tokens, row_begin, row_end, [&]<int R, int T>(int64_t r0, int64_t t0) {
-    Tile16<Type, R, T>(bytes, x, y, n_in, n_out, r0, t0);
-  });
-}
-
-template <typename Block>
-void MatmulQ(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens, int64_t n_in,
-             int64_t n_out, int64_t row_begin, int64_t row_end) {
-  const auto* bytes = static_cast<const uint8_t*>(w);
-  ForTiles<4>(n_tokens, row_begin, row_end, [&]<int R, int T>(int64_t r0, int64_t t0) {
-    TileQ<Block, R, T>(bytes, x, y, n_in / 32, n_out, r0, t0);
-  });
-}
+};
 
 }  // namespace
 
 void Avx512MatmulF16(const void* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
                      int64_t n_out, int64_t row_begin, int64_t row_end) {
-  Matmul16<F16>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
+  Matmul16<Tiles, F16>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
 }
 
 void Avx512MatmulBf16(const void* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
                       int64_t n_out, int64_t row_begin, int64_t row_end) {
-  Matmul16<Bf16>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
+  Matmul16<Tiles, Bf16>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
 }
 
 void VnniMatmulQ8_0(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
                     int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end) {
-  MatmulQ<Q8_0>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
+  MatmulQ<Tiles, Q8_0>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
 }
 
 void VnniMatmulQ4_0(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
                     int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end) {
-  MatmulQ<Q4_0>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
+  MatmulQ<Tiles, Q4_0>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
 }
 
 }  // namespace tf::engine::kernels
