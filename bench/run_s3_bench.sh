@@ -13,7 +13,9 @@
 # round. Over plain HTTP botocore (boto3 and the AWS CLI alike) signs the payload's SHA-256 by
 # default; put_object is also run with Config(s3={"payload_signing_enabled": False}), which
 # sends UNSIGNED-PAYLOAD instead (what botocore does by default over HTTPS with a checksum).
-# Run as root, the page cache is dropped before every step.
+# Run as root, the page cache is dropped before every step. Then 4 KiB PUTs and GETs per second
+# (bench/s3_small_objects_bench.py, SMALL_OBJECTS of them, 8 threads). ROUNDS (default 3) sets
+# how many rounds of large transfers run first.
 set -euo pipefail
 tf_bin=${1:-build/src/tensorfleet}
 mib=${2:-1024}
@@ -74,7 +76,7 @@ EOF
 }
 
 echo "$mib MiB, data in $dir ($(df --output=source "$dir" | tail -1))"
-for round in 1 2 3; do
+for round in $(seq "${ROUNDS:-3}"); do
   cold
   put=$(seconds curl -sf -o /dev/null -T "$dir/src.bin" -H "$auth" "$url/v1/buckets/bench/objects/n$round")
   cold
@@ -101,3 +103,5 @@ for round in 1 2 3; do
     "$(rate "$s3_get")" "$(rate "$s3_up")" "$(rate "$s3_down")" "$(rate "$dd_write")" "$(rate "$dd_read")"
   for key in "n$round" "p$round" "u$round" "m$round"; do "$tf_bin" rm "tf://bench/$key" >/dev/null; done
 done
+# Small objects: 4 KiB PUTs, then GETs, per second (8 threads).
+/usr/bin/python3 "$(dirname "$0")/s3_small_objects_bench.py" "${SMALL_OBJECTS:-4000}" 8
