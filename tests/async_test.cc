@@ -1,9 +1,11 @@
-// RunBlocking: work goes to the pool, and the coroutine resumes on its own executor.
+// RunBlocking and AwaitCallback: work goes elsewhere, and the coroutine resumes on its own
+// executor.
 #include "base/async.h"  // first: see the note on <utility> there
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <boost/asio/strand.hpp>
 #include <memory>
 #include <string>
@@ -80,6 +82,42 @@ TEST(RunBlockingTest, ValueCapturesSurviveWhenTheLambdaIsNamed) {
   io.run();
   pool.join();
   EXPECT_EQ(result, std::string(64, 'n') + "7");
+}
+
+TEST(AwaitCallbackTest, ResumesOnTheCallersStrandWithTheValueFromAnotherThread) {
+  asio::io_context io;
+  auto strand = asio::make_strand(io);
+  std::thread other;
+  std::string result;
+  bool resumed_on_strand = false;
+  asio::co_spawn(
+      strand,
+      [&]() -> awaitable<void> {
+        auto start = [&](std::function<void(std::string)> done) {
+          other = std::thread([done] { done(std::string(64, 'x')); });
+        };
+        result = co_await AwaitCallback<std::string>(start);
+        resumed_on_strand = strand.running_in_this_thread();
+      },
+      asio::detached);
+  io.run();  // returns once the coroutine has finished
+  other.join();
+  EXPECT_EQ(result, std::string(64, 'x'));
+  EXPECT_TRUE(resumed_on_strand);
+}
+
+TEST(AwaitCallbackTest, ACallbackCalledBeforeStartReturnsStillResumes) {
+  asio::io_context io;
+  int result = 0;
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        auto start = [](std::function<void(int)> done) { done(7); };
+        result = co_await AwaitCallback<int>(start);
+      },
+      asio::detached);
+  io.run();
+  EXPECT_EQ(result, 7);
 }
 
 }  // namespace

@@ -74,6 +74,30 @@ TEST_F(AuthServiceTest, ACheckedTokenIsRememberedBrieflyAndForgottenOnRevoke) {
   EXPECT_EQ(revoked.status().code(), StatusCode::kUnauthenticated);
 }
 
+TEST_F(AuthServiceTest, CachedPrincipalAnswersOnlyWhatTheCacheHolds) {
+  auto project = auth_->CreateProject("team");
+  ASSERT_TRUE(project.ok());
+  auto issued = auth_->CreateToken(project->id, "ci", false);
+  ASSERT_TRUE(issued.ok());
+
+  EXPECT_FALSE(auth_->CachedPrincipal(issued->secret).has_value());  // never checked yet
+  ASSERT_TRUE(auth_->Authenticate(issued->secret).ok());
+  auto cached = auth_->CachedPrincipal(issued->secret);
+  ASSERT_TRUE(cached.has_value());
+  EXPECT_EQ(cached->project_id, project->id);
+  EXPECT_EQ(cached->token_id, issued->token.id);
+  EXPECT_FALSE(auth_->CachedPrincipal("tfk_" + std::string(40, 'a')).has_value());
+  EXPECT_FALSE(auth_->CachedPrincipal("").has_value());
+  EXPECT_EQ(counting_->lookups, 1);  // CachedPrincipal never reads the store
+
+  clock_.Advance(AuthService::kPrincipalCacheMs);
+  EXPECT_FALSE(auth_->CachedPrincipal(issued->secret).has_value());  // expired
+  ASSERT_TRUE(auth_->Authenticate(issued->secret).ok());
+  ASSERT_TRUE(auth_->RevokeToken(issued->token.id).ok());
+  EXPECT_FALSE(auth_->CachedPrincipal(issued->secret).has_value());  // revoked: forgotten
+  EXPECT_EQ(counting_->lookups, 2);
+}
+
 TEST_F(AuthServiceTest, FailuresAreNeverRemembered) {
   std::string wrong = "tfk_" + std::string(40, 'a');
   EXPECT_EQ(auth_->Authenticate(wrong).status().code(), StatusCode::kUnauthenticated);

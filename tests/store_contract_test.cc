@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -413,6 +416,73 @@ TEST_P(StoreContractTest, ListenerHearsSends) {
   Send(q, {Msg("x")});
   std::unique_lock lock(mu);
   EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return heard.count(q.id) > 0; }));
+}
+
+// Waits for a non-blocking queue write's `done`, checking that it runs exactly once.
+template <typename T>
+class Completion {
+ public:
+  std::function<void(Result<T>)> Callback() {
+    return [this](Result<T> r) {
+      std::lock_guard lock(mu_);
+      ++calls_;
+      result_ = std::move(r);
+      cv_.notify_all();
+    };
+  }
+  Result<T> Wait() {
+    std::unique_lock lock(mu_);
+    EXPECT_TRUE(cv_.wait_for(lock, std::chrono::seconds(10), [&] { return calls_ > 0; }));
+    EXPECT_EQ(calls_, 1);
+    return result_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int calls_ = 0;
+  Result<T> result_ = Internal("never completed");
+};
+
+TEST_P(StoreContractTest, NonBlockingWritesAnswerAsTheBlockingOnes) {
+  Queue q = MakeQueue("async");
+  Completion<std::vector<SentMessage>> sent;
+  queues().SendMessagesAsync(q.id, {Msg("a"), Msg("b")}, kT0, 5 * kMinuteMs, sent.Callback());
+  auto s = sent.Wait();
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->size(), 2u);
+  EXPECT_LT((*s)[0].sequence, (*s)[1].sequence);
+
+  ReceiveOptions o;
+  o.queue_id = q.id;
+  o.max_messages = 10;
+  o.visibility_timeout_ms = 30 * kSecondMs;
+  Completion<std::vector<ReceivedMessage>> got;
+  queues().ReceiveMessagesAsync(o, kT0, got.Callback());
+  auto g = got.Wait();
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_EQ(Bodies(*g), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ((*g)[0].receive_count, 1);
+
+  // One fresh receipt and one stale one (the message is received again after it expires).
+  auto again = Receive(q, kT0 + 30 * kSecondMs, 10);
+  ASSERT_EQ(again.size(), 2u);
+  Completion<std::vector<Status>> deleted;
+  queues().DeleteMessagesAsync(
+      q.id, {{again[0].sequence, again[0].receipt}, {(*g)[1].sequence, (*g)[1].receipt}},
+      deleted.Callback());
+  auto d = deleted.Wait();
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_EQ(d->size(), 2u);
+  EXPECT_TRUE((*d)[0].ok());
+  EXPECT_EQ((*d)[1].code(), StatusCode::kAborted);
+  auto counts = queues().CountMessages(q.id, kT0 + 30 * kSecondMs);
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ(counts->visible + counts->in_flight + counts->delayed, 1);
+
+  Completion<std::vector<SentMessage>> missing;
+  queues().SendMessagesAsync(-1, {Msg("c")}, kT0, 5 * kMinuteMs, missing.Callback());
+  EXPECT_EQ(missing.Wait().status().code(), StatusCode::kNotFound);
 }
 
 TEST_P(StoreContractTest, ConcurrentReceiversNeverShareAMessage) {

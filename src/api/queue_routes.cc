@@ -1,8 +1,10 @@
-// /v1/queues: the native queue API. Each handler parses, calls the queue service on the
-// blocking pool, and maps the result.
+// /v1/queues: the native queue API. Each handler parses, calls the queue service (on the
+// blocking pool, or for send, receive and delete through queues/async_calls.h), and maps the
+// result.
 #include "api/errors.h"
 #include "api/queue_json.h"
 #include "api/services.h"
+#include "queues/async_calls.h"
 #include "queues/long_poll.h"
 
 namespace tf::api {
@@ -94,9 +96,8 @@ void AddQueueRoutes(Router& router, Services& s) {
       if (!e.ok()) co_return ErrorResponse(e.status());
       entries.push_back(std::move(*e));
     }
-    auto sent = co_await RunBlocking(s.pool, [&] {
-      return s.queues.Send(ctx.principal.project_id, ctx.Param("name"), entries);
-    });
+    auto sent = co_await queues::SendAsync(s.queues, s.pool, ctx.principal.project_id,
+                                           ctx.Param("name"), entries);
     if (!sent.ok()) co_return ErrorResponse(sent.status());
     Json results = Json::array();
     for (const auto& o : *sent) {
@@ -143,9 +144,8 @@ void AddQueueRoutes(Router& router, Services& s) {
       if (!h.is_string()) co_return ErrorResponse(InvalidArgument("'receipt_handles' must hold strings"));
       handles.push_back(h.get<std::string>());
     }
-    auto results = co_await RunBlocking(s.pool, [&] {
-      return s.queues.Delete(ctx.principal.project_id, ctx.Param("name"), handles);
-    });
+    auto results = co_await queues::DeleteAsync(s.queues, s.pool, ctx.principal.project_id,
+                                                ctx.Param("name"), handles);
     if (!results.ok()) co_return ErrorResponse(results.status());
     co_return JsonResponse(200, BatchResults(*results));
   });

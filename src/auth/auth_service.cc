@@ -42,13 +42,7 @@ Result<Principal> AuthService::Authenticate(std::string_view secret) {
   }
   std::string hash = Sha256Hex(secret);
   TimeMs now = clock_.Now();
-  {
-    std::lock_guard lock(mu_);
-    auto it = cache_.find(hash);
-    if (it != cache_.end() && now - it->second.checked_at < kPrincipalCacheMs) {
-      return it->second.principal;
-    }
-  }
+  if (auto cached = FromCache(hash, now)) return std::move(*cached);
   auto token = store_.FindTokenByHash(hash);
   if (!token.ok()) {
     if (token.status().code() == StatusCode::kNotFound) {
@@ -63,6 +57,20 @@ Result<Principal> AuthService::Authenticate(std::string_view secret) {
   if (cache_.size() > 10'000) cache_.clear();  // bounded: a flood of tokens cannot grow it
   cache_[hash] = Cached{principal, now};
   return principal;
+}
+
+std::optional<Principal> AuthService::CachedPrincipal(std::string_view secret) {
+  if (secret.size() != 44 || secret.substr(0, kTokenPrefix.size()) != kTokenPrefix) {
+    return std::nullopt;
+  }
+  return FromCache(Sha256Hex(secret), clock_.Now());
+}
+
+std::optional<Principal> AuthService::FromCache(const std::string& hash, TimeMs now) {
+  std::lock_guard lock(mu_);
+  auto it = cache_.find(hash);
+  if (it == cache_.end() || now - it->second.checked_at >= kPrincipalCacheMs) return std::nullopt;
+  return it->second.principal;
 }
 
 Result<store::Project> AuthService::CreateProject(const std::string& name) {

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <string>
 #include <vector>
@@ -40,6 +41,9 @@ class AuthService {
   // a busy client costs the store no reads; RevokeToken on this server forgets it at once, and
   // a revocation made through another server sharing the store takes effect within that time.
   Result<Principal> Authenticate(std::string_view secret);
+  // What Authenticate returns when it would answer from its cache, without touching the store:
+  // for callers that must not block. nullopt when the store would have to be asked.
+  std::optional<Principal> CachedPrincipal(std::string_view secret);
 
   // Names are 1-63 characters of [a-z0-9-], starting with a letter.
   Result<store::Project> CreateProject(const std::string& name);
@@ -63,6 +67,8 @@ class AuthService {
     Principal principal;
     TimeMs checked_at;
   };
+
+  std::optional<Principal> FromCache(const std::string& hash, TimeMs now);
 
   store::AuthStore& store_;
   const Clock& clock_;

@@ -15,6 +15,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <memory>
 #include <optional>
 #include <type_traits>
 
@@ -40,6 +41,33 @@ awaitable<std::invoke_result_t<Fn>> RunBlocking(asio::thread_pool& pool, Fn fn) 
       auto ex = asio::get_associated_executor(handler);
       asio::dispatch(ex, [handler = std::move(handler), result = std::move(result)]() mutable {
         std::move(handler)(std::move(result));
+      });
+    });
+  };
+  std::optional<R> result = co_await asio::async_initiate<decltype(asio::use_awaitable),
+                                                          void(std::optional<R>)>(
+      std::move(initiate), asio::use_awaitable);
+  co_return std::move(*result);
+}
+
+// Awaits an operation that reports through a callback: `start(done)` begins it and calls
+// `done(R)` exactly once, on any thread (or before it returns); the calling coroutine resumes on
+// its own executor with that value. `done` is copyable (a std::function can hold it).
+// The same g++ 12 caveat as RunBlocking applies to `start`.
+template <typename R, typename Start>
+awaitable<R> AwaitCallback(Start start) {
+  auto initiate = [start = std::move(start)](auto handler) mutable {
+    // Asio's handlers are move-only; the callback is copyable, so it holds the handler by
+    // pointer, and the first call takes it.
+    using Handler = decltype(handler);
+    auto held = std::make_shared<std::optional<Handler>>(std::move(handler));
+    start([held](R result) {
+      if (!held->has_value()) return;  // called twice: a bug in `start`; only the first counts
+      Handler h = std::move(**held);
+      held->reset();
+      auto ex = asio::get_associated_executor(h);
+      asio::post(ex, [h = std::move(h), result = std::move(result)]() mutable {
+        std::move(h)(std::optional<R>(std::move(result)));
       });
     });
   };

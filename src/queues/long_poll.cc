@@ -4,6 +4,8 @@
 #include <boost/asio/this_coro.hpp>
 #include <chrono>
 
+#include "queues/async_calls.h"
+
 namespace tf::queues {
 namespace {
 // Messages also become visible without a send (a visibility timeout or a delay running out):
@@ -20,14 +22,14 @@ awaitable<Result<std::vector<Message>>> ReceiveWithWait(QueueService& service,
     co_return InvalidArgument("wait_seconds must be between 0 and 20, got " +
                               std::to_string(*params.wait_seconds));
   }
-  auto resolved = co_await RunBlocking(pool, [&] {
-    return service.ResolveForReceive(project_id, queue, params.receive);
-  });
+  auto resolved =
+      co_await ResolveForReceiveAsync(service, pool, project_id, queue, params.receive);
   if (!resolved.ok()) co_return resolved.status();
   TimeMs wait_ms = params.wait_seconds ? *params.wait_seconds * kSecondMs
                                        : resolved->config.receive_wait_ms;
-  auto receive = [&] { return service.ReceiveOnce(project_id, queue, params.receive); };
-  if (wait_ms == 0) co_return co_await RunBlocking(pool, receive);
+  if (wait_ms == 0) {
+    co_return co_await ReceiveOnceAsync(service, pool, project_id, queue, params.receive);
+  }
 
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
   auto ex = co_await asio::this_coro::executor;
@@ -36,7 +38,7 @@ awaitable<Result<std::vector<Message>>> ReceiveWithWait(QueueService& service,
   for (;;) {
     // Registered before looking, so that a send landing in between is not missed.
     waiter->notified = false;
-    result = co_await RunBlocking(pool, receive);
+    result = co_await ReceiveOnceAsync(service, pool, project_id, queue, params.receive);
     if (!result.ok() || !result->empty()) break;
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline) break;

@@ -49,8 +49,17 @@ Result<store::Queue> QueueService::Lookup(const std::string& project_id, const s
     return q.status();
   }
   std::lock_guard lock(mu_);
-  cache_[key] = CachedQueue{*q, now};
+  cache_[key] = CacheEntry{*q, now};
   return q;
+}
+
+std::optional<store::Queue> QueueService::CachedQueue(const std::string& project_id,
+                                                      const std::string& name) {
+  TimeMs now = clock_.Now();
+  std::lock_guard lock(mu_);
+  auto it = cache_.find(std::make_pair(project_id, name));
+  if (it != cache_.end() && now - it->second.fetched_at < kQueueCacheMs) return it->second.queue;
+  return std::nullopt;
 }
 
 void QueueService::Forget(const std::string& project_id, const std::string& name) {
@@ -139,8 +148,20 @@ Result<std::vector<SendOutcome>> QueueService::Send(const std::string& project_i
                                                     const std::vector<SendEntry>& entries) {
   TF_RETURN_IF_ERROR(CheckBatchSize(entries.size(), "messages"));
   TF_ASSIGN_OR_RETURN(store::Queue q, Lookup(project_id, queue));
+  TF_ASSIGN_OR_RETURN(PreparedSend prepared, PrepareSend(q, entries));
+  if (prepared.batch.empty()) return std::move(prepared.outcomes);
+  TF_ASSIGN_OR_RETURN(auto sent, store_.queues().SendMessages(q.id, prepared.batch, prepared.now,
+                                                              kDeduplicationWindowMs));
+  return FinishSend(std::move(prepared), sent);
+}
+
+Result<QueueService::PreparedSend> QueueService::PrepareSend(const store::Queue& q,
+                                                             const std::vector<SendEntry>& entries) {
+  TF_RETURN_IF_ERROR(CheckBatchSize(entries.size(), "messages"));
   const store::QueueConfig& c = q.config;
-  TimeMs now = clock_.Now();
+  PreparedSend p;
+  p.now = clock_.Now();
+  const TimeMs now = p.now;
 
   int64_t total = 0;
   for (const SendEntry& e : entries) total += MessageSize(e);
@@ -150,9 +171,9 @@ Result<std::vector<SendOutcome>> QueueService::Send(const std::string& project_i
                            std::to_string(c.max_message_bytes) + ")");
   }
 
-  std::vector<SendOutcome> out(entries.size());
-  std::vector<store::NewMessage> batch;
-  std::vector<size_t> batch_index;  // batch[i] came from entries[batch_index[i]]
+  p.outcomes.resize(entries.size());
+  p.batch.reserve(entries.size());
+  p.entry_of.reserve(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
     const SendEntry& e = entries[i];
     auto check = [&]() -> Status {
@@ -185,8 +206,8 @@ Result<std::vector<SendOutcome>> QueueService::Send(const std::string& project_i
       }
       return OkStatus();
     };
-    out[i].status = check();
-    if (!out[i].status.ok()) continue;
+    p.outcomes[i].status = check();
+    if (!p.outcomes[i].status.ok()) continue;
 
     store::NewMessage m;
     m.message_id = NewMessageId();
@@ -199,25 +220,41 @@ Result<std::vector<SendOutcome>> QueueService::Send(const std::string& project_i
       m.group_id = e.group_id;
       m.deduplication_id = e.deduplication_id.empty() ? Sha256Hex(e.body) : e.deduplication_id;
     }
-    out[i].body_md5 = m.body_md5;
-    batch.push_back(std::move(m));
-    batch_index.push_back(i);
+    p.outcomes[i].body_md5 = m.body_md5;
+    p.batch.push_back(std::move(m));
+    p.entry_of.push_back(i);
   }
-  if (batch.empty()) return out;
+  return p;
+}
 
-  TF_ASSIGN_OR_RETURN(auto sent,
-                      store_.queues().SendMessages(q.id, batch, now, kDeduplicationWindowMs));
-  for (size_t k = 0; k < sent.size(); ++k) {
-    SendOutcome& o = out[batch_index[k]];
+std::vector<SendOutcome> QueueService::FinishSend(PreparedSend prepared,
+                                                  const std::vector<store::SentMessage>& sent) {
+  for (size_t k = 0; k < sent.size() && k < prepared.entry_of.size(); ++k) {
+    SendOutcome& o = prepared.outcomes[prepared.entry_of[k]];
     o.message_id = sent[k].message_id;
     o.sequence = sent[k].sequence;
     o.duplicate = sent[k].duplicate;
   }
-  return out;
+  return std::move(prepared.outcomes);
 }
 
 Result<store::ReceiveOptions> QueueService::ReceiveOptionsFor(const store::Queue& q,
                                                               const ReceiveParams& p) {
+  std::optional<store::Queue> dead_letter;
+  if (!q.config.dead_letter_queue.empty()) {
+    auto dlq = Lookup(q.project_id, q.config.dead_letter_queue);
+    if (dlq.ok()) {
+      dead_letter = std::move(*dlq);
+    } else if (dlq.status().code() != StatusCode::kNotFound) {
+      return dlq.status();
+    }
+  }
+  return ReceiveOptionsFor(q, p, dead_letter ? &*dead_letter : nullptr);
+}
+
+Result<store::ReceiveOptions> QueueService::ReceiveOptionsFor(const store::Queue& q,
+                                                              const ReceiveParams& p,
+                                                              const store::Queue* dead_letter) {
   if (p.max_messages < 1 || p.max_messages > kMaxBatch) {
     return InvalidArgument("max_messages must be between 1 and 10, got " +
                            std::to_string(p.max_messages));
@@ -235,16 +272,10 @@ Result<store::ReceiveOptions> QueueService::ReceiveOptionsFor(const store::Queue
   o.visibility_timeout_ms = p.visibility_timeout_seconds
                                 ? *p.visibility_timeout_seconds * kSecondMs
                                 : q.config.visibility_timeout_ms;
-  if (!q.config.dead_letter_queue.empty()) {
-    auto dlq = Lookup(q.project_id, q.config.dead_letter_queue);
-    if (dlq.ok()) {
-      o.dead_letter_queue_id = dlq->id;
-      o.max_receive_count = q.config.max_receive_count;
-      o.dead_letter_retention_ms = dlq->config.retention_ms;
-    } else if (dlq.status().code() != StatusCode::kNotFound) {
-      return dlq.status();
-    }
-    // A dead-letter queue deleted after it was configured: messages stay where they are.
+  if (dead_letter != nullptr) {
+    o.dead_letter_queue_id = dead_letter->id;
+    o.max_receive_count = q.config.max_receive_count;
+    o.dead_letter_retention_ms = dead_letter->config.retention_ms;
   }
   return o;
 }
@@ -263,9 +294,13 @@ Result<std::vector<Message>> QueueService::ReceiveOnce(const std::string& projec
   TF_ASSIGN_OR_RETURN(store::Queue q, Lookup(project_id, queue));
   TF_ASSIGN_OR_RETURN(store::ReceiveOptions o, ReceiveOptionsFor(q, params));
   TF_ASSIGN_OR_RETURN(auto got, store_.queues().ReceiveMessages(o, clock_.Now()));
+  return ToMessages(std::move(got));
+}
+
+std::vector<Message> QueueService::ToMessages(std::vector<store::ReceivedMessage> received) {
   std::vector<Message> out;
-  out.reserve(got.size());
-  for (auto& r : got) {
+  out.reserve(received.size());
+  for (auto& r : received) {
     Message m;
     m.message_id = std::move(r.message_id);
     m.receipt_handle = EncodeReceiptHandle({r.sequence, r.receipt});
@@ -288,22 +323,35 @@ Result<std::vector<Status>> QueueService::Delete(const std::string& project_id,
                                                  const std::vector<std::string>& handles) {
   TF_RETURN_IF_ERROR(CheckBatchSize(handles.size(), "receipt_handles"));
   TF_ASSIGN_OR_RETURN(store::Queue q, Lookup(project_id, queue));
-  std::vector<Status> out(handles.size());
-  std::vector<store::Receipt> receipts;
-  std::vector<size_t> index;
+  TF_ASSIGN_OR_RETURN(PreparedDelete prepared, PrepareDelete(handles));
+  if (prepared.receipts.empty()) return std::move(prepared.results);
+  TF_ASSIGN_OR_RETURN(auto deleted, store_.queues().DeleteMessages(q.id, prepared.receipts));
+  return FinishDelete(std::move(prepared), deleted);
+}
+
+Result<QueueService::PreparedDelete> QueueService::PrepareDelete(
+    const std::vector<std::string>& handles) {
+  TF_RETURN_IF_ERROR(CheckBatchSize(handles.size(), "receipt_handles"));
+  PreparedDelete p;
+  p.results.resize(handles.size());
   for (size_t i = 0; i < handles.size(); ++i) {
     auto r = DecodeReceiptHandle(handles[i]);
     if (!r.ok()) {
-      out[i] = r.status();
+      p.results[i] = r.status();
       continue;
     }
-    receipts.push_back(*r);
-    index.push_back(i);
+    p.receipts.push_back(*r);
+    p.handle_of.push_back(i);
   }
-  if (receipts.empty()) return out;
-  TF_ASSIGN_OR_RETURN(auto results, store_.queues().DeleteMessages(q.id, receipts));
-  for (size_t k = 0; k < results.size(); ++k) out[index[k]] = results[k];
-  return out;
+  return p;
+}
+
+std::vector<Status> QueueService::FinishDelete(PreparedDelete prepared,
+                                               const std::vector<Status>& deleted) {
+  for (size_t k = 0; k < deleted.size() && k < prepared.handle_of.size(); ++k) {
+    prepared.results[prepared.handle_of[k]] = deleted[k];
+  }
+  return std::move(prepared.results);
 }
 
 Result<std::vector<Status>> QueueService::ChangeVisibility(

@@ -80,25 +80,59 @@ class QueueService {
   Result<int64_t> DeleteExpired();
 
   const Clock& clock() const { return clock_; }
+  store::Store& store() { return store_; }
+
+  // --- Send, receive and delete in steps, for callers that must not block (queues/async_calls.h).
+  // Each call above is: the queue's record, a pure step that checks the request and says what to
+  // ask of the store, the store call, and a pure step that maps its answer.
+
+  // Queue records are cached briefly: every send and receive needs one. Lookup reads the store
+  // when the record is not cached; CachedQueue never does (nullopt when not cached).
+  Result<store::Queue> Lookup(const std::string& project_id, const std::string& name);
+  std::optional<store::Queue> CachedQueue(const std::string& project_id, const std::string& name);
+
+  struct PreparedSend {
+    std::vector<SendOutcome> outcomes;     // one per entry; failed entries are final
+    std::vector<store::NewMessage> batch;  // what to store
+    std::vector<size_t> entry_of;          // batch[i] came from entries[entry_of[i]]
+    TimeMs now = 0;
+  };
+  Result<PreparedSend> PrepareSend(const store::Queue& q, const std::vector<SendEntry>& entries);
+  static std::vector<SendOutcome> FinishSend(PreparedSend prepared,
+                                             const std::vector<store::SentMessage>& sent);
+
+  // `dead_letter`: the record of q's dead-letter queue, null when it has none (or it was
+  // deleted after it was configured: messages then stay where they are).
+  Result<store::ReceiveOptions> ReceiveOptionsFor(const store::Queue& q, const ReceiveParams& params,
+                                                  const store::Queue* dead_letter);
+  static std::vector<Message> ToMessages(std::vector<store::ReceivedMessage> received);
+
+  struct PreparedDelete {
+    std::vector<Status> results;           // one per handle; malformed ones are final
+    std::vector<store::Receipt> receipts;  // what to delete
+    std::vector<size_t> handle_of;         // receipts[i] came from handles[handle_of[i]]
+  };
+  static Result<PreparedDelete> PrepareDelete(const std::vector<std::string>& receipt_handles);
+  static std::vector<Status> FinishDelete(PreparedDelete prepared,
+                                          const std::vector<Status>& deleted);
 
  private:
-  // Queue records are cached briefly: every send and receive needs one.
-  Result<store::Queue> Lookup(const std::string& project_id, const std::string& name);
   void Forget(const std::string& project_id, const std::string& name);
   Status CheckDeadLetterTarget(const std::string& project_id, const std::string& name,
                                const store::QueueConfig& config);
+  // Looks up q's dead-letter queue as ReceiveOptionsFor wants it.
   Result<store::ReceiveOptions> ReceiveOptionsFor(const store::Queue& q,
                                                   const ReceiveParams& params);
 
   store::Store& store_;
   const Clock& clock_;
 
-  struct CachedQueue {
+  struct CacheEntry {
     store::Queue queue;
     TimeMs fetched_at;
   };
   std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, CachedQueue> cache_;  // guarded by mu_
+  std::map<std::pair<std::string, std::string>, CacheEntry> cache_;  // guarded by mu_
 };
 
 }  // namespace tf::queues

@@ -1,5 +1,6 @@
 // SqliteStore's message operations: the SQS semantics that must hold inside one transaction.
 #include <map>
+#include <memory>
 #include <set>
 
 #include "base/crypto.h"
@@ -84,6 +85,127 @@ Status MoveToDeadLetter(SqliteDb& db, const ReceiveOptions& o, const Candidate& 
       .Run();
 }
 
+// The three hot writes, as work for the writer (each runs inside its own savepoint).
+
+Status SendIn(SqliteDb& db, int64_t queue_id, const std::vector<NewMessage>& messages, TimeMs now,
+              TimeMs dedup_window_ms, std::vector<SentMessage>& out) {
+  out.clear();
+  out.reserve(messages.size());
+  TF_RETURN_IF_ERROR(QueueExists(db, queue_id));
+  for (const NewMessage& m : messages) {
+    if (!m.deduplication_id.empty()) {
+      TF_ASSIGN_OR_RETURN(Stmt seen, db.Prepare(
+          "SELECT message_id, seq FROM dedup "
+          "WHERE queue_id = ? AND dedup_id = ? AND expires_at > ?"));
+      TF_ASSIGN_OR_RETURN(bool row,
+                          seen.Bind(1, queue_id).Bind(2, m.deduplication_id).Bind(3, now).Step());
+      if (row) {
+        out.push_back(SentMessage{seen.Text(0), seen.Int(1), /*duplicate=*/true});
+        continue;
+      }
+    }
+    TF_ASSIGN_OR_RETURN(Stmt insert, db.Prepare(
+        "INSERT INTO messages (queue_id, message_id, body, body_md5, attributes, sent_at, "
+        "visible_at, expires_at, group_id, dedup_id) VALUES (?,?,?,?,?,?,?,?,?,?)"));
+    TF_RETURN_IF_ERROR(insert.Bind(1, queue_id)
+                           .Bind(2, m.message_id)
+                           .BindBlob(3, m.body)
+                           .Bind(4, m.body_md5)
+                           .Bind(5, m.attributes_json)
+                           .Bind(6, now)
+                           .Bind(7, m.visible_at)
+                           .Bind(8, m.expires_at)
+                           .Bind(9, m.group_id)
+                           .Bind(10, m.deduplication_id)
+                           .Run());
+    int64_t seq = db.LastInsertId();
+    if (!m.deduplication_id.empty()) {
+      TF_ASSIGN_OR_RETURN(Stmt remember, db.Prepare(
+          "INSERT OR REPLACE INTO dedup VALUES (?, ?, ?, ?, ?)"));
+      TF_RETURN_IF_ERROR(remember.Bind(1, queue_id)
+                             .Bind(2, m.deduplication_id)
+                             .Bind(3, m.message_id)
+                             .Bind(4, seq)
+                             .Bind(5, now + dedup_window_ms)
+                             .Run());
+    }
+    out.push_back(SentMessage{m.message_id, seq, false});
+  }
+  return OkStatus();
+}
+
+// *dead_lettered: whether a message moved to the dead-letter queue.
+Status ReceiveIn(SqliteDb& db, const ReceiveOptions& o, TimeMs now,
+                 std::vector<ReceivedMessage>& out, bool* dead_lettered) {
+  out.clear();
+  *dead_lettered = false;
+  // A few rounds: messages moved to the dead-letter queue leave room for others.
+  for (int round = 0; round < 4 && static_cast<int>(out.size()) < o.max_messages; ++round) {
+    int want = o.max_messages - static_cast<int>(out.size());
+    TF_ASSIGN_OR_RETURN(auto candidates, SelectCandidates(db, o, now, want));
+    if (candidates.empty()) break;
+    bool moved_any = false;
+    for (Candidate& c : candidates) {
+      if (o.dead_letter_queue_id != 0 && c.message.receive_count >= o.max_receive_count) {
+        TF_RETURN_IF_ERROR(MoveToDeadLetter(db, o, c, now));
+        moved_any = *dead_lettered = true;
+        continue;
+      }
+      ReceivedMessage& m = c.message;
+      m.receipt = NewReceipt();
+      m.receive_count += 1;
+      if (m.first_received_at == 0) m.first_received_at = now;
+      TF_ASSIGN_OR_RETURN(Stmt update, db.Prepare(
+          "UPDATE messages SET receive_count = ?, receipt = ?, visible_at = ?, "
+          "first_received_at = ? WHERE seq = ?"));
+      TF_RETURN_IF_ERROR(update.Bind(1, int64_t{m.receive_count})
+                             .Bind(2, static_cast<int64_t>(m.receipt))
+                             .Bind(3, now + o.visibility_timeout_ms)
+                             .Bind(4, m.first_received_at)
+                             .Bind(5, m.sequence)
+                             .Run());
+      out.push_back(std::move(m));
+    }
+    if (!moved_any) break;
+  }
+  return OkStatus();
+}
+
+Status DeleteIn(SqliteDb& db, int64_t queue_id, const std::vector<Receipt>& receipts,
+                std::vector<Status>& out) {
+  out.clear();
+  out.reserve(receipts.size());
+  for (const Receipt& r : receipts) {
+    TF_ASSIGN_OR_RETURN(Stmt del, db.Prepare(
+        "DELETE FROM messages WHERE seq = ? AND queue_id = ? AND receipt = ? AND receipt <> 0"));
+    TF_RETURN_IF_ERROR(
+        del.Bind(1, r.sequence).Bind(2, queue_id).Bind(3, static_cast<int64_t>(r.receipt)).Run());
+    if (db.Changes() > 0) {
+      out.push_back(OkStatus());
+      continue;
+    }
+    TF_ASSIGN_OR_RETURN(Stmt find, db.Prepare(
+        "SELECT 1 FROM messages WHERE seq = ? AND queue_id = ?"));
+    TF_ASSIGN_OR_RETURN(bool exists, find.Bind(1, r.sequence).Bind(2, queue_id).Step());
+    out.push_back(exists ? Aborted("the receipt handle is stale: the message was received again "
+                                   "after it was issued, and was not deleted")
+                         : OkStatus());
+  }
+  return OkStatus();
+}
+
+// Hands `state->out` (or the failure) to `done`: the completion of a Submit.
+template <typename State, typename Done>
+std::function<void(Status)> Complete(std::shared_ptr<State> state, Done done) {
+  return [state = std::move(state), done = std::move(done)](Status s) {
+    if (s.ok()) {
+      done(std::move(state->out));
+    } else {
+      done(std::move(s));
+    }
+  };
+}
+
 }  // namespace
 
 Result<std::vector<SentMessage>> SqliteStore::SendMessages(int64_t queue_id,
@@ -91,52 +213,24 @@ Result<std::vector<SentMessage>> SqliteStore::SendMessages(int64_t queue_id,
                                                            TimeMs now, TimeMs dedup_window_ms) {
   std::vector<SentMessage> out;
   TF_RETURN_IF_ERROR(writer_->Write(
-      [&](SqliteDb& db) -> Status {
-        out.clear();
-        TF_RETURN_IF_ERROR(QueueExists(db, queue_id));
-        for (const NewMessage& m : messages) {
-          if (!m.deduplication_id.empty()) {
-            TF_ASSIGN_OR_RETURN(Stmt seen, db.Prepare(
-                "SELECT message_id, seq FROM dedup "
-                "WHERE queue_id = ? AND dedup_id = ? AND expires_at > ?"));
-            TF_ASSIGN_OR_RETURN(bool row,
-                                seen.Bind(1, queue_id).Bind(2, m.deduplication_id).Bind(3, now).Step());
-            if (row) {
-              out.push_back(SentMessage{seen.Text(0), seen.Int(1), /*duplicate=*/true});
-              continue;
-            }
-          }
-          TF_ASSIGN_OR_RETURN(Stmt insert, db.Prepare(
-              "INSERT INTO messages (queue_id, message_id, body, body_md5, attributes, sent_at, "
-              "visible_at, expires_at, group_id, dedup_id) VALUES (?,?,?,?,?,?,?,?,?,?)"));
-          TF_RETURN_IF_ERROR(insert.Bind(1, queue_id)
-                                 .Bind(2, m.message_id)
-                                 .BindBlob(3, m.body)
-                                 .Bind(4, m.body_md5)
-                                 .Bind(5, m.attributes_json)
-                                 .Bind(6, now)
-                                 .Bind(7, m.visible_at)
-                                 .Bind(8, m.expires_at)
-                                 .Bind(9, m.group_id)
-                                 .Bind(10, m.deduplication_id)
-                                 .Run());
-          int64_t seq = db.LastInsertId();
-          if (!m.deduplication_id.empty()) {
-            TF_ASSIGN_OR_RETURN(Stmt remember, db.Prepare(
-                "INSERT OR REPLACE INTO dedup VALUES (?, ?, ?, ?, ?)"));
-            TF_RETURN_IF_ERROR(remember.Bind(1, queue_id)
-                                   .Bind(2, m.deduplication_id)
-                                   .Bind(3, m.message_id)
-                                   .Bind(4, seq)
-                                   .Bind(5, now + dedup_window_ms)
-                                   .Run());
-          }
-          out.push_back(SentMessage{m.message_id, seq, false});
-        }
-        return OkStatus();
-      },
+      [&](SqliteDb& db) { return SendIn(db, queue_id, messages, now, dedup_window_ms, out); },
       [&] { Notify(queue_id); }));
   return out;
+}
+
+void SqliteStore::SendMessagesAsync(int64_t queue_id, std::vector<NewMessage> messages, TimeMs now,
+                                    TimeMs dedup_window_ms,
+                                    std::function<void(Result<std::vector<SentMessage>>)> done) {
+  struct State {
+    std::vector<NewMessage> messages;
+    std::vector<SentMessage> out;
+  };
+  auto state = std::make_shared<State>(State{std::move(messages), {}});
+  writer_->Submit(
+      [state, queue_id, now, dedup_window_ms](SqliteDb& db) {
+        return SendIn(db, queue_id, state->messages, now, dedup_window_ms, state->out);
+      },
+      [this, queue_id] { Notify(queue_id); }, Complete(state, std::move(done)));
 }
 
 Result<std::vector<ReceivedMessage>> SqliteStore::ReceiveMessages(const ReceiveOptions& o,
@@ -144,70 +238,50 @@ Result<std::vector<ReceivedMessage>> SqliteStore::ReceiveMessages(const ReceiveO
   std::vector<ReceivedMessage> out;
   bool dead_lettered = false;
   TF_RETURN_IF_ERROR(writer_->Write(
-      [&](SqliteDb& db) -> Status {
-        out.clear();
-        dead_lettered = false;
-        // A few rounds: messages moved to the dead-letter queue leave room for others.
-        for (int round = 0; round < 4 && static_cast<int>(out.size()) < o.max_messages; ++round) {
-          int want = o.max_messages - static_cast<int>(out.size());
-          TF_ASSIGN_OR_RETURN(auto candidates, SelectCandidates(db, o, now, want));
-          if (candidates.empty()) break;
-          bool moved_any = false;
-          for (Candidate& c : candidates) {
-            if (o.dead_letter_queue_id != 0 && c.message.receive_count >= o.max_receive_count) {
-              TF_RETURN_IF_ERROR(MoveToDeadLetter(db, o, c, now));
-              moved_any = dead_lettered = true;
-              continue;
-            }
-            ReceivedMessage& m = c.message;
-            m.receipt = NewReceipt();
-            m.receive_count += 1;
-            if (m.first_received_at == 0) m.first_received_at = now;
-            TF_ASSIGN_OR_RETURN(Stmt update, db.Prepare(
-                "UPDATE messages SET receive_count = ?, receipt = ?, visible_at = ?, "
-                "first_received_at = ? WHERE seq = ?"));
-            TF_RETURN_IF_ERROR(update.Bind(1, int64_t{m.receive_count})
-                                   .Bind(2, static_cast<int64_t>(m.receipt))
-                                   .Bind(3, now + o.visibility_timeout_ms)
-                                   .Bind(4, m.first_received_at)
-                                   .Bind(5, m.sequence)
-                                   .Run());
-            out.push_back(std::move(m));
-          }
-          if (!moved_any) break;
-        }
-        return OkStatus();
-      },
+      [&](SqliteDb& db) { return ReceiveIn(db, o, now, out, &dead_lettered); },
       [&] {
         if (dead_lettered) Notify(o.dead_letter_queue_id);
       }));
   return out;
 }
 
+void SqliteStore::ReceiveMessagesAsync(
+    const ReceiveOptions& o, TimeMs now,
+    std::function<void(Result<std::vector<ReceivedMessage>>)> done) {
+  struct State {
+    ReceiveOptions options;
+    std::vector<ReceivedMessage> out;
+    bool dead_lettered = false;
+  };
+  auto state = std::make_shared<State>(State{o, {}, false});
+  writer_->Submit(
+      [state, now](SqliteDb& db) {
+        return ReceiveIn(db, state->options, now, state->out, &state->dead_lettered);
+      },
+      [this, state] {
+        if (state->dead_lettered) Notify(state->options.dead_letter_queue_id);
+      },
+      Complete(state, std::move(done)));
+}
+
 Result<std::vector<Status>> SqliteStore::DeleteMessages(int64_t queue_id,
                                                         const std::vector<Receipt>& receipts) {
   std::vector<Status> out;
-  TF_RETURN_IF_ERROR(writer_->Write([&](SqliteDb& db) -> Status {
-    out.clear();
-    for (const Receipt& r : receipts) {
-      TF_ASSIGN_OR_RETURN(Stmt del, db.Prepare(
-          "DELETE FROM messages WHERE seq = ? AND queue_id = ? AND receipt = ? AND receipt <> 0"));
-      TF_RETURN_IF_ERROR(
-          del.Bind(1, r.sequence).Bind(2, queue_id).Bind(3, static_cast<int64_t>(r.receipt)).Run());
-      if (db.Changes() > 0) {
-        out.push_back(OkStatus());
-        continue;
-      }
-      TF_ASSIGN_OR_RETURN(Stmt find, db.Prepare(
-          "SELECT 1 FROM messages WHERE seq = ? AND queue_id = ?"));
-      TF_ASSIGN_OR_RETURN(bool exists, find.Bind(1, r.sequence).Bind(2, queue_id).Step());
-      out.push_back(exists ? Aborted("the receipt handle is stale: the message was received again "
-                                     "after it was issued, and was not deleted")
-                           : OkStatus());
-    }
-    return OkStatus();
-  }));
+  TF_RETURN_IF_ERROR(
+      writer_->Write([&](SqliteDb& db) { return DeleteIn(db, queue_id, receipts, out); }));
   return out;
+}
+
+void SqliteStore::DeleteMessagesAsync(int64_t queue_id, std::vector<Receipt> receipts,
+                                      std::function<void(Result<std::vector<Status>>)> done) {
+  struct State {
+    std::vector<Receipt> receipts;
+    std::vector<Status> out;
+  };
+  auto state = std::make_shared<State>(State{std::move(receipts), {}});
+  writer_->Submit(
+      [state, queue_id](SqliteDb& db) { return DeleteIn(db, queue_id, state->receipts, state->out); },
+      {}, Complete(state, std::move(done)));
 }
 
 Result<std::vector<Status>> SqliteStore::ChangeVisibility(

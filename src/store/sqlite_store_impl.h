@@ -80,6 +80,14 @@ class SqliteStore final : public Store,
                                                        TimeMs now) override;
   Result<std::vector<Status>> DeleteMessages(int64_t queue_id,
                                              const std::vector<Receipt>& receipts) override;
+  bool async_writes() const override { return true; }  // the writer thread completes them
+  void SendMessagesAsync(int64_t queue_id, std::vector<NewMessage> messages, TimeMs now,
+                         TimeMs dedup_window_ms,
+                         std::function<void(Result<std::vector<SentMessage>>)> done) override;
+  void ReceiveMessagesAsync(const ReceiveOptions& options, TimeMs now,
+                            std::function<void(Result<std::vector<ReceivedMessage>>)> done) override;
+  void DeleteMessagesAsync(int64_t queue_id, std::vector<Receipt> receipts,
+                           std::function<void(Result<std::vector<Status>>)> done) override;
   Result<std::vector<Status>> ChangeVisibility(int64_t queue_id,
                                                const std::vector<VisibilityChange>& changes,
                                                TimeMs now) override;

@@ -1,5 +1,6 @@
 #include "store/sqlite_writer.h"
 
+#include <future>
 #include <utility>
 
 namespace tf::store {
@@ -21,16 +22,29 @@ SqliteWriter::~SqliteWriter() {
 
 Status SqliteWriter::Write(std::function<Status(SqliteDb&)> work,
                            std::function<void()> after_commit) {
-  std::future<Status> result;
-  {
-    std::lock_guard lock(mu_);
-    if (stopping_) return Unavailable("the store is closing");
-    Item item{std::move(work), std::move(after_commit), {}};
-    result = item.done.get_future();
-    pending_.push_back(std::move(item));
-  }
-  cv_.notify_one();
+  // The writer thread owns the promise: it may still be inside set_value when get() returns.
+  auto promise = std::make_shared<std::promise<Status>>();
+  std::future<Status> result = promise->get_future();
+  Submit(std::move(work), std::move(after_commit),
+         [promise](Status s) { promise->set_value(std::move(s)); });
   return result.get();
+}
+
+void SqliteWriter::Submit(std::function<Status(SqliteDb&)> work,
+                          std::function<void()> after_commit, std::function<void(Status)> done) {
+  bool wake = false;
+  {
+    std::unique_lock lock(mu_);
+    if (stopping_) {
+      lock.unlock();
+      done(Unavailable("the store is closing"));
+      return;
+    }
+    pending_.push_back(Item{std::move(work), std::move(after_commit), std::move(done)});
+    // A busy writer takes whatever is pending when its transaction ends: it needs no wake-up.
+    std::swap(wake, idle_);
+  }
+  if (wake) cv_.notify_one();
 }
 
 int64_t SqliteWriter::writes() const {
@@ -48,7 +62,11 @@ void SqliteWriter::Loop() {
     std::deque<Item> batch;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+      while (!stopping_ && pending_.empty()) {
+        idle_ = true;
+        cv_.wait(lock);
+      }
+      idle_ = false;
       if (pending_.empty()) return;  // stopping, and nothing left to do
       while (!pending_.empty() && batch.size() < kMaxBatch) {
         batch.push_back(std::move(pending_.front()));
@@ -63,7 +81,7 @@ void SqliteWriter::RunBatch(std::deque<Item>& batch) {
   std::vector<Status> results(batch.size());
   Status begin = db_->Exec("BEGIN IMMEDIATE");
   if (!begin.ok()) {
-    for (auto& item : batch) item.done.set_value(begin);
+    for (auto& item : batch) item.done(begin);
     return;
   }
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -86,7 +104,7 @@ void SqliteWriter::RunBatch(std::deque<Item>& batch) {
   }
   for (size_t i = 0; i < batch.size(); ++i) {
     if (results[i].ok() && batch[i].after_commit) batch[i].after_commit();
-    batch[i].done.set_value(results[i]);
+    batch[i].done(std::move(results[i]));
   }
 }
 

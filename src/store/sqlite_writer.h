@@ -6,7 +6,6 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -28,6 +27,13 @@ class SqliteWriter {
   // successful commit of a successful `work`. Thread-safe; blocks the caller.
   Status Write(std::function<Status(SqliteDb&)> work, std::function<void()> after_commit = {});
 
+  // Write's non-blocking form: queues `work` and returns at once. `done` runs exactly once on
+  // the writer thread (after `after_commit`) with what Write would have returned, or on the
+  // calling thread, before Submit returns, when the writer is closing. `done` should only hand
+  // the result on (post it to another thread): the next transaction waits for it.
+  void Submit(std::function<Status(SqliteDb&)> work, std::function<void()> after_commit,
+              std::function<void(Status)> done);
+
   // Writes committed and transactions used so far (batches < writes under concurrency).
   int64_t writes() const;
   int64_t transactions() const;
@@ -36,7 +42,7 @@ class SqliteWriter {
   struct Item {
     std::function<Status(SqliteDb&)> work;
     std::function<void()> after_commit;
-    std::promise<Status> done;
+    std::function<void(Status)> done;
   };
   void Loop();
   void RunBatch(std::deque<Item>& batch);
@@ -46,6 +52,7 @@ class SqliteWriter {
   std::condition_variable cv_;
   std::deque<Item> pending_;      // guarded by mu_
   bool stopping_ = false;         // guarded by mu_
+  bool idle_ = false;             // the writer thread waits on cv_; guarded by mu_
   int64_t writes_ = 0;            // guarded by mu_
   int64_t transactions_ = 0;      // guarded by mu_
   std::thread thread_;

@@ -1,8 +1,9 @@
 // The store: everything durable in tensorfleet lives behind this interface.
 //
 // Two implementations (SQLite and PostgreSQL) pass one contract test suite
-// (tests/store_contract_test.cc). All methods are thread-safe and blocking; callers on the
-// network threads run them on a blocking pool. Errors: kUnavailable when the database cannot be
+// (tests/store_contract_test.cc). All methods are thread-safe and blocking (except the queue
+// writes' non-blocking forms, QueueStore::async_writes); callers on the network threads run them
+// on a blocking pool. Errors: kUnavailable when the database cannot be
 // reached (retry), kInternal for anything unexpected; the other codes are documented per method.
 #pragma once
 
@@ -77,6 +78,28 @@ class QueueStore {
   // before `now`); kNotFound if the message no longer exists.
   virtual Result<std::vector<Status>> ChangeVisibility(
       int64_t queue_id, const std::vector<VisibilityChange>& changes, TimeMs now) = 0;
+
+  // Non-blocking forms of SendMessages, ReceiveMessages and DeleteMessages, for callers that
+  // must not wait (coroutines on the network threads). Each calls `done` exactly once with what
+  // the blocking form returns. Where async_writes() is true they return at once and call `done`
+  // later, on a thread of the store's that runs the next write once `done` returns: `done`
+  // should hand the result on (post it) and return. Otherwise they run the blocking form on
+  // the calling thread, so callers that must not block use a pool instead.
+  virtual bool async_writes() const { return false; }
+  virtual void SendMessagesAsync(int64_t queue_id, std::vector<NewMessage> messages, TimeMs now,
+                                 TimeMs dedup_window_ms,
+                                 std::function<void(Result<std::vector<SentMessage>>)> done) {
+    done(SendMessages(queue_id, messages, now, dedup_window_ms));
+  }
+  virtual void ReceiveMessagesAsync(
+      const ReceiveOptions& options, TimeMs now,
+      std::function<void(Result<std::vector<ReceivedMessage>>)> done) {
+    done(ReceiveMessages(options, now));
+  }
+  virtual void DeleteMessagesAsync(int64_t queue_id, std::vector<Receipt> receipts,
+                                   std::function<void(Result<std::vector<Status>>)> done) {
+    done(DeleteMessages(queue_id, receipts));
+  }
 
   // Deletes every message in the queue; returns how many. kNotFound if the queue is absent.
   virtual Result<int64_t> PurgeQueue(int64_t queue_id) = 0;
