@@ -3,6 +3,7 @@
 //
 //   queue_bench --store PATH_OR_URL [--threads 8] [--seconds 8] [--latency-seconds 5]
 //               [--warmup 1] [--body-bytes 256] [--json FILE] [--only direct|http]
+//               [--io-threads 2]
 //               [--fsync-probe DIR [--probe-label TEXT]]
 //
 // --store: an SQLite file path (created if absent) or a postgresql:// URL. Every write is
@@ -34,6 +35,7 @@ constexpr TimeMs kVisibilityMs = 30 * kSecondMs;
 struct Options {
   std::string store_url;
   int threads = 8;
+  int io_threads = 2;  // the server's (AppOptions::io_threads)
   Timing throughput;
   Timing latency;
   std::string body;
@@ -164,6 +166,7 @@ Status RunHttp(const Options& o, Report& report) {
   ao.store_url = o.store_url;
   ao.http.port = 0;
   ao.handle_signals = false;
+  ao.io_threads = o.io_threads;
   ao.shutdown_grace = std::chrono::milliseconds(2000);
   auto app = api::App::Start(ao);
   if (!app.ok()) return app.status();
@@ -236,10 +239,11 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: queue_bench --store PATH_OR_URL [--threads 8] [--seconds 8] "
                  "[--latency-seconds 5] [--warmup 1] [--body-bytes 256] [--json FILE] "
-                 "[--only direct|http] [--fsync-probe DIR [--probe-label TEXT]]\n");
+                 "[--only direct|http] [--io-threads 2] [--fsync-probe DIR [--probe-label TEXT]]\n");
     return 2;
   }
   o.threads = static_cast<int>(f.Number("threads", 8));
+  o.io_threads = static_cast<int>(f.Number("io-threads", 2));
   o.throughput = {f.Number("warmup", 1), f.Number("seconds", 8)};
   o.latency = {f.Number("warmup", 1) / 2, f.Number("latency-seconds", 5)};
   o.body = Body(static_cast<size_t>(f.Number("body-bytes", 256)));
