@@ -213,22 +213,26 @@ TEST_F(ApiTest, FifoThroughTheApi) {
             std::string::npos);
 }
 
+// Watches the long-poll gauge until one receive is parked; false if none is after 5,000 looks.
+bool OneLongPollParks(const std::string& url, const std::string& token) {
+  auto client = http::Client::Create(url);
+  if (!client.ok()) return false;
+  for (int i = 0; i < 5000; ++i) {
+    auto m = (*client)->Send("GET", "/metrics", {{"Authorization", "Bearer " + token}}, "",
+                             std::chrono::seconds(5));
+    if (!m.ok()) return false;
+    if (m->body.find("tensorfleet_long_polls_waiting 1") != std::string::npos) return true;
+  }
+  return false;
+}
+
 TEST_F(ApiTest, LongPollWakesWhenAMessageArrives) {
   CreateQueue({{"name", "q"}});
   auto waiting = std::async(std::launch::async, [&] {
     return Receive("q", Json{{"wait_seconds", 20}});
   });
   // Send once the receive is parked (the long-poll gauge says so); it must then return it.
-  auto client = http::Client::Create(app_->url());
-  ASSERT_TRUE(client.ok());
-  bool parked = false;
-  for (int i = 0; i < 5000 && !parked; ++i) {
-    auto m = (*client)->Send("GET", "/metrics", {{"Authorization", "Bearer " + admin_token_}}, "",
-                             std::chrono::seconds(5));
-    ASSERT_TRUE(m.ok());
-    parked = m->body.find("tensorfleet_long_polls_waiting 1") != std::string::npos;
-  }
-  ASSERT_TRUE(parked);
+  ASSERT_TRUE(OneLongPollParks(app_->url(), admin_token_));
   Send("q", Json::array({{{"body", "wake up"}}}));
   auto got = waiting.get();
   ASSERT_EQ(got.size(), 1u);
@@ -238,6 +242,25 @@ TEST_F(ApiTest, LongPollWakesWhenAMessageArrives) {
 TEST_F(ApiTest, LongPollReturnsEmptyWhenTheWaitEnds) {
   CreateQueue({{"name", "q"}});
   EXPECT_TRUE(Receive("q", Json{{"wait_seconds", 1}}).empty());
+}
+
+// A receive waiting 20 s, far past the 2 s grace, is answered at once, as if its wait had
+// ended: 200 with no messages, not a 503 when the grace runs out.
+TEST_F(ApiTest, ShutdownEndsAWaitingLongPollWithAnEmptyAnswer) {
+  CreateQueue({{"name", "q"}});
+  auto waiting = std::async(std::launch::async, [&] {
+    auto client = http::Client::Create(app_->url());
+    return (*client)->Send("POST", "/v1/queues/q/receive",
+                           {{"Authorization", "Bearer " + admin_token_}}, R"({"wait_seconds":20})",
+                           std::chrono::seconds(30));
+  });
+  ASSERT_TRUE(OneLongPollParks(app_->url(), admin_token_));
+  app_->Stop();
+  app_->Wait();
+  auto r = waiting.get();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Json::parse(r->body)["messages"], Json::array()) << r->body;
 }
 
 TEST_F(ApiTest, GracefulShutdownAnswersWaitingLongPolls) {

@@ -119,6 +119,31 @@ TEST(HttpClientTest, ConnectionDroppedMidResponseIsUnavailable) {
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
 }
 
+// A long poll that the server never answers ends when another thread cancels the client, and
+// the client refuses calls after that. Without Cancel the call would wait its whole minute and
+// end as kDeadlineExceeded.
+TEST(HttpClientTest, CancelEndsACallInProgressAndEveryLaterOne) {
+  asio::io_context io;
+  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::address_v4::loopback(), 0));
+  auto client = ClientFor("http://127.0.0.1:" + std::to_string(acceptor.local_endpoint().port()));
+  std::promise<Result<ClientResponse>> answered;
+  std::thread caller([&] { answered.set_value(client->Send("GET", "/poll", {}, "", 60s)); });
+  tcp::socket socket(io);
+  acceptor.accept(socket);
+  std::string head;
+  asio::read_until(socket, asio::dynamic_buffer(head), "\r\n\r\n");
+  EXPECT_NE(head.find("GET /poll"), std::string::npos);
+  client->Cancel();  // the request has arrived: the client now waits for an answer
+  Result<ClientResponse> r = answered.get_future().get();
+  caller.join();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("cancelled"), std::string::npos) << r.status().ToString();
+  r = client->Send("GET", "/again", {}, "", 60s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("cancelled"), std::string::npos) << r.status().ToString();
+}
+
 TEST(HttpClientTest, StreamingAcceptsAPlainBody) {
   ScriptedServer server({"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found"});
   std::string got;

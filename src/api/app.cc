@@ -152,6 +152,10 @@ class AppImpl final : public App {
       if (stopping_) return;
       stopping_ = true;
     }
+    // Waiting long polls answer now with what they have (as when their wait ends), instead of
+    // holding the graceful shutdown for up to their whole wait.
+    wakeups_.Close();
+    node_wakeups_.Close();
     if (!server_) {
       Finish();
       return;

@@ -14,7 +14,9 @@
 #include "base/async.h"  // first: see the note on <utility> there
 
 #include <array>
+#include <atomic>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
@@ -174,6 +176,15 @@ class ClientImpl final : public Client {
                 r.on_chunk ? &r.on_chunk : nullptr, &r});
   }
 
+  void Cancel() override {
+    cancelled_ = true;
+    // Runs on the calling thread's io_.run(), if a call is in progress; a call that has not got
+    // that far sees cancelled_ before and after connecting.
+    asio::post(io_, [this] {
+      if (stream_) stream_->cancel();
+    });
+  }
+
  private:
   enum class Outcome { kDone, kRetry };
 
@@ -215,10 +226,16 @@ class ClientImpl final : public Client {
   asio::io_context io_{1};
   std::optional<beast::tcp_stream> stream_;  // engaged while a connection is open
   beast::flat_buffer buffer_;                // bytes read past the last response
+  std::atomic<bool> cancelled_{false};
 };
+
+Status Cancelled(const Call& call) {
+  return Unavailable("http client: " + call.method + " " + call.target + ": cancelled");
+}
 
 Result<ClientResponse> ClientImpl::Run(const Call& call) {
   TF_RETURN_IF_ERROR(CheckRequest(call.method, call.target, call.headers));
+  if (cancelled_) return Cancelled(call);
   std::optional<Result<ClientResponse>> result;
   std::string failure;
   io_.restart();
@@ -233,6 +250,10 @@ Result<ClientResponse> ClientImpl::Run(const Call& call) {
     }
   });
   io_.run();
+  if (cancelled_) {
+    Disconnect();
+    return Cancelled(call);
+  }
   if (!result) {
     Disconnect();
     return Internal("http client: " + call.method + " " + call.target + " failed: " + failure);
@@ -252,6 +273,10 @@ awaitable<void> ClientImpl::Converse(const Call& call, std::optional<Result<Clie
                                                      : call.deadline);
       if (!status.ok()) {
         *out = status;
+        co_return;
+      }
+      if (cancelled_) {
+        *out = Cancelled(call);
         co_return;
       }
     }

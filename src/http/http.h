@@ -185,6 +185,11 @@ class Client {
 
   // Sends `request` (see ClientRequest). Errors as for Send.
   virtual Result<ClientResponse> Exchange(const ClientRequest& request) = 0;
+
+  // Safe from any thread: ends the call in progress, if any, and every later one, with
+  // kUnavailable ("cancelled"). For a thread that must stop while this client waits on a long
+  // poll.
+  virtual void Cancel() = 0;
 };
 
 

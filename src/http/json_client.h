@@ -30,6 +30,9 @@ class JsonClient {
                               const nlohmann::json& body = nullptr,
                               std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
+  // Safe from any thread: ends the call in progress and every later one (Client::Cancel).
+  void Cancel() { client_->Cancel(); }
+
   const std::string& base_url() const { return base_url_; }
 
  private:

@@ -41,7 +41,7 @@ awaitable<Result<std::vector<Message>>> ReceiveWithWait(QueueService& service,
     result = co_await ReceiveOnceAsync(service, pool, project_id, queue, params.receive);
     if (!result.ok() || !result->empty()) break;
     auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) break;
+    if (now >= deadline || wakeups.closed()) break;
     if (waiter->notified) continue;
     waiter->timer.expires_at(std::min(deadline, now + kRecheck));
     boost::system::error_code ec;

@@ -28,12 +28,24 @@ void QueueWakeups::Notify(int64_t queue_id) {
     if (it == waiters_.end()) return;
     to_wake.assign(it->second.begin(), it->second.end());
   }
-  for (auto& w : to_wake) {
-    asio::post(w->timer.get_executor(), [w] {
-      w->notified = true;
-      w->timer.cancel();
-    });
+  for (auto& w : to_wake) Wake(w);
+}
+
+void QueueWakeups::Close() {
+  closed_ = true;
+  std::vector<std::shared_ptr<Waiter>> to_wake;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, set] : waiters_) to_wake.insert(to_wake.end(), set.begin(), set.end());
   }
+  for (auto& w : to_wake) Wake(w);
+}
+
+void QueueWakeups::Wake(const std::shared_ptr<Waiter>& w) {
+  asio::post(w->timer.get_executor(), [w] {
+    w->notified = true;
+    w->timer.cancel();
+  });
 }
 
 size_t QueueWakeups::waiting() const {

@@ -5,6 +5,7 @@
 // HTTP server runs each connection on one).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -32,11 +33,19 @@ class QueueWakeups {
   // Thread-safe; called by the store's listener.
   void Notify(int64_t queue_id);
 
+  // Thread-safe: wakes every waiter, and closed() is true from now on, so that long polls
+  // answer with what they have instead of holding a server's graceful shutdown until they end.
+  void Close();
+  bool closed() const { return closed_.load(); }
+
   size_t waiting() const;
 
  private:
+  static void Wake(const std::shared_ptr<Waiter>& w);
+
   mutable std::mutex mu_;
   std::map<int64_t, std::set<std::shared_ptr<Waiter>>> waiters_;  // guarded by mu_
+  std::atomic<bool> closed_{false};
 };
 
 }  // namespace tf::queues

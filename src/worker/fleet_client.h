@@ -58,6 +58,10 @@ class FleetClient {
   Status AddSamples(const Assignment& a, const std::vector<MetricSampleOut>& samples);
   Status Drain(int64_t deadline_ms, const std::string& reason);
 
+  // Safe from any thread: ends the call in progress (a long poll for assignments) and every
+  // later one with kUnavailable.
+  void Cancel() { client_->Cancel(); }
+
   const std::string& server_url() const { return server_url_; }
   const std::string& node_id() const { return node_id_; }
 

@@ -111,6 +111,8 @@ class WorkerImpl final : public Worker {
       for (auto& [key, runner] : runners_) {
         runner->Stop(StopKind::kInterrupt, grace, "the worker on " + options_.name + " is shutting down");
       }
+      // The assignment loop may be waiting on a long poll of up to kAssignmentWaitMs.
+      if (assignments_client_ != nullptr) assignments_client_->Cancel();
     }
     cv_.notify_all();
   }
@@ -200,9 +202,15 @@ class WorkerImpl final : public Worker {
   void AssignmentLoop() {
     auto client = fleet_->Clone();
     if (!client.ok()) return;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+      assignments_client_ = client->get();
+    }
     std::string known;
     while (!stopping()) {
       auto got = (*client)->Assignments(known, kAssignmentWaitMs);
+      if (stopping()) break;
       if (!got.ok()) {
         spdlog::warn("assignments: {}", got.status().ToString());
         SleepUnlessStopping(kRetryPause);
@@ -211,6 +219,8 @@ class WorkerImpl final : public Worker {
       known = got->digest;
       Reconcile(*got);
     }
+    std::lock_guard lock(mu_);
+    assignments_client_ = nullptr;
   }
 
   // Makes what runs here match what the server wants.
@@ -310,6 +320,7 @@ class WorkerImpl final : public Worker {
   bool stopping_ = false;                                          // guarded by mu_
   std::map<std::string, std::unique_ptr<RankRunner>> runners_;     // guarded by mu_
   std::set<std::string> finished_;                                 // guarded by mu_
+  FleetClient* assignments_client_ = nullptr;  // the assignment loop's own; guarded by mu_
 };
 
 }  // namespace
