@@ -244,16 +244,25 @@ TEST_F(ApiTest, LongPollReturnsEmptyWhenTheWaitEnds) {
   EXPECT_TRUE(Receive("q", Json{{"wait_seconds", 1}}).empty());
 }
 
+// A receive on `queue` with its own client, waiting up to `wait_seconds`, answered later.
+std::future<Result<http::ClientResponse>> ReceiveInBackground(const std::string& url,
+                                                              const std::string& token,
+                                                              const std::string& queue,
+                                                              int wait_seconds) {
+  return std::async(std::launch::async, [=] {
+    auto client = http::Client::Create(url);
+    if (!client.ok()) return Result<http::ClientResponse>(client.status());
+    return (*client)->Send("POST", "/v1/queues/" + queue + "/receive",
+                           {{"Authorization", "Bearer " + token}},
+                           Json{{"wait_seconds", wait_seconds}}.dump(), std::chrono::seconds(30));
+  });
+}
+
 // A receive waiting 20 s, far past the 2 s grace, is answered at once, as if its wait had
 // ended: 200 with no messages, not a 503 when the grace runs out.
 TEST_F(ApiTest, ShutdownEndsAWaitingLongPollWithAnEmptyAnswer) {
   CreateQueue({{"name", "q"}});
-  auto waiting = std::async(std::launch::async, [&] {
-    auto client = http::Client::Create(app_->url());
-    return (*client)->Send("POST", "/v1/queues/q/receive",
-                           {{"Authorization", "Bearer " + admin_token_}}, R"({"wait_seconds":20})",
-                           std::chrono::seconds(30));
-  });
+  auto waiting = ReceiveInBackground(app_->url(), admin_token_, "q", 20);
   ASSERT_TRUE(OneLongPollParks(app_->url(), admin_token_));
   app_->Stop();
   app_->Wait();
@@ -265,12 +274,7 @@ TEST_F(ApiTest, ShutdownEndsAWaitingLongPollWithAnEmptyAnswer) {
 
 TEST_F(ApiTest, GracefulShutdownAnswersWaitingLongPolls) {
   CreateQueue({{"name", "q"}});
-  auto waiting = std::async(std::launch::async, [&] {
-    auto client = http::Client::Create(app_->url());
-    return (*client)->Send("POST", "/v1/queues/q/receive",
-                           {{"Authorization", "Bearer " + admin_token_}}, R"({"wait_seconds":3})",
-                           std::chrono::seconds(30));
-  });
+  auto waiting = ReceiveInBackground(app_->url(), admin_token_, "q", 3);
   app_->Stop();
   app_->Wait();
   auto r = waiting.get();
