@@ -1,7 +1,10 @@
-// One matmul per weight type on one thread: how many bytes of weights per second each typed
-// kernel of the best kernel set streams, for one token (decode) or several.
+// One matmul per weight type: how many bytes of weights per second each typed kernel of the best
+// kernel set streams, for one token (decode) or several, on one thread or split by rows over
+// several as the model splits them (engine::MatMul, activations quantised in the call). Q8_0
+// and Q4_0 run on their rows as stored and, where the kernels have one, on the packed matmul
+// (packed_blocks.h), as a model loaded on this CPU runs them.
 //
-//   engine_matmul_bench [--rows 8192] [--cols 4096] [--tokens 1] [--reps 5]
+//   engine_matmul_bench [--rows 8192] [--cols 4096] [--tokens 1] [--reps 5] [--threads 1]
 //
 // A matrix much larger than the caches measures the kernel against memory bandwidth (the F32
 // kernel is the yardstick: it does the least arithmetic per byte); one that fits in the caches
@@ -14,7 +17,10 @@
 #include "bench_util.h"
 #include "engine/dtype.h"
 #include "engine/kernels/kernels.h"
+#include "engine/kernels/packed_blocks.h"
+#include "engine/matmul.h"
 #include "engine/quant.h"
+#include "engine/thread_pool.h"
 
 namespace tf::bench {
 namespace {
@@ -25,7 +31,9 @@ int Run(const Flags& flags) {
   const auto cols = static_cast<int64_t>(flags.Number("cols", 4096)) / 32 * 32;
   const auto tokens = static_cast<int64_t>(flags.Number("tokens", 1));
   const int reps = static_cast<int>(flags.Number("reps", 5));
+  const int threads = static_cast<int>(flags.Number("threads", 1));
   const auto& k = engine::kernels::BestKernels();
+  engine::ThreadPool pool(threads);
   std::mt19937 rng(1);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   std::vector<float> w(rows * cols), x(tokens * cols), y(tokens * rows);
@@ -42,29 +50,37 @@ int Run(const Flags& flags) {
     engine::QuantizeRowQ8_0(&w[r * cols], cols, &q8[r * engine::RowBytes(DType::kQ8_0, cols)]);
     engine::QuantizeRowQ4_0(&w[r * cols], cols, &q4[r * engine::RowBytes(DType::kQ4_0, cols)]);
   }
-  std::vector<engine::kernels::ActivationBlock> xq(tokens * cols / 32);
-  for (int64_t t = 0; t < tokens; ++t) {
-    engine::kernels::QuantizeActivations(&x[t * cols], cols, &xq[t * cols / 32]);
-  }
-  std::printf("%lld x %lld, %lld token(s), one thread, %s kernels\n", static_cast<long long>(rows),
-              static_cast<long long>(cols), static_cast<long long>(tokens), k.name);
-  auto time = [&](const char* name, double bytes, auto fn) {
-    fn();  // warm up
+  std::vector<uint8_t> q8_packed(engine::kernels::PackedQ8_0Bytes(rows, cols)),
+      q4_packed(engine::kernels::PackedQ4_0Bytes(rows, cols));
+  const int64_t groups = (rows + engine::kernels::kPackRows - 1) / engine::kernels::kPackRows;
+  engine::kernels::PackQ8_0(q8.data(), rows, cols, 0, groups, q8_packed.data());
+  engine::kernels::PackQ4_0(q4.data(), rows, cols, 0, groups, q4_packed.data());
+  std::printf("%lld x %lld, %lld token(s), %d thread(s), %s kernels\n",
+              static_cast<long long>(rows), static_cast<long long>(cols),
+              static_cast<long long>(tokens), threads, k.name);
+  auto time = [&](const char* name, DType type, const void* data, const void* packed) {
+    const engine::WeightMatrix m{type, data, rows, cols, name, packed};
+    const double bytes = static_cast<double>(rows) * static_cast<double>(m.row_bytes());
+    auto run = [&] { engine::MatMul(k, pool, m, x.data(), y.data(), tokens); };
+    run();  // warm up
     auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < reps; ++i) fn();
+    for (int i = 0; i < reps; ++i) run();
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     s /= reps;
-    std::printf("%-5s %8.1f MB  %8.2f GB/s of weights  %10.1f us\n", name, bytes / 1e6,
-                bytes / s / 1e9, s * 1e6);
+    std::printf("%-13s %8.1f MB  %8.2f GB/s of weights  %7.1f G multiply-adds/s  %10.1f us\n", name,
+                bytes / 1e6, bytes / s / 1e9, static_cast<double>(rows) * cols * tokens / s / 1e9,
+                s * 1e6);
   };
-  time("F32", rows * cols * 4.0,
-       [&] { k.matmul_rows(w.data(), x.data(), y.data(), tokens, cols, rows, 0, rows); });
-  time("F16", rows * cols * 2.0,
-       [&] { k.matmul_f16(f16.data(), x.data(), y.data(), tokens, cols, rows, 0, rows); });
-  time("Q8_0", static_cast<double>(q8.size()),
-       [&] { k.matmul_q8_0(q8.data(), xq.data(), y.data(), tokens, cols, rows, 0, rows); });
-  time("Q4_0", static_cast<double>(q4.size()),
-       [&] { k.matmul_q4_0(q4.data(), xq.data(), y.data(), tokens, cols, rows, 0, rows); });
+  time("F32", DType::kF32, w.data(), nullptr);
+  time("F16", DType::kF16, f16.data(), nullptr);
+  time("Q8_0", DType::kQ8_0, q8.data(), nullptr);
+  if (k.matmul_q8_0_packed != nullptr) {
+    time("Q8_0 packed", DType::kQ8_0, q8.data(), q8_packed.data());
+  }
+  time("Q4_0", DType::kQ4_0, q4.data(), nullptr);
+  if (k.matmul_q4_0_packed != nullptr) {
+    time("Q4_0 packed", DType::kQ4_0, q4.data(), q4_packed.data());
+  }
   return 0;
 }
 

@@ -7,8 +7,9 @@ namespace tf::engine {
 namespace {
 
 // Threads get whole groups of this many rows, so that their ranges start and end on the
-// kernels' row tiles (at most 8 rows) rather than leaving a few rows to the one-row tile.
-constexpr int64_t kRowGroup = 8;
+// kernels' row tiles (at most 8 rows; the packed block matmuls' groups of 16) rather than
+// leaving a few rows to the one-row tile or one group to both threads.
+constexpr int64_t kRowGroup = 16;
 
 // Rows [b, e) of one part, on whichever kernel its type needs. xq: the activations quantised
 // (for Q8_0 and Q4_0 parts).
@@ -27,10 +28,18 @@ void PartRows(const kernels::KernelSet& k, const MatMulPart& p, const float* x,
       k.matmul_bf16(w.data, x, p.y, n, n_in, n_out, b, e);
       return;
     case DType::kQ8_0:
-      k.matmul_q8_0(w.data, xq, p.y, n, n_in, n_out, b, e);
+      if (w.packed != nullptr && k.matmul_q8_0_packed != nullptr) {
+        k.matmul_q8_0_packed(w.packed, xq, p.y, n, n_in, n_out, b, e);
+      } else {
+        k.matmul_q8_0(w.data, xq, p.y, n, n_in, n_out, b, e);
+      }
       return;
     case DType::kQ4_0:
-      k.matmul_q4_0(w.data, xq, p.y, n, n_in, n_out, b, e);
+      if (w.packed != nullptr && k.matmul_q4_0_packed != nullptr) {
+        k.matmul_q4_0_packed(w.packed, xq, p.y, n, n_in, n_out, b, e);
+      } else {
+        k.matmul_q4_0(w.data, xq, p.y, n, n_in, n_out, b, e);
+      }
       return;
   }
 }

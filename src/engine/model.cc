@@ -5,6 +5,7 @@
 
 #include "engine/gguf_model.h"
 #include "engine/matmul.h"
+#include "engine/pack_weights.h"
 #include "engine/rope.h"
 
 namespace tf::engine {
@@ -40,6 +41,7 @@ Result<std::unique_ptr<Model>> Model::FromWeights(ModelConfig config, ModelWeigh
   TF_RETURN_IF_ERROR(CheckWeights(config, weights));
   std::unique_ptr<Model> model(new Model(std::move(config), std::move(weights), options));
   QuantizeWeights(options.quantize, model->pool_, &model->weights_);
+  PackBlockWeights(*model->kernels_, model->pool_, &model->weights_);
   return model;
 }
 

@@ -35,6 +35,10 @@ struct WeightMatrix {
   int64_t rows = 0;
   int64_t cols = 0;
   std::string name;  // the tensor's name in its file, for errors
+  // Q8_0 / Q4_0 only: the same rows repacked for the kernel set's packed matmul
+  // (kernels/packed_blocks.h), which Model::FromWeights makes where the kernels have one; null
+  // otherwise. Loaders leave it null.
+  const void* packed = nullptr;
 
   size_t row_bytes() const { return RowBytes(type, cols); }
   const uint8_t* row(int64_t r) const {

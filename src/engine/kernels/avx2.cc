@@ -248,6 +248,7 @@ int64_t Argmax(const float* x, int64_t n) {
 
 const KernelSet kAvx2KernelSet = {"avx2",         MatmulRows,     RmsNorm,        Rope,
                                   SiluMul,        Softmax,        AttentionHead,  Argmax,
-                                  Avx2MatmulF16,  Avx2MatmulBf16, Avx2MatmulQ8_0, Avx2MatmulQ4_0};
+                                  Avx2MatmulF16,  Avx2MatmulBf16, Avx2MatmulQ8_0, Avx2MatmulQ4_0,
+                                  nullptr,        nullptr};
 
 }  // namespace tf::engine::kernels

@@ -30,6 +30,8 @@ const KernelSet* Avx512Kernels() {
       if (__builtin_cpu_supports("avx512vnni")) {
         set.matmul_q8_0 = VnniMatmulQ8_0;
         set.matmul_q4_0 = VnniMatmulQ4_0;
+        set.matmul_q8_0_packed = VnniMatmulQ8_0Packed;
+        set.matmul_q4_0_packed = VnniMatmulQ4_0Packed;
       }
     }
     set.matmul_rows = Avx512MatmulRows;

@@ -13,15 +13,17 @@
 namespace tf::engine::kernels {
 
 // One block of 32 activations quantised to 8 bits for the Q8_0 / Q4_0 matmuls: x[i] ~ d * q[i],
-// |q[i]| <= 127 (QuantizeActivations).
+// |q[i]| <= 127 (QuantizeActivations); sum is the sum of the q[i] (what the packed matmuls
+// subtract their weights' offset with, packed_blocks.h).
 struct ActivationBlock {
   float d;
+  int32_t sum;
   int8_t q[32];
 };
 
 // Quantises n activations (n a multiple of 32) to n / 32 blocks: d = max|x| / 127, q[i] =
-// round(x[i] / d), ties to even. x: [n], out: [n / 32]. Plain code shared by every kernel set, so
-// all of them see the same blocks.
+// round(x[i] / d), ties to even, and their sum. x: [n], out: [n / 32]. Plain code shared by every
+// kernel set, so all of them see the same blocks.
 void QuantizeActivations(const float* x, int64_t n, ActivationBlock* out);
 
 struct KernelSet {
@@ -77,6 +79,15 @@ struct KernelSet {
                       int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
   void (*matmul_q4_0)(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
                       int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
+
+  // The same products over weights repacked 16 rows side by side (packed_blocks.h: PackQ8_0,
+  // PackQ4_0), in that file's order per output, equal to RefMatmulQ8_0Packed bit for bit; null
+  // where the set has none (then Model keeps its block matrices as they are). w: the repacked
+  // matrix of n_out rows; other arguments as matmul_q8_0.
+  void (*matmul_q8_0_packed)(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
+                             int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
+  void (*matmul_q4_0_packed)(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
+                             int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
 };
 
 // The plain scalar versions: the definition of what each kernel computes.

@@ -43,5 +43,10 @@ void VnniMatmulQ8_0(const void* w, const ActivationBlock* x, float* y, int64_t n
                     int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
 void VnniMatmulQ4_0(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
                     int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
+// packed_avx512.cc, needs AVX-512 F, BW, VL and VNNI (and F16C): the packed block matmuls.
+void VnniMatmulQ8_0Packed(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
+                          int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
+void VnniMatmulQ4_0Packed(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
+                          int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
 
 }  // namespace tf::engine::kernels

@@ -44,10 +44,13 @@ void QuantizeActivations(const float* x, int64_t n, ActivationBlock* out) {
     const float d = amax / 127.0f;
     const float inv = d != 0 ? 127.0f / amax : 0.0f;
     out[b].d = d;
+    int32_t sum = 0;
     for (int i = 0; i < 32; ++i) {
       float q = Clamp(RoundHalfEven(v[i] * inv), -127.0f, 127.0f);
       out[b].q[i] = static_cast<int8_t>(q);
+      sum += out[b].q[i];
     }
+    out[b].sum = sum;
   }
 }
 
