@@ -11,52 +11,53 @@
 namespace tf::engine::kernels {
 namespace {
 
-// R rows against every token: tiles of 4 tokens, then the last one to three.
-template <int R, typename TileFn>
-void RowBlock(int64_t r0, int64_t n_tokens, const TileFn& tile) {
-  int64_t t = 0;
-  for (; t + 4 <= n_tokens; t += 4) tile.template operator()<R, 4>(r0, t);
-  switch (n_tokens - t) {
-    case 3:
-      tile.template operator()<R, 3>(r0, t);
-      break;
-    case 2:
-      tile.template operator()<R, 2>(r0, t);
-      break;
-    case 1:
-      tile.template operator()<R, 1>(r0, t);
-      break;
-    default:
-      break;
+// tile<R, left>(r0, t0) for the last `left` (0 to T) tokens, as a compile-time tile width.
+template <int R, int T, typename TileFn>
+void TokenTail(int64_t r0, int64_t t0, int64_t left, const TileFn& tile) {
+  if constexpr (T > 0) {
+    if (left == T) {
+      tile.template operator()<R, T>(r0, t0);
+    } else {
+      TokenTail<R, T - 1>(r0, t0, left, tile);
+    }
   }
 }
 
+// R rows against every token: tiles of kT tokens, then the last 1 to kT - 1.
+template <int R, int kT, typename TileFn>
+void RowBlock(int64_t r0, int64_t n_tokens, const TileFn& tile) {
+  int64_t t = 0;
+  for (; t + kT <= n_tokens; t += kT) tile.template operator()<R, kT>(r0, t);
+  TokenTail<R, kT - 1>(r0, t, n_tokens - t, tile);
+}
+
 // Rows [row_begin, row_end), R at a time, the last ones one at a time, each against every
-// token: tile<R, T>(r0, t0). Rows are the outer loop, so each weight row comes from memory once
-// for the whole batch while the tokens stay in cache.
-template <int R, typename TileFn>
+// token in tiles of kT: tile<R, T>(r0, t0). Rows are the outer loop, so each weight row comes
+// from memory once for the whole batch while the tokens stay in cache.
+template <int R, typename TileFn, int kT = 4>
 void ForRows(int64_t n_tokens, int64_t row_begin, int64_t row_end, const TileFn& tile) {
   int64_t r = row_begin;
-  for (; r + R <= row_end; r += R) RowBlock<R>(r, n_tokens, tile);
-  for (; r < row_end; ++r) RowBlock<1>(r, n_tokens, tile);
+  for (; r + R <= row_end; r += R) RowBlock<R, kT>(r, n_tokens, tile);
+  for (; r < row_end; ++r) RowBlock<1, kT>(r, n_tokens, tile);
 }
 
 // Runs tile<R, T>(r0, t0) over rows [row_begin, row_end) and every token. Rows are the outer
 // loop, so each weight row comes from memory once per call however many tokens there are (the
-// tokens stay in cache). Several tokens: R rows at a time, R * min(T, 4) about kChains
-// accumulators, the last rows one at a time. One token (decode): one row at a time, so that the
-// weights are read as one sequential stream, which the hardware prefetcher follows at full
-// bandwidth; interleaving 4 or 8 rows of 768 weights (8 short streams, software-prefetched)
-// reached half of it. The next rows' independent sums overlap out of order.
-template <int kChains, typename TileFn>
+// tokens stay in cache). Two tokens: kChains / 2 rows at a time; three or more: kManyRows rows
+// by tiles of up to kT tokens; the last rows one at a time. One token (decode): one row at a
+// time, so that the weights are read as one sequential stream, which the hardware prefetcher
+// follows at full bandwidth; interleaving 4 or 8 rows of 768 weights (8 short streams,
+// software-prefetched) reached half of it. The next rows' independent sums overlap out of order.
+template <int kChains, int kManyRows = (kChains >= 4 ? kChains / 4 : 1), int kT = 4,
+          typename TileFn>
 void ForTiles(int64_t n_tokens, int64_t row_begin, int64_t row_end, const TileFn& tile) {
-  constexpr int kR2 = kChains >= 2 ? kChains / 2 : 1, kR4 = kChains >= 4 ? kChains / 4 : 1;
+  constexpr int kR2 = kChains >= 2 ? kChains / 2 : 1;
   if (n_tokens == 1) {
-    ForRows<1>(n_tokens, row_begin, row_end, tile);
+    ForRows<1, TileFn, kT>(n_tokens, row_begin, row_end, tile);
   } else if (n_tokens == 2) {
-    ForRows<kR2>(n_tokens, row_begin, row_end, tile);
+    ForRows<kR2, TileFn, kT>(n_tokens, row_begin, row_end, tile);
   } else {
-    ForRows<kR4>(n_tokens, row_begin, row_end, tile);
+    ForRows<kManyRows, TileFn, kT>(n_tokens, row_begin, row_end, tile);
   }
 }
 
@@ -65,13 +66,25 @@ void ForTiles(int64_t n_tokens, int64_t row_begin, int64_t row_end, const TileFn
 // or Q4_0), with the signatures typed_avx2.cc's have. Both aim at 8 accumulators
 // (R * min(T, 4); one token: one row, see ForTiles). Block tiles at 8 rather than 4 took 16
 // tokens of Q8_0 from 2.55 to 2.9-3.1 GB/s of weights on engine_matmul_bench (AVX2: 2.22 to 2.51).
+// Tiles::kTokens16 (if present) widens the 16-bit tiles of three or more tokens to that many
+// tokens by two rows (AVX-512's 32 registers hold 16 accumulators and 8 tokens' activations).
+template <typename Tiles>
+constexpr int TokenTile16() {
+  if constexpr (requires { Tiles::kTokens16; }) {
+    return Tiles::kTokens16;
+  } else {
+    return 4;
+  }
+}
+
 template <typename Tiles, typename Type>
 void Matmul16(const void* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
               int64_t n_out, int64_t row_begin, int64_t row_end) {
   const auto* bytes = static_cast<const uint8_t*>(w);
-  ForTiles<8>(n_tokens, row_begin, row_end, [&]<int R, int T>(int64_t r0, int64_t t0) {
-    Tiles::template Tile16<Type, R, T>(bytes, x, y, n_in, n_out, r0, t0);
-  });
+  ForTiles<8, 2, TokenTile16<Tiles>()>(
+      n_tokens, row_begin, row_end, [&]<int R, int T>(int64_t r0, int64_t t0) {
+        Tiles::template Tile16<Type, R, T>(bytes, x, y, n_in, n_out, r0, t0);
+      });
 }
 
 template <typename Tiles, typename Block, typename Activations>
