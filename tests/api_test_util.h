@@ -5,11 +5,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <string>
 
 #include "api/app.h"
 #include "http/http.h"
+#include "in_process_app.h"
 #include "store_test_env.h"
 
 namespace tf::testing {
@@ -24,18 +24,12 @@ struct ApiReply {
 class ApiFixture : public ::testing::Test {
  protected:
   void SetUp() override {
-    api::AppOptions o;
-    o.data_dir = dir_.path();
-    o.http.port = 0;
+    api::AppOptions o = InProcessAppOptions(dir_.path());
     o.clock = &clock_;
-    o.handle_signals = false;
-    o.shutdown_grace = std::chrono::milliseconds(2000);
-    auto app = api::App::Start(o);
-    ASSERT_TRUE(app.ok()) << app.status().ToString();
-    app_ = std::move(app).value();
-    std::ifstream f(api::AdminTokenPath(dir_.path()));
-    std::getline(f, admin_token_);
-    ASSERT_FALSE(admin_token_.empty());
+    auto started = StartInProcessApp(o);
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    app_ = std::move(started->app);
+    admin_token_ = started->admin_token;
   }
 
   void TearDown() override { app_.reset(); }

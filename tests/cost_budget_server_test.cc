@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -27,6 +26,7 @@
 #include "eventually.h"
 #include "fleet/node_info.h"
 #include "http/json_client.h"
+#include "in_process_app.h"
 #include "jobs/job_service.h"
 #include "program_run.h"
 #include "store_test_env.h"
@@ -36,6 +36,8 @@ namespace {
 
 using ::testing::HasSubstr;
 using tf::testing::TempDir;
+using tf::testing::InProcessAppOptions;
+using tf::testing::StartInProcessApp;
 using Json = nlohmann::json;
 using budget_testing::Date;
 using budget_testing::SilentListener;
@@ -46,20 +48,15 @@ class BudgetServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     clock_.Set(Date("2026-11-20") + 10 * kHourMs);
-    api::AppOptions o;
-    o.data_dir = dir_.path() / "server";
-    o.http.port = 0;
+    api::AppOptions o = InProcessAppOptions(dir_.path() / "server");
     o.clock = &clock_;
-    o.handle_signals = false;
-    o.shutdown_grace = std::chrono::milliseconds(2000);
     o.controller_interval = std::chrono::milliseconds(50);
     o.budget_interval = std::chrono::milliseconds(50);
     o.heartbeat_timeout_ms = 365 * kDayMs;  // the node here never heartbeats
-    auto app = api::App::Start(o);
-    ASSERT_TRUE(app.ok()) << app.status().ToString();
-    app_ = std::move(app).value();
-    std::ifstream f(api::AdminTokenPath(o.data_dir));
-    std::getline(f, admin_token_);
+    auto started = StartInProcessApp(o);
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    app_ = std::move(started->app);
+    admin_token_ = started->admin_token;
     api_ = Client(admin_token_);
   }
 

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
-#include <fstream>
 
 #include "api/app.h"
 #include "base/time_format.h"
@@ -13,6 +12,7 @@
 #include "eventually.h"
 #include "http/http.h"
 #include "http/json_client.h"
+#include "in_process_app.h"
 #include "pg_test_schema.h"
 #include "program_run.h"
 #include "server_process.h"
@@ -28,11 +28,7 @@ constexpr double kPrice = 12.5;  // the worker's --price, per hour
 class CostReportE2eTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    api::AppOptions o;
-    o.data_dir = dir_.path() / "server";
-    o.http.port = 0;
-    o.handle_signals = false;
-    o.shutdown_grace = std::chrono::milliseconds(2000);
+    api::AppOptions o = InProcessAppOptions(dir_.path() / "server");
     o.controller_interval = std::chrono::milliseconds(100);
     o.heartbeat_timeout_ms = 3000;
     if (GetParam() == "postgresql") {
@@ -41,11 +37,10 @@ class CostReportE2eTest : public ::testing::TestWithParam<std::string> {
           std::make_unique<PgTestSchema>(std::getenv("TENSORFLEET_TEST_POSTGRES_URL"), "tf_cost_");
       o.store_url = schema_->url();
     }
-    auto app = api::App::Start(o);
-    ASSERT_TRUE(app.ok()) << app.status().ToString();
-    app_ = std::move(app).value();
-    std::ifstream f(api::AdminTokenPath(o.data_dir));
-    std::getline(f, admin_token_);
+    auto started = StartInProcessApp(o);
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    app_ = std::move(started->app);
+    admin_token_ = started->admin_token;
     api_ = std::move(http::JsonClient::Create(app_->url(), admin_token_)).value();
   }
 

@@ -331,7 +331,9 @@ TEST_F(GangTest, TwoNodesTrainTheExampleWithDdpAndSucceed) {
   EXPECT_NE(done["attempts"][0]["ranks"][0]["node"], done["attempts"][0]["ranks"][1]["node"]);
   for (int rank = 0; rank < 2; ++rank) {
     std::string log = Log(id, 1, rank);
-    if (rank == 0) EXPECT_NE(log.find("2 rank(s)"), std::string::npos) << log;  // the main rank says
+    if (rank == 0) {  // the main rank says
+      EXPECT_NE(log.find("2 rank(s)"), std::string::npos) << log;
+    }
     EXPECT_NE(log.find("node rank " + std::to_string(rank) + " of 2"), std::string::npos) << log;
     EXPECT_NE(log.find("rank " + std::to_string(rank) + " final weights sha256="), std::string::npos)
         << log;
@@ -379,7 +381,9 @@ TEST_F(GangTest, KillingOneWorkerOfAGangRestartsTheWholeGangFromTheCheckpoint) {
   for (int rank = 0; rank < 2; ++rank) {
     std::string log = Log(id, 2, rank);
     EXPECT_NE(log.find("restored checkpoint"), std::string::npos) << log;
-    if (rank == 0) EXPECT_NE(log.find("resumed from step "), std::string::npos) << log;
+    if (rank == 0) {
+      EXPECT_NE(log.find("resumed from step "), std::string::npos) << log;
+    }
     EXPECT_EQ(log.find("starting from scratch"), std::string::npos) << log;
   }
 }

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <fstream>
 #include <functional>
 
 #include "api/app.h"
@@ -13,6 +12,7 @@
 #include "child_process.h"
 #include "eventually.h"
 #include "http/json_client.h"
+#include "in_process_app.h"
 #include "worker/worker.h"
 
 namespace tf::testing {
@@ -50,18 +50,13 @@ class JobsFixture : public ::testing::Test {
   static constexpr TimeMs kHeartbeatTimeoutMs = 3000;
 
   void SetUp() override {
-    api::AppOptions o;
-    o.data_dir = dir_.path() / "server";
-    o.http.port = 0;
-    o.handle_signals = false;
-    o.shutdown_grace = std::chrono::milliseconds(2000);
+    api::AppOptions o = InProcessAppOptions(dir_.path() / "server");
     o.controller_interval = std::chrono::milliseconds(100);
     o.heartbeat_timeout_ms = kHeartbeatTimeoutMs;
-    auto app = api::App::Start(o);
-    ASSERT_TRUE(app.ok()) << app.status().ToString();
-    app_ = std::move(app).value();
-    std::ifstream f(api::AdminTokenPath(o.data_dir));
-    std::getline(f, admin_token_);
+    auto started = StartInProcessApp(o);
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    app_ = std::move(started->app);
+    admin_token_ = started->admin_token;
     auto client = http::JsonClient::Create(app_->url(), admin_token_);
     ASSERT_TRUE(client.ok());
     api_ = std::move(client).value();

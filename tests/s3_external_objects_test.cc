@@ -12,6 +12,7 @@
 #include "api/app.h"
 #include "http/http.h"
 #include "http/url.h"
+#include "in_process_app.h"
 #include "objects/blob_format.h"
 #include "s3/bucket_client.h"
 #include "s3/s3_blob_store.h"
@@ -53,17 +54,10 @@ struct Server {
 };
 
 Result<Server> StartServer(const fs::path& data_dir, const std::string& objects_url = "") {
-  api::AppOptions o;
-  o.data_dir = data_dir;
+  api::AppOptions o = InProcessAppOptions(data_dir);
   o.objects_url = objects_url;
-  o.http.port = 0;
-  o.handle_signals = false;
-  o.shutdown_grace = std::chrono::milliseconds(2000);
-  TF_ASSIGN_OR_RETURN(auto app, api::App::Start(o));
-  Server s{std::move(app), ""};
-  std::ifstream f(api::AdminTokenPath(data_dir));
-  std::getline(f, s.token);
-  return s;
+  TF_ASSIGN_OR_RETURN(auto started, StartInProcessApp(o));
+  return Server{std::move(started.app), std::move(started.admin_token)};
 }
 
 class ExternalObjectsTest : public ::testing::Test {

@@ -18,7 +18,7 @@ std::string Unreadable(const fs::path& file) {
 // What nlohmann says is wrong, without its "[json.exception...] " prefix.
 std::string JsonProblem(std::string_view line) {
   try {
-    (void)nlohmann::json::parse(line);
+    [[maybe_unused]] auto parsed = nlohmann::json::parse(line);
     return "";
   } catch (const nlohmann::json::exception& e) {
     std::string what = e.what();

@@ -263,7 +263,7 @@ class GgufParser {
     return OkStatus();
   }
   Status ReadString(const std::string& what, uint64_t max_len, std::string_view* out) {
-    uint64_t len;
+    uint64_t len = 0;
     TF_RETURN_IF_ERROR(ReadU64(what, &len));
     if (len > Remaining()) {
       return Truncated(what + " (a string of " + std::to_string(len) + " bytes)");
@@ -282,7 +282,7 @@ class GgufParser {
     std::string_view key;
     TF_RETURN_IF_ERROR(ReadString(where + "'s key", kMaxKeyBytes, &key));
     if (keys_.count(key) > 0) return BadKey(key, "appears twice");
-    uint32_t type;
+    uint32_t type = 0;
     TF_RETURN_IF_ERROR(ReadU32("metadata key '" + std::string(key) + "': its type", &type));
     GgufValue value;
     TF_RETURN_IF_ERROR(ReadValue(key, type, &value));
@@ -310,7 +310,7 @@ class GgufParser {
       pos_ += n;
       return OkStatus();
     }
-    uint32_t element;
+    uint32_t element = 0;
     TF_RETURN_IF_ERROR(ReadU32(what + "'s element type", &element));
     if (!KnownValueType(element)) {
       return BadKey(key, "array element type " + std::to_string(element) + " is unknown");
@@ -319,7 +319,7 @@ class GgufParser {
     if (v->element_type_ == GgufValueType::kArray) {
       return BadKey(key, "arrays of arrays are not supported");
     }
-    uint64_t count;
+    uint64_t count = 0;
     TF_RETURN_IF_ERROR(ReadU64(what + "'s element count", &count));
     v->count_ = count;
     uint64_t min_size =
@@ -364,7 +364,7 @@ class GgufParser {
     GgufTensor t;
     t.name = std::string(name);
     where = "tensor '" + t.name + "'";
-    uint32_t n_dims;
+    uint32_t n_dims = 0;
     TF_RETURN_IF_ERROR(ReadU32(where + ": its dimension count", &n_dims));
     if (n_dims == 0 || n_dims > kMaxDims) {
       return BadTensor(name, "has " + std::to_string(n_dims) + " dimensions (1 to " +
@@ -372,7 +372,7 @@ class GgufParser {
     }
     uint64_t elements = 1;
     for (uint32_t d = 0; d < n_dims; ++d) {
-      uint64_t dim;
+      uint64_t dim = 0;
       TF_RETURN_IF_ERROR(ReadU64(where + ": its dimensions", &dim));
       t.ne.push_back(static_cast<int64_t>(dim));
       if (dim > (uint64_t{1} << 40) ||
@@ -381,7 +381,7 @@ class GgufParser {
       }
       elements *= dim;
     }
-    uint32_t type;
+    uint32_t type = 0;
     TF_RETURN_IF_ERROR(ReadU32(where + ": its type", &type));
     auto layout = Layout(type);
     if (!layout) {
