@@ -153,7 +153,9 @@ TEST(CostTrainMemory, RecommendsALayoutOrWarns) {
   EXPECT_LE(r.total_bytes(), 80 * kGiB * 0.9);
   // Nothing smaller in model parallelism fits.
   for (const auto& l : plan->layouts) {
-    if (l.tensor * l.pipeline < r.tensor * r.pipeline) EXPECT_FALSE(l.fits);
+    if (l.tensor * l.pipeline < r.tensor * r.pipeline) {
+      EXPECT_FALSE(l.fits);
+    }
   }
   EXPECT_TRUE(plan->warnings.empty()) << plan->warnings[0];
 

@@ -122,7 +122,9 @@ TEST_F(BatchSchedulerTest, BatchedEqualsOneAtATime) {
     int64_t most_together = 0;
     for (int64_t step = 0; step < 200 && (step < 8 || !scheduler->idle()); ++step) {
       for (size_t i = 0; i < prompts.size(); ++i) {
-        if (join[i] == step) ASSERT_TRUE(scheduler->Submit(requests[i]).ok());
+        if (join[i] == step) {
+          ASSERT_TRUE(scheduler->Submit(requests[i]).ok());
+        }
       }
       most_together = std::max(most_together, scheduler->Step().sequences);
     }
