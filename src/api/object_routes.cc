@@ -4,8 +4,10 @@
 #include <memory>
 #include <span>
 
+#include "api/body_pump.h"
 #include "api/errors.h"
 #include "api/object_http.h"
+#include "api/object_stream.h"
 #include "api/services.h"
 #include "base/log.h"
 #include "objects/blob_format.h"
@@ -38,20 +40,20 @@ awaitable<http::Response> PutObject(Services& s, Context& ctx) {
   if (!begun.ok()) co_return ErrorResponse(begun.status());
   std::unique_ptr<Upload> upload = std::move(begun).value();
 
-  std::string piece(kPieceBytes, '\0');
-  for (;;) {
-    Result<size_t> n = co_await ctx.request.body_reader->Read(std::span(piece));
-    if (!n.ok()) {
-      co_await Release(s.pool, upload);
-      co_return ErrorResponse(n.status());
-    }
-    if (*n == 0) break;
-    std::string_view data(piece.data(), *n);
-    Status written = co_await RunBlocking(s.pool, [&] { return upload->Write(data); });
-    if (!written.ok()) {
-      co_await Release(s.pool, upload);
-      co_return ErrorResponse(written);
-    }
+  http::BodyReader* body = ctx.request.body_reader;
+  auto read = [body](std::string& piece) -> awaitable<std::optional<Status>> {
+    piece.resize(kPumpPieceBytes);  // no cost but for a short piece's tail: see S3Body::Read
+    Result<size_t> n = co_await body->Read(std::span(piece));
+    if (!n.ok()) co_return n.status();
+    piece.resize(*n);
+    co_return std::nullopt;
+  };
+  auto write = [&upload](std::string_view piece) { return upload->Write(piece); };
+  auto same = [](const Status& failed) { return failed; };
+  std::optional<Status> failed = co_await PumpBody<Status>(s.pool, read, write, same);
+  if (failed) {
+    co_await Release(s.pool, upload);
+    co_return ErrorResponse(*failed);
   }
   auto info = co_await RunBlocking(s.pool, [&] { return upload->Commit(); });
   co_await Release(s.pool, upload);
@@ -115,19 +117,7 @@ awaitable<http::Response> GetObject(Services& s, Context& ctx, bool head) {
     response.content_length.reset();
     co_return response;
   }
-  asio::thread_pool* pool = &s.pool;
-  response.stream = [reader, pool](http::StreamWriter& out) -> awaitable<void> {
-    for (;;) {
-      auto piece = co_await RunBlocking(*pool, [&reader] { return reader->Next(); });
-      if (!piece.ok()) {
-        spdlog::error("objects: {}; the download was cut short", piece.status().ToString());
-        co_return;
-      }
-      if (piece->empty()) co_return;
-      const bool sent = co_await out.Write(std::move(*piece));
-      if (!sent) co_return;
-    }
-  };
+  response.stream = StreamContent(s.pool, std::move(reader), "objects");
   co_return response;
 }
 

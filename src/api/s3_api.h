@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "api/services.h"
@@ -84,14 +85,16 @@ std::optional<s3::Error> CheckBufferedBody(S3Call& call);
 s3::Outcome<objects::PutOptions> PutOptionsFor(const S3Call& call);
 
 // The request's body, streamed (PutObject, UploadPart): decoded from aws-chunked when the
-// request was signed so, with each chunk's signature checked. Next returns "" at the end, after
-// checking that the body had the length the client announced. Errors carry S3's codes
-// (SignatureDoesNotMatch for a bad chunk, IncompleteBody, EntityTooLarge, ...).
+// request was signed so, with each chunk's signature checked. Read fills `piece` with the next
+// piece (at most kPumpPieceBytes, api/body_pump.h, of a plain body; an empty piece at the end,
+// after checking that the body had the length the client announced) and returns an error to
+// stop, with S3's codes (SignatureDoesNotMatch for a bad chunk, IncompleteBody, EntityTooLarge,
+// ...).
 class S3Body {
  public:
   explicit S3Body(S3Call& call);
   ~S3Body();
-  awaitable<s3::Outcome<std::string>> Next();
+  awaitable<std::optional<s3::Error>> Read(std::string& piece);
 
  private:
   struct State;

@@ -2,6 +2,7 @@
 // codes of its own, PUT headers, and request bodies (plain or aws-chunked).
 #include <span>
 
+#include "api/body_pump.h"
 #include "api/object_http.h"
 #include "api/s3_api.h"
 #include "base/crypto.h"
@@ -231,9 +232,9 @@ std::optional<s3::Error> CheckBufferedBody(S3Call& call) {
 }
 
 struct S3Body::State {
-  explicit State(S3Call& c) : call(c), raw(objects::kBlockBytes, '\0') {}
+  explicit State(S3Call& c) : call(c) {}
   S3Call& call;
-  std::string raw;
+  std::string raw;                                 // an aws-chunked body as it came
   std::unique_ptr<s3::AwsChunkedDecoder> decoder;  // for an aws-chunked body
   bool finished = false;
 };
@@ -248,16 +249,25 @@ S3Body::S3Body(S3Call& call) : state_(std::make_unique<State>(call)) {
 
 S3Body::~S3Body() = default;
 
-awaitable<s3::Outcome<std::string>> S3Body::Next() {
+awaitable<std::optional<s3::Error>> S3Body::Read(std::string& piece) {
   State& st = *state_;
   http::BodyReader* reader = st.call.request.body_reader;
-  if (st.finished || reader == nullptr) co_return std::string();
+  if (st.finished || reader == nullptr) {
+    piece.clear();
+    co_return std::nullopt;
+  }
+  // A plain body is read straight into `piece`. Resizing a string to the size it had costs
+  // nothing, so only a short piece's tail is ever filled with zeros again.
+  std::string& in = st.decoder == nullptr ? piece : st.raw;
+  if (st.decoder != nullptr) piece.clear();
   for (;;) {
-    Result<size_t> n = co_await reader->Read(std::span(st.raw));
+    in.resize(kPumpPieceBytes);
+    Result<size_t> n = co_await reader->Read(std::span(in));
     if (!n.ok()) co_return BodyError(n.status());
+    in.resize(*n);
     if (st.decoder == nullptr) {
       if (*n == 0) st.finished = true;
-      co_return st.raw.substr(0, *n);
+      co_return std::nullopt;
     }
     if (*n == 0) {
       st.finished = true;
@@ -270,12 +280,11 @@ awaitable<s3::Outcome<std::string>> S3Body::Next() {
             "the body holds " + std::to_string(st.decoder->decoded_bytes()) + " bytes, not the " +
             std::to_string(announced) + " of x-amz-decoded-content-length"));
       }
-      co_return std::string();
+      co_return std::nullopt;
     }
-    std::string out;
-    Status fed = st.decoder->Feed(std::string_view(st.raw.data(), *n), &out);
+    Status fed = st.decoder->Feed(in, &piece);
     if (!fed.ok()) co_return BodyError(fed);
-    if (!out.empty()) co_return out;
+    if (!piece.empty()) co_return std::nullopt;
   }
 }
 

@@ -2,6 +2,7 @@
 // AbortMultipartUpload, ListParts and ListMultipartUploads, over objects/multipart.h.
 #include <charconv>
 
+#include "api/body_pump.h"
 #include "api/s3_api.h"
 #include "base/time_format.h"
 #include "s3/multipart_rules.h"
@@ -160,21 +161,18 @@ awaitable<http::Response> UploadPart(S3Call& call) {
   std::unique_ptr<PartWriter> writer = std::move(begun).value();
 
   S3Body body(call);
-  for (;;) {
-    s3::Outcome<std::string> piece = co_await body.Next();
-    if (!piece.ok()) {
-      co_await Release(s.pool, writer);
-      co_return S3ErrorResponse(call, piece.error());
-    }
-    if (piece->empty()) break;
-    Status written = co_await RunBlocking(s.pool, [&] { return writer->Write(*piece); });
-    if (!written.ok()) {
-      co_await Release(s.pool, writer);
-      s3::Error e = written.code() == StatusCode::kInvalidArgument
-                        ? s3::MakeError("EntityTooLarge", written.message())
-                        : s3::FromStatus(written);
-      co_return S3ErrorResponse(call, e);
-    }
+  auto read = [&body](std::string& piece) { return body.Read(piece); };
+  auto write = [&writer](std::string_view piece) { return writer->Write(piece); };
+  auto failed_write = [](const Status& written) {
+    return written.code() == StatusCode::kInvalidArgument
+               ? s3::MakeError("EntityTooLarge", written.message())
+               : s3::FromStatus(written);
+  };
+  std::optional<s3::Error> failed =
+      co_await PumpBody<s3::Error>(s.pool, read, write, failed_write);
+  if (failed) {
+    co_await Release(s.pool, writer);
+    co_return S3ErrorResponse(call, *failed);
   }
   auto part = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<objects::PartInfo> {
     auto info = writer->Commit();

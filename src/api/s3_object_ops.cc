@@ -1,6 +1,8 @@
 // S3's object operations: PutObject, CopyObject, GetObject and HeadObject (with Range), and
 // DeleteObject. Uploads stream into the object service and downloads out of it, piece by piece.
+#include "api/body_pump.h"
 #include "api/object_http.h"
+#include "api/object_stream.h"
 #include "api/s3_api.h"
 #include "base/log.h"
 #include "base/time_format.h"
@@ -81,18 +83,13 @@ awaitable<http::Response> PutObject(S3Call& call) {
   std::unique_ptr<Upload> upload = std::move(begun).value();
 
   S3Body body(call);
-  for (;;) {
-    s3::Outcome<std::string> piece = co_await body.Next();
-    if (!piece.ok()) {
-      co_await Release(s.pool, upload);
-      co_return S3ErrorResponse(call, piece.error());
-    }
-    if (piece->empty()) break;
-    Status written = co_await RunBlocking(s.pool, [&] { return upload->Write(*piece); });
-    if (!written.ok()) {
-      co_await Release(s.pool, upload);
-      co_return S3ErrorResponse(call, s3::FromStatus(written));
-    }
+  auto read = [&body](std::string& piece) { return body.Read(piece); };
+  auto write = [&upload](std::string_view piece) { return upload->Write(piece); };
+  std::optional<s3::Error> failed =
+      co_await PumpBody<s3::Error>(s.pool, read, write, s3::FromStatus);
+  if (failed) {
+    co_await Release(s.pool, upload);
+    co_return S3ErrorResponse(call, *failed);
   }
   auto info = co_await RunBlocking(s.pool, [&] { return upload->Commit(); });
   co_await Release(s.pool, upload);
@@ -236,19 +233,7 @@ awaitable<http::Response> GetObject(S3Call& call, bool head) {
     response.content_length.reset();
     co_return response;
   }
-  asio::thread_pool* pool = &s.pool;
-  response.stream = [reader, pool](http::StreamWriter& out) -> awaitable<void> {
-    for (;;) {
-      auto piece = co_await RunBlocking(*pool, [&reader] { return reader->Next(); });
-      if (!piece.ok()) {
-        spdlog::error("s3: {}; the download was cut short", piece.status().ToString());
-        co_return;
-      }
-      if (piece->empty()) co_return;
-      const bool sent = co_await out.Write(std::move(*piece));
-      if (!sent) co_return;
-    }
-  };
+  response.stream = StreamContent(s.pool, std::move(reader), "s3");
   co_return response;
 }
 

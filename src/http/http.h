@@ -60,6 +60,12 @@ class StreamWriter {
   virtual ~StreamWriter() = default;
   // Sends one chunk. Returns false once the client has gone; the producer should stop then.
   virtual awaitable<bool> Write(std::string chunk) = 0;
+  // Sends bytes [offset, offset + length) of the open file `fd` as the next part of the body,
+  // from the page cache to the socket without a copy through this process (sendfile) where the
+  // framing allows, else read and written as chunks. The caller keeps `fd` open until this
+  // returns and checks the bytes first. Returns false once the client has gone, or if the file
+  // ended early (the response is then cut short).
+  virtual awaitable<bool> SendFile(int fd, uint64_t offset, uint64_t length) = 0;
 };
 
 struct Response {

@@ -1,8 +1,14 @@
 #include "http/server_io.h"
 
-#include <boost/asio/write.hpp>
+#include <sys/sendfile.h>
+#include <unistd.h>
 
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/write.hpp>
 #include <algorithm>
+#include <cerrno>
 
 namespace tf::http::internal {
 namespace {
@@ -185,6 +191,72 @@ awaitable<bool> BodyWriter::Write(std::string chunk) {
   }
   if (ec) failed_ = true;
   co_return !failed_;
+}
+
+awaitable<bool> BodyWriter::SendFile(int fd, uint64_t offset, uint64_t length) {
+  if (failed_) co_return false;
+  if (framing_ == Framing::kChunked) {  // each piece needs its chunk header: read, then write
+    constexpr uint64_t kPiece = 1 << 20;
+    std::string piece;
+    while (length > 0) {
+      piece.resize(static_cast<size_t>(std::min(kPiece, length)));
+      ssize_t n = ::pread(fd, piece.data(), piece.size(), static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        failed_ = true;
+        co_return false;
+      }
+      piece.resize(static_cast<size_t>(n));
+      offset += static_cast<uint64_t>(n);
+      length -= static_cast<uint64_t>(n);
+      if (!co_await Write(std::move(piece))) co_return false;
+    }
+    co_return true;
+  }
+  if (framing_ == Framing::kSized) {
+    if (length > left_) {  // more than was announced: the response cannot be right
+      failed_ = true;
+      co_return false;
+    }
+    left_ -= length;
+  }
+  auto& socket = stream_.socket();
+  error_code ec;
+  socket.native_non_blocking(true, ec);
+  if (ec) failed_ = true;
+  while (!failed_ && length > 0) {
+    off_t at = static_cast<off_t>(offset);
+    ssize_t n = ::sendfile(socket.native_handle(), fd, &at,
+                           static_cast<size_t>(std::min<uint64_t>(length, 1 << 30)));
+    if (n > 0) {
+      offset += static_cast<uint64_t>(n);
+      length -= static_cast<uint64_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (!co_await WaitWritable()) failed_ = true;
+    } else {  // an error, or the file ended before `length`
+      failed_ = true;
+    }
+  }
+  co_return !failed_;
+}
+
+awaitable<bool> BodyWriter::WaitWritable() {
+  // The stream's own timer covers only its reads and writes: this wait has a timer of its own,
+  // which cancels the wait if it fires first.
+  auto& socket = stream_.socket();
+  auto executor = co_await asio::this_coro::executor;
+  asio::steady_timer timer(executor, timeout_);
+  auto waiting = std::make_shared<bool>(true);
+  timer.async_wait(asio::bind_executor(executor, [&socket, waiting](const error_code& ec) {
+    if (!ec && *waiting) socket.cancel();
+  }));
+  error_code ec;
+  co_await socket.async_wait(asio::ip::tcp::socket::wait_write, RedirectTo(ec));
+  *waiting = false;
+  timer.cancel();
+  co_return !ec;
 }
 
 awaitable<bool> BodyWriter::Finish() {

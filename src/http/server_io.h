@@ -102,11 +102,15 @@ class BodyWriter final : public StreamWriter {
       : stream_(stream), framing_(framing), left_(length), timeout_(timeout) {}
 
   awaitable<bool> Write(std::string chunk) override;
+  awaitable<bool> SendFile(int fd, uint64_t offset, uint64_t length) override;
   // Ends the body. False if a write failed, or a sized body is short: the connection must then
   // be closed.
   awaitable<bool> Finish();
 
  private:
+  // Waits until the socket takes more, up to timeout_. False on a timeout or error.
+  awaitable<bool> WaitWritable();
+
   beast::tcp_stream& stream_;
   const Framing framing_;
   uint64_t left_;  // kSized: bytes still owed

@@ -40,6 +40,17 @@ class BlobReader {
   // touch against its checksum. kInvalidArgument if the range passes the end; kInternal, naming
   // the blob and the block, if the content does not match its checksums.
   virtual Status ReadAt(uint64_t offset, size_t n, std::string* out) = 0;
+
+  // For sending content without copying it through this process (sendfile): a file descriptor,
+  // open as long as this reader, of a file that holds content byte i at offset i; -1 when the
+  // content is not in such a file. Only ranges that Check accepted may be sent from it.
+  virtual int content_fd() const { return -1; }
+  // Checks content bytes [offset, offset + n) against their checksums as ReadAt does, without
+  // returning them. Errors as for ReadAt.
+  virtual Status Check(uint64_t offset, size_t n) {
+    std::string ignored;
+    return ReadAt(offset, n, &ignored);
+  }
 };
 
 // Thread-safe.

@@ -55,6 +55,20 @@ Result<std::string> ObjectReader::Next() {
   return out;
 }
 
+Result<ObjectReader::Span> ObjectReader::NextChecked(uint64_t max) {
+  Span span{next_, 0};
+  if (next_ >= end_) return span;
+  uint64_t stop = std::min(end_, next_ + std::max<uint64_t>(max, 1));
+  if (stop < end_ && stop / kBlockBytes * kBlockBytes > next_) stop = stop / kBlockBytes * kBlockBytes;
+  span.length = stop - next_;
+  Status s = blob_->Check(span.offset, static_cast<size_t>(span.length));
+  if (!s.ok()) {
+    return s.WithContext("object '" + info_.key + "' in bucket '" + info_.bucket + "'");
+  }
+  next_ = stop;
+  return span;
+}
+
 Result<store::Bucket> ObjectService::FindBucket(const std::string& project_id,
                                                 const std::string& name) {
   TF_RETURN_IF_ERROR(ValidateBucketName(name));

@@ -109,6 +109,19 @@ class ObjectReader {
   // range is read. kInternal if the content is damaged.
   Result<std::string> Next();
 
+  // For sending content straight from its file (sendfile): the descriptor that holds content
+  // byte i at offset i while this reader lives (BlobReader::content_fd), or -1 when there is
+  // none (then use Next).
+  int content_fd() const { return blob_->content_fd(); }
+  // Like Next, but checks the next piece of the range where it lies, without reading it out: up
+  // to `max` bytes (ending at a block's end where the range allows), returned as the content
+  // offset of its first byte and its length; length 0 once the range is read.
+  struct Span {
+    uint64_t offset = 0;
+    uint64_t length = 0;
+  };
+  Result<Span> NextChecked(uint64_t max);
+
  private:
   ObjectInfo info_;
   std::unique_ptr<BlobReader> blob_;

@@ -1,0 +1,42 @@
+// Moves a streamed request body into a writer that blocks (an object upload, a multipart part),
+// reading the next piece from the network while the blocking pool writes the last one, so that
+// the socket, the digests and the disk work side by side instead of in turn. Two buffers of
+// kPumpPieceBytes, reused, and no copy between the socket and the writer.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/pool_task.h"
+#include "base/status.h"
+
+namespace tf::api {
+
+// Large enough that handing a piece to the pool costs little beside hashing it.
+inline constexpr size_t kPumpPieceBytes = size_t{4} << 20;
+
+// `read(std::string& piece)` is awaited for each piece: it fills `piece` (up to kPumpPieceBytes;
+// empty at the end of the body) and returns a Failure to stop. `write(std::string_view)` runs on
+// `pool` and returns a Status; `failed_write(Status)` turns a failed one into a Failure. Returns
+// the first failure, or nullopt once the whole body is written. Every write has ended by the
+// time it returns.
+template <typename Failure, typename Read, typename Write, typename FailedWrite>
+awaitable<std::optional<Failure>> PumpBody(asio::thread_pool& pool, Read read, Write write,
+                                           FailedWrite failed_write) {
+  std::string pieces[2];
+  PooledTask<Status> writing;
+  for (int i = 0;; i ^= 1) {
+    std::optional<Failure> bad = co_await read(pieces[i]);
+    if (writing.started()) {
+      Status written = co_await writing.Wait();
+      if (!written.ok()) co_return failed_write(written);
+    }
+    if (bad) co_return bad;
+    if (pieces[i].empty()) co_return std::nullopt;
+    std::string_view data = pieces[i];
+    writing = PooledTask<Status>::Start(pool, [&write, data] { return write(data); });
+  }
+}
+
+}  // namespace tf::api

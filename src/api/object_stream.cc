@@ -1,0 +1,57 @@
+#include "api/object_stream.h"
+
+#include "base/log.h"
+#include "base/pool_task.h"
+
+namespace tf::api {
+
+using objects::ObjectReader;
+
+namespace {
+
+awaitable<void> SendFromFile(asio::thread_pool& pool, std::shared_ptr<ObjectReader> reader,
+                             const std::string& api, http::StreamWriter& out) {
+  using Checked = Result<ObjectReader::Span>;
+  auto check = [reader] { return reader->NextChecked(kSendPieceBytes); };
+  PooledTask<Checked> next = PooledTask<Checked>::Start(pool, check);
+  for (;;) {
+    Checked span = co_await next.Wait();
+    if (!span.ok()) {
+      spdlog::error("{}: {}; the download was cut short", api, span.status().ToString());
+      co_return;
+    }
+    if (span->length == 0) co_return;
+    // The task holds the reader, so it may be left running if the client goes.
+    next = PooledTask<Checked>::Start(pool, check);
+    if (!co_await out.SendFile(reader->content_fd(), span->offset, span->length)) co_return;
+  }
+}
+
+awaitable<void> SendPieces(asio::thread_pool& pool, std::shared_ptr<ObjectReader> reader,
+                           const std::string& api, http::StreamWriter& out) {
+  for (;;) {
+    auto piece = co_await RunBlocking(pool, [&reader] { return reader->Next(); });
+    if (!piece.ok()) {
+      spdlog::error("{}: {}; the download was cut short", api, piece.status().ToString());
+      co_return;
+    }
+    if (piece->empty()) co_return;
+    if (!co_await out.Write(std::move(*piece))) co_return;
+  }
+}
+
+}  // namespace
+
+std::function<awaitable<void>(http::StreamWriter&)> StreamContent(
+    asio::thread_pool& pool, std::shared_ptr<ObjectReader> reader, std::string api) {
+  return [&pool, reader = std::move(reader),
+          api = std::move(api)](http::StreamWriter& out) -> awaitable<void> {
+    if (reader->content_fd() >= 0) {
+      co_await SendFromFile(pool, reader, api, out);
+    } else {
+      co_await SendPieces(pool, reader, api, out);
+    }
+  };
+}
+
+}  // namespace tf::api
