@@ -80,7 +80,7 @@ struct Q4_0 {
 
 // The tiles, as members of one struct for the entry points in typed_tiles.h.
 struct Tiles {
-  static constexpr int kTokens16 = 8;  // 16-bit tiles of 2 rows by up to 8 tokens
+  static constexpr int kTokens16 = 6, kRows16 = 3;  // 16-bit tiles: 3 rows by up to 6 tokens
 
   // Rows [r0, r0 + R) by tokens [t0, t0 + T): 16-wide multiply-adds, the tail masked.
   template <typename Type, int R, int T>

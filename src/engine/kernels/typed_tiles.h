@@ -66,8 +66,8 @@ void ForTiles(int64_t n_tokens, int64_t row_begin, int64_t row_end, const TileFn
 // or Q4_0), with the signatures typed_avx2.cc's have. Both aim at 8 accumulators
 // (R * min(T, 4); one token: one row, see ForTiles). Block tiles at 8 rather than 4 took 16
 // tokens of Q8_0 from 2.55 to 2.9-3.1 GB/s of weights on engine_matmul_bench (AVX2: 2.22 to 2.51).
-// Tiles::kTokens16 (if present) widens the 16-bit tiles of three or more tokens to that many
-// tokens by two rows (AVX-512's 32 registers hold 16 accumulators and 8 tokens' activations).
+// Tiles::kTokens16 and kRows16 (if present) set the 16-bit tiles of three or more tokens: up to
+// kTokens16 tokens by kRows16 rows (default 4 by 2).
 template <typename Tiles>
 constexpr int TokenTile16() {
   if constexpr (requires { Tiles::kTokens16; }) {
@@ -76,12 +76,20 @@ constexpr int TokenTile16() {
     return 4;
   }
 }
+template <typename Tiles>
+constexpr int RowTile16() {
+  if constexpr (requires { Tiles::kRows16; }) {
+    return Tiles::kRows16;
+  } else {
+    return 2;
+  }
+}
 
 template <typename Tiles, typename Type>
 void Matmul16(const void* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
               int64_t n_out, int64_t row_begin, int64_t row_end) {
   const auto* bytes = static_cast<const uint8_t*>(w);
-  ForTiles<8, 2, TokenTile16<Tiles>()>(
+  ForTiles<8, RowTile16<Tiles>(), TokenTile16<Tiles>()>(
       n_tokens, row_begin, row_end, [&]<int R, int T>(int64_t r0, int64_t t0) {
         Tiles::template Tile16<Type, R, T>(bytes, x, y, n_in, n_out, r0, t0);
       });
