@@ -85,6 +85,23 @@ void GroupTile(const uint8_t* group, int64_t scale_bytes, const ActivationBlock*
   for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * n_out + row0, mask, acc[t]);
 }
 
+// GroupTile<Block, left> for the last `left` (0 to T) tokens.
+template <typename Block, int T>
+void Tail(int64_t left, const uint8_t* group, int64_t scale_bytes, const ActivationBlock* x,
+          float* y, int64_t blocks, int64_t n_out, int64_t row0, __mmask16 mask, int64_t t0) {
+  if constexpr (T > 0) {
+    if (left == T) {
+      GroupTile<Block, T>(group, scale_bytes, x, y, blocks, n_out, row0, mask, t0);
+    } else {
+      Tail<Block, T - 1>(left, group, scale_bytes, x, y, blocks, n_out, row0, mask, t0);
+    }
+  }
+}
+
+// Tokens per tile: the tile's accumulators, the block's 8 weight registers and the per-token
+// temporaries fit the 32 registers.
+constexpr int kTokens = 8;
+
 template <typename Block>
 void MatmulPacked(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens, int64_t n_in,
                   int64_t n_out, int64_t row_begin, int64_t row_end, int64_t group_bytes) {
@@ -98,34 +115,10 @@ void MatmulPacked(const void* w, const ActivationBlock* x, float* y, int64_t n_t
     const auto mask = static_cast<__mmask16>(lanes);
     const uint8_t* group = bytes + g * group_bytes;
     int64_t t = 0;
-    for (; t + 8 <= n_tokens; t += 8) {
-      GroupTile<Block, 8>(group, scale_bytes, x, y, blocks, n_out, row0, mask, t);
+    for (; t + kTokens <= n_tokens; t += kTokens) {
+      GroupTile<Block, kTokens>(group, scale_bytes, x, y, blocks, n_out, row0, mask, t);
     }
-    switch (n_tokens - t) {
-      case 7:
-        GroupTile<Block, 7>(group, scale_bytes, x, y, blocks, n_out, row0, mask, t);
-        break;
-      case 6:
-        GroupTile<Block, 6>(group, scale_bytes, x, y, blocks, n_out, row0, mask, t);
-        break;
-      case 5:
-        GroupTile<Block, 5>(group, scale_bytes, x, y, blocks, n_out, row0, mask, t);
-        break;
-      case 4:
-        GroupTile<Block, 4>(group, scale_bytes, x, y, blocks, n_out, row0, mask, t);
-        break;
-      case 3:
-        GroupTile<Block, 3>(group, scale_bytes, x, y, blocks, n_out, row0, mask, t);
-        break;
-      case 2:
-        GroupTile<Block, 2>(group, scale_bytes, x, y, blocks, n_out, row0, mask, t);
-        break;
-      case 1:
-        GroupTile<Block, 1>(group, scale_bytes, x, y, blocks, n_out, row0, mask, t);
-        break;
-      default:
-        break;
-    }
+    Tail<Block, kTokens - 1>(n_tokens - t, group, scale_bytes, x, y, blocks, n_out, row0, mask, t);
   }
 }
 

@@ -15,13 +15,11 @@ constexpr int64_t kQ8Chunks = 8, kQ4Chunks = 4;  // 4-byte chunks per row and bl
 int64_t Blocks(int64_t n_in) { return n_in / kQuantBlock; }
 
 // What one block type needs here: its GGUF block size, its packed chunks, the offset its
-// packed weights carry, and weight i (0..31) of a packed block as the unsigned value stored.
+// packed weights carry (and how a GGUF chunk becomes a packed one), and weight i (0..31) of a
+// packed block as the unsigned value stored.
 struct Q8Layout {
   static constexpr int64_t kBlockBytes = kQ8_0BlockBytes, kChunks = kQ8Chunks, kOffset = 128;
-  // Packed chunk byte: GGUF quant byte `index` (0..31) of the block, plus 128.
-  static uint8_t PackedByte(const uint8_t* block, int index) {
-    return static_cast<uint8_t>(block[2 + index] ^ 0x80);
-  }
+  static constexpr uint32_t kFlip = 0x80808080u;  // int8 q to q + 128 as uint8, four at a time
   static int Weight(const uint8_t* chunks, int64_t row, int i) {  // i: weight 0..31
     return chunks[(i / 4) * 64 + row * 4 + i % 4];
   }
@@ -29,7 +27,7 @@ struct Q8Layout {
 
 struct Q4Layout {
   static constexpr int64_t kBlockBytes = kQ4_0BlockBytes, kChunks = kQ4Chunks, kOffset = 8;
-  static uint8_t PackedByte(const uint8_t* block, int index) { return block[2 + index]; }
+  static constexpr uint32_t kFlip = 0;  // the nibbles are stored as they are
   static int Weight(const uint8_t* chunks, int64_t row, int i) {
     const uint8_t byte = chunks[((i % 16) / 4) * 64 + row * 4 + i % 4];
     return i < 16 ? byte & 0x0f : byte >> 4;
@@ -46,27 +44,26 @@ void Pack(const void* src, int64_t rows, int64_t n_in, int64_t group_begin, int6
           uint8_t* out) {
   const auto* in = static_cast<const uint8_t*>(src);
   const int64_t blocks = Blocks(n_in), group_bytes = GroupBytes<L>(n_in);
+  const uint32_t offsets = L::kOffset == 128 ? 0x80808080u : 0x88888888u;  // weight 0
   for (int64_t g = group_begin; g < group_end; ++g) {
     uint8_t* scales = out + g * group_bytes;
     uint8_t* chunks = scales + PackedScaleBytes(n_in);
-    std::memset(scales, 0, group_bytes);
+    std::memset(scales, 0, PackedScaleBytes(n_in));
     for (int64_t j = 0; j < kPackRows; ++j) {
       const int64_t r = g * kPackRows + j;
       for (int64_t b = 0; b < blocks; ++b) {
-        uint8_t* block_chunks = chunks + b * L::kChunks * 64;
-        if (r >= rows) {  // padding: weight 0, stored as the offset
-          for (int64_t k = 0; k < L::kChunks; ++k) {
-            std::memset(block_chunks + k * 64 + j * 4, L::kOffset == 128 ? 0x80 : 0x88, 4);
-          }
+        uint8_t* dst = chunks + b * L::kChunks * 64 + j * 4;
+        if (r >= rows) {  // padding: weight 0, scale 0
+          for (int64_t k = 0; k < L::kChunks; ++k) std::memcpy(dst + k * 64, &offsets, 4);
           continue;
         }
         const uint8_t* block = in + (r * blocks + b) * L::kBlockBytes;
-        scales[(b * kPackRows + j) * 2] = block[0];
-        scales[(b * kPackRows + j) * 2 + 1] = block[1];
+        std::memcpy(scales + (b * kPackRows + j) * 2, block, 2);
         for (int64_t k = 0; k < L::kChunks; ++k) {
-          for (int i = 0; i < 4; ++i) {
-            block_chunks[k * 64 + j * 4 + i] = L::PackedByte(block, static_cast<int>(4 * k + i));
-          }
+          uint32_t four;
+          std::memcpy(&four, block + 2 + 4 * k, 4);
+          four ^= L::kFlip;
+          std::memcpy(dst + k * 64, &four, 4);
         }
       }
     }
