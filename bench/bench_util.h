@@ -24,6 +24,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <sys/resource.h>
 
 namespace tf::bench {
 
@@ -74,8 +75,20 @@ struct Row {
   double messages_per_s = 0;
   double p50_us = 0, p90_us = 0, p99_us = 0;  // latency rows only
   int64_t errors = 0;
+  // CPU time (user + system) of this whole process per 1,000 messages over the measured time;
+  // throughput rows only. It counts the benchmark's clients, and the server only where it runs
+  // in the same process (queue_bench's HTTP case), not a separate server (PostgreSQL, Redis).
+  double process_cpu_ms_per_1k = 0;
   std::string note;
 };
+
+// User + system CPU time this process has used so far, in milliseconds.
+inline double ProcessCpuMs() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto ms = [](const timeval& t) { return t.tv_sec * 1e3 + t.tv_usec / 1e3; };
+  return ms(u.ru_utime) + ms(u.ru_stime);
+}
 
 inline double Percentile(std::vector<double>& sorted_us, double p) {
   if (sorted_us.empty()) return 0;
@@ -118,10 +131,12 @@ inline Row MeasureThroughput(int threads, const Timing& t,
   std::this_thread::sleep_for(std::chrono::duration<double>(t.warmup_s));
   int64_t c0 = completed.load();
   int64_t e0 = errors.load();
+  double cpu0 = ProcessCpuMs();
   auto t0 = Clock::now();
   std::this_thread::sleep_for(std::chrono::duration<double>(t.seconds));
   int64_t c1 = completed.load();
   int64_t e1 = errors.load();
+  double cpu1 = ProcessCpuMs();
   auto t1 = Clock::now();
   stop = true;
   for (auto& th : pool) th.join();
@@ -132,6 +147,7 @@ inline Row MeasureThroughput(int threads, const Timing& t,
   row.messages = c1 - c0;
   row.messages_per_s = static_cast<double>(row.messages) / row.seconds;
   row.errors = e1 - e0;
+  if (row.messages > 0) row.process_cpu_ms_per_1k = (cpu1 - cpu0) * 1000 / row.messages;
   return row;
 }
 
@@ -173,7 +189,8 @@ inline nlohmann::json RowToJson(const Row& r) {
           {"threads", r.threads},   {"batch", r.batch},     {"seconds", r.seconds},
           {"messages", r.messages}, {"messages_per_s", r.messages_per_s},
           {"p50_us", r.p50_us},     {"p90_us", r.p90_us},   {"p99_us", r.p99_us},
-          {"errors", r.errors},     {"note", r.note}};
+          {"errors", r.errors},     {"process_cpu_ms_per_1k", r.process_cpu_ms_per_1k},
+          {"note", r.note}};
 }
 
 // Prints rows as they come, and appends each to the --json file if one was given.
@@ -181,8 +198,9 @@ class Report {
  public:
   explicit Report(const std::string& json_path) {
     if (!json_path.empty()) json_.open(json_path, std::ios::app);
-    std::printf("%-22s %-20s %-10s %7s %5s %12s %10s %10s %10s %6s\n", "system", "path", "kind",
-                "threads", "batch", "messages/s", "p50 ms", "p90 ms", "p99 ms", "errors");
+    std::printf("%-22s %-20s %-10s %7s %5s %12s %10s %10s %10s %6s %10s\n", "system", "path",
+                "kind", "threads", "batch", "messages/s", "p50 ms", "p90 ms", "p99 ms", "errors",
+                "cpu ms/1k");
     std::fflush(stdout);
   }
   void Add(const Row& r) {
@@ -191,9 +209,10 @@ class Report {
                   r.path.c_str(), r.kind.c_str(), r.threads, r.batch, "-", r.p50_us / 1000,
                   r.p90_us / 1000, r.p99_us / 1000, static_cast<long long>(r.errors));
     } else {
-      std::printf("%-22s %-20s %-10s %7d %5d %12.0f %10s %10s %10s %6lld\n", r.system.c_str(),
-                  r.path.c_str(), r.kind.c_str(), r.threads, r.batch, r.messages_per_s, "-", "-",
-                  "-", static_cast<long long>(r.errors));
+      std::printf("%-22s %-20s %-10s %7d %5d %12.0f %10s %10s %10s %6lld %10.1f\n",
+                  r.system.c_str(), r.path.c_str(), r.kind.c_str(), r.threads, r.batch,
+                  r.messages_per_s, "-", "-", "-", static_cast<long long>(r.errors),
+                  r.process_cpu_ms_per_1k);
     }
     if (!r.note.empty()) std::printf("%22s note: %s\n", "", r.note.c_str());
     std::fflush(stdout);
