@@ -89,15 +89,22 @@ Status SqliteDb::Exec(const std::string& sql) {
   return Error(rc, sql).WithContext(message);
 }
 
-Result<Stmt> SqliteDb::Prepare(const std::string& sql) {
+Result<Stmt> SqliteDb::Prepare(std::string_view sql) {
   auto it = cache_.find(sql);
   if (it != cache_.end()) return Stmt(this, it->second);
   sqlite3_stmt* stmt = nullptr;
-  int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()),
+  int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
                               SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
-  if (rc != SQLITE_OK) return Internal("cannot prepare '" + sql + "': " + sqlite3_errmsg(db_));
-  cache_.emplace(sql, stmt);
+  if (rc != SQLITE_OK) {
+    return Internal("cannot prepare '" + std::string(sql) + "': " + sqlite3_errmsg(db_));
+  }
+  cache_.emplace(std::string(sql), stmt);
   return Stmt(this, stmt);
+}
+
+Status SqliteDb::Run(std::string_view sql) {
+  TF_ASSIGN_OR_RETURN(Stmt stmt, Prepare(sql));
+  return stmt.Run();
 }
 
 Status SqliteDb::Error(int rc, std::string_view what) const {

@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -55,7 +56,10 @@ class SqliteDb {
   // Runs one or more statements without parameters.
   Status Exec(const std::string& sql);
   // A cached prepared statement; kInternal if the SQL does not compile.
-  Result<Stmt> Prepare(const std::string& sql);
+  Result<Stmt> Prepare(std::string_view sql);
+  // Runs one statement without parameters through the statement cache (for the statements a
+  // hot path repeats, such as BEGIN and COMMIT, which Exec would compile every time).
+  Status Run(std::string_view sql);
   int64_t Changes() const { return sqlite3_changes64(db_); }
   int64_t LastInsertId() const { return sqlite3_last_insert_rowid(db_); }
 
@@ -64,8 +68,13 @@ class SqliteDb {
 
  private:
   explicit SqliteDb(sqlite3* db) : db_(db) {}
+  // Looks statements up by any string type without building a std::string.
+  struct SqlHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view sql) const { return std::hash<std::string_view>{}(sql); }
+  };
   sqlite3* db_;
-  std::unordered_map<std::string, sqlite3_stmt*> cache_;
+  std::unordered_map<std::string, sqlite3_stmt*, SqlHash, std::equal_to<>> cache_;
 };
 
 }  // namespace tf::store

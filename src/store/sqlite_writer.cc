@@ -79,20 +79,20 @@ void SqliteWriter::Loop() {
 
 void SqliteWriter::RunBatch(std::deque<Item>& batch) {
   std::vector<Status> results(batch.size());
-  Status begin = db_->Exec("BEGIN IMMEDIATE");
+  Status begin = db_->Run("BEGIN IMMEDIATE");
   if (!begin.ok()) {
     for (auto& item : batch) item.done(begin);
     return;
   }
   for (size_t i = 0; i < batch.size(); ++i) {
-    Status savepoint = db_->Exec("SAVEPOINT w");
+    Status savepoint = db_->Run("SAVEPOINT w");
     results[i] = savepoint.ok() ? batch[i].work(*db_) : savepoint;
-    if (!results[i].ok()) (void)db_->Exec("ROLLBACK TO w");
-    (void)db_->Exec("RELEASE w");
+    if (!results[i].ok()) (void)db_->Run("ROLLBACK TO w");
+    (void)db_->Run("RELEASE w");
   }
-  Status commit = db_->Exec("COMMIT");
+  Status commit = db_->Run("COMMIT");
   if (!commit.ok()) {
-    (void)db_->Exec("ROLLBACK");
+    (void)db_->Run("ROLLBACK");
     for (auto& r : results) {
       if (r.ok()) r = commit.WithContext("commit failed");
     }
