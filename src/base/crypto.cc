@@ -1,29 +1,89 @@
 #include "base/crypto.h"
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <pthread.h>
 
+#include <atomic>
+#include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <vector>
 
 namespace tf {
 namespace {
 
-void FillRandom(unsigned char* out, size_t n) {
+void CsprngBytes(unsigned char* out, size_t n) {
   if (RAND_bytes(out, static_cast<int>(n)) != 1) {
     // Without randomness no token or receipt is safe to hand out; this is unrecoverable.
     throw std::runtime_error("RAND_bytes failed: the system random source is unavailable");
   }
 }
 
+// Small requests (ids, receipts: 8-16 bytes, many per request) are served from a block of
+// CSPRNG output kept per thread, so that each does not pay for a RAND_bytes call (its locks and
+// provider lookups). Served bytes are wiped from the block. A forked child never reuses its
+// parent's block: the fork bumps the generation, and a block of an older one is refilled.
+constexpr size_t kRandomBlock = 1024;
+std::atomic<uint64_t> fork_generation{0};
+
+struct RandomBlock {
+  unsigned char bytes[kRandomBlock];
+  size_t used = kRandomBlock;  // nothing left until the first fill
+  uint64_t generation = 0;
+  ~RandomBlock() { OPENSSL_cleanse(bytes, sizeof bytes); }
+};
+
+void FillRandom(unsigned char* out, size_t n) {
+  static std::once_flag at_fork;
+  std::call_once(at_fork, [] {
+    pthread_atfork(nullptr, nullptr, [] { fork_generation.fetch_add(1); });
+  });
+  if (n > kRandomBlock / 4) {
+    CsprngBytes(out, n);
+    return;
+  }
+  thread_local RandomBlock block;
+  const uint64_t generation = fork_generation.load(std::memory_order_relaxed);
+  if (block.generation != generation || kRandomBlock - block.used < n) {
+    CsprngBytes(block.bytes, kRandomBlock);
+    block.used = 0;
+    block.generation = generation;
+  }
+  std::memcpy(out, block.bytes + block.used, n);
+  OPENSSL_cleanse(block.bytes + block.used, n);
+  block.used += n;
+}
+
+// A digest's implementation fetched once: EVP_sha256() and EVP_md5() look it up again on every
+// use in OpenSSL 3. Falls back to those if the fetch fails.
+const EVP_MD* FetchOr(const char* name, const EVP_MD* fallback) {
+  const EVP_MD* md = EVP_MD_fetch(nullptr, name, nullptr);
+  return md != nullptr ? md : fallback;
+}
+
+// With a context reused by the thread.
 std::string Digest(const EVP_MD* md, std::string_view data) {
+  thread_local struct Held {
+    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+    ~Held() { EVP_MD_CTX_free(ctx); }
+  } held;
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), out, &len, md, nullptr);
+  if (held.ctx == nullptr || EVP_DigestInit_ex2(held.ctx, md, nullptr) != 1 ||
+      EVP_DigestUpdate(held.ctx, data.data(), data.size()) != 1 ||
+      EVP_DigestFinal_ex(held.ctx, out, &len) != 1) {
+    if (EVP_Digest(data.data(), data.size(), out, &len, md, nullptr) != 1) {
+      throw std::runtime_error("OpenSSL could not compute a digest");
+    }
+  }
   return HexEncode(std::string_view(reinterpret_cast<char*>(out), len));
 }
 
 }  // namespace
+
+void RandomBytes(void* out, size_t n) { FillRandom(static_cast<unsigned char*>(out), n); }
 
 std::string HexEncode(std::string_view bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -48,7 +108,14 @@ uint64_t RandomU64() {
   return v;
 }
 
-std::string Sha256Hex(std::string_view data) { return Digest(EVP_sha256(), data); }
-std::string Md5Hex(std::string_view data) { return Digest(EVP_md5(), data); }
+std::string Sha256Hex(std::string_view data) {
+  static const EVP_MD* const md = FetchOr("SHA256", EVP_sha256());
+  return Digest(md, data);
+}
+
+std::string Md5Hex(std::string_view data) {
+  static const EVP_MD* const md = FetchOr("MD5", EVP_md5());
+  return Digest(md, data);
+}
 
 }  // namespace tf

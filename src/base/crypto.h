@@ -7,7 +7,10 @@
 
 namespace tf {
 
-// `n` bytes from the operating system's CSPRNG, hex encoded (2n characters).
+// Fills `out` with `n` bytes from the CSPRNG (OpenSSL's; small requests are served from a block
+// of its output kept per thread).
+void RandomBytes(void* out, size_t n);
+// `n` bytes from the CSPRNG, hex encoded (2n characters).
 std::string RandomHex(size_t n);
 // A uniformly random 64-bit value from the CSPRNG.
 uint64_t RandomU64();

@@ -160,11 +160,19 @@ Result<store::Receipt> DecodeReceiptHandle(const std::string& handle) {
 }
 
 std::string NewMessageId() {
-  std::string h = RandomHex(16);
-  h[12] = '4';                                        // version 4
-  h[16] = "89ab"[std::stoi(h.substr(16, 1), nullptr, 16) & 3];  // RFC 4122 variant
-  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
-         "-" + h.substr(20);
+  unsigned char b[16];
+  RandomBytes(b, sizeof b);
+  b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);  // version 4
+  b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);  // RFC 4122 variant
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id;
+  id.reserve(36);
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) id.push_back('-');
+    id.push_back(kHex[b[i] >> 4]);
+    id.push_back(kHex[b[i] & 15]);
+  }
+  return id;
 }
 
 }  // namespace tf::queues
