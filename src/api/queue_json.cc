@@ -1,5 +1,7 @@
 #include "api/queue_json.h"
 
+#include "api/errors.h"
+#include "api/json_out.h"
 #include "base/time_format.h"
 
 namespace tf::api {
@@ -50,6 +52,92 @@ Json MessageToJson(const queues::Message& m) {
   if (!m.group_id.empty()) j["group_id"] = m.group_id;
   if (!m.deduplication_id.empty()) j["deduplication_id"] = m.deduplication_id;
   return j;
+}
+
+namespace {
+
+void WriteMessage(JsonOut& j, const queues::Message& m) {
+  j.BeginObject();
+  j.Key("attributes").BeginObject();
+  for (const auto& [name, a] : m.attributes) {
+    j.Key(name).BeginObject();
+    if (!a.binary_value.empty()) j.Key("binary_value").String(a.binary_value);
+    if (!a.string_value.empty()) j.Key("string_value").String(a.string_value);
+    j.Key("type").String(a.data_type);
+    j.EndObject();
+  }
+  j.EndObject();
+  j.Key("body").String(m.body);
+  if (!m.deduplication_id.empty()) j.Key("deduplication_id").String(m.deduplication_id);
+  j.Key("first_received_at").Time(m.first_received_at);
+  if (!m.group_id.empty()) j.Key("group_id").String(m.group_id);
+  j.Key("md5_of_body").String(m.body_md5);
+  j.Key("message_id").String(m.message_id);
+  j.Key("receipt_handle").String(m.receipt_handle);
+  j.Key("receive_count").Int(m.receive_count);
+  j.Key("sent_at").Time(m.sent_at);
+  j.Key("sequence").Int(m.sequence);
+  j.EndObject();
+}
+
+// {"error": ErrorJson(s), "ok": false}
+void WriteFailure(JsonOut& j, const Status& s) {
+  j.BeginObject().Key("error").Value(ErrorJson(s)).Key("ok").Bool(false).EndObject();
+}
+
+}  // namespace
+
+std::string ReceivedJson(const std::vector<queues::Message>& messages) {
+  std::string out;
+  size_t guess = 32;
+  for (const auto& m : messages) guess += m.body.size() + 320;
+  out.reserve(guess);
+  JsonOut j(out);
+  j.BeginObject().Key("messages").BeginArray();
+  for (const auto& m : messages) WriteMessage(j, m);
+  j.EndArray().EndObject();
+  out.push_back('\n');
+  return out;
+}
+
+std::string SentJson(const std::vector<queues::SendOutcome>& outcomes) {
+  std::string out;
+  out.reserve(32 + outcomes.size() * 160);
+  JsonOut j(out);
+  j.BeginObject().Key("results").BeginArray();
+  for (const auto& o : outcomes) {
+    if (!o.status.ok()) {
+      WriteFailure(j, o.status);
+      continue;
+    }
+    j.BeginObject()
+        .Key("duplicate").Bool(o.duplicate)
+        .Key("md5_of_body").String(o.body_md5)
+        .Key("message_id").String(o.message_id)
+        .Key("ok").Bool(true)
+        .Key("sequence").Int(o.sequence)
+        .EndObject();
+  }
+  j.EndArray().EndObject();
+  out.push_back('\n');
+  return out;
+}
+
+std::string BatchResultsJson(const std::vector<Status>& statuses) {
+  std::string out;
+  out.reserve(32 + statuses.size() * 16);
+  JsonOut j(out);
+  j.BeginObject().Key("results").BeginArray();
+  for (const Status& s : statuses) {
+    if (s.ok()) {
+      j.BeginObject().Key("ok").Bool(true).EndObject();
+    } else {
+      WriteFailure(j, s);
+    }
+  }
+  j.EndArray().EndObject();
+  out.push_back('\n');
+  return out;
 }
 
 queues::QueueSettings ReadSettings(FieldReader& r) {

@@ -10,13 +10,12 @@
 namespace tf::api {
 namespace {
 
-// Per-entry results of a batch call: {"results": [{"ok": true} | {"error": {...}}]}.
-Json BatchResults(const std::vector<Status>& statuses) {
-  Json results = Json::array();
-  for (const Status& s : statuses) {
-    results.push_back(s.ok() ? Json{{"ok", true}} : Json{{"ok", false}, {"error", ErrorJson(s)}});
-  }
-  return {{"results", results}};
+// A 200 answer whose JSON body is already written (queue_json.h's *Json functions).
+http::Response JsonText(std::string body) {
+  http::Response r;
+  r.status = 200;
+  r.body = std::move(body);
+  return r;
 }
 
 // Reads an array field of strings or objects with at most a batch of entries.
@@ -99,19 +98,7 @@ void AddQueueRoutes(Router& router, Services& s) {
     auto sent = co_await queues::SendAsync(s.queues, s.pool, ctx.principal.project_id,
                                            ctx.Param("name"), entries);
     if (!sent.ok()) co_return ErrorResponse(sent.status());
-    Json results = Json::array();
-    for (const auto& o : *sent) {
-      if (!o.status.ok()) {
-        results.push_back({{"ok", false}, {"error", ErrorJson(o.status)}});
-        continue;
-      }
-      results.push_back({{"ok", true},
-                         {"message_id", o.message_id},
-                         {"md5_of_body", o.body_md5},
-                         {"sequence", o.sequence},
-                         {"duplicate", o.duplicate}});
-    }
-    co_return JsonResponse(200, {{"results", results}});
+    co_return JsonText(SentJson(*sent));
   });
 
   router.Add("POST", "/v1/queues/{name}/receive", [&s](Context& ctx) -> awaitable<http::Response> {
@@ -128,9 +115,7 @@ void AddQueueRoutes(Router& router, Services& s) {
                                                 ctx.principal.project_id, ctx.Param("name"),
                                                 params);
     if (!got.ok()) co_return ErrorResponse(got.status());
-    Json messages = Json::array();
-    for (const auto& m : *got) messages.push_back(MessageToJson(m));
-    co_return JsonResponse(200, {{"messages", messages}});
+    co_return JsonText(ReceivedJson(*got));
   });
 
   router.Add("POST", "/v1/queues/{name}/delete", [&s](Context& ctx) -> awaitable<http::Response> {
@@ -147,7 +132,7 @@ void AddQueueRoutes(Router& router, Services& s) {
     auto results = co_await queues::DeleteAsync(s.queues, s.pool, ctx.principal.project_id,
                                                 ctx.Param("name"), handles);
     if (!results.ok()) co_return ErrorResponse(results.status());
-    co_return JsonResponse(200, BatchResults(*results));
+    co_return JsonText(BatchResultsJson(*results));
   });
 
   router.Add("POST", "/v1/queues/{name}/visibility", [&s](Context& ctx) -> awaitable<http::Response> {
@@ -173,7 +158,7 @@ void AddQueueRoutes(Router& router, Services& s) {
       return s.queues.ChangeVisibility(ctx.principal.project_id, ctx.Param("name"), changes);
     });
     if (!results.ok()) co_return ErrorResponse(results.status());
-    co_return JsonResponse(200, BatchResults(*results));
+    co_return JsonText(BatchResultsJson(*results));
   });
 
   router.Add("POST", "/v1/queues/{name}/purge", [&s](Context& ctx) -> awaitable<http::Response> {

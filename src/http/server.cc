@@ -123,7 +123,8 @@ class Core : public std::enable_shared_from_this<Core> {
   // Returns whether the handler finished (false: its deadline passed or the server closed).
   awaitable<bool> RunHandler(Connection& conn, Request request,
                              std::shared_ptr<StreamedBody> body, Response* response);
-  awaitable<bool> WriteResponse(Connection& conn, const Response& response, unsigned version,
+  // Takes the response so that its body moves into the message instead of being copied.
+  awaitable<bool> WriteResponse(Connection& conn, Response response, unsigned version,
                                 bool is_head, bool keep_alive);
   awaitable<bool> WriteStream(Connection& conn, const Response& response, Framing framing);
   // Writes an error response, then closes the connection after lingering.
@@ -310,7 +311,7 @@ awaitable<bool> Core::Respond(Connection& conn, Request request,
     keep_alive = keep_alive && (framing.version >= 11 || response.content_length.has_value());
   } else {
     served_.fetch_add(1);
-    ok = co_await WriteResponse(conn, response, framing.version, framing.is_head,
+    ok = co_await WriteResponse(conn, std::move(response), framing.version, framing.is_head,
                                 keep_alive && !draining_.load());
   }
   in_flight_.fetch_sub(1);
@@ -404,14 +405,14 @@ void SetCommonFields(Fields& res, const Response& response) {
   }
 }
 
-awaitable<bool> Core::WriteResponse(Connection& conn, const Response& response, unsigned version,
+awaitable<bool> Core::WriteResponse(Connection& conn, Response response, unsigned version,
                                     bool is_head, bool keep_alive) {
   bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(response.status), version};
   SetCommonFields(res, response);
   if (is_head) {
     res.content_length(response.content_length.value_or(response.body.size()));
   } else {
-    res.body() = response.body;
+    res.body() = std::move(response.body);
     res.prepare_payload();
   }
   res.keep_alive(keep_alive);

@@ -1,0 +1,143 @@
+#include "api/json_out.h"
+
+#include <charconv>
+
+#include "base/time_format.h"
+
+namespace tf::api {
+namespace {
+
+// Whether `s` is well-formed UTF-8 (Unicode 15, table 3-7: no overlong forms, no surrogates,
+// nothing past U+10FFFF): what nlohmann::json prints unchanged.
+bool IsWellFormedUtf8(std::string_view s) {
+  size_t i = 0;
+  const size_t n = s.size();
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  while (i < n) {
+    unsigned char c = byte(i);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return false;
+    }
+    if (n - i < len) return false;
+    if (byte(i + 1) < lo || byte(i + 1) > hi) return false;
+    for (size_t k = 2; k < len; ++k) {
+      if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+}  // namespace
+
+void AppendJsonString(std::string& out, std::string_view s) {
+  bool ascii = true;
+  for (char c : s) ascii = ascii && static_cast<unsigned char>(c) < 0x80;
+  if (!ascii && !IsWellFormedUtf8(s)) {
+    out += Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
+    return;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.reserve(out.size() + s.size() + 2);
+  out.push_back('"');
+  size_t plain = 0;  // start of the run of bytes copied as they are
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + plain, i - plain);
+    plain = i + 1;
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        out += "\\u00";
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 15]);
+    }
+  }
+  out.append(s.data() + plain, s.size() - plain);
+  out.push_back('"');
+}
+
+void JsonOut::Separate() {
+  if (need_comma_) out_.push_back(',');
+  need_comma_ = true;
+}
+
+JsonOut& JsonOut::Open(char c) {
+  Separate();
+  out_.push_back(c);
+  need_comma_ = false;
+  return *this;
+}
+
+JsonOut& JsonOut::Close(char c) {
+  out_.push_back(c);
+  need_comma_ = true;
+  return *this;
+}
+
+JsonOut& JsonOut::Key(std::string_view key) {
+  Separate();
+  AppendJsonString(out_, key);
+  out_.push_back(':');
+  need_comma_ = false;
+  return *this;
+}
+
+JsonOut& JsonOut::String(std::string_view s) {
+  Separate();
+  AppendJsonString(out_, s);
+  return *this;
+}
+
+JsonOut& JsonOut::Int(int64_t v) {
+  Separate();
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out_.append(buf, end);
+  return *this;
+}
+
+JsonOut& JsonOut::Bool(bool v) {
+  Separate();
+  out_ += v ? "true" : "false";
+  return *this;
+}
+
+JsonOut& JsonOut::Time(TimeMs t) {
+  Separate();
+  out_.push_back('"');
+  AppendTime(out_, t);
+  out_.push_back('"');
+  return *this;
+}
+
+JsonOut& JsonOut::Value(const Json& v) {
+  Separate();
+  out_ += v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return *this;
+}
+
+}  // namespace tf::api
