@@ -124,6 +124,7 @@ class ReaderImpl final : public DatasetReader {
         const SampleRef ref = order_[at_++];
         if (position < seen_ || !WorkerTakes(position, params_)) continue;
         TF_ASSIGN_OR_RETURN(std::string_view data, Read(ref));
+        PrefetchNext();
         return std::optional<Sample>(
             Sample{index_.shards[ref.shard].first_sample + ref.index, position, data});
       }
@@ -217,6 +218,21 @@ class ReaderImpl final : public DatasetReader {
     TF_RETURN_IF_ERROR(cache_->Ensure(info, *fetcher_));
     held_.push_back(info);
     return OkStatus();
+  }
+
+  // Starts loading the next sample this worker will return, so that its CRC-32C does not wait
+  // on memory: the window's order jumps around the shards, and the caller works on the sample
+  // just returned meanwhile.
+  void PrefetchNext() {
+    // Positions go to workers in blocks: within one round of blocks, one is this worker's.
+    const size_t round = static_cast<size_t>(params_.block) * params_.num_workers;
+    for (size_t i = at_; i < order_.size() && i < at_ + round; ++i) {
+      const int64_t position = current_.window.first_position + static_cast<int64_t>(i);
+      if (position < seen_ || !WorkerTakes(position, params_)) continue;
+      auto it = open_.find(order_[i].shard);
+      if (it != open_.end()) it->second.view->Prefetch(order_[i].index);
+      return;
+    }
   }
 
   Result<std::string_view> Read(const SampleRef& ref) {

@@ -64,6 +64,10 @@ class ShardView {
   Result<std::string_view> Sample(uint64_t i) const;
   // Checks every sample's CRC-32C.
   Status Verify() const;
+  // Asks the CPU to start loading the first bytes of sample i (< sample_count()) into its
+  // caches, so that a later Sample(i) does not wait on memory. No effect on the result of any
+  // call; an i out of range is ignored.
+  void Prefetch(uint64_t i) const;
 
  private:
   ShardView(std::string_view bytes, std::string name, uint64_t count, uint64_t table)
