@@ -10,11 +10,18 @@
 # Defaults: build, 40000 samples of 8 KiB, 4 workers, /var/tmp. Every step reads what the one
 # before left in the page cache unless run as root (the cache is then dropped before each step,
 # so reads come from the disk).
+#
+# The disk's speed moves from minute to minute, so the reader steps run in ROUNDS rounds
+# (default 2), each with its own raw read: `cat` of the shard files, and 4 cats at once over a
+# quarter of them each; each reader is given as a share of the round's cat (one reader) or of
+# the better of the two (4 ranks). LOADER=0 leaves out the DataLoader steps.
 set -euo pipefail
 build=${1:-build}
 samples=${2:-40000}
 kib=${3:-8}
 workers=${4:-4}
+rounds=${ROUNDS:-2}
+loader=${LOADER:-1}
 dir=$(mktemp -d "${5:-/var/tmp}/tf-dataset-bench.XXXXXX")
 tf_bin="$build/src/tensorfleet"
 python=/usr/bin/python3
@@ -53,24 +60,69 @@ PY
 # Warm the shard cache once (downloads), then measure reading from it.
 "$tf_bin" dataset read bench --workers "$workers" --cache-dir "$dir/cache" 2>&1 | sed 's/^/download+read: /'
 bytes=$(du -cb "$dir"/cache/*.tfs | tail -1 | cut -f1)
-cold
-raw=$(seconds cat "$dir"/cache/*.tfs)
-echo "raw read (cat of the $(ls "$dir"/cache/*.tfs | wc -l) cached shard files): $(echo "scale=1; $bytes / 1000000 / $raw" | bc) MB/s"
-cold
-"$tf_bin" dataset read bench --workers 1 --cache-dir "$dir/cache" 2>&1 | sed 's/^/one reader, 1 worker: /'
-cold
-"$tf_bin" dataset read bench --workers "$workers" --cache-dir "$dir/cache" 2>&1 | sed "s/^/one reader, $workers workers: /"
-cold
-start=$(date +%s.%N)
-ranks=()
-for r in 0 1 2 3; do
-  "$tf_bin" dataset read bench --rank $r --world-size 4 --workers "$workers" --cache-dir "$dir/cache" 2>"$dir/rank$r.log" &
-  ranks+=($!)
+shards=("$dir"/cache/*.tfs)
+count=${#shards[@]}
+# 4 cats at once, each over a quarter of the shard files (contiguous, in name order).
+groups=()
+for g in 0 1 2 3; do
+  from=$((count * g / 4)); to=$((count * (g + 1) / 4))
+  groups+=("${shards[*]:$from:$((to - from))}")
 done
-wait "${ranks[@]}"
-end=$(date +%s.%N)
-for r in 0 1 2 3; do sed "s/^/4 ranks, rank $r: /" "$dir/rank$r.log"; done
-echo "4 ranks together: $(echo "scale=0; $samples / ($end - $start)" | bc) samples/s, $(echo "scale=1; $samples * $kib * 1024 / 1000000 / ($end - $start)" | bc) MB/s"
+mbs() { echo "scale=0; $1 / 1000000 / $2" | bc; }
+pct() { echo "scale=0; 100 * $1 / $2" | bc; }
+# The MB/s a `dataset read` printed on its stats line.
+read_mbs() { sed -n 's/.* \([0-9.]*\) MB\/s, from.*/\1/p' "$1" | cut -d. -f1; }
+# Ranks run as processes at once: their bytes over the span from the first one's start to the
+# last one's end, each as its own clock gives it (after start-up and the index download, as for
+# one reader), and over the wall clock around the processes (with start-up).
+ranks() {
+  local w=$1 pids=() start end r
+  cold
+  start=$(date +%s.%N)
+  for r in 0 1 2 3; do
+    "$tf_bin" dataset read bench --rank $r --world-size 4 --workers "$w" --cache-dir "$dir/cache" \
+      2>"$dir/rank$r.log" &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  end=$(date +%s.%N)
+  local span
+  span=$(cat "$dir"/rank?.log | sed -n 's/.* from \([0-9.]*\) to \([0-9.]*\) (Unix time)/\1 \2/p' |
+    awk 'NR==1{lo=$1; hi=$2} {if ($1<lo) lo=$1; if ($2>hi) hi=$2} END{print hi-lo}')
+  ranks_mbs=$(mbs "$samples * $kib * 1024" "$span")
+  ranks_sps=$(echo "scale=0; $samples / $span" | bc)
+  ranks_wall_mbs=$(mbs "$samples * $kib * 1024" "($end - $start)")
+}
+for round in $(seq "$rounds"); do
+  cold
+  raw=$(seconds cat "${shards[@]}")
+  cat1=$(mbs "$bytes" "$raw")
+  cold
+  pids=()
+  start=$(date +%s.%N)
+  for g in "${groups[@]}"; do [ -n "$g" ] && { cat $g >/dev/null & pids+=($!); }; done
+  wait "${pids[@]}"
+  end=$(date +%s.%N)
+  cat4=$(mbs "$bytes" "($end - $start)")
+  best=$((cat1 > cat4 ? cat1 : cat4))
+  echo "round $round: cat of the $count shard files: $cat1 MB/s; 4 cats at once: $cat4 MB/s"
+  cold
+  "$tf_bin" dataset read bench --workers 1 --cache-dir "$dir/cache" 2>"$dir/one.log"
+  echo "round $round: one reader, 1 worker: $(cat "$dir/one.log")"
+  echo "round $round: one reader, 1 worker: $(pct "$(read_mbs "$dir/one.log")" "$cat1")% of cat"
+  cold
+  "$tf_bin" dataset read bench --workers "$workers" --cache-dir "$dir/cache" 2>"$dir/one.log"
+  echo "round $round: one reader, $workers workers: $(cat "$dir/one.log")"
+  echo "round $round: one reader, $workers workers: $(pct "$(read_mbs "$dir/one.log")" "$cat1")% of cat"
+  for w in 1 "$workers"; do
+    ranks "$w"
+    for r in 0 1 2 3; do sed "s/^/round $round: 4 ranks, $w workers, rank $r: /" "$dir/rank$r.log"; done
+    echo "round $round: 4 ranks at once, $w workers each: $ranks_mbs MB/s" \
+      "($ranks_sps samples/s)," \
+      "$(pct "$ranks_mbs" "$best")% of the better cat; wall clock with start-up: $ranks_wall_mbs MB/s"
+  done
+done
+[ "$loader" = 1 ] || exit 0
 cold
 "$python" "$(dirname "$0")/dataset_loader_bench.py" files "$dir/loose" "$workers"
 cold

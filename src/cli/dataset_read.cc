@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
@@ -36,6 +37,17 @@ int EnvInt(const char* name, int fallback) {
   return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
 }
 
+// Seconds since the epoch with milliseconds, so that several readers' spans can be put
+// together (bench/run_dataset_bench.sh does, for ranks run as separate processes).
+std::string UnixSeconds(std::chrono::system_clock::time_point t) {
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  char out[32];
+  std::snprintf(out, sizeof out, "%lld.%03lld", static_cast<long long>(ms / 1000),
+                static_cast<long long>(ms % 1000));
+  return out;
+}
+
 Status Read(const Connection& conn, ReadFlags f) {
   if (f.rank < 0) f.rank = EnvInt("RANK", 0);
   if (f.world_size < 0) f.world_size = EnvInt("WORLD_SIZE", 1);
@@ -54,6 +66,7 @@ Status Read(const Connection& conn, ReadFlags f) {
   std::shared_ptr<datasets::ShardFetcher> fetcher = std::move(owned);
 
   const auto start = std::chrono::steady_clock::now();
+  const auto wall_start = std::chrono::system_clock::now();
   std::atomic<int64_t> samples{0}, bytes{0};
   std::mutex mu;  // guards failed and stdout
   Status failed;
@@ -101,7 +114,8 @@ Status Read(const Connection& conn, ReadFlags f) {
             << " of " << f.world_size << ", epoch " << f.epoch << ", " << f.workers
             << " workers): " << FormatBytes(bytes.load()) << " in " << seconds << " s, "
             << static_cast<int64_t>(samples.load() / std::max(seconds, 1e-9)) << " samples/s, "
-            << bytes.load() / std::max(seconds, 1e-9) / 1e6 << " MB/s\n";
+            << bytes.load() / std::max(seconds, 1e-9) / 1e6 << " MB/s, from " << UnixSeconds(wall_start)
+            << " to " << UnixSeconds(std::chrono::system_clock::now()) << " (Unix time)\n";
   return OkStatus();
 }
 
