@@ -54,6 +54,9 @@ inline __m512i Broadcast4(const int8_t* q) {
   return _mm512_set1_epi32(v);
 }
 
+constexpr int kPrefetchTokens = 2;
+constexpr int64_t kPrefetchBytes = 1024;
+
 // One group (16 rows at `group`) by tokens [t0, t0 + T); y's lanes outside `mask` are left alone.
 template <typename Block, int T>
 void GroupTile(const uint8_t* group, int64_t scale_bytes, const ActivationBlock* x, float* y,
@@ -65,6 +68,14 @@ void GroupTile(const uint8_t* group, int64_t scale_bytes, const ActivationBlock*
   for (int64_t b = 0; b < blocks; ++b) {
     const __m512 dw = _mm512_cvtph_ps(
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(group + b * kPackRows * 2)));
+    if (T <= kPrefetchTokens) {  // few tokens: bound by memory; fetch ahead of the stream
+#pragma GCC unroll 8
+      for (int64_t line = 0; line < Block::kChunkBytes; line += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(chunks + b * Block::kChunkBytes + line +
+                                                   kPrefetchBytes),
+                     _MM_HINT_T0);
+      }
+    }
     __m512i w[8];
     Block::Load(chunks + b * Block::kChunkBytes, w);
 #pragma GCC unroll 8
