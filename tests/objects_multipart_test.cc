@@ -242,6 +242,57 @@ TEST_P(MultipartTest, AnUploadAndItsPartsSurviveARestartAndCompleteAfterIt) {
             StatusCode::kNotFound);
 }
 
+// Complete's commit forgets the upload in the same transaction that makes the object. A crash
+// right after it (before the parts are removed) leaves the parts pending, for Recover, and the
+// upload cannot be completed a second time.
+TEST_P(MultipartTest, ACrashAfterCompletesCommitLeavesNoUploadToCompleteAgain) {
+  const std::string id = Begin();
+  const std::string a = Content(kMinPartBytes + 1, 7), b = Content(300, 8);
+  auto pa = Part(id, 1, a);
+  auto pb = Part(id, 2, b);
+  ASSERT_TRUE(pa.ok() && pb.ok());
+  // What Complete does up to its commit, and no further: the server dies there.
+  PutOptions options{"text/plain", {}, "", "", "etag-2"};
+  options.completes_upload = id;
+  {
+    auto upload = objects_->BeginPut(project_, "data", "big", options);
+    ASSERT_TRUE(upload.ok()) << upload.status().ToString();
+    ASSERT_TRUE((*upload)->Write(a + b).ok());
+    auto committed = (*upload)->Commit();
+    ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  }
+  EXPECT_EQ(BlobFiles(), 3u);  // the object's, and the two parts not yet removed
+  EXPECT_EQ(Pending(), 2u);
+
+  Reopen();  // the restart
+  auto recovered = objects_->Recover();
+  ASSERT_TRUE(recovered.ok());
+  EXPECT_EQ(*recovered, 2);
+  EXPECT_EQ(BlobFiles(), 1u);
+  EXPECT_EQ(Pending(), 0u);
+  EXPECT_EQ(*Read("big"), a + b);
+  EXPECT_EQ(uploads_->ListParts(project_, "data", "big", id).status().code(),
+            StatusCode::kNotFound);
+  auto again = uploads_->Complete(project_, "data", "big", id, {{1, pa->etag}, {2, pb->etag}},
+                                  "etag-2");
+  EXPECT_EQ(again.status().code(), StatusCode::kNotFound) << again.status().ToString();
+  EXPECT_EQ(BlobFiles(), 1u);
+}
+
+// Two completions of one upload: the first makes the object, the second finds no upload and
+// changes nothing.
+TEST_P(MultipartTest, AnUploadIsCompletedOnce) {
+  const std::string id = Begin();
+  auto pa = Part(id, 1, Content(1000, 9));
+  ASSERT_TRUE(pa.ok());
+  ASSERT_TRUE(uploads_->Complete(project_, "data", "big", id, {{1, pa->etag}}, "e-1").ok());
+  auto second = uploads_->Complete(project_, "data", "big", id, {{1, pa->etag}}, "e-1");
+  EXPECT_EQ(second.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(*Read("big"), Content(1000, 9));
+  EXPECT_EQ(BlobFiles(), 1u);
+  EXPECT_EQ(Pending(), 0u);
+}
+
 TEST_P(MultipartTest, AnAbortedUploadIsGoneAfterARestart) {
   const std::string id = Begin();
   ASSERT_TRUE(Part(id, 1, "one").ok());

@@ -1,5 +1,6 @@
 // The store contract: every back end must pass every test here (SQLite always, PostgreSQL when
 // the test command started one). Times are explicit, so nothing here sleeps.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -678,6 +679,27 @@ TEST_P(ObjectContractTest, MultipartUploadsKeepTheirPartsOutOfThePendingBlobs) {
   std::vector<std::string> all = {b1, b2, b3};
   std::sort(all.begin(), all.end());
   EXPECT_EQ(pending, all);  // every part's blob is to be reclaimed
+}
+
+TEST_P(ObjectContractTest, CompletingAnUploadForgetsItWithTheObjectsCommit) {
+  Bucket b = MakeBucket("done");
+  const std::string id = "up-" + RandomHex(8), p1 = "blob-" + RandomHex(8),
+                    made = "blob-" + RandomHex(8), later = "blob-" + RandomHex(8);
+  ASSERT_TRUE(objects().AddMultipartUpload({id, owner_, project_, "done", "k", "", "", kT0, {}}).ok());
+  for (const auto& x : {p1, made, later})
+    ASSERT_TRUE(objects().AddPendingBlob({x, owner_, kT0}).ok());
+  ASSERT_TRUE(objects().PutMultipartPart({id, 1, 5, "e1", p1, kT0}).ok());
+  ObjectRecord o{b.id, "k", 10, "e-1", "s", "t", "{}", made, kT0 + 1};
+  auto replaced = objects().PutObjectCompletingUpload(o, owner_, id);
+  ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
+  EXPECT_EQ(objects().GetObject(b.id, "k")->blob_id, made);
+  EXPECT_TRUE(objects().ListMultipartUploads(owner_)->empty());
+  // The part's blob is pending, for removal; the object's is not.
+  EXPECT_THAT(PendingIds(), ::testing::UnorderedElementsAre(p1, later));
+  o.blob_id = later;  // a second completion finds no upload and changes nothing
+  EXPECT_EQ(objects().PutObjectCompletingUpload(o, owner_, id).status().code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(objects().GetObject(b.id, "k")->blob_id, made);
 }
 
 TEST_P(ObjectContractTest, ListingsFollowPrefixDelimiterAndStartAfterAcrossPages) {

@@ -339,6 +339,7 @@ Result<ObjectInfo> MultipartUploads::Complete(const std::string& project_id,
     options = u->options;
   }
   options.etag = etag;
+  options.completes_upload = upload_id;
 
   auto assemble = [&]() -> Result<ObjectInfo> {
     TF_ASSIGN_OR_RETURN(std::unique_ptr<objects::Upload> upload,
@@ -364,22 +365,16 @@ Result<ObjectInfo> MultipartUploads::Complete(const std::string& project_id,
   };
   Result<ObjectInfo> made = assemble();
 
+  // The commit forgot the upload in the store with the same transaction that made the object;
+  // its part blobs, pending again, are removed here (or by Recover, after a crash).
   std::vector<std::string> blobs;
   {
     std::lock_guard lock(mu_);
     auto it = uploads_.find(upload_id);
     if (it != uploads_.end()) {
       if (made.ok()) {
-        auto forgotten = ForgetLocked(it);
-        if (forgotten.ok()) {
-          blobs = std::move(forgotten).value();
-        } else {
-          // The object is made; the upload stays recorded (and its parts kept) until it is
-          // completed again or aborted.
-          spdlog::warn("objects: forgetting completed multipart upload '{}' failed: {}", upload_id,
-                       forgotten.status().ToString());
-          it->second.completing = false;
-        }
+        for (const auto& [number, part] : it->second.parts) blobs.push_back(part.blob_id);
+        uploads_.erase(it);
       } else {
         it->second.completing = false;
       }

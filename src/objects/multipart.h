@@ -10,8 +10,9 @@
 // replaced, is a pending blob no part refers to, and is reclaimed with the others: nothing is
 // leaked and no partial part is ever listed. Complete copies the named parts in order into one
 // new blob and commits it as the object (the ordinary upload path: synced, then committed,
-// replacing any object of that key), then forgets the upload and removes every part; a crash
-// in between leaves the upload to be completed again or aborted. An upload untouched for
+// replacing any object of that key) in the same store transaction that forgets the upload, so
+// an upload makes its object at most once, even across a crash; then it removes every part
+// (a crash before that leaves them pending, for Recover). An upload untouched for
 // kIdleUploadMs is aborted the next time an upload is created. The store's uploads are read
 // the first time they are needed (a failure is returned, and reading is tried again next call).
 //

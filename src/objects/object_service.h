@@ -57,6 +57,10 @@ struct PutOptions {
   std::string expected_md5;                     // hex; when set, a mismatch fails the commit
   // The ETag to record instead of the content's MD5 (a multipart upload's, multipart.h).
   std::string etag;
+  // A multipart upload that the commit completes: it is forgotten in the same transaction
+  // (store::ObjectStore::PutObjectCompletingUpload), and the commit fails with kNotFound if it
+  // is gone.
+  std::string completes_upload;
 };
 
 struct Listing {

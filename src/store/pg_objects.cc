@@ -187,6 +187,27 @@ Result<std::string> PostgresStore::PutObject(const ObjectRecord& o, const std::s
   return replaced;
 }
 
+Result<std::string> PostgresStore::PutObjectCompletingUpload(const ObjectRecord& o,
+                                                             const std::string& owner,
+                                                             const std::string& upload_id) {
+  std::string replaced;
+  TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kTransaction, [&](PgConnection& conn) -> Status {
+    // Deleting the upload first locks its row: a second completion waits, then finds nothing.
+    // Its parts go with it (ON DELETE CASCADE).
+    TF_ASSIGN_OR_RETURN(PgResult gone,
+                        conn.Exec("DELETE FROM multipart_uploads WHERE upload_id = $1 "
+                                  "RETURNING upload_id",
+                                  PgParams().Add(upload_id)));
+    if (gone.rows() == 0) return NotFound("multipart upload '" + upload_id + "' does not exist");
+    TF_ASSIGN_OR_RETURN(replaced, Upsert(conn, o));
+    TF_RETURN_IF_ERROR(
+        conn.Run("DELETE FROM pending_blobs WHERE blob_id = $1", PgParams().Add(o.blob_id)));
+    if (replaced.empty()) return OkStatus();
+    return AddPending(conn, PendingBlob{replaced, owner, o.modified_at});
+  }));
+  return replaced;
+}
+
 Result<ObjectRecord> PostgresStore::GetObject(int64_t bucket_id, const std::string& key) {
   ObjectRecord out;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kRead, [&](PgConnection& conn) -> Status {

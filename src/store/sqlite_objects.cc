@@ -124,30 +124,57 @@ Status SqliteStore::RemovePendingBlob(const std::string& blob_id) {
   });
 }
 
+namespace {
+
+// PutObject's writes, in the caller's transaction; the replaced blob's id into *replaced.
+Status PutObjectIn(SqliteDb& db, const ObjectRecord& o, const std::string& owner,
+                   std::string* replaced) {
+  replaced->clear();
+  TF_ASSIGN_OR_RETURN(Stmt bucket, db.Prepare("SELECT 1 FROM buckets WHERE id = ?"));
+  TF_ASSIGN_OR_RETURN(bool exists, bucket.Bind(1, o.bucket_id).Step());
+  if (!exists) return NotFound("the bucket does not exist");
+  TF_ASSIGN_OR_RETURN(*replaced, FindBlob(db, o.bucket_id, o.key));
+  TF_ASSIGN_OR_RETURN(
+      Stmt put, db.Prepare("INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  TF_RETURN_IF_ERROR(put.Bind(1, o.bucket_id)
+                         .BindBlob(2, o.key)
+                         .Bind(3, o.size)
+                         .Bind(4, o.etag)
+                         .Bind(5, o.sha256)
+                         .Bind(6, o.content_type)
+                         .Bind(7, o.user_metadata)
+                         .Bind(8, o.blob_id)
+                         .Bind(9, o.modified_at)
+                         .Run());
+  TF_ASSIGN_OR_RETURN(Stmt done, db.Prepare("DELETE FROM pending_blobs WHERE blob_id = ?"));
+  TF_RETURN_IF_ERROR(done.Bind(1, o.blob_id).Run());
+  if (replaced->empty()) return OkStatus();
+  return AddPending(db, PendingBlob{*replaced, owner, o.modified_at});
+}
+
+}  // namespace
+
 Result<std::string> SqliteStore::PutObject(const ObjectRecord& o, const std::string& owner) {
   std::string replaced;
+  TF_RETURN_IF_ERROR(writer_->Write(
+      [&](SqliteDb& db) -> Status { return PutObjectIn(db, o, owner, &replaced); }));
+  return replaced;
+}
+
+Result<std::string> SqliteStore::PutObjectCompletingUpload(const ObjectRecord& o,
+                                                           const std::string& owner,
+                                                           const std::string& upload_id) {
+  std::string replaced;
   TF_RETURN_IF_ERROR(writer_->Write([&](SqliteDb& db) -> Status {
-    replaced.clear();
-    TF_ASSIGN_OR_RETURN(Stmt bucket, db.Prepare("SELECT 1 FROM buckets WHERE id = ?"));
-    TF_ASSIGN_OR_RETURN(bool exists, bucket.Bind(1, o.bucket_id).Step());
-    if (!exists) return NotFound("the bucket does not exist");
-    TF_ASSIGN_OR_RETURN(replaced, FindBlob(db, o.bucket_id, o.key));
-    TF_ASSIGN_OR_RETURN(
-        Stmt put, db.Prepare("INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-    TF_RETURN_IF_ERROR(put.Bind(1, o.bucket_id)
-                           .BindBlob(2, o.key)
-                           .Bind(3, o.size)
-                           .Bind(4, o.etag)
-                           .Bind(5, o.sha256)
-                           .Bind(6, o.content_type)
-                           .Bind(7, o.user_metadata)
-                           .Bind(8, o.blob_id)
-                           .Bind(9, o.modified_at)
-                           .Run());
-    TF_ASSIGN_OR_RETURN(Stmt done, db.Prepare("DELETE FROM pending_blobs WHERE blob_id = ?"));
-    TF_RETURN_IF_ERROR(done.Bind(1, o.blob_id).Run());
-    if (replaced.empty()) return OkStatus();
-    return AddPending(db, PendingBlob{replaced, owner, o.modified_at});
+    TF_ASSIGN_OR_RETURN(Stmt upload,
+                        db.Prepare("SELECT 1 FROM multipart_uploads WHERE upload_id = ?"));
+    TF_ASSIGN_OR_RETURN(bool exists, upload.Bind(1, upload_id).Step());
+    if (!exists) return NotFound("multipart upload '" + upload_id + "' does not exist");
+    TF_RETURN_IF_ERROR(PutObjectIn(db, o, owner, &replaced));
+    TF_ASSIGN_OR_RETURN(Stmt parts, db.Prepare("DELETE FROM multipart_parts WHERE upload_id = ?"));
+    TF_RETURN_IF_ERROR(parts.Bind(1, upload_id).Run());
+    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("DELETE FROM multipart_uploads WHERE upload_id = ?"));
+    return q.Bind(1, upload_id).Run();
   }));
   return replaced;
 }

@@ -164,6 +164,13 @@ class ObjectStore {
   // Readers see the old object or the new one, never a mix. kNotFound if the bucket does not
   // exist (it may have been deleted during the upload).
   virtual Result<std::string> PutObject(const ObjectRecord& object, const std::string& owner) = 0;
+  // PutObject completing multipart upload `upload_id`: in the same transaction the upload and
+  // its parts are forgotten (their blobs are pending blobs again, for the caller to remove), so
+  // that an upload makes its object at most once, even across a crash. kNotFound, changing
+  // nothing, if the upload does not exist (it was completed or aborted) or the bucket does not.
+  virtual Result<std::string> PutObjectCompletingUpload(const ObjectRecord& object,
+                                                        const std::string& owner,
+                                                        const std::string& upload_id) = 0;
   // kNotFound if there is no such object.
   virtual Result<ObjectRecord> GetObject(int64_t bucket_id, const std::string& key) = 0;
   // Keys in order, from after options.start_after, that start with options.prefix. With a
