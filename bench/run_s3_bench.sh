@@ -13,7 +13,10 @@
 # round. Over plain HTTP botocore (boto3 and the AWS CLI alike) signs the payload's SHA-256 by
 # default; put_object is also run with Config(s3={"payload_signing_enabled": False}), which
 # sends UNSIGNED-PAYLOAD instead (what botocore does by default over HTTPS with a checksum).
-# Run as root, the page cache is dropped before every step. Then 4 KiB PUTs and GETs per second
+# curl signs with SigV4 itself (--aws-sigv4, UNSIGNED-PAYLOAD) for a PUT and a GET through the
+# S3 API with a client that costs next to nothing, so that the server is what is measured; its
+# GET writes to /dev/null (boto3's get_object checks the bytes). Run as root, the page cache is
+# dropped before every step. Then 4 KiB PUTs and GETs per second
 # (bench/s3_small_objects_bench.py, SMALL_OBJECTS of them, 8 threads). ROUNDS (default 3) sets
 # how many rounds of large transfers run first.
 set -euo pipefail
@@ -45,6 +48,10 @@ seconds() {
   echo "$end - $start" | bc
 }
 rate() { echo "scale=0; $mib * 1048576 / 1000000 / $1" | bc; }
+s3curl() {  # curl through the S3 API, signed with the access key
+  curl -sf --aws-sigv4 "aws:amz:us-east-1:s3" --user "$S3_KEY_ID:$S3_SECRET" \
+    -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" "$@"
+}
 boto() {  # boto OPERATION KEY: one boto3 transfer of the test file
   /usr/bin/python3 - "$@" "$dir/src.bin" "$dir/out.bin" <<'EOF'
 import os, sys
@@ -82,6 +89,10 @@ for round in $(seq "${ROUNDS:-3}"); do
   cold
   get=$(seconds curl -sf -o "$dir/out.bin" -H "$auth" "$url/v1/buckets/bench/objects/n$round")
   cold
+  s3c_put=$(seconds s3curl -o /dev/null -T "$dir/src.bin" "$url/bench/c$round")
+  cold
+  s3c_get=$(seconds s3curl -o /dev/null "$url/bench/c$round")
+  cold
   s3_put=$(seconds boto put "p$round")
   cold
   s3_put_unsigned=$(seconds boto put-unsigned "u$round")
@@ -98,10 +109,10 @@ for round in $(seq "${ROUNDS:-3}"); do
   cold
   dd_read=$(seconds dd if="$dir/dd.bin" of=/dev/null bs=1M status=none)
   rm -f "$dir/dd.bin"
-  printf 'round %d: native PUT %5s GET %5s | boto3 put_object %5s (unsigned payload %5s) get_object %5s | upload_file %5s download_file %5s | dd write %5s read %5s MB/s\n' \
-    "$round" "$(rate "$put")" "$(rate "$get")" "$(rate "$s3_put")" "$(rate "$s3_put_unsigned")" \
+  printf 'round %d: native PUT %5s GET %5s | S3 curl PUT %5s GET %5s | boto3 put_object %5s (unsigned payload %5s) get_object %5s | upload_file %5s download_file %5s | dd write %5s read %5s MB/s\n' \
+    "$round" "$(rate "$put")" "$(rate "$get")" "$(rate "$s3c_put")" "$(rate "$s3c_get")" "$(rate "$s3_put")" "$(rate "$s3_put_unsigned")" \
     "$(rate "$s3_get")" "$(rate "$s3_up")" "$(rate "$s3_down")" "$(rate "$dd_write")" "$(rate "$dd_read")"
-  for key in "n$round" "p$round" "u$round" "m$round"; do "$tf_bin" rm "tf://bench/$key" >/dev/null; done
+  for key in "n$round" "c$round" "p$round" "u$round" "m$round"; do "$tf_bin" rm "tf://bench/$key" >/dev/null; done
 done
 # Small objects: 4 KiB PUTs, then GETs, per second (8 threads).
 /usr/bin/python3 "$(dirname "$0")/s3_small_objects_bench.py" "${SMALL_OBJECTS:-4000}" 8
