@@ -255,6 +255,33 @@ TEST_F(ReaderTest, AShardDamagedOnTheWayTwiceIsReportedAndNeverReturned) {
   EXPECT_EQ(fresh->Calls(again.shards[0].key), 2);
 }
 
+TEST_F(ReaderTest, ReadersOfOneProcessShareOneMappingPerShardFile) {
+  DatasetIndex index = MakeDataset(*fake_, 1, 8);
+  const ShardInfo& shard = index.shards[0];
+  auto a = ShardCache::Open(dir_.path() / "cache", 1 << 30);
+  auto b = ShardCache::Open(dir_.path() / "cache", 1 << 30);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE((*a)->Ensure(shard, *fake_).ok());
+  ASSERT_TRUE((*b)->Ensure(shard, *fake_).ok());
+  EXPECT_EQ(fake_->Calls(shard.key), 1);
+  auto first = (*a)->Map(shard);
+  auto second = (*b)->Map(shard);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ((*first)->bytes().data(), (*second)->bytes().data());
+  // Downloaded again (a new file): a mapping of its own, and the old one stays readable.
+  (*a)->Drop(shard);
+  ASSERT_TRUE((*a)->Ensure(shard, *fake_).ok());
+  EXPECT_EQ(fake_->Calls(shard.key), 2);
+  auto third = (*a)->Map(shard);
+  ASSERT_TRUE(third.ok());
+  EXPECT_NE((*third)->bytes().data(), (*first)->bytes().data());
+  EXPECT_EQ((*third)->bytes(), (*first)->bytes());
+  EXPECT_TRUE(ShardView::Open((*first)->bytes(), "old").ok());
+  (*a)->Release(shard);
+  (*a)->Release(shard);
+  (*b)->Release(shard);
+}
+
 TEST_F(ReaderTest, PrefetchRunsAheadOfTheReader) {
   DatasetIndex index = MakeDataset(*fake_, 6, 4);
   PartitionParams p{.window_shards = 1};

@@ -47,7 +47,7 @@ class Prefetcher {
   // caller owns the hold on the shard (ShardCache::Release).
   struct Taken {
     Status downloaded;
-    Result<std::unique_ptr<MappedShard>> mapped = Internal("not mapped");
+    Result<std::shared_ptr<const MappedShard>> mapped = Internal("not mapped");
   };
   Taken Take(size_t i) {
     std::unique_lock lock(mu_);
@@ -138,7 +138,7 @@ class ReaderImpl final : public DatasetReader {
 
  private:
   struct Open {
-    std::unique_ptr<MappedShard> mapped;
+    std::shared_ptr<const MappedShard> mapped;
     std::optional<ShardView> view;
     bool refetched = false;
   };
@@ -161,7 +161,7 @@ class ReaderImpl final : public DatasetReader {
       if (!got.downloaded.ok()) return got.downloaded;
       const ShardInfo& shard = index_.shards[piece.shard];
       held_.push_back(shard);
-      std::unique_ptr<MappedShard> mapped;
+      std::shared_ptr<const MappedShard> mapped;
       if (got.mapped.ok()) mapped = std::move(got.mapped).value();
       TF_RETURN_IF_ERROR(MapShard(piece.shard, /*refetched=*/false, std::move(mapped)));
     }
@@ -183,13 +183,13 @@ class ReaderImpl final : public DatasetReader {
   // Checks the structure of a shard the cache holds, mapping it unless `premapped` is given; a
   // damaged one is downloaded again once (unless it already was).
   Status MapShard(int64_t shard, bool refetched,
-                  std::unique_ptr<MappedShard> premapped = nullptr) {
+                  std::shared_ptr<const MappedShard> premapped = nullptr) {
     const ShardInfo& info = index_.shards[shard];
     for (;;) {
       Open o;
       o.refetched = refetched;
-      Result<std::unique_ptr<MappedShard>> mapped =
-          premapped ? Result<std::unique_ptr<MappedShard>>(std::move(premapped))
+      Result<std::shared_ptr<const MappedShard>> mapped =
+          premapped ? Result<std::shared_ptr<const MappedShard>>(std::move(premapped))
                     : cache_->Map(info);
       Status problem = mapped.status();
       if (mapped.ok()) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "base/crypto.h"
@@ -73,7 +74,28 @@ class FileLock {
 
 }  // namespace
 
-Result<std::unique_ptr<MappedShard>> MappedShard::Open(const fs::path& path) {
+namespace {
+
+// The mappings of this process by file, so that threads share them (MappedShard::Open).
+struct MappingRegistry {
+  struct Key {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    auto operator<=>(const Key&) const = default;
+  };
+  std::mutex mu;
+  std::map<Key, std::weak_ptr<const MappedShard>> live;  // guarded by mu
+};
+
+MappingRegistry& Mappings() {
+  static MappingRegistry* registry = new MappingRegistry;  // never destroyed: used at exit
+  return *registry;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const MappedShard>> MappedShard::Open(const fs::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return NotFound(path.string() + " is not in the cache");
@@ -85,6 +107,19 @@ Result<std::unique_ptr<MappedShard>> MappedShard::Open(const fs::path& path) {
     ::close(fd);
     return s;
   }
+  const MappingRegistry::Key key{st.st_dev, st.st_ino, st.st_size};
+  MappingRegistry& registry = Mappings();
+  {
+    std::lock_guard lock(registry.mu);
+    auto it = registry.live.find(key);
+    if (it != registry.live.end()) {
+      if (std::shared_ptr<const MappedShard> shared = it->second.lock()) {
+        ::close(fd);
+        return shared;
+      }
+      registry.live.erase(it);
+    }
+  }
   size_t size = static_cast<size_t>(st.st_size);
   // Samples are read in a shuffled order: the whole shard is mapped in at once (MAP_POPULATE)
   // rather than a page fault at a time.
@@ -92,7 +127,16 @@ Result<std::unique_ptr<MappedShard>> MappedShard::Open(const fs::path& path) {
                       : ::mmap(nullptr, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
   ::close(fd);
   if (p == MAP_FAILED) return Internal(Errno("cannot map", path));
-  return std::unique_ptr<MappedShard>(new MappedShard(static_cast<const char*>(p), size));
+  std::shared_ptr<const MappedShard> mapped(new MappedShard(static_cast<const char*>(p), size));
+  std::lock_guard lock(registry.mu);
+  std::weak_ptr<const MappedShard>& slot = registry.live[key];
+  // Another thread may have mapped the same file meanwhile: keep one, this one is unmapped.
+  if (std::shared_ptr<const MappedShard> other = slot.lock()) return other;
+  slot = mapped;
+  for (auto it = registry.live.begin(); it != registry.live.end();) {
+    it = it->second.expired() ? registry.live.erase(it) : std::next(it);
+  }
+  return mapped;
 }
 
 MappedShard::~MappedShard() {
@@ -175,7 +219,7 @@ void ShardCache::Release(const ShardInfo& shard) {
   if (it != held_.end() && --it->second <= 0) held_.erase(it);
 }
 
-Result<std::unique_ptr<MappedShard>> ShardCache::Map(const ShardInfo& shard) {
+Result<std::shared_ptr<const MappedShard>> ShardCache::Map(const ShardInfo& shard) {
   return MappedShard::Open(PathOf(shard));
 }
 

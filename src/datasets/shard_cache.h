@@ -23,9 +23,13 @@
 namespace tf::datasets {
 
 // A shard file mapped read-only. The mapping stays valid if the file is evicted meanwhile.
+//
+// One mapping per file per process: Open of a file (the same inode and size) that is mapped
+// already returns that mapping, so the worker threads of one process map and read each shard in
+// once. A shard downloaded again is a new file, and gets a mapping of its own.
 class MappedShard {
  public:
-  static Result<std::unique_ptr<MappedShard>> Open(const std::filesystem::path& path);
+  static Result<std::shared_ptr<const MappedShard>> Open(const std::filesystem::path& path);
   ~MappedShard();
   MappedShard(const MappedShard&) = delete;
   MappedShard& operator=(const MappedShard&) = delete;
@@ -49,9 +53,9 @@ class ShardCache {
   // kInternal naming the shard). Keeps it from eviction until Release.
   Status Ensure(const ShardInfo& shard, ShardFetcher& fetcher);
   void Release(const ShardInfo& shard);
-  // Maps a shard that Ensure brought in. kNotFound if it is not in the cache (evicted by
-  // another process).
-  Result<std::unique_ptr<MappedShard>> Map(const ShardInfo& shard);
+  // Maps a shard that Ensure brought in (MappedShard::Open). kNotFound if it is not in the
+  // cache (evicted by another process).
+  Result<std::shared_ptr<const MappedShard>> Map(const ShardInfo& shard);
   // Removes a cached shard found damaged, so that the next Ensure downloads it again.
   void Drop(const ShardInfo& shard);
 
