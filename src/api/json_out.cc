@@ -1,5 +1,6 @@
 #include "api/json_out.h"
 
+#include <array>
 #include <charconv>
 
 #include "base/time_format.h"
@@ -44,22 +45,40 @@ bool IsWellFormedUtf8(std::string_view s) {
   return true;
 }
 
+constexpr uint8_t kEscape = 1;
+constexpr uint8_t kNonAscii = 2;
+
+// Bytes that a JSON string cannot hold as they are (controls, '"', '\\'), and bytes past ASCII,
+// which are copied as they are only once the string is known to be well-formed UTF-8.
+constexpr std::array<uint8_t, 256> kByteClass = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 0x20; ++c) t[c] = kEscape;
+  t['"'] = t['\\'] = kEscape;
+  for (int c = 0x80; c < 0x100; ++c) t[c] = kNonAscii;
+  return t;
+}();
+
 }  // namespace
 
 void AppendJsonString(std::string& out, std::string_view s) {
-  bool ascii = true;
-  for (char c : s) ascii = ascii && static_cast<unsigned char>(c) < 0x80;
-  if (!ascii && !IsWellFormedUtf8(s)) {
+  uint8_t seen = 0;
+  for (char c : s) seen |= kByteClass[static_cast<unsigned char>(c)];
+  if ((seen & kNonAscii) != 0 && !IsWellFormedUtf8(s)) {
     out += Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
     return;
   }
-  static constexpr char kHex[] = "0123456789abcdef";
   out.reserve(out.size() + s.size() + 2);
   out.push_back('"');
+  if ((seen & kEscape) == 0) {
+    out.append(s);
+    out.push_back('"');
+    return;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
   size_t plain = 0;  // start of the run of bytes copied as they are
   for (size_t i = 0; i < s.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    if ((kByteClass[c] & kEscape) == 0) continue;
     out.append(s.data() + plain, i - plain);
     plain = i + 1;
     switch (c) {
