@@ -4,6 +4,7 @@
 // kPumpPieceBytes, reused, and no copy between the socket and the writer.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,14 @@ namespace tf::api {
 
 // Large enough that handing a piece to the pool costs little beside hashing it.
 inline constexpr size_t kPumpPieceBytes = size_t{4} << 20;
+
+// How much of a body to read into one piece: kPumpPieceBytes, or less for a body known to be
+// smaller, so that a small upload does not fill megabytes of buffer.
+inline size_t PumpPieceFor(std::optional<uint64_t> content_length) {
+  if (!content_length) return kPumpPieceBytes;
+  return static_cast<size_t>(
+      std::min<uint64_t>(kPumpPieceBytes, std::max<uint64_t>(*content_length, 1)));
+}
 
 // `read(std::string& piece)` is awaited for each piece: it fills `piece` (up to kPumpPieceBytes;
 // empty at the end of the body) and returns a Failure to stop. `write(std::string_view)` runs on

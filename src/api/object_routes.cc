@@ -42,7 +42,8 @@ awaitable<http::Response> PutObject(Services& s, Context& ctx) {
 
   http::BodyReader* body = ctx.request.body_reader;
   auto read = [body](std::string& piece) -> awaitable<std::optional<Status>> {
-    piece.resize(kPumpPieceBytes);  // no cost but for a short piece's tail: see S3Body::Read
+    // No cost but for a short piece's tail: see S3Body::Read.
+    piece.resize(PumpPieceFor(body->content_length()));
     Result<size_t> n = co_await body->Read(std::span(piece));
     if (!n.ok()) co_return n.status();
     piece.resize(*n);

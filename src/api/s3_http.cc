@@ -261,7 +261,7 @@ awaitable<std::optional<s3::Error>> S3Body::Read(std::string& piece) {
   std::string& in = st.decoder == nullptr ? piece : st.raw;
   if (st.decoder != nullptr) piece.clear();
   for (;;) {
-    in.resize(kPumpPieceBytes);
+    in.resize(PumpPieceFor(reader->content_length()));
     Result<size_t> n = co_await reader->Read(std::span(in));
     if (!n.ok()) co_return BodyError(n.status());
     in.resize(*n);
