@@ -44,6 +44,13 @@ def disk(r):
     return " / ".join("?" if v is None else f"{v:.2f}" for v in (b, a))
 
 
+def cpu(r):
+    """The benchmark process's CPU per 1,000 messages: server and clients for tensorfleet over
+    HTTP (one process), the clients alone where the server is another process."""
+    v = r.get("process_cpu_ms_per_1k")
+    return f"{v:.1f}" if v else "-"
+
+
 def redis_rate(rows, fsync):
     for r in rows:
         if r["system"] == "redis streams" and r["kind"] == "throughput" and fsync in r["path"]:
@@ -59,8 +66,8 @@ def main():
     rows = attach_disk(load(sys.argv[1]))
     always, everysec = redis_rate(rows, "always"), redis_rate(rows, "everysec")
     print("| system | path | messages/s | vs Redis (fsync always) | vs Redis (everysec) "
-          "| vs target | errors | disk fdatasync ms before / after |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+          "| vs target | errors | process CPU ms per 1k messages | disk fdatasync ms before / after |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         if r["kind"] != "throughput":
             continue
@@ -68,7 +75,7 @@ def main():
         versus_target = f"{ratio(r['messages_per_s'], target)} of {target:,}" if target else "-"
         print(f"| {r['system']} | {r['path']} | {r['messages_per_s']:,.0f} "
               f"| {ratio(r['messages_per_s'], always)} | {ratio(r['messages_per_s'], everysec)} "
-              f"| {versus_target} | {r['errors']} | {disk(r)} |")
+              f"| {versus_target} | {r['errors']} | {cpu(r)} | {disk(r)} |")
     print()
     print("| system | path | round trips | p50 ms | p90 ms | p99 ms | errors "
           "| disk fdatasync ms before / after |")
