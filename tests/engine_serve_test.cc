@@ -373,6 +373,33 @@ TEST(EngineServe, HealthIs503WhileLoading) {
   io.Stop();
 }
 
+TEST(EngineServeProtocol, RefusesWhatItCannotDoNamingTheField) {
+  cli::CompletionRequest cr;
+  const Json chat = {{"messages", Json::array({{{"role", "user"}, {"content", "hi"}}})}};
+  auto refused = [&](Json extra, cli::Endpoint endpoint) -> std::string {
+    Json body = chat;
+    if (endpoint == cli::Endpoint::kCompletions) body = {{"prompt", "hi"}};
+    body.update(extra);
+    auto e = cli::ParseCompletionRequest(body, endpoint, &cr);
+    if (!e) return "";
+    EXPECT_EQ(e->http_status, 400);
+    return e->param;
+  };
+  const Json tool = {{"type", "function"}, {"function", {{"name", "f"}, {"parameters", Json::object()}}}};
+  EXPECT_EQ(refused({{"tools", Json::array({tool})}}, cli::Endpoint::kChatCompletions), "tools");
+  EXPECT_EQ(refused({{"functions", Json::array({tool["function"]})}},
+                    cli::Endpoint::kChatCompletions),
+            "functions");
+  EXPECT_EQ(refused({{"n", 2}}, cli::Endpoint::kChatCompletions), "n");
+  EXPECT_EQ(refused({{"echo", true}}, cli::Endpoint::kCompletions), "echo");
+  EXPECT_EQ(refused({{"suffix", "end"}}, cli::Endpoint::kCompletions), "suffix");
+  // What asks for nothing this server lacks is accepted.
+  EXPECT_EQ(refused({{"tools", Json::array()}, {"tool_choice", "none"}},
+                    cli::Endpoint::kChatCompletions),
+            "");
+  EXPECT_EQ(refused({{"n", 1}, {"echo", false}}, cli::Endpoint::kCompletions), "");
+}
+
 TEST(EngineServeProtocol, ChatRequestsAndTheirChunks) {
   cli::CompletionRequest cr;
   Json body = {

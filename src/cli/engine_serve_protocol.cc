@@ -174,6 +174,15 @@ std::optional<ApiError> ParseUnsupported(const Json& body) {
   if (auto it = body.find("suffix"); it != body.end() && !it->is_null()) {
     return Bad("suffix", "'suffix' is not supported");
   }
+  // A request that offers functions expects the model to call them when it should: answering
+  // it as plain text would drop what was asked without a word.
+  for (const char* field : {"tools", "functions"}) {
+    if (auto it = body.find(field); it != body.end() && !it->is_null() && !it->empty()) {
+      return Bad(field, std::string("'") + field +
+                            "' is not supported: this server does not call functions; send the "
+                            "request without them");
+    }
+  }
   return std::nullopt;
 }
 
