@@ -179,9 +179,12 @@ class ClientImpl final : public Client {
   void Cancel() override {
     cancelled_ = true;
     // Runs on the calling thread's io_.run(), if a call is in progress; a call that has not got
-    // that far sees cancelled_ before and after connecting.
+    // that far sees cancelled_ before and after connecting. Closing, not cancelling: a cancel
+    // reaches only the step under way, and one that lands between two steps (the request
+    // written, the answer not yet awaited) would leave the next step waiting with no timer.
+    // Every step on a closed socket fails at once.
     asio::post(io_, [this] {
-      if (stream_) stream_->cancel();
+      if (stream_) stream_->close();
     });
   }
 

@@ -88,6 +88,19 @@ Result<std::string> Upsert(PgConnection& conn, const ObjectRecord& o) {
   return Aborted("object '" + o.key + "' is being written by too many others at once");
 }
 
+// Within a transaction: writes `o`, its blob no longer pending, and the blob of the object it
+// replaced pending removal by `owner`. Returns that replaced blob ("" if none).
+Result<std::string> PutObjectIn(PgConnection& conn, const ObjectRecord& o,
+                                const std::string& owner) {
+  TF_ASSIGN_OR_RETURN(std::string replaced, Upsert(conn, o));
+  TF_RETURN_IF_ERROR(
+      conn.Run("DELETE FROM pending_blobs WHERE blob_id = $1", PgParams().Add(o.blob_id)));
+  if (!replaced.empty()) {
+    TF_RETURN_IF_ERROR(AddPending(conn, PendingBlob{replaced, owner, o.modified_at}));
+  }
+  return replaced;
+}
+
 }  // namespace
 
 Result<Bucket> PostgresStore::CreateBucket(Bucket bucket) {
@@ -178,11 +191,8 @@ Status PostgresStore::RemovePendingBlob(const std::string& blob_id) {
 Result<std::string> PostgresStore::PutObject(const ObjectRecord& o, const std::string& owner) {
   std::string replaced;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kTransaction, [&](PgConnection& conn) -> Status {
-    TF_ASSIGN_OR_RETURN(replaced, Upsert(conn, o));
-    TF_RETURN_IF_ERROR(
-        conn.Run("DELETE FROM pending_blobs WHERE blob_id = $1", PgParams().Add(o.blob_id)));
-    if (replaced.empty()) return OkStatus();
-    return AddPending(conn, PendingBlob{replaced, owner, o.modified_at});
+    TF_ASSIGN_OR_RETURN(replaced, PutObjectIn(conn, o, owner));
+    return OkStatus();
   }));
   return replaced;
 }
@@ -199,11 +209,8 @@ Result<std::string> PostgresStore::PutObjectCompletingUpload(const ObjectRecord&
                                   "RETURNING upload_id",
                                   PgParams().Add(upload_id)));
     if (gone.rows() == 0) return NotFound("multipart upload '" + upload_id + "' does not exist");
-    TF_ASSIGN_OR_RETURN(replaced, Upsert(conn, o));
-    TF_RETURN_IF_ERROR(
-        conn.Run("DELETE FROM pending_blobs WHERE blob_id = $1", PgParams().Add(o.blob_id)));
-    if (replaced.empty()) return OkStatus();
-    return AddPending(conn, PendingBlob{replaced, owner, o.modified_at});
+    TF_ASSIGN_OR_RETURN(replaced, PutObjectIn(conn, o, owner));
+    return OkStatus();
   }));
   return replaced;
 }
