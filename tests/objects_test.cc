@@ -213,6 +213,24 @@ TEST_P(ObjectServiceTest, CorruptContentIsAnErrorNeverWrongBytes) {
   EXPECT_TRUE(service_->Head(project_, "data", "weights").ok());  // metadata is intact
 }
 
+// Something other than the server shortens a blob file while it is open for reading: the next
+// check is an error naming the blob, never a crash (the check maps the file).
+TEST_P(ObjectServiceTest, ABlobCutShortWhileOpenIsAnErrorNotACrash) {
+  ASSERT_TRUE(Put("weights", Content(3 * kBlockBytes, 5)).ok());
+  auto files = BlobFiles();
+  ASSERT_EQ(files.size(), 1u);
+  const fs::path file = blob_dir() / *files.begin();
+  auto reader = blobs_->Open(file.filename().string());
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_TRUE((*reader)->Check(0, kBlockBytes).ok());
+  fs::resize_file(file, kBlockBytes + 10);  // inside the second block
+  Status cut = (*reader)->Check(kBlockBytes, kBlockBytes);
+  EXPECT_EQ(cut.code(), StatusCode::kInternal) << cut.ToString();
+  EXPECT_NE(cut.message().find(file.filename().string()), std::string::npos) << cut.ToString();
+  std::string out;
+  EXPECT_FALSE((*reader)->ReadAt(kBlockBytes, 100, &out).ok());
+}
+
 TEST_P(ObjectServiceTest, RecoveryRemovesWhatACrashLeftAndKeepsCommittedObjects) {
   ASSERT_TRUE(Put("kept", "committed content").ok());
   // A crash mid-upload: a temp file, and a pending blob never sealed.

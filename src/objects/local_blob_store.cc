@@ -221,9 +221,19 @@ class LocalBlobReader final : public BlobReader {
     const size_t map_bytes = static_cast<size_t>(span.stop - map_start);
     ::posix_fadvise(fd_, static_cast<off_t>(span.stop), static_cast<off_t>(span.stop - span.start),
                     POSIX_FADV_WILLNEED);
+    // A mapping read past its file's end kills the process (SIGBUS). The server never shortens
+    // a sealed blob, but something else on the machine might: the size is checked once the
+    // pages are in, which leaves only the check below as a window.
     void* mapped = ::mmap(nullptr, map_bytes, PROT_READ, MAP_SHARED | MAP_POPULATE, fd_,
                           static_cast<off_t>(map_start));
     if (mapped == MAP_FAILED) return ErrnoStatus("cannot map", path_, errno);
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0 || static_cast<uint64_t>(st.st_size) < span.stop) {
+      ::munmap(mapped, map_bytes);
+      return Internal("blob " + path_.filename().string() + " is truncated: " +
+                      std::to_string(st.st_size) + " bytes on disk, its content needs " +
+                      std::to_string(span.stop));
+    }
     std::string_view blocks(static_cast<const char*>(mapped) + (span.start - map_start),
                             static_cast<size_t>(span.stop - span.start));
     Status checked = CheckBlocks(blocks, span, footer_, crcs_, path_.filename().string());
