@@ -1,6 +1,6 @@
 #include "api/queue_json.h"
 
-#include "api/errors.h"
+#include "api/error_json.h"
 #include "api/json_out.h"
 #include "base/time_format.h"
 
