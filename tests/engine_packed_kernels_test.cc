@@ -16,6 +16,7 @@
 #include "engine/kernels/packed_blocks.h"
 #include "engine/matmul.h"
 #include "engine/quant.h"
+#include "engine_extreme_blocks.h"
 
 namespace tf::testing {
 namespace {
@@ -196,18 +197,8 @@ TEST_F(PackedKernelsTest, EqualThePlainPackedMatmulBitForBit) {
 // the largest dot products, exactly as the integer formula gives them.
 TEST_F(PackedKernelsTest, ExtremeQ8_0Blocks) {
   const int64_t n_in = 64, n_out = 21, n_tokens = 5;
-  std::vector<uint8_t> w(n_out * 2 * 34);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint8_t>(i % 3 == 0 ? 0x80 : 0x7f);
-  for (int64_t b = 0; b < n_out * 2; ++b) w[b * 34] = 0x00, w[b * 34 + 1] = 0x3c;  // d = 1
-  std::vector<ActivationBlock> x(n_tokens * 2);
-  for (size_t b = 0; b < x.size(); ++b) {
-    x[b].d = 0.5f;
-    x[b].sum = 0;
-    for (int i = 0; i < 32; ++i) {
-      x[b].q[i] = static_cast<int8_t>((i + b) % 2 ? 127 : -127);
-      x[b].sum += x[b].q[i];
-    }
-  }
+  std::vector<uint8_t> w = ExtremeQ8_0Weights(n_out * 2);
+  std::vector<ActivationBlock> x = ExtremeActivations(n_tokens * 2);
   const auto p = Packed(DType::kQ8_0, w, n_out, n_in);
   std::vector<float> got(n_tokens * n_out);
   set_->matmul_q8_0_packed(p.data(), x.data(), got.data(), n_tokens, n_in, n_out, 0, n_out);

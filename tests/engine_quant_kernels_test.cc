@@ -15,6 +15,7 @@
 #include "engine/kernels/kernels.h"
 #include "engine/matmul.h"
 #include "engine/quant.h"
+#include "engine_extreme_blocks.h"
 
 namespace tf::testing {
 namespace {
@@ -342,14 +343,8 @@ TEST_P(TypedKernelsTest, BlockMatmuls) {
 // written by our quantiser) against activations of +-127.
 TEST_P(TypedKernelsTest, ExtremeBlocks) {
   const int64_t n_in = 64, n_out = 21, n_tokens = 5;
-  std::vector<uint8_t> w(n_out * 2 * 34);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint8_t>(i % 3 == 0 ? 0x80 : 0x7f);
-  for (int64_t b = 0; b < n_out * 2; ++b) w[b * 34] = 0x00, w[b * 34 + 1] = 0x3c;  // d = 1
-  std::vector<ActivationBlock> x(n_tokens * 2);
-  for (size_t b = 0; b < x.size(); ++b) {
-    x[b].d = 0.5f;
-    for (int i = 0; i < 32; ++i) x[b].q[i] = static_cast<int8_t>((i + b) % 2 ? 127 : -127);
-  }
+  std::vector<uint8_t> w = ExtremeQ8_0Weights(n_out * 2);
+  std::vector<ActivationBlock> x = ExtremeActivations(n_tokens * 2);
   auto call = [&](const KernelSet& k, float* y, int64_t t0, int64_t n, int64_t b, int64_t e) {
     k.matmul_q8_0(w.data(), x.data() + t0 * 2, y, n, n_in, n_out, b, e);
   };
