@@ -1,6 +1,7 @@
 #include "engine/matmul.h"
 
 #include <algorithm>
+#include <atomic>
 #include <vector>
 
 namespace tf::engine {
@@ -10,6 +11,10 @@ namespace {
 // kernels' row tiles (at most 8 rows; the packed block matmuls' groups of 16) rather than
 // leaving a few rows to the one-row tile or one group to both threads.
 constexpr int64_t kRowGroup = 16;
+
+// The shortest piece of a matmul a thread takes at once (see MatMuls), in weights: 32 KiB of
+// 8-bit weights, enough for the hardware prefetcher to be up to speed for most of it.
+constexpr int64_t kMinPieceWeights = 32768;
 
 // Rows [b, e) of one part, on whichever kernel its type needs. xq: the activations quantised
 // (for Q8_0 and Q4_0 parts).
@@ -71,25 +76,45 @@ void MatMuls(const kernels::KernelSet& k, ThreadPool& pool, std::span<const MatM
         n,
         [&](int64_t t_begin, int64_t t_end) {
           for (int64_t t = t_begin; t < t_end; ++t) {
-            kernels::QuantizeActivations(x + t * n_in, n_in, xq.data() + t * blocks);
+            k.quantize_activations(x + t * n_in, n_in, xq.data() + t * blocks);
           }
         },
         std::max<int64_t>(1, 8192 / std::max<int64_t>(1, n_in)));
   }
-  // Groups per range: enough work (about 64 Ki multiply-adds) to be worth a thread.
+  // Groups per thread: enough work (about 64 Ki multiply-adds) to be worth a thread.
   const int64_t min_rows = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, n * n_in));
   const int64_t groups = (total_rows + kRowGroup - 1) / kRowGroup;
+  auto run = [&](int64_t group_begin, int64_t group_end) {
+    const int64_t begin = group_begin * kRowGroup;
+    const int64_t end = std::min(total_rows, group_end * kRowGroup);
+    int64_t first = 0;  // the part's first row among all parts' rows
+    for (const MatMulPart& p : parts) {
+      const int64_t b = std::max(begin, first) - first;
+      const int64_t e = std::min(end, first + p.w->rows) - first;
+      if (b < e) PartRows(k, p, x, xq.data(), n, b, e);
+      first += p.w->rows;
+    }
+  };
+  // The threads take pieces of the groups in order as they get to them, not fixed halves: with
+  // fixed halves the two threads of a one-token matmul finished microseconds apart (one starts
+  // later, or gets less of the memory bandwidth) and the first waited for the other. A piece is
+  // a share of what is left (a quarter of it on two threads), so the first pieces are long
+  // sequential streams and the last ones short enough to end together; at least
+  // kMinPieceWeights weights. Which thread computes a row does not change its result.
+  const int64_t piece_groups =
+      std::max<int64_t>(1, kMinPieceWeights / std::max<int64_t>(1, kRowGroup * n_in));
+  std::atomic<int64_t> next{0};
+  const int64_t shares = 2 * pool.num_threads();
   pool.ParallelFor(
       groups,
-      [&](int64_t group_begin, int64_t group_end) {
-        const int64_t begin = group_begin * kRowGroup;
-        const int64_t end = std::min(total_rows, group_end * kRowGroup);
-        int64_t first = 0;  // the part's first row among all parts' rows
-        for (const MatMulPart& p : parts) {
-          const int64_t b = std::max(begin, first) - first;
-          const int64_t e = std::min(end, first + p.w->rows) - first;
-          if (b < e) PartRows(k, p, x, xq.data(), n, b, e);
-          first += p.w->rows;
+      [&](int64_t, int64_t) {  // the ranges only decide how many threads take part
+        int64_t begin = next.load(std::memory_order_relaxed);
+        while (begin < groups) {
+          const int64_t size = std::max(piece_groups, (groups - begin) / shares);
+          if (next.compare_exchange_weak(begin, begin + size, std::memory_order_relaxed)) {
+            run(begin, std::min(groups, begin + size));
+            begin = next.load(std::memory_order_relaxed);
+          }
         }
       },
       (min_rows + kRowGroup - 1) / kRowGroup);

@@ -249,6 +249,6 @@ int64_t Argmax(const float* x, int64_t n) {
 const KernelSet kAvx2KernelSet = {"avx2",         MatmulRows,     RmsNorm,        Rope,
                                   SiluMul,        Softmax,        AttentionHead,  Argmax,
                                   Avx2MatmulF16,  Avx2MatmulBf16, Avx2MatmulQ8_0, Avx2MatmulQ4_0,
-                                  nullptr,        nullptr};
+                                  nullptr,        nullptr,        QuantizeActivations};
 
 }  // namespace tf::engine::kernels

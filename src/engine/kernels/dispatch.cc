@@ -27,6 +27,7 @@ const KernelSet* Avx512Kernels() {
     if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
       set.matmul_f16 = Avx512MatmulF16;
       set.matmul_bf16 = Avx512MatmulBf16;
+      set.quantize_activations = Avx512QuantizeActivations;
       if (__builtin_cpu_supports("avx512vnni")) {
         set.matmul_q8_0 = VnniMatmulQ8_0;
         set.matmul_q4_0 = VnniMatmulQ4_0;

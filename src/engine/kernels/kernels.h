@@ -22,8 +22,9 @@ struct ActivationBlock {
 };
 
 // Quantises n activations (n a multiple of 32) to n / 32 blocks: d = max|x| / 127, q[i] =
-// round(x[i] / d), ties to even, and their sum. x: [n], out: [n / 32]. Plain code shared by every
-// kernel set, so all of them see the same blocks.
+// round(x[i] * (127 / max|x|)), ties to even, clamped to +-127, and their sum. x: [n], out:
+// [n / 32]. The plain definition; every kernel set's quantize_activations gives the same
+// blocks bit for bit, so all of them see the same activations.
 void QuantizeActivations(const float* x, int64_t n, ActivationBlock* out);
 
 struct KernelSet {
@@ -88,6 +89,9 @@ struct KernelSet {
                              int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
   void (*matmul_q4_0_packed)(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
                              int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
+
+  // QuantizeActivations, equal to it bit for bit (what the block matmuls' callers run first).
+  void (*quantize_activations)(const float* x, int64_t n, ActivationBlock* out);
 };
 
 // The plain scalar versions: the definition of what each kernel computes.

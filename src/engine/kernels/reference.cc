@@ -82,7 +82,7 @@ const KernelSet& ReferenceKernels() {
   static const KernelSet kSet = {"reference",   MatmulRows,    RmsNorm,       Rope,
                                  SiluMul,       Softmax,       AttentionHead, Argmax,
                                  RefMatmulF16,  RefMatmulBf16, RefMatmulQ8_0, RefMatmulQ4_0,
-                                 nullptr,       nullptr};
+                                 nullptr,       nullptr,       QuantizeActivations};
   return kSet;
 }
 

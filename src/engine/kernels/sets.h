@@ -43,6 +43,8 @@ void VnniMatmulQ8_0(const void* w, const ActivationBlock* x, float* y, int64_t n
                     int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
 void VnniMatmulQ4_0(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
                     int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
+// quantize_avx512.cc, needs AVX-512 F, BW and VL: QuantizeActivations.
+void Avx512QuantizeActivations(const float* x, int64_t n, ActivationBlock* out);
 // packed_avx512.cc, needs AVX-512 F, BW, VL and VNNI (and F16C): the packed block matmuls.
 void VnniMatmulQ8_0Packed(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
                           int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);

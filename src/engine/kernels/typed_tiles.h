@@ -85,14 +85,27 @@ constexpr int RowTile16() {
   }
 }
 
+// One token over rows at least this wide takes 4 rows at a time (with the tiles' software
+// prefetch), not one: a row of 8192 16-bit weights is 512 dependent multiply-adds, more than
+// the out-of-order window holds, so one row at a time waits on one chain and the next row's
+// cannot start; 4 rows are 4 chains. engine_matmul_bench, 4096 x 8192 F16 at one token: 26-27
+// GB/s on two threads one row at a time, 34 four rows at a time; 2048 and 768 wide, one row
+// stays ahead (33-36 against 24-29 GB/s: the next rows' chains overlap out of order). Each
+// output's order is the same either way.
+inline constexpr int64_t kLongRow16 = 4096;
+
 template <typename Tiles, typename Type>
 void Matmul16(const void* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
               int64_t n_out, int64_t row_begin, int64_t row_end) {
   const auto* bytes = static_cast<const uint8_t*>(w);
-  ForTiles<8, RowTile16<Tiles>(), TokenTile16<Tiles>()>(
-      n_tokens, row_begin, row_end, [&]<int R, int T>(int64_t r0, int64_t t0) {
-        Tiles::template Tile16<Type, R, T>(bytes, x, y, n_in, n_out, r0, t0);
-      });
+  auto tile = [&]<int R, int T>(int64_t r0, int64_t t0) {
+    Tiles::template Tile16<Type, R, T>(bytes, x, y, n_in, n_out, r0, t0);
+  };
+  if (n_tokens == 1 && n_in >= kLongRow16) {
+    ForRows<4, decltype(tile), TokenTile16<Tiles>()>(n_tokens, row_begin, row_end, tile);
+    return;
+  }
+  ForTiles<8, RowTile16<Tiles>(), TokenTile16<Tiles>()>(n_tokens, row_begin, row_end, tile);
 }
 
 template <typename Tiles, typename Block, typename Activations>
