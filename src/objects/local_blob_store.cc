@@ -4,7 +4,6 @@
 // DIR/ab/cd/<id>, and the directory is fsynced (as is a fan-out directory's parent when it is
 // created).
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -207,38 +206,24 @@ class LocalBlobReader final : public BlobReader {
 
   int content_fd() const override { return fd_; }
 
-  // The blocks are mapped, not read: the check reads them from the page cache where they stay
-  // for sendfile, with no copy into this process. The range after them is asked for at once, so
-  // that the disk reads it while this one is sent.
+  // The blocks are read one at a time into a reused buffer and checked there; they stay in the
+  // page cache, from which sendfile then sends them. Reading (not mapping) lets the kernel see a
+  // sequential reader and read ahead in large requests, and a file shortened underneath is a
+  // short read, never a bus error.
   Status Check(uint64_t offset, size_t n) override {
     if (offset > footer_.size || n > footer_.size - offset) {
       return InvalidArgument("read past the end of blob " + path_.filename().string());
     }
     if (n == 0) return OkStatus();
     const BlockSpan span = CoverBlocks(footer_, offset, n);
-    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-    const uint64_t map_start = span.start / page * page;
-    const size_t map_bytes = static_cast<size_t>(span.stop - map_start);
-    ::posix_fadvise(fd_, static_cast<off_t>(span.stop), static_cast<off_t>(span.stop - span.start),
-                    POSIX_FADV_WILLNEED);
-    // A mapping read past its file's end kills the process (SIGBUS). The server never shortens
-    // a sealed blob, but something else on the machine might: the size is checked once the
-    // pages are in, which leaves only the check below as a window.
-    void* mapped = ::mmap(nullptr, map_bytes, PROT_READ, MAP_SHARED | MAP_POPULATE, fd_,
-                          static_cast<off_t>(map_start));
-    if (mapped == MAP_FAILED) return ErrnoStatus("cannot map", path_, errno);
-    struct stat st {};
-    if (::fstat(fd_, &st) != 0 || static_cast<uint64_t>(st.st_size) < span.stop) {
-      ::munmap(mapped, map_bytes);
-      return Internal("blob " + path_.filename().string() + " is truncated: " +
-                      std::to_string(st.st_size) + " bytes on disk, its content needs " +
-                      std::to_string(span.stop));
+    const uint64_t block = footer_.block_bytes;
+    for (uint64_t b = span.first; b < span.end; ++b) {
+      BlockSpan one{b, b + 1, b * block, std::min(footer_.size, (b + 1) * block)};
+      scratch_.resize(static_cast<size_t>(one.stop - one.start));
+      TF_RETURN_IF_ERROR(ReadExactly(fd_, one.start, scratch_.data(), scratch_.size(), path_));
+      TF_RETURN_IF_ERROR(CheckBlocks(scratch_, one, footer_, crcs_, path_.filename().string()));
     }
-    std::string_view blocks(static_cast<const char*>(mapped) + (span.start - map_start),
-                            static_cast<size_t>(span.stop - span.start));
-    Status checked = CheckBlocks(blocks, span, footer_, crcs_, path_.filename().string());
-    ::munmap(mapped, map_bytes);
-    return checked;
+    return OkStatus();
   }
 
  private:
