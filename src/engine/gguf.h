@@ -127,6 +127,8 @@ class GgufFile {
   const std::string& path() const { return path_; }
   const GgufContents& contents() const { return contents_; }
   const std::vector<GgufTensor>& tensors() const { return contents_.tensors; }
+  // The mapping the tensors' bytes lie in, or null for a file made FromBytes.
+  const MappedFile* mapping() const { return file_.get(); }
 
   // The value of `key`, or null.
   const GgufValue* Find(std::string_view key) const;

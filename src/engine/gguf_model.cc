@@ -232,6 +232,7 @@ Result<ModelConfig> GgufModelConfig(const GgufFile& file) {
 Result<ModelWeights> LoadGgufWeights(std::shared_ptr<const GgufFile> file, const ModelConfig& c) {
   ModelWeights w;
   w.storage.push_back(file);
+  if (file->mapping() != nullptr) w.mappings.push_back(file->mapping());
   Loader l(&w, *file);
   const int64_t h = c.hidden_size, q_dim = c.num_heads * c.head_dim;
   const int64_t kv_dim = c.num_kv_heads * c.head_dim, ff = c.intermediate_size;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 namespace tf::engine {
@@ -40,6 +41,21 @@ Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
   }
   ::close(fd);  // the mapping keeps the file open
   return std::unique_ptr<MappedFile>(new MappedFile(path, data, size));
+}
+
+bool MappedFile::Contains(const void* begin, size_t bytes) const {
+  const auto* p = static_cast<const uint8_t*>(begin);
+  return data_ != nullptr && p >= data_ && bytes <= size_ &&
+         p - data_ <= static_cast<ptrdiff_t>(size_ - bytes);
+}
+
+void MappedFile::DropPages(const void* begin, size_t bytes) const {
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto start = reinterpret_cast<uintptr_t>(begin);
+  const uintptr_t first = (start + page - 1) / page * page, end = (start + bytes) / page * page;
+  // The mapping is private and read-only, so its pages are the file's: dropping them loses
+  // nothing.
+  if (first < end) ::madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

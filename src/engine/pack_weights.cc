@@ -27,6 +27,17 @@ void PackMatrix(const kernels::KernelSet& k, ThreadPool& pool, ModelWeights* w, 
       },
       /*min_chunk=*/4);
   m->packed = out;
+  // The matmuls read only the packed copy from now on, so the rows as stored can give their
+  // memory back where they lie in a mapped file (which keeps them readable), unless the
+  // embedding, read a row per token, shares them (a tied LM head).
+  const auto* begin = static_cast<const uint8_t*>(m->data);
+  const size_t size = static_cast<size_t>(m->rows) * m->row_bytes();
+  const auto* embed = static_cast<const uint8_t*>(w->embed.data);
+  const size_t embed_size = static_cast<size_t>(w->embed.rows) * w->embed.row_bytes();
+  if (embed != nullptr && begin < embed + embed_size && embed < begin + size) return;
+  for (const MappedFile* mapping : w->mappings) {
+    if (mapping->Contains(begin, size)) mapping->DropPages(begin, size);
+  }
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include "base/status.h"
 #include "engine/config.h"
 #include "engine/dtype.h"
+#include "engine/mapped_file.h"
 #include "engine/safetensors.h"
 
 namespace tf::engine {
@@ -70,6 +71,9 @@ struct ModelWeights {
 
   // What the pointers point into: mapped files, converted or quantised buffers.
   std::vector<std::shared_ptr<const void>> storage;
+  // The read-only file mappings among them, whose pages a matrix no longer read can give back
+  // (MappedFile::DropPages; PackBlockWeights does once it has repacked a matrix).
+  std::vector<const MappedFile*> mappings;
 };
 
 // A zeroed buffer of `bytes` bytes, 64-byte aligned, owned by w->storage.
