@@ -14,7 +14,10 @@
 # The disk's speed moves from minute to minute, so the reader steps run in ROUNDS rounds
 # (default 2), each with its own raw read: `cat` of the shard files, and 4 cats at once over a
 # quarter of them each; each reader is given as a share of the round's cat (one reader) or of
-# the better of the two (4 ranks). LOADER=0 leaves out the DataLoader steps.
+# the better of the two (4 ranks). LOADER=0 leaves out the DataLoader steps. ALSO="BINARY [FLAGS]"
+# runs every reader step a second time in each round with another build of tensorfleet and/or
+# other `dataset read` flags (e.g. ALSO="/var/tmp/old/tensorfleet", ALSO="build/src/tensorfleet
+# --prefetch-threads 1"), labelled "also", to compare two readers on the same disk minutes.
 set -euo pipefail
 build=${1:-build}
 samples=${2:-40000}
@@ -22,6 +25,7 @@ kib=${3:-8}
 workers=${4:-4}
 rounds=${ROUNDS:-2}
 loader=${LOADER:-1}
+also=${ALSO:-}
 dir=$(mktemp -d "${5:-/var/tmp}/tf-dataset-bench.XXXXXX")
 tf_bin="$build/src/tensorfleet"
 python=/usr/bin/python3
@@ -77,10 +81,11 @@ read_mbs() { sed -n 's/.* \([0-9.]*\) MB\/s, from.*/\1/p' "$1" | cut -d. -f1; }
 # one reader), and over the wall clock around the processes (with start-up).
 ranks() {
   local w=$1 pids=() start end r
+  shift
   cold
   start=$(date +%s.%N)
   for r in 0 1 2 3; do
-    "$tf_bin" dataset read bench --rank $r --world-size 4 --workers "$w" --cache-dir "$dir/cache" \
+    "$@" dataset read bench --rank $r --world-size 4 --workers "$w" --cache-dir "$dir/cache" \
       2>"$dir/rank$r.log" &
     pids+=($!)
   done
@@ -92,6 +97,27 @@ ranks() {
   ranks_mbs=$(mbs "$samples * $kib * 1024" "$span")
   ranks_sps=$(echo "scale=0; $samples / $span" | bc)
   ranks_wall_mbs=$(mbs "$samples * $kib * 1024" "($end - $start)")
+}
+# The reader steps of one round with one reader command (the tensorfleet binary and any flags
+# put after `dataset read ...`), each line starting with $label.
+readers() {
+  local label=$1 bin=$2 flags=("${@:3}")
+  run() { "$bin" "$@" "${flags[@]}"; }
+  cold
+  run dataset read bench --workers 1 --cache-dir "$dir/cache" 2>"$dir/one.log"
+  echo "$label one reader, 1 worker: $(cat "$dir/one.log")"
+  echo "$label one reader, 1 worker: $(pct "$(read_mbs "$dir/one.log")" "$cat1")% of cat"
+  cold
+  run dataset read bench --workers "$workers" --cache-dir "$dir/cache" 2>"$dir/one.log"
+  echo "$label one reader, $workers workers: $(cat "$dir/one.log")"
+  echo "$label one reader, $workers workers: $(pct "$(read_mbs "$dir/one.log")" "$cat1")% of cat"
+  for w in 1 "$workers"; do
+    ranks "$w" run
+    for r in 0 1 2 3; do sed "s/^/$label 4 ranks, $w workers, rank $r: /" "$dir/rank$r.log"; done
+    echo "$label 4 ranks at once, $w workers each: $ranks_mbs MB/s" \
+      "($ranks_sps samples/s)," \
+      "$(pct "$ranks_mbs" "$best")% of the better cat; wall clock with start-up: $ranks_wall_mbs MB/s"
+  done
 }
 for round in $(seq "$rounds"); do
   cold
@@ -106,21 +132,9 @@ for round in $(seq "$rounds"); do
   cat4=$(mbs "$bytes" "($end - $start)")
   best=$((cat1 > cat4 ? cat1 : cat4))
   echo "round $round: cat of the $count shard files: $cat1 MB/s; 4 cats at once: $cat4 MB/s"
-  cold
-  "$tf_bin" dataset read bench --workers 1 --cache-dir "$dir/cache" 2>"$dir/one.log"
-  echo "round $round: one reader, 1 worker: $(cat "$dir/one.log")"
-  echo "round $round: one reader, 1 worker: $(pct "$(read_mbs "$dir/one.log")" "$cat1")% of cat"
-  cold
-  "$tf_bin" dataset read bench --workers "$workers" --cache-dir "$dir/cache" 2>"$dir/one.log"
-  echo "round $round: one reader, $workers workers: $(cat "$dir/one.log")"
-  echo "round $round: one reader, $workers workers: $(pct "$(read_mbs "$dir/one.log")" "$cat1")% of cat"
-  for w in 1 "$workers"; do
-    ranks "$w"
-    for r in 0 1 2 3; do sed "s/^/round $round: 4 ranks, $w workers, rank $r: /" "$dir/rank$r.log"; done
-    echo "round $round: 4 ranks at once, $w workers each: $ranks_mbs MB/s" \
-      "($ranks_sps samples/s)," \
-      "$(pct "$ranks_mbs" "$best")% of the better cat; wall clock with start-up: $ranks_wall_mbs MB/s"
-  done
+  readers "round $round:" "$tf_bin"
+  # shellcheck disable=SC2086  # ALSO is a binary and its flags, split on purpose
+  [ -z "$also" ] || readers "round $round (also):" $also
 done
 [ "$loader" = 1 ] || exit 0
 cold

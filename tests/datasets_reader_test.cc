@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "base/crypto.h"
 #include "datasets/dataset_reader.h"
@@ -282,6 +283,69 @@ TEST_F(ReaderTest, ReadersOfOneProcessShareOneMappingPerShardFile) {
   (*b)->Release(shard);
 }
 
+TEST_F(ReaderTest, ThreadsAskingForOneFileAtOnceGetOneMapping) {
+  DatasetIndex index = MakeDataset(*fake_, 1, 8);
+  auto cache = ShardCache::Open(dir_.path() / "cache", 1 << 30);
+  ASSERT_TRUE(cache.ok());
+  ASSERT_TRUE((*cache)->Ensure(index.shards[0], *fake_).ok());
+  const int64_t before = MappedShard::mappings_made();
+  std::vector<std::shared_ptr<const MappedShard>> got(8);
+  std::vector<std::thread> threads;
+  for (auto& g : got) {
+    threads.emplace_back([&] {
+      auto m = (*cache)->Map(index.shards[0]);
+      if (m.ok()) g = *m;
+    });
+  }
+  for (auto& t : threads) t.join();
+  // One of them mapped it; the others waited for that mapping instead of making their own.
+  EXPECT_EQ(MappedShard::mappings_made() - before, 1);
+  for (const auto& g : got) {
+    ASSERT_NE(g, nullptr);
+    EXPECT_EQ(g, got[0]);
+  }
+  (*cache)->Release(index.shards[0]);
+}
+
+TEST_F(ReaderTest, PopulatingAShardShortenedSinceItWasMappedIsAnErrorNotACrash) {
+  std::string big;
+  for (int i = 0; i < 64; ++i) big += std::string(1000, static_cast<char>('a' + i % 26));
+  const fs::path path = dir_.path() / "shard.tfs";
+  std::ofstream(path, std::ios::binary) << big;
+  auto mapped = MappedShard::Open(path);
+  ASSERT_TRUE(mapped.ok()) << mapped.status().ToString();
+  EXPECT_TRUE((*mapped)->Populate(1000, 5000).ok());
+  EXPECT_TRUE((*mapped)->Populate(60000, 1 << 20).ok());  // clipped to the file
+  fs::resize_file(path, 8000);
+  Status s = (*mapped)->PopulateAll();
+  EXPECT_EQ(s.code(), StatusCode::kInternal);
+  EXPECT_NE(s.message().find(path.string()), std::string::npos) << s.ToString();
+  EXPECT_TRUE((*mapped)->Populate(0, 4000).ok());  // what is still there reads
+}
+
+TEST_F(ReaderTest, AnyNumberOfPrefetchThreadsReadsTheSameSamplesInTheSameOrder) {
+  DatasetIndex index = MakeDataset(*fake_, 7, 5);
+  PartitionParams p{.seed = 9, .window_shards = 2};
+  std::vector<int64_t> first;
+  for (int threads : {1, 2, 5}) {
+    ReaderOptions o;
+    o.cache_dir = dir_.path() / ("cache" + std::to_string(threads));
+    o.prefetch_threads = threads;
+    auto r = DatasetReader::Open(index, p, 0, o, fake_);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ReadAll got = Drain(**r);
+    ASSERT_TRUE(got.status.ok()) << got.status.ToString();
+    std::vector<int64_t> order;
+    for (size_t i = 0; i < got.samples.size(); ++i) {
+      order.push_back(got.samples[i].index);
+      EXPECT_EQ(got.data[i], SampleText(got.samples[i].index));
+    }
+    EXPECT_EQ(order.size(), 35u);
+    if (first.empty()) first = order;
+    EXPECT_EQ(order, first) << threads << " threads";
+  }
+}
+
 TEST_F(ReaderTest, PrefetchRunsAheadOfTheReader) {
   DatasetIndex index = MakeDataset(*fake_, 6, 4);
   PartitionParams p{.window_shards = 1};
@@ -358,6 +422,12 @@ TEST_F(ReaderTest, BadOptionsAreRefused) {
             StatusCode::kInvalidArgument);
   EXPECT_EQ(DatasetReader::Open(index, {}, -1, o, fake_).status().code(),
             StatusCode::kInvalidArgument);
+  for (int threads : {0, 17}) {
+    o.prefetch_threads = threads;
+    EXPECT_EQ(DatasetReader::Open(index, {}, 0, o, fake_).status().code(),
+              StatusCode::kInvalidArgument);
+  }
+  o.prefetch_threads = 2;
   o.cache_dir.clear();
   EXPECT_EQ(DatasetReader::Open(index, {}, 0, o, fake_).status().code(),
             StatusCode::kInvalidArgument);

@@ -43,6 +43,22 @@ TEST(ShardFormatTest, RoundTripsSamplesIncludingEmptyAndBinaryOnes) {
   EXPECT_EQ(empty->sample_count(), 0u);
 }
 
+TEST(ShardFormatTest, SampleBytesIsTheOneRangeThatSamplesTake) {
+  std::vector<std::string> samples = {"a", "", "bcd", std::string(5000, 'e'), "f"};
+  std::string shard = MakeShard(samples);
+  auto view = ShardView::Open(shard, "s");
+  ASSERT_TRUE(view.ok());
+  auto at = [&](uint64_t i) { return static_cast<uint64_t>(view->Sample(i)->data() - shard.data()); };
+  EXPECT_EQ(view->SampleBytes(0, 5), std::make_pair(uint64_t{32}, uint64_t{5005}));
+  EXPECT_EQ(view->SampleBytes(2, 4), std::make_pair(at(2), uint64_t{5003}));
+  EXPECT_EQ(view->SampleBytes(4, 5), std::make_pair(at(4), uint64_t{1}));
+  // The end is clipped to the shard; an empty range is nothing.
+  EXPECT_EQ(view->SampleBytes(3, 99), std::make_pair(at(3), uint64_t{5001}));
+  EXPECT_EQ(view->SampleBytes(1, 2), std::make_pair(at(1), uint64_t{0}));
+  EXPECT_EQ(view->SampleBytes(3, 3), std::make_pair(uint64_t{0}, uint64_t{0}));
+  EXPECT_EQ(view->SampleBytes(7, 9), std::make_pair(uint64_t{0}, uint64_t{0}));
+}
+
 TEST(ShardFormatTest, AFlippedSampleByteFailsThatSampleOnlyNamingShardAndOffset) {
   std::string shard = MakeShard({"alpha", "bravo", "charlie"});
   size_t at = shard.find("bravo") + 2;

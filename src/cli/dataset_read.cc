@@ -29,6 +29,7 @@ struct ReadFlags {
   std::string cache_dir;
   int window_shards = 4;
   int prefetch_shards = 4;
+  int prefetch_threads = 2;
   bool print = false;
 };
 
@@ -84,6 +85,7 @@ Status Read(const Connection& conn, ReadFlags f) {
       datasets::ReaderOptions o;
       o.cache_dir = f.cache_dir;
       o.prefetch_shards = f.prefetch_shards;
+      o.prefetch_threads = f.prefetch_threads;
       auto reader = datasets::DatasetReader::Open(index, p, f.samples_seen, o, fetcher);
       Status s = reader.status();
       while (s.ok()) {
@@ -138,6 +140,9 @@ void AddDatasetReadCommand(CLI::App* dataset, Connection& conn, int& exit_code) 
   cmd->add_option("--window-shards", f.window_shards, "Shards shuffled together")
       ->capture_default_str();
   cmd->add_option("--prefetch", f.prefetch_shards, "Shards downloaded ahead of the window")
+      ->capture_default_str();
+  cmd->add_option("--prefetch-threads", f.prefetch_threads,
+                  "Threads reading shards ahead, each one shard at a time")
       ->capture_default_str();
   cmd->add_flag("--print", f.print, "Print each sample as INDEX<TAB>BYTES on stdout");
   cmd->callback([&] {

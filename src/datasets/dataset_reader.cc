@@ -18,15 +18,23 @@ struct PlannedWindow {
   Window window;
 };
 
-// Downloads the shards of `schedule` in order on a thread of its own and maps each in whole
-// (which reads it into the page cache), staying at most `ahead` shards past the one the reader
-// last asked for: the disk reads the next window while the reader works through this one, with
-// a bounded number of bytes in flight.
+// A shard piece to bring in: the shard, and the samples of it the reader will read.
+struct Scheduled {
+  ShardInfo shard;
+  ShardPiece piece;
+};
+
+// Downloads the shards of `schedule` in order on `threads` threads of its own, maps each and
+// reads in the bytes of its piece (which puts them in the page cache and in the mapping), staying
+// at most `ahead` shards past the one the reader last asked for: the disk reads the next window
+// while the reader works through this one, with a bounded number of bytes in flight. With two
+// threads two shards are read at once: the disk serves two streams faster than one.
 class Prefetcher {
  public:
-  Prefetcher(std::vector<ShardInfo> schedule, int ahead, ShardCache& cache, ShardFetcher& fetcher)
+  Prefetcher(std::vector<Scheduled> schedule, int ahead, int threads, ShardCache& cache,
+             ShardFetcher& fetcher)
       : schedule_(std::move(schedule)), ahead_(ahead), cache_(cache), fetcher_(fetcher) {
-    thread_ = std::thread([this] { Run(); });
+    for (int t = 0; t < threads; ++t) threads_.emplace_back([this] { Run(); });
   }
   ~Prefetcher() {
     {
@@ -34,17 +42,17 @@ class Prefetcher {
       stop_ = true;
     }
     cv_.notify_all();
-    thread_.join();
+    for (std::thread& t : threads_) t.join();
     // Whatever was brought in and not taken is released.
     for (auto& [i, t] : done_) {
-      if (t.downloaded.ok()) cache_.Release(schedule_[i]);
+      if (t.downloaded.ok()) cache_.Release(schedule_[i].shard);
     }
   }
 
-  // Waits for schedule entry i and returns the shard mapped in (in the page cache), or why it
-  // could not be: a failed download, or a mapping that failed (then the caller maps it again
-  // itself, downloading it once more if needed). Either way after a successful download the
-  // caller owns the hold on the shard (ShardCache::Release).
+  // Waits for schedule entry i and returns the shard mapped, with its piece read in, or why it
+  // could not be: a failed download, or a mapping or read that failed (then the caller maps it
+  // again itself, downloading it once more if needed). Either way after a successful download
+  // the caller owns the hold on the shard (ShardCache::Release).
   struct Taken {
     Status downloaded;
     Result<std::shared_ptr<const MappedShard>> mapped = Internal("not mapped");
@@ -61,17 +69,16 @@ class Prefetcher {
 
  private:
   void Run() {
-    for (size_t i = 0; i < schedule_.size(); ++i) {
+    for (;;) {
+      size_t i = 0;
       {
         std::unique_lock lock(mu_);
+        if (next_ >= schedule_.size()) return;
+        i = next_++;
         cv_.wait(lock, [&] { return stop_ || i <= wanted_ + ahead_; });
         if (stop_) return;
       }
-      Taken t;
-      t.downloaded = cache_.Ensure(schedule_[i], fetcher_);
-      // Mapped in here, on this thread, so that the disk reads the next shards while the
-      // reader works through the current window.
-      if (t.downloaded.ok()) t.mapped = cache_.Map(schedule_[i]);
+      Taken t = Bring(schedule_[i]);
       {
         std::lock_guard lock(mu_);
         done_.emplace(i, std::move(t));
@@ -80,7 +87,26 @@ class Prefetcher {
     }
   }
 
-  const std::vector<ShardInfo> schedule_;
+  // Here, on a prefetch thread, so that the disk reads the next shards while the reader works
+  // through the current window. Only the piece's bytes are read in: a shard cut between two
+  // ranks is half read by each.
+  Taken Bring(const Scheduled& s) {
+    Taken t;
+    t.downloaded = cache_.Ensure(s.shard, fetcher_);
+    if (!t.downloaded.ok()) return t;
+    t.mapped = cache_.Map(s.shard);
+    if (!t.mapped.ok()) return t;
+    const MappedShard& mapped = **t.mapped;
+    // A damaged structure is left for the reader to find (it downloads the shard again).
+    auto view = ShardView::Open(mapped.bytes(), s.shard.key);
+    if (!view.ok()) return t;
+    const auto [offset, length] = view->SampleBytes(s.piece.begin, s.piece.end);
+    Status read = mapped.Populate(offset, length);
+    if (!read.ok()) t.mapped = read;
+    return t;
+  }
+
+  const std::vector<Scheduled> schedule_;
   const size_t ahead_;
   ShardCache& cache_;
   ShardFetcher& fetcher_;
@@ -88,28 +114,33 @@ class Prefetcher {
   std::condition_variable cv_;
   bool stop_ = false;              // guarded by mu_
   size_t wanted_ = 0;              // guarded by mu_
+  size_t next_ = 0;                // the next entry a thread takes up; guarded by mu_
   std::map<size_t, Taken> done_;   // guarded by mu_
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 class ReaderImpl final : public DatasetReader {
  public:
   ReaderImpl(DatasetIndex index, PartitionParams params, int64_t seen, RankPlan plan,
-             std::unique_ptr<ShardCache> cache, std::shared_ptr<ShardFetcher> fetcher, int prefetch)
+             std::unique_ptr<ShardCache> cache, std::shared_ptr<ShardFetcher> fetcher,
+             const ReaderOptions& options)
       : index_(std::move(index)),
         params_(params),
         seen_(seen),
         rank_samples_(plan.samples),
         cache_(std::move(cache)),
         fetcher_(std::move(fetcher)) {
-    std::vector<ShardInfo> schedule;
+    std::vector<Scheduled> schedule;
     for (size_t w = 0; w < plan.windows.size(); ++w) {
       const Window& window = plan.windows[w];
       if (!HasWork(window)) continue;
       windows_.push_back(PlannedWindow{static_cast<int64_t>(w), window});
-      for (const ShardPiece& piece : window.pieces) schedule.push_back(index_.shards[piece.shard]);
+      for (const ShardPiece& piece : window.pieces) {
+        schedule.push_back(Scheduled{index_.shards[piece.shard], piece});
+      }
     }
-    prefetcher_ = std::make_unique<Prefetcher>(std::move(schedule), prefetch, *cache_, *fetcher_);
+    prefetcher_ = std::make_unique<Prefetcher>(std::move(schedule), options.prefetch_shards,
+                                               options.prefetch_threads, *cache_, *fetcher_);
   }
 
   ~ReaderImpl() override {
@@ -123,8 +154,8 @@ class ReaderImpl final : public DatasetReader {
         const int64_t position = current_.window.first_position + static_cast<int64_t>(at_);
         const SampleRef ref = order_[at_++];
         if (position < seen_ || !WorkerTakes(position, params_)) continue;
+        PrefetchNext();  // before this sample's check, which then overlaps the next one's loads
         TF_ASSIGN_OR_RETURN(std::string_view data, Read(ref));
-        PrefetchNext();
         return std::optional<Sample>(
             Sample{index_.shards[ref.shard].first_sample + ref.index, position, data});
       }
@@ -180,17 +211,23 @@ class ReaderImpl final : public DatasetReader {
 
   std::string ShardName(const ShardInfo& s) const { return "tf://" + s.bucket + "/" + s.key; }
 
-  // Checks the structure of a shard the cache holds, mapping it unless `premapped` is given; a
-  // damaged one is downloaded again once (unless it already was).
+  // Checks the structure of a shard the cache holds, mapping it and reading it in unless
+  // `premapped` is given; a damaged one is downloaded again once (unless it already was).
   Status MapShard(int64_t shard, bool refetched,
                   std::shared_ptr<const MappedShard> premapped = nullptr) {
     const ShardInfo& info = index_.shards[shard];
     for (;;) {
       Open o;
       o.refetched = refetched;
+      const bool own = premapped == nullptr;
       Result<std::shared_ptr<const MappedShard>> mapped =
-          premapped ? Result<std::shared_ptr<const MappedShard>>(std::move(premapped))
-                    : cache_->Map(info);
+          own ? cache_->Map(info)
+              : Result<std::shared_ptr<const MappedShard>>(std::move(premapped));
+      premapped = nullptr;
+      if (mapped.ok() && own) {
+        Status read = (*mapped)->PopulateAll();
+        if (!read.ok()) mapped = read;
+      }
       Status problem = mapped.status();
       if (mapped.ok()) {
         o.mapped = std::move(mapped).value();
@@ -220,9 +257,9 @@ class ReaderImpl final : public DatasetReader {
     return OkStatus();
   }
 
-  // Starts loading the next sample this worker will return, so that its CRC-32C does not wait
-  // on memory: the window's order jumps around the shards, and the caller works on the sample
-  // just returned meanwhile.
+  // Starts loading the sample after the one being returned into the CPU's caches, so that its
+  // CRC-32C does not wait on memory: the window's order jumps around the shards, and the loads
+  // overlap the check of the current sample and the caller's work on it.
   void PrefetchNext() {
     // Positions go to workers in blocks: within one round of blocks, one is this worker's.
     const size_t round = static_cast<size_t>(params_.block) * params_.num_workers;
@@ -278,6 +315,10 @@ Result<std::unique_ptr<DatasetReader>> DatasetReader::Open(DatasetIndex index,
   TF_RETURN_IF_ERROR(ValidatePartition(params));
   if (samples_seen < 0) return InvalidArgument("samples_seen must not be negative");
   if (options.prefetch_shards < 0) return InvalidArgument("prefetch_shards must not be negative");
+  if (options.prefetch_threads < 1 || options.prefetch_threads > 16) {
+    return InvalidArgument("prefetch_threads must be 1 to 16, not " +
+                           std::to_string(options.prefetch_threads));
+  }
   if (options.cache_dir.empty()) return InvalidArgument("the reader needs a cache directory");
   std::vector<int64_t> sizes;
   for (const ShardInfo& s : index.shards) sizes.push_back(s.samples);
@@ -286,7 +327,7 @@ Result<std::unique_ptr<DatasetReader>> DatasetReader::Open(DatasetIndex index,
                       ShardCache::Open(options.cache_dir, options.cache_bytes));
   return std::unique_ptr<DatasetReader>(
       new ReaderImpl(std::move(index), params, samples_seen, std::move(plan), std::move(cache),
-                     std::move(fetcher), options.prefetch_shards));
+                     std::move(fetcher), options));
 }
 
 }  // namespace tf::datasets

@@ -31,6 +31,8 @@ struct ReaderOptions {
   uint64_t cache_bytes = uint64_t{8} << 30;
   // Shards downloaded ahead of the window being read.
   int prefetch_shards = 4;
+  // Threads downloading and reading in those shards, each one shard at a time (1 to 16).
+  int prefetch_threads = 2;
 };
 
 struct Sample {

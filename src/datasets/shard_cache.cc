@@ -8,12 +8,18 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <iterator>
 #include <vector>
 
 #include "base/crypto.h"
 #include "objects/hashing.h"
+
+// Linux 5.14's madvise advice, missing from older headers (an older kernel answers EINVAL).
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
 
 namespace tf::datasets {
 namespace {
@@ -84,8 +90,14 @@ struct MappingRegistry {
     off_t size;
     auto operator<=>(const Key&) const = default;
   };
+  struct Slot {
+    std::weak_ptr<const MappedShard> mapped;
+    bool mapping = false;  // a thread is mapping this file now
+  };
   std::mutex mu;
-  std::map<Key, std::weak_ptr<const MappedShard>> live;  // guarded by mu
+  std::condition_variable mapped;  // a slot's mapping ended
+  std::map<Key, Slot> live;        // guarded by mu
+  int64_t made = 0;                // guarded by mu
 };
 
 MappingRegistry& Mappings() {
@@ -110,33 +122,67 @@ Result<std::shared_ptr<const MappedShard>> MappedShard::Open(const fs::path& pat
   const MappingRegistry::Key key{st.st_dev, st.st_ino, st.st_size};
   MappingRegistry& registry = Mappings();
   {
-    std::lock_guard lock(registry.mu);
-    auto it = registry.live.find(key);
-    if (it != registry.live.end()) {
-      if (std::shared_ptr<const MappedShard> shared = it->second.lock()) {
+    std::unique_lock lock(registry.mu);
+    for (;;) {
+      MappingRegistry::Slot& slot = registry.live[key];
+      if (std::shared_ptr<const MappedShard> shared = slot.mapped.lock()) {
         ::close(fd);
         return shared;
       }
-      registry.live.erase(it);
+      if (!slot.mapping) {
+        slot.mapping = true;  // this thread maps it; others asking meanwhile wait for it
+        break;
+      }
+      registry.mapped.wait(lock);
     }
   }
-  size_t size = static_cast<size_t>(st.st_size);
-  // Samples are read in a shuffled order: the whole shard is mapped in at once (MAP_POPULATE)
-  // rather than a page fault at a time.
-  void* p = size == 0 ? nullptr
-                      : ::mmap(nullptr, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
-  ::close(fd);
-  if (p == MAP_FAILED) return Internal(Errno("cannot map", path));
-  std::shared_ptr<const MappedShard> mapped(new MappedShard(static_cast<const char*>(p), size));
-  std::lock_guard lock(registry.mu);
-  std::weak_ptr<const MappedShard>& slot = registry.live[key];
-  // Another thread may have mapped the same file meanwhile: keep one, this one is unmapped.
-  if (std::shared_ptr<const MappedShard> other = slot.lock()) return other;
-  slot = mapped;
-  for (auto it = registry.live.begin(); it != registry.live.end();) {
-    it = it->second.expired() ? registry.live.erase(it) : std::next(it);
+  const size_t size = static_cast<size_t>(st.st_size);
+  void* p = size == 0 ? nullptr : ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  Result<std::shared_ptr<const MappedShard>> out = Internal(Errno("cannot map", path));
+  if (p != MAP_FAILED) {
+    out = std::shared_ptr<const MappedShard>(
+        new MappedShard(static_cast<const char*>(p), size, path.string()));
   }
-  return mapped;
+  ::close(fd);
+  std::lock_guard lock(registry.mu);
+  MappingRegistry::Slot& slot = registry.live[key];
+  slot.mapping = false;
+  if (out.ok()) {
+    slot.mapped = *out;
+    ++registry.made;
+  }
+  for (auto it = registry.live.begin(); it != registry.live.end();) {
+    const bool unused = !it->second.mapping && it->second.mapped.expired();
+    it = unused ? registry.live.erase(it) : std::next(it);
+  }
+  registry.mapped.notify_all();
+  return out;
+}
+
+int64_t MappedShard::mappings_made() {
+  MappingRegistry& registry = Mappings();
+  std::lock_guard lock(registry.mu);
+  return registry.made;
+}
+
+Status MappedShard::Populate(uint64_t offset, uint64_t length) const {
+  if (offset >= size_ || length == 0) return OkStatus();
+  length = std::min<uint64_t>(length, size_ - offset);
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t begin = offset / page * page;  // the mapping starts on a page
+  const uint64_t end = offset + length;
+  char* at = const_cast<char*>(data_) + begin;
+  if (::madvise(at, end - begin, MADV_POPULATE_READ) == 0) return OkStatus();
+  if (errno != EINVAL) {
+    return Internal("cannot read " + path_ + " bytes " + std::to_string(offset) + " to " +
+                    std::to_string(end) + " into memory: " + std::strerror(errno) +
+                    " (shortened since it was mapped?)");
+  }
+  // A kernel without MADV_POPULATE_READ (before Linux 5.14): one read per page. A file shortened
+  // since it was mapped then ends in a bus error here, as it would have when read.
+  volatile char sink = 0;
+  for (uint64_t i = begin; i < end; i += page) sink = sink + data_[i];
+  return OkStatus();
 }
 
 MappedShard::~MappedShard() {

@@ -25,8 +25,12 @@ namespace tf::datasets {
 // A shard file mapped read-only. The mapping stays valid if the file is evicted meanwhile.
 //
 // One mapping per file per process: Open of a file (the same inode and size) that is mapped
-// already returns that mapping, so the worker threads of one process map and read each shard in
-// once. A shard downloaded again is a new file, and gets a mapping of its own.
+// already returns that mapping, so the worker threads of one process map each shard once; a
+// thread that asks while another is mapping it waits for that mapping. A shard downloaded again
+// is a new file, and gets a mapping of its own.
+//
+// Open maps without reading anything in; Populate reads a range in (the reader populates the
+// bytes of the samples it will read, so that its shuffled reads take no page faults).
 class MappedShard {
  public:
   static Result<std::shared_ptr<const MappedShard>> Open(const std::filesystem::path& path);
@@ -35,10 +39,22 @@ class MappedShard {
   MappedShard& operator=(const MappedShard&) = delete;
   std::string_view bytes() const { return {data_, size_}; }
 
+  // Reads bytes [offset, offset + length) of the file into the page cache and maps them
+  // (MADV_POPULATE_READ; touching each page where the kernel lacks it), the range clipped to
+  // the mapping. kInternal naming the file if they cannot be read (a file shortened since it
+  // was mapped), instead of a bus error when a sample is read. Thread-safe.
+  Status Populate(uint64_t offset, uint64_t length) const;
+  Status PopulateAll() const { return Populate(0, size_); }
+
+  // Mappings made by this process (not those shared): for tests.
+  static int64_t mappings_made();
+
  private:
-  MappedShard(const char* data, size_t size) : data_(data), size_(size) {}
+  MappedShard(const char* data, size_t size, std::string path)
+      : data_(data), size_(size), path_(std::move(path)) {}
   const char* data_;
   size_t size_;
+  std::string path_;
 };
 
 class ShardCache {

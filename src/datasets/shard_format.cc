@@ -1,5 +1,6 @@
 #include "datasets/shard_format.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "objects/crc32c.h"
@@ -139,6 +140,15 @@ Result<std::string_view> ShardView::Sample(uint64_t i) const {
     return Corrupt(name_, offset, "sample " + std::to_string(i) + " fails its CRC-32C");
   }
   return sample;
+}
+
+std::pair<uint64_t, uint64_t> ShardView::SampleBytes(uint64_t begin, uint64_t end) const {
+  end = std::min(end, count_);
+  if (begin >= end) return {0, 0};
+  const char* first = bytes_.data() + table_ + begin * kShardEntrySize;
+  const char* last = bytes_.data() + table_ + (end - 1) * kShardEntrySize;
+  const uint64_t offset = GetU64(first);
+  return {offset, GetU64(last) + GetU32(last + 8) - offset};
 }
 
 void ShardView::Prefetch(uint64_t i) const {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -64,6 +65,10 @@ class ShardView {
   Result<std::string_view> Sample(uint64_t i) const;
   // Checks every sample's CRC-32C.
   Status Verify() const;
+  // Where samples [begin, end) lie in the shard, as (offset, length): they follow each other
+  // (Open checks), so this is one range. `end` is clipped to sample_count(); an empty range
+  // is (0, 0).
+  std::pair<uint64_t, uint64_t> SampleBytes(uint64_t begin, uint64_t end) const;
   // Asks the CPU to start loading the first bytes of sample i (< sample_count()) into its
   // caches, so that a later Sample(i) does not wait on memory. No effect on the result of any
   // call; an i out of range is ignored.
