@@ -331,6 +331,7 @@ TEST_F(ReaderTest, AnyNumberOfPrefetchThreadsReadsTheSameSamplesInTheSameOrder) 
     ReaderOptions o;
     o.cache_dir = dir_.path() / ("cache" + std::to_string(threads));
     o.prefetch_threads = threads;
+    o.read_slots = threads - 1;  // 0 (no bound), 1 and 4
     auto r = DatasetReader::Open(index, p, 0, o, fake_);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     ReadAll got = Drain(**r);
@@ -344,6 +345,27 @@ TEST_F(ReaderTest, AnyNumberOfPrefetchThreadsReadsTheSameSamplesInTheSameOrder) 
     if (first.empty()) first = order;
     EXPECT_EQ(order, first) << threads << " threads";
   }
+}
+
+TEST_F(ReaderTest, ReadSlotsAreSharedByEveryCacheObjectOfTheDirectory) {
+  auto a = ShardCache::Open(dir_.path() / "cache", 1 << 30);
+  auto b = ShardCache::Open(dir_.path() / "cache", 1 << 30);
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto first = (*a)->TryTakeReadSlot(2);
+  auto second = (*b)->TryTakeReadSlot(2);
+  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_TRUE(first->has_value() && second->has_value());
+  auto third = (*a)->TryTakeReadSlot(2);
+  ASSERT_TRUE(third.ok());
+  EXPECT_FALSE(third->has_value());  // both taken, by whichever cache object
+  second->reset();                   // given back
+  auto fourth = (*b)->TryTakeReadSlot(2);
+  ASSERT_TRUE(fourth.ok());
+  EXPECT_TRUE(fourth->has_value());
+  // A blocking take waits for the one given back.
+  first->reset();
+  auto fifth = (*a)->TakeReadSlot(2);
+  EXPECT_TRUE(fifth.ok()) << fifth.status().ToString();
 }
 
 TEST_F(ReaderTest, PrefetchRunsAheadOfTheReader) {
@@ -428,6 +450,12 @@ TEST_F(ReaderTest, BadOptionsAreRefused) {
               StatusCode::kInvalidArgument);
   }
   o.prefetch_threads = 2;
+  for (int slots : {-1, 65}) {
+    o.read_slots = slots;
+    EXPECT_EQ(DatasetReader::Open(index, {}, 0, o, fake_).status().code(),
+              StatusCode::kInvalidArgument);
+  }
+  o.read_slots = 2;
   o.cache_dir.clear();
   EXPECT_EQ(DatasetReader::Open(index, {}, 0, o, fake_).status().code(),
             StatusCode::kInvalidArgument);

@@ -30,6 +30,7 @@ struct ReadFlags {
   int window_shards = 4;
   int prefetch_shards = 4;
   int prefetch_threads = 2;
+  int read_slots = 2;
   bool print = false;
 };
 
@@ -86,6 +87,7 @@ Status Read(const Connection& conn, ReadFlags f) {
       o.cache_dir = f.cache_dir;
       o.prefetch_shards = f.prefetch_shards;
       o.prefetch_threads = f.prefetch_threads;
+      o.read_slots = f.read_slots;
       auto reader = datasets::DatasetReader::Open(index, p, f.samples_seen, o, fetcher);
       Status s = reader.status();
       while (s.ok()) {
@@ -143,6 +145,10 @@ void AddDatasetReadCommand(CLI::App* dataset, Connection& conn, int& exit_code) 
       ->capture_default_str();
   cmd->add_option("--prefetch-threads", f.prefetch_threads,
                   "Threads reading shards ahead, each one shard at a time")
+      ->capture_default_str();
+  cmd->add_option("--read-slots", f.read_slots,
+                  "Shard pieces read from the disk at once by all readers of the cache "
+                  "directory (0: no bound)")
       ->capture_default_str();
   cmd->add_flag("--print", f.print, "Print each sample as INDEX<TAB>BYTES on stdout");
   cmd->callback([&] {

@@ -31,9 +31,13 @@ struct Scheduled {
 // threads two shards are read at once: the disk serves two streams faster than one.
 class Prefetcher {
  public:
-  Prefetcher(std::vector<Scheduled> schedule, int ahead, int threads, ShardCache& cache,
-             ShardFetcher& fetcher)
-      : schedule_(std::move(schedule)), ahead_(ahead), cache_(cache), fetcher_(fetcher) {
+  Prefetcher(std::vector<Scheduled> schedule, int ahead, int threads, int read_slots,
+             ShardCache& cache, ShardFetcher& fetcher)
+      : schedule_(std::move(schedule)),
+        ahead_(ahead),
+        read_slots_(read_slots),
+        cache_(cache),
+        fetcher_(fetcher) {
     for (int t = 0; t < threads; ++t) threads_.emplace_back([this] { Run(); });
   }
   ~Prefetcher() {
@@ -89,7 +93,8 @@ class Prefetcher {
 
   // Here, on a prefetch thread, so that the disk reads the next shards while the reader works
   // through the current window. Only the piece's bytes are read in: a shard cut between two
-  // ranks is half read by each.
+  // ranks is half read by each. With a turn from the node's read slots: a slot that cannot be
+  // had (the lock file cannot be made) only loses the bound, never the read.
   Taken Bring(const Scheduled& s) {
     Taken t;
     t.downloaded = cache_.Ensure(s.shard, fetcher_);
@@ -101,6 +106,8 @@ class Prefetcher {
     auto view = ShardView::Open(mapped.bytes(), s.shard.key);
     if (!view.ok()) return t;
     const auto [offset, length] = view->SampleBytes(s.piece.begin, s.piece.end);
+    std::optional<Result<ReadSlot>> slot;
+    if (read_slots_ > 0) slot.emplace(cache_.TakeReadSlot(read_slots_));
     Status read = mapped.Populate(offset, length);
     if (!read.ok()) t.mapped = read;
     return t;
@@ -108,6 +115,7 @@ class Prefetcher {
 
   const std::vector<Scheduled> schedule_;
   const size_t ahead_;
+  const int read_slots_;
   ShardCache& cache_;
   ShardFetcher& fetcher_;
   std::mutex mu_;
@@ -140,7 +148,8 @@ class ReaderImpl final : public DatasetReader {
       }
     }
     prefetcher_ = std::make_unique<Prefetcher>(std::move(schedule), options.prefetch_shards,
-                                               options.prefetch_threads, *cache_, *fetcher_);
+                                               options.prefetch_threads, options.read_slots,
+                                               *cache_, *fetcher_);
   }
 
   ~ReaderImpl() override {
@@ -318,6 +327,10 @@ Result<std::unique_ptr<DatasetReader>> DatasetReader::Open(DatasetIndex index,
   if (options.prefetch_threads < 1 || options.prefetch_threads > 16) {
     return InvalidArgument("prefetch_threads must be 1 to 16, not " +
                            std::to_string(options.prefetch_threads));
+  }
+  if (options.read_slots < 0 || options.read_slots > 64) {
+    return InvalidArgument("read_slots must be 0 to 64, not " +
+                           std::to_string(options.read_slots));
   }
   if (options.cache_dir.empty()) return InvalidArgument("the reader needs a cache directory");
   std::vector<int64_t> sizes;

@@ -33,6 +33,9 @@ struct ReaderOptions {
   int prefetch_shards = 4;
   // Threads downloading and reading in those shards, each one shard at a time (1 to 16).
   int prefetch_threads = 2;
+  // Shard pieces read in from the disk at once by all the readers sharing cache_dir, whatever
+  // their process (ShardCache::TakeReadSlot); 0 for no bound (0 to 64).
+  int read_slots = 2;
 };
 
 struct Sample {

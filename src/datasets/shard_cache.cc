@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <iterator>
+#include <utility>
 #include <vector>
 
 #include "base/crypto.h"
@@ -69,6 +71,8 @@ class FileLock {
     return FileLock(fd);
   }
   FileLock(FileLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  // Hands the locked descriptor over to the caller.
+  int Release() { return std::exchange(fd_, -1); }
   ~FileLock() {
     if (fd_ >= 0) ::close(fd_);  // closing releases the lock
   }
@@ -272,6 +276,38 @@ Result<std::shared_ptr<const MappedShard>> ShardCache::Map(const ShardInfo& shar
 void ShardCache::Drop(const ShardInfo& shard) {
   std::error_code ec;
   fs::remove(PathOf(shard), ec);
+}
+
+ReadSlot::~ReadSlot() {
+  if (fd_ >= 0) ::close(fd_);  // closing gives the turn back
+}
+
+Result<std::optional<ReadSlot>> ShardCache::TryTakeReadSlot(int slots) {
+  for (int i = 0; i < slots; ++i) {
+    const fs::path path = dir_ / ("read-slot-" + std::to_string(i) + ".lock");
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return Internal(Errno("cannot open", path));
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return std::optional<ReadSlot>(ReadSlot(fd));
+    const int err = errno;
+    ::close(fd);
+    if (err != EWOULDBLOCK && err != EINTR) {
+      errno = err;
+      return Internal(Errno("cannot lock", path));
+    }
+  }
+  return std::optional<ReadSlot>();
+}
+
+Result<ReadSlot> ShardCache::TakeReadSlot(int slots) {
+  TF_ASSIGN_OR_RETURN(std::optional<ReadSlot> free, TryTakeReadSlot(slots));
+  if (free) return std::move(*free);
+  // All taken: wait for one of them, a different one for each waiter of this process.
+  static std::atomic<unsigned> turn{0};
+  const int i = static_cast<int>((turn.fetch_add(1) + static_cast<unsigned>(::getpid())) %
+                                 static_cast<unsigned>(slots));
+  const fs::path path = dir_ / ("read-slot-" + std::to_string(i) + ".lock");
+  TF_ASSIGN_OR_RETURN(FileLock lock, FileLock::Take(path));
+  return ReadSlot(lock.Release());
 }
 
 void ShardCache::Evict() {

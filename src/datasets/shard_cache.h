@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -57,6 +58,21 @@ class MappedShard {
   std::string path_;
 };
 
+// A turn at reading shards in from the disk, shared by every process that uses the cache
+// directory (an flock on one of its `read-slot-<i>.lock` files); given back when destroyed, or
+// when the process ends.
+class ReadSlot {
+ public:
+  ReadSlot(ReadSlot&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  ReadSlot& operator=(ReadSlot&&) = delete;
+  ~ReadSlot();
+
+ private:
+  friend class ShardCache;
+  explicit ReadSlot(int fd) : fd_(fd) {}
+  int fd_;
+};
+
 class ShardCache {
  public:
   // `max_bytes`: the bound on the shards kept (a shard being read may take it over for a
@@ -74,6 +90,14 @@ class ShardCache {
   Result<std::shared_ptr<const MappedShard>> Map(const ShardInfo& shard);
   // Removes a cached shard found damaged, so that the next Ensure downloads it again.
   void Drop(const ShardInfo& shard);
+
+  // One of `slots` turns at reading from the disk, waiting for one if all are taken. The readers
+  // of a node take one for each shard piece they read in: with a few pieces read at a time
+  // instead of every rank's at once, the ranks' windows arrive one after another and the
+  // first ranks check their samples while the disk reads the others' (docs/datasets.md).
+  Result<ReadSlot> TakeReadSlot(int slots);
+  // The same without waiting: nullopt if all `slots` are taken.
+  Result<std::optional<ReadSlot>> TryTakeReadSlot(int slots);
 
   std::filesystem::path PathOf(const ShardInfo& shard) const;
   // Downloads done by this cache object (not by other processes): for tests and statistics.
