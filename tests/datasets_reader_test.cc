@@ -316,7 +316,9 @@ TEST_F(ReaderTest, PopulatingAShardShortenedSinceItWasMappedIsAnErrorNotACrash) 
   ASSERT_TRUE(mapped.ok()) << mapped.status().ToString();
   EXPECT_TRUE((*mapped)->Populate(1000, 5000).ok());
   EXPECT_TRUE((*mapped)->Populate(60000, 1 << 20).ok());  // clipped to the file
+  EXPECT_TRUE((*mapped)->Resident(1000, 5000));           // just read in (and written)
   fs::resize_file(path, 8000);
+  EXPECT_FALSE((*mapped)->Resident(0, 64000));  // the pages past the new end are gone
   Status s = (*mapped)->PopulateAll();
   EXPECT_EQ(s.code(), StatusCode::kInternal);
   EXPECT_NE(s.message().find(path.string()), std::string::npos) << s.ToString();

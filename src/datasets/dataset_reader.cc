@@ -106,8 +106,12 @@ class Prefetcher {
     auto view = ShardView::Open(mapped.bytes(), s.shard.key);
     if (!view.ok()) return t;
     const auto [offset, length] = view->SampleBytes(s.piece.begin, s.piece.end);
+    // Bytes another reader brought into the page cache need no turn at the disk: only this
+    // process's page tables are filled (the workers of a DataLoader each map every shard).
     std::optional<Result<ReadSlot>> slot;
-    if (read_slots_ > 0) slot.emplace(cache_.TakeReadSlot(read_slots_));
+    if (read_slots_ > 0 && !mapped.Resident(offset, length)) {
+      slot.emplace(cache_.TakeReadSlot(read_slots_));
+    }
     Status read = mapped.Populate(offset, length);
     if (!read.ok()) t.mapped = read;
     return t;

@@ -189,6 +189,17 @@ Status MappedShard::Populate(uint64_t offset, uint64_t length) const {
   return OkStatus();
 }
 
+bool MappedShard::Resident(uint64_t offset, uint64_t length) const {
+  if (offset >= size_ || length == 0) return true;
+  length = std::min<uint64_t>(length, size_ - offset);
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t begin = offset / page * page;
+  const uint64_t end = offset + length;
+  std::vector<unsigned char> in((end - begin + page - 1) / page);
+  if (::mincore(const_cast<char*>(data_) + begin, end - begin, in.data()) != 0) return false;
+  return std::all_of(in.begin(), in.end(), [](unsigned char c) { return (c & 1) != 0; });
+}
+
 MappedShard::~MappedShard() {
   if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
 }

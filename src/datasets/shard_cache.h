@@ -46,6 +46,9 @@ class MappedShard {
   // was mapped), instead of a bus error when a sample is read. Thread-safe.
   Status Populate(uint64_t offset, uint64_t length) const;
   Status PopulateAll() const { return Populate(0, size_); }
+  // Whether every page of bytes [offset, offset + length) is in the page cache already (mincore;
+  // false if that cannot be told), so that reading them in takes no disk time.
+  bool Resident(uint64_t offset, uint64_t length) const;
 
   // Mappings made by this process (not those shared): for tests.
   static int64_t mappings_made();
