@@ -216,6 +216,35 @@ TEST_P(GgufCheckpointTest, QuantisedFilesComputeOnTheirBlocks) {
   }
 }
 
+// At load what the matmuls read of the layers' matrices and the LM head moves out of the mapped
+// file into memory of the model's own (PlaceMatrices: copied, or for Q8_0 repacked where the
+// kernels have a packed matmul); the embedding, read a row per token, stays in the file.
+TEST_P(GgufCheckpointTest, MatricesMoveOutOfTheFile) {
+  std::string name = GetParam();
+  for (std::string suffix : {"f32", "f16", "q8_0"}) {
+    auto model = LoadOk(GgufPath(name + "." + suffix));
+    ASSERT_NE(model, nullptr);
+    const engine::ModelWeights& w = model->weights();
+    ASSERT_EQ(w.mappings.size(), 1u);
+    const engine::MappedFile& file = *w.mappings[0];
+    auto in_file = [&](const engine::WeightMatrix& m) {
+      return file.Contains(m.data, static_cast<size_t>(m.rows) * m.row_bytes());
+    };
+    EXPECT_TRUE(in_file(w.embed)) << suffix;
+    const engine::LayerWeights& l0 = w.layers[0];
+    for (const auto* m : {&l0.wq, &l0.wk, &l0.wv, &l0.wo, &l0.w_gate, &l0.w_up, &l0.w_down,
+                          &w.lm_head}) {
+      if (m->data == w.embed.data) continue;  // a tied LM head: the embedding's rows
+      // What the matmuls read: the packed copy where there is one, else the rows.
+      if (m->packed != nullptr) {
+        EXPECT_FALSE(file.Contains(m->packed, 1)) << suffix << " " << m->name;
+      } else {
+        EXPECT_FALSE(in_file(*m)) << suffix << " " << m->name;
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Fixtures, GgufCheckpointTest,
                          ::testing::Values("llama-gqa", "qwen2-bias"));
 

@@ -41,7 +41,7 @@ Result<std::unique_ptr<Model>> Model::FromWeights(ModelConfig config, ModelWeigh
   TF_RETURN_IF_ERROR(CheckWeights(config, weights));
   std::unique_ptr<Model> model(new Model(std::move(config), std::move(weights), options));
   QuantizeWeights(options.quantize, model->pool_, &model->weights_);
-  PackBlockWeights(*model->kernels_, model->pool_, &model->weights_);
+  PlaceMatrices(*model->kernels_, model->pool_, &model->weights_);
   return model;
 }
 

@@ -1,54 +1,115 @@
 #include "engine/pack_weights.h"
 
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
 #include "engine/kernels/packed_blocks.h"
 
 namespace tf::engine {
 namespace {
 
-void PackMatrix(const kernels::KernelSet& k, ThreadPool& pool, ModelWeights* w, WeightMatrix* m) {
-  using Pack = void (*)(const void*, int64_t, int64_t, int64_t, int64_t, uint8_t*);
-  Pack pack = nullptr;
-  int64_t bytes = 0;
-  if (m->type == DType::kQ8_0 && k.matmul_q8_0_packed != nullptr) {
-    pack = kernels::PackQ8_0;
-    bytes = kernels::PackedQ8_0Bytes(m->rows, m->cols);
-  } else if (m->type == DType::kQ4_0 && k.matmul_q4_0_packed != nullptr) {
-    pack = kernels::PackQ4_0;
-    bytes = kernels::PackedQ4_0Bytes(m->rows, m->cols);
+using Pack = void (*)(const void*, int64_t, int64_t, int64_t, int64_t, uint8_t*);
+
+size_t RoundUp64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+size_t MatrixBytes(const WeightMatrix& m) { return static_cast<size_t>(m.rows) * m.row_bytes(); }
+
+// How `k` packs m (null: it does not), and the bytes of its packed copy.
+Pack PackerFor(const kernels::KernelSet& k, const WeightMatrix& m, size_t* bytes) {
+  if (m.type == DType::kQ8_0 && k.matmul_q8_0_packed != nullptr) {
+    *bytes = static_cast<size_t>(kernels::PackedQ8_0Bytes(m.rows, m.cols));
+    return kernels::PackQ8_0;
   }
-  if (pack == nullptr || m->rows == 0) return;
-  uint8_t* out = NewWeightBuffer(w, static_cast<size_t>(bytes));
-  const WeightMatrix& source = *m;
+  if (m.type == DType::kQ4_0 && k.matmul_q4_0_packed != nullptr) {
+    *bytes = static_cast<size_t>(kernels::PackedQ4_0Bytes(m.rows, m.cols));
+    return kernels::PackQ4_0;
+  }
+  return nullptr;
+}
+
+// The mapping of w that holds m's bytes, or null.
+const MappedFile* MappingOf(const ModelWeights& w, const WeightMatrix& m) {
+  for (const MappedFile* mapping : w.mappings) {
+    if (mapping->Contains(m.data, MatrixBytes(m))) return mapping;
+  }
+  return nullptr;
+}
+
+bool SharesTheEmbedding(const ModelWeights& w, const WeightMatrix& m) {
+  const auto* begin = static_cast<const uint8_t*>(m.data);
+  const auto* embed = static_cast<const uint8_t*>(w.embed.data);
+  return embed != nullptr && begin < embed + MatrixBytes(w.embed) &&
+         embed < begin + MatrixBytes(m);
+}
+
+// What happens to one matrix: packed, copied, or left (bytes 0).
+struct Placement {
+  WeightMatrix* m;
+  Pack pack = nullptr;
+  size_t bytes = 0;
+};
+
+Placement Plan(const kernels::KernelSet& k, const ModelWeights& w, WeightMatrix* m) {
+  Placement p{m};
+  if (m->rows == 0 || m->data == nullptr) return p;
+  p.pack = PackerFor(k, *m, &p.bytes);
+  if (p.pack == nullptr && MappingOf(w, *m) != nullptr && !SharesTheEmbedding(w, *m)) {
+    p.bytes = MatrixBytes(*m);
+  }
+  return p;
+}
+
+void Place(const Placement& p, ThreadPool& pool, const ModelWeights& w, uint8_t* out) {
+  WeightMatrix* m = p.m;
   const int64_t groups = (m->rows + kernels::kPackRows - 1) / kernels::kPackRows;
+  const auto* source = static_cast<const uint8_t*>(m->data);
+  const size_t group_bytes = kernels::kPackRows * m->row_bytes();
   pool.ParallelFor(
       groups,
       [&](int64_t begin, int64_t end) {
-        pack(source.data, source.rows, source.cols, begin, end, out);
+        if (p.pack != nullptr) {
+          p.pack(source, m->rows, m->cols, begin, end, out);
+        } else {
+          const size_t from = begin * group_bytes;
+          std::memcpy(out + from, source + from, std::min(p.bytes, end * group_bytes) - from);
+        }
       },
       /*min_chunk=*/4);
-  m->packed = out;
-  // The matmuls read only the packed copy from now on, so the rows as stored can give their
+  // The matmuls read only the new copy from now on, so the rows as stored can give their
   // memory back where they lie in a mapped file (which keeps them readable), unless the
-  // embedding, read a row per token, shares them (a tied LM head).
-  const auto* begin = static_cast<const uint8_t*>(m->data);
-  const size_t size = static_cast<size_t>(m->rows) * m->row_bytes();
-  const auto* embed = static_cast<const uint8_t*>(w->embed.data);
-  const size_t embed_size = static_cast<size_t>(w->embed.rows) * w->embed.row_bytes();
-  if (embed != nullptr && begin < embed + embed_size && embed < begin + size) return;
-  for (const MappedFile* mapping : w->mappings) {
-    if (mapping->Contains(begin, size)) mapping->DropPages(begin, size);
+  // embedding, read a row per token, shares them.
+  const MappedFile* mapping = MappingOf(w, *m);
+  if (mapping != nullptr && !SharesTheEmbedding(w, *m)) mapping->DropPages(source, MatrixBytes(*m));
+  if (p.pack != nullptr) {
+    m->packed = out;
+  } else {
+    m->data = out;
   }
 }
 
 }  // namespace
 
-void PackBlockWeights(const kernels::KernelSet& k, ThreadPool& pool, ModelWeights* w) {
+void PlaceMatrices(const kernels::KernelSet& k, ThreadPool& pool, ModelWeights* w) {
+  std::vector<Placement> plan;
   for (LayerWeights& l : w->layers) {
     for (WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
-      PackMatrix(k, pool, w, m);
+      plan.push_back(Plan(k, *w, m));
     }
   }
-  PackMatrix(k, pool, w, &w->lm_head);
+  plan.push_back(Plan(k, *w, &w->lm_head));
+  // One buffer for all of them, in the order a decode step reads them, so that the step
+  // streams through large pages (NewWeightBuffer) rather than a small buffer per matrix: with
+  // 4 KiB pages every 4 KiB of a stream is a TLB miss.
+  size_t total = 0;
+  for (const Placement& p : plan) total += RoundUp64(p.bytes);
+  if (total == 0) return;
+  uint8_t* out = NewWeightBuffer(w, total);
+  for (const Placement& p : plan) {
+    if (p.bytes == 0) continue;
+    Place(p, pool, *w, out);
+    out += RoundUp64(p.bytes);
+  }
 }
 
 }  // namespace tf::engine

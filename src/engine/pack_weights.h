@@ -1,5 +1,6 @@
-// Repacking a model's block-format matrices for the kernel set's packed matmuls at load
-// (kernels/packed_blocks.h), so that every matmul over them runs on the packed kernel.
+// Where a model's matrices live for the matmuls, arranged at load: block-format matrices
+// repacked for the kernel set's packed matmuls (kernels/packed_blocks.h), and the others that
+// lie in a mapped file copied out of it, all into one buffer on large pages.
 #pragma once
 
 #include "engine/kernels/kernels.h"
@@ -9,12 +10,14 @@
 namespace tf::engine {
 
 // Gives every Q8_0 and Q4_0 matrix the layers and the LM head use in matmuls a packed copy
-// (WeightMatrix::packed, in a buffer owned by w->storage; as many bytes as the matrix, rounded
-// up to 16 rows), where `k` has a packed matmul for its type, splitting the work over `pool`.
-// The embedding, read a row at a time, is left as it is (a tied LM head gets its own packed
-// copy). The matrices' own rows are not changed; where they lie in one of w->mappings (and
-// are not the embedding's) their pages are given back (MappedFile::DropPages), so a GGUF
-// Q8_0 model does not hold its matrices twice.
-void PackBlockWeights(const kernels::KernelSet& k, ThreadPool& pool, ModelWeights* w);
+// (WeightMatrix::packed), where `k` has a packed matmul for its type, and moves every other
+// such matrix that lies in one of w->mappings into memory of its own (WeightMatrix::data now
+// points there; same bytes). Both go into one buffer owned by w->storage (NewWeightBuffer: 2
+// MiB pages where the system gives them), in the order a decode step reads them; the rows left
+// behind in a mapped file give their pages back (MappedFile::DropPages), so nothing is held
+// twice. The embedding, read a row at a time, stays where it is, and so does a matrix that
+// shares its bytes (a tied LM head; with a packed matmul it gets its packed copy). The work is
+// split over `pool`. Matrices are never changed, only copied.
+void PlaceMatrices(const kernels::KernelSet& k, ThreadPool& pool, ModelWeights* w);
 
 }  // namespace tf::engine

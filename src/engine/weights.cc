@@ -1,6 +1,9 @@
 #include "engine/weights.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -134,11 +137,18 @@ Status CheckMatrix(const WeightMatrix& m, int64_t rows, int64_t cols, const std:
 }  // namespace
 
 uint8_t* NewWeightBuffer(ModelWeights* w, size_t bytes) {
-  constexpr std::align_val_t kAlign{64};
-  auto* buffer = static_cast<uint8_t*>(::operator new(std::max<size_t>(bytes, 1), kAlign));
+  // Buffers of 2 MiB or more start on a 2 MiB boundary and ask for transparent huge pages
+  // before they are touched: a decode step streams every matrix once, and with 4 KiB pages
+  // that is a TLB miss every 4 KiB.
+  constexpr size_t kHuge = size_t{2} << 20;
+  const bool huge = bytes >= kHuge && std::getenv("TF_NO_HUGE") == nullptr;
+  const std::align_val_t align{huge ? kHuge : 64};
+  const size_t size = huge ? (bytes + kHuge - 1) / kHuge * kHuge : std::max<size_t>(bytes, 1);
+  auto* buffer = static_cast<uint8_t*>(::operator new(size, align));
+  if (huge) ::madvise(buffer, size, MADV_HUGEPAGE);  // advice: without it, 4 KiB pages
   std::memset(buffer, 0, bytes);
-  w->storage.emplace_back(buffer, [](const void* p) {
-    ::operator delete (const_cast<void*>(p), std::align_val_t{64});
+  w->storage.emplace_back(buffer, [align](const void* p) {
+    ::operator delete (const_cast<void*>(p), align);
   });
   return buffer;
 }

@@ -72,7 +72,7 @@ struct ModelWeights {
   // What the pointers point into: mapped files, converted or quantised buffers.
   std::vector<std::shared_ptr<const void>> storage;
   // The read-only file mappings among them, whose pages a matrix no longer read can give back
-  // (MappedFile::DropPages; PackBlockWeights does once it has repacked a matrix).
+  // (MappedFile::DropPages; PlaceMatrices does once it has copied a matrix).
   std::vector<const MappedFile*> mappings;
 };
 
