@@ -3,6 +3,8 @@
 // leftovers and their recovery.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -229,6 +231,39 @@ TEST_P(ObjectServiceTest, ABlobCutShortWhileOpenIsAnErrorNotACrash) {
   EXPECT_NE(cut.message().find(file.filename().string()), std::string::npos) << cut.ToString();
   std::string out;
   EXPECT_FALSE((*reader)->ReadAt(kBlockBytes, 100, &out).ok());
+}
+
+TEST_P(ObjectServiceTest, AlignedWholeBlocksAndOddPiecesMixInOneBlob) {
+  // Page-aligned whole blocks are written from the caller's memory, anything else is gathered
+  // first: a blob appended both ways, in an order that moves between them, reads back whole.
+  const std::string content = Content(9 * kBlockBytes + 11, 3);
+  std::unique_ptr<char, decltype(&std::free)> aligned(
+      static_cast<char*>(std::aligned_alloc(4096, content.size() + 4096)), &std::free);
+  ASSERT_NE(aligned, nullptr);
+  std::memcpy(aligned.get(), content.data(), content.size());
+  // Written straight, straight then gathered, gathered until the 4 MiB buffer is full and
+  // empty again, straight again, and a short tail.
+  const std::vector<size_t> cuts = {2 * kBlockBytes, kBlockBytes + 7, 3 * kBlockBytes - 7,
+                                    kBlockBytes, 2 * kBlockBytes, 11};
+  const std::string id = NewBlobId();
+  {
+    auto writer = blobs_->Create(id);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    size_t at = 0;
+    for (size_t n : cuts) {
+      ASSERT_TRUE((*writer)->Append(std::string_view(aligned.get() + at, n)).ok());
+      at += n;
+    }
+    ASSERT_EQ(at, content.size());
+    ASSERT_TRUE((*writer)->Seal().ok());
+  }
+  auto reader = blobs_->Open(id);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_EQ((*reader)->size(), content.size());
+  EXPECT_TRUE((*reader)->Check(0, content.size()).ok());
+  std::string out;
+  ASSERT_TRUE((*reader)->ReadAt(0, content.size(), &out).ok());
+  EXPECT_TRUE(out == content);
 }
 
 TEST_P(ObjectServiceTest, RecoveryRemovesWhatACrashLeftAndKeepsCommittedObjects) {

@@ -14,8 +14,10 @@
 
 namespace tf::api {
 
-// Large enough that handing a piece to the pool costs little beside hashing it.
-inline constexpr size_t kPumpPieceBytes = size_t{4} << 20;
+// Large enough that handing a piece to the pool costs little beside hashing it, and that the
+// blob writer's O_DIRECT write of it keeps several requests in flight (the disk splits writes
+// at 4 MiB): 4 MiB pieces wrote at about 570 MB/s, 16 MiB ones at about 840 MB/s.
+inline constexpr size_t kPumpPieceBytes = size_t{16} << 20;
 
 // How much of a body to read into one piece: kPumpPieceBytes, or less for a body known to be
 // smaller, so that a small upload does not fill megabytes of buffer.
