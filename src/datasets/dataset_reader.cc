@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "datasets/shard_format.h"
@@ -102,10 +103,15 @@ class Prefetcher {
     t.mapped = cache_.Map(s.shard);
     if (!t.mapped.ok()) return t;
     const MappedShard& mapped = **t.mapped;
-    // A damaged structure is left for the reader to find (it downloads the shard again).
-    auto view = ShardView::Open(mapped.bytes(), s.shard.key);
-    if (!view.ok()) return t;
-    const auto [offset, length] = view->SampleBytes(s.piece.begin, s.piece.end);
+    // A whole shard is read in at once; for a piece, its range is looked up in the shard's table
+    // first (a small read at its end, which waits behind the other readers' large ones). A
+    // damaged structure is left for the reader to find (it downloads the shard again).
+    uint64_t offset = 0, length = mapped.bytes().size();
+    if (s.piece.begin != 0 || s.piece.end != s.shard.samples) {
+      auto view = ShardView::Open(mapped.bytes(), s.shard.key);
+      if (!view.ok()) return t;
+      std::tie(offset, length) = view->SampleBytes(s.piece.begin, s.piece.end);
+    }
     // Bytes another reader brought into the page cache need no turn at the disk: only this
     // process's page tables are filled (the workers of a DataLoader each map every shard).
     std::optional<Result<ReadSlot>> slot;

@@ -223,6 +223,7 @@ Status ShardCache::Ensure(const ShardInfo& shard, ShardFetcher& fetcher) {
     std::lock_guard lock(mu_);
     ++held_[shard.sha256];
   }
+  bool downloaded = false;
   Status s = [&]() -> Status {
     TF_ASSIGN_OR_RETURN(FileLock lock, FileLock::Take(dir_ / (shard.sha256 + ".lock")));
     std::error_code ec;
@@ -231,6 +232,7 @@ Status ShardCache::Ensure(const ShardInfo& shard, ShardFetcher& fetcher) {
       fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // recently used
       return OkStatus();
     }
+    downloaded = true;
     Status first = Download(shard, fetcher);
     if (first.ok() || first.code() == StatusCode::kNotFound ||
         first.code() == StatusCode::kPermissionDenied ||
@@ -246,7 +248,9 @@ Status ShardCache::Ensure(const ShardInfo& shard, ShardFetcher& fetcher) {
     Release(shard);
     return s;
   }
-  Evict();
+  // Only a download makes the directory grow. A shard found in place costs no scan of the
+  // directory (a stat of every file in it, each a disk read when the inodes are not cached).
+  if (downloaded) Evict();
   return OkStatus();
 }
 
