@@ -16,7 +16,7 @@
 # curl signs with SigV4 itself (--aws-sigv4, UNSIGNED-PAYLOAD) for a PUT and a GET through the
 # S3 API with a client that costs next to nothing, so that the server is what is measured; its
 # GET writes to /dev/null (boto3's get_object checks the bytes). Run as root, the page cache is
-# dropped before every step. Then 4 KiB PUTs and GETs per second
+# dropped before every step (COLD, below). Then 4 KiB PUTs and GETs per second
 # (bench/s3_small_objects_bench.py, SMALL_OBJECTS of them, 8 threads). ROUNDS (default 3) sets
 # how many rounds of large transfers run first.
 set -euo pipefail
@@ -39,7 +39,19 @@ S3_SECRET=$(echo "$key_json" | python3 -c 'import json,sys; print(json.load(sys.
 export S3_KEY_ID S3_SECRET
 head -c "${mib}M" /dev/urandom >"$dir/src.bin"
 
-cold() { sync; if [ "$(id -u)" -eq 0 ]; then echo 3 >/proc/sys/vm/drop_caches; fi; }
+# Before each step, as root: COLD=all (the default) drops the whole page cache, the server's and
+# the clients' own code with it, which they then read back in small random reads during the
+# step; COLD=files drops only the test's files (the source, what was downloaded, dd's file and
+# every blob), so that the step reads from the disk exactly the bytes it moves.
+cold() {
+  sync
+  [ "$(id -u)" -eq 0 ] || return 0
+  if [ "${COLD:-all}" = files ]; then
+    find "$dir" -type f -size +1M -print0 | xargs -0 -r -I{} dd if={} iflag=nocache count=0 status=none
+  else
+    echo 3 >/proc/sys/vm/drop_caches
+  fi
+}
 seconds() {
   local start end
   start=$(date +%s.%N)
