@@ -19,10 +19,15 @@ namespace tf::api {
 // at 4 MiB): 4 MiB pieces wrote at about 570 MB/s, 16 MiB ones at about 840 MB/s.
 inline constexpr size_t kPumpPieceBytes = size_t{16} << 20;
 
+// For a body of unknown length (chunked), which is as often small as large: filling two pieces
+// of this size costs a small upload about a millisecond, two of kPumpPieceBytes four times that.
+inline constexpr size_t kUnsizedPumpPieceBytes = size_t{4} << 20;
+
 // How much of a body to read into one piece: kPumpPieceBytes, or less for a body known to be
-// smaller, so that a small upload does not fill megabytes of buffer.
+// smaller, so that a small upload does not fill megabytes of buffer; kUnsizedPumpPieceBytes
+// when its length is unknown.
 inline size_t PumpPieceFor(std::optional<uint64_t> content_length) {
-  if (!content_length) return kPumpPieceBytes;
+  if (!content_length) return kUnsizedPumpPieceBytes;
   return static_cast<size_t>(
       std::min<uint64_t>(kPumpPieceBytes, std::max<uint64_t>(*content_length, 1)));
 }
