@@ -3,7 +3,6 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -141,7 +140,7 @@ uint8_t* NewWeightBuffer(ModelWeights* w, size_t bytes) {
   // before they are touched: a decode step streams every matrix once, and with 4 KiB pages
   // that is a TLB miss every 4 KiB.
   constexpr size_t kHuge = size_t{2} << 20;
-  const bool huge = bytes >= kHuge && std::getenv("TF_NO_HUGE") == nullptr;
+  const bool huge = bytes >= kHuge;
   const std::align_val_t align{huge ? kHuge : 64};
   const size_t size = huge ? (bytes + kHuge - 1) / kHuge * kHuge : std::max<size_t>(bytes, 1);
   auto* buffer = static_cast<uint8_t*>(::operator new(size, align));
