@@ -252,7 +252,8 @@ class LocalBlobReader final : public BlobReader {
 
 class LocalBlobStore final : public BlobStore {
  public:
-  LocalBlobStore(fs::path dir, std::string owner) : dir_(std::move(dir)), owner_(std::move(owner)) {}
+  LocalBlobStore(fs::path dir, std::string owner)
+      : dir_(std::move(dir)), owner_(std::move(owner)) {}
 
   const std::string& owner() const override { return owner_; }
 
