@@ -14,7 +14,8 @@
 # The disk's speed moves from minute to minute, so the reader steps run in ROUNDS rounds
 # (default 2), each with its own raw read: `cat` of the shard files, and 4 cats at once over a
 # quarter of them each; each reader is given as a share of the round's cat (one reader) or of
-# the better of the two (4 ranks). LOADER=0 leaves out the DataLoader steps. ALSO="BINARY [FLAGS]"
+# the better of the two (4 ranks). LOADER=0 leaves out the DataLoader steps (and packs the samples
+# from the lines of one text file instead of loose files: quicker to set up). ALSO="BINARY [FLAGS]"
 # runs every reader step a second time in each round with another build of tensorfleet and/or
 # other `dataset read` flags (e.g. ALSO="/var/tmp/old/tensorfleet", ALSO="build/src/tensorfleet
 # --prefetch-threads 1"), labelled "also", to compare two readers on the same disk minutes.
@@ -49,7 +50,8 @@ seconds() {
 }
 
 echo "== $samples samples of $kib KiB, $workers workers, data in $dir ($(df --output=source "$dir" | tail -1))"
-"$python" - "$dir/loose" "$samples" "$kib" <<'PY'
+if [ "$loader" = 1 ]; then
+  "$python" - "$dir/loose" "$samples" "$kib" <<'PY'
 import os, sys
 root, n, kib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 block = os.urandom(kib * 1024)
@@ -59,7 +61,23 @@ for i in range(n):
     with open(os.path.join(d, "%06d.bin" % i), "wb") as f:
         f.write(block[i % 97:] + block[:i % 97])
 PY
-"$tf_bin" dataset create bench --from "$dir/loose" --shard-size 64MiB
+  "$tf_bin" dataset create bench --from "$dir/loose" --shard-size 64MiB
+else
+  # Without the DataLoader steps nothing reads loose files: the samples are the lines of one text
+  # file (random letters, SAMPLE_KIB each without the newline), which is much quicker to write and
+  # to pack for hundreds of thousands of samples. The shards hold samples of the same size.
+  "$python" - "$dir/samples.txt" "$samples" "$kib" <<'PY'
+import base64, os, sys
+path, n, kib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+size = kib * 1024
+block = base64.b64encode(os.urandom(size)).translate(bytes.maketrans(b"+/", b"-_"))[:size + 96]
+with open(path, "wb") as f:
+    for i in range(n):
+        f.write(block[i % 97:i % 97 + size] + b"\n")
+PY
+  "$tf_bin" dataset create bench --from "$dir/samples.txt" --format text --shard-size 64MiB
+  rm "$dir/samples.txt"
+fi
 
 # Warm the shard cache once (downloads), then measure reading from it.
 "$tf_bin" dataset read bench --workers "$workers" --cache-dir "$dir/cache" 2>&1 | sed 's/^/download+read: /'
