@@ -2,7 +2,7 @@
 // (vfmadd on 512-bit and 256-bit registers) and how many int8 multiply-adds (VNNI's vpdpbusd)
 // one thread, or every thread at once, completes per second, from register-only loops with
 // enough independent chains to hide latency. Compared with a model's multiply-adds per token it
-// bounds batched decode and prefill (docs/benchmarks.md, "Inference engine").
+// bounds batched decode and prefill (docs/benchmarks/engine.md).
 //
 //   cpu_peak_bench [--threads 1] [--seconds 0.5]
 //

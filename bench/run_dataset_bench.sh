@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Dataset streaming (docs/benchmarks.md, "Dataset streaming"): the reader's samples/s and MB/s
+# Dataset streaming (docs/benchmarks/datasets.md): the reader's samples/s and MB/s
 # for one reader and for 4 ranks, beside the raw read bandwidth of the same shard files (cat, in
 # the same run), and the Python binding in a PyTorch DataLoader beside a DataLoader over the
 # same samples as loose files, with the same number of workers (and tensorfleet_data in

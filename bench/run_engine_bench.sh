@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The inference engine beside llama.cpp on the same weights, with the machine's memory bandwidth
-# and the decode roofline, in one run (docs/benchmarks.md, "Inference engine").
+# and the decode roofline, in one run (docs/benchmarks/engine.md).
 #
 #   bench/run_engine_bench.sh [SIZE...]        # default: 125m 1b
 #

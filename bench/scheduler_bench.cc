@@ -3,7 +3,7 @@
 //
 //   scheduler_bench [--nodes 100] [--jobs 1000] [--seed 1] [--repeat 50] [--json FILE]
 //
-// Two cases, both on the same seeded fleet and queue (docs/benchmarks.md, "Scheduling"):
+// Two cases, both on the same seeded fleet and queue (docs/benchmarks/scheduling.md):
 //   one pass  the whole queue against an idle fleet in one call, repeated --repeat times; the
 //             fleet fills up, so most jobs wait. placements/s = placements of one call / the
 //             median time of a call.
