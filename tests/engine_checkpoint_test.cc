@@ -1,5 +1,6 @@
 // Checkpoint layouts the fixtures do not cover directly, made from the llama-gqa fixture: weights
-// sharded over two files with an index, and the weights stored as F16 (computed in place).
+// sharded over two files with an index, and the weights stored as F16 (computed as F16); where
+// the matrices of a safetensors checkpoint live once loaded.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/model.h"
+#include "engine/quantize_weights.h"
 #include "engine/random_weights.h"
 #include "engine/safetensors.h"
 #include "engine_test_util.h"
@@ -71,6 +73,65 @@ std::vector<float> PromptLogits(Model& model) {
   return logits;
 }
 
+bool InAMapping(const engine::ModelWeights& w, const void* data, size_t bytes) {
+  for (const engine::MappedFile* file : w.mappings) {
+    if (file->Contains(data, bytes)) return true;
+  }
+  return false;
+}
+
+// What the matmuls read of the layers' matrices and the LM head (the packed copy where there is
+// one, else the rows) lies in none of the checkpoint's mapped files, unless the LM head is the
+// embedding's rows; the embedding itself lies in a file unless it was quantised.
+void ExpectMatricesOutOfTheFiles(const engine::ModelWeights& w, const std::string& label) {
+  ASSERT_FALSE(w.mappings.empty()) << label;
+  auto bytes = [](const engine::WeightMatrix& m) { return static_cast<size_t>(m.rows) * m.row_bytes(); };
+  EXPECT_EQ(InAMapping(w, w.embed.data, bytes(w.embed)), !engine::IsBlockType(w.embed.type))
+      << label;
+  std::vector<const engine::WeightMatrix*> matrices = {&w.lm_head};
+  for (const auto& l : w.layers) {
+    for (const auto* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
+      matrices.push_back(m);
+    }
+  }
+  for (const engine::WeightMatrix* m : matrices) {
+    if (m->data == w.embed.data) continue;  // a tied LM head
+    if (m->packed != nullptr) {
+      EXPECT_FALSE(InAMapping(w, m->packed, 1)) << label << " " << m->name;
+    } else {
+      EXPECT_FALSE(InAMapping(w, m->data, bytes(*m))) << label << " " << m->name;
+    }
+  }
+}
+
+// A safetensors checkpoint's matrices, like a GGUF file's, move at load out of the mapped file
+// into the model's own buffer (PlaceMatrices), as they are or quantised: float32 (llama-gqa),
+// BF16, and a tied LM head (qwen2-bias).
+TEST(EngineSafetensorsCheckpoint, MatricesMoveOutOfTheFile) {
+  for (std::string name : {"llama-gqa", "llama-gqa-bf16", "qwen2-bias"}) {
+    for (engine::Quantize q : {engine::Quantize::kNone, engine::Quantize::kQ8_0}) {
+      engine::ModelOptions options;
+      options.quantize = q;
+      auto model = Model::Load(EngineData(name), options);
+      ASSERT_TRUE(model.ok()) << model.status().ToString();
+      const engine::ModelWeights& w = (*model)->weights();
+      const std::string label = name + " " + std::string(engine::QuantizeName(q));
+      EXPECT_EQ(w.mappings.size(), 1u) << label;
+      ExpectMatricesOutOfTheFiles(w, label);
+      // The rows as the file holds them are not the ones read: a changed copy would show here.
+      if (q == engine::Quantize::kNone) {
+        auto file = engine::SafetensorsFile::Open(EngineData(name + "/model.safetensors"));
+        ASSERT_TRUE(file.ok());
+        const engine::TensorView* wq = (*file)->Find("model.layers.0.self_attn.q_proj.weight");
+        ASSERT_NE(wq, nullptr);
+        const engine::WeightMatrix& m = w.layers[0].wq;
+        ASSERT_EQ(static_cast<size_t>(m.rows) * m.row_bytes(), wq->num_bytes) << label;
+        EXPECT_EQ(std::memcmp(m.data, wq->data, wq->num_bytes), 0) << label;
+      }
+    }
+  }
+}
+
 class CheckpointLayoutTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -101,6 +162,8 @@ TEST_F(CheckpointLayoutTest, ShardsListedByIndex) {
   ASSERT_NE(sharded, nullptr);
   ASSERT_TRUE(single.ok());
   EXPECT_EQ(PromptLogits(*sharded), PromptLogits(**single));
+  EXPECT_EQ(sharded->weights().mappings.size(), 2u);
+  ExpectMatricesOutOfTheFiles(sharded->weights(), "sharded");
 
   index["weight_map"]["model.norm.weight"] = "../elsewhere.safetensors";
   WriteFileBytes((dir_.path() / "model.safetensors.index.json").string(), index.dump());
@@ -110,7 +173,7 @@ TEST_F(CheckpointLayoutTest, ShardsListedByIndex) {
               ::testing::HasSubstr("tensor 'model.norm.weight' maps to a bad file name"));
 }
 
-TEST_F(CheckpointLayoutTest, F16WeightsAreComputedInPlace) {
+TEST_F(CheckpointLayoutTest, F16WeightsAreComputedAsF16) {
   std::vector<Tensor> tensors = FixtureTensors();
   for (Tensor& t : tensors) {
     std::string half(t.bytes.size() / 2, '\0');

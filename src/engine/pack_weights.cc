@@ -65,22 +65,29 @@ void Place(const Placement& p, ThreadPool& pool, const ModelWeights& w, uint8_t*
   const int64_t groups = (m->rows + kernels::kPackRows - 1) / kernels::kPackRows;
   const auto* source = static_cast<const uint8_t*>(m->data);
   const size_t group_bytes = kernels::kPackRows * m->row_bytes();
+  const size_t source_bytes = MatrixBytes(*m);
+  // Rows of a mapped file give their pages back as soon as they are placed, a few hundred KiB
+  // at a time, so that a large matrix is not held twice while it is copied (the whole pages
+  // within each piece; those straddling two pieces at the end).
+  const MappedFile* mapping = SharesTheEmbedding(w, *m) ? nullptr : MappingOf(w, *m);
+  const int64_t piece = std::max<int64_t>(1, (size_t{256} << 10) / group_bytes);  // groups
   pool.ParallelFor(
       groups,
       [&](int64_t begin, int64_t end) {
-        if (p.pack != nullptr) {
-          p.pack(source, m->rows, m->cols, begin, end, out);
-        } else {
-          const size_t from = begin * group_bytes;
-          std::memcpy(out + from, source + from, std::min(p.bytes, end * group_bytes) - from);
+        for (int64_t b = begin; b < end; b += piece) {
+          const int64_t e = std::min(end, b + piece);
+          const size_t from = b * group_bytes, to = std::min(source_bytes, e * group_bytes);
+          if (p.pack != nullptr) {
+            p.pack(source, m->rows, m->cols, b, e, out);
+          } else {
+            std::memcpy(out + from, source + from, to - from);
+          }
+          if (mapping != nullptr) mapping->DropPages(source + from, to - from);
         }
       },
       /*min_chunk=*/4);
-  // The matmuls read only the new copy from now on, so the rows as stored can give their
-  // memory back where they lie in a mapped file (which keeps them readable), unless the
-  // embedding, read a row per token, shares them.
-  const MappedFile* mapping = MappingOf(w, *m);
-  if (mapping != nullptr && !SharesTheEmbedding(w, *m)) mapping->DropPages(source, MatrixBytes(*m));
+  // The matmuls read only the new copy from now on.
+  GiveBackMappedRows(w, *m);
   if (p.pack != nullptr) {
     m->packed = out;
   } else {
@@ -89,6 +96,12 @@ void Place(const Placement& p, ThreadPool& pool, const ModelWeights& w, uint8_t*
 }
 
 }  // namespace
+
+void GiveBackMappedRows(const ModelWeights& w, const WeightMatrix& rows) {
+  if (rows.data == nullptr || SharesTheEmbedding(w, rows)) return;
+  const MappedFile* mapping = MappingOf(w, rows);
+  if (mapping != nullptr) mapping->DropPages(rows.data, MatrixBytes(rows));
+}
 
 void PlaceMatrices(const kernels::KernelSet& k, ThreadPool& pool, ModelWeights* w) {
   std::vector<Placement> plan;

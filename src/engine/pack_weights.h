@@ -1,6 +1,7 @@
 // Where a model's matrices live for the matmuls, arranged at load: block-format matrices
 // repacked for the kernel set's packed matmuls (kernels/packed_blocks.h), and the others that
-// lie in a mapped file copied out of it, all into one buffer on large pages.
+// lie in a mapped file (GGUF or safetensors) copied out of it, all into one buffer on large
+// pages.
 #pragma once
 
 #include "engine/kernels/kernels.h"
@@ -19,5 +20,11 @@ namespace tf::engine {
 // shares its bytes (a tied LM head; with a packed matmul it gets its packed copy). The work is
 // split over `pool`. Matrices are never changed, only copied.
 void PlaceMatrices(const kernels::KernelSet& k, ThreadPool& pool, ModelWeights* w);
+
+// Called once the matmuls no longer read `rows` (a matrix's rows as a loader left them, now
+// copied, packed or quantised elsewhere): where they lie in one of w.mappings and the embedding
+// does not share them, their pages go back to the system (MappedFile::DropPages; read again,
+// they come back from the file). Nothing otherwise.
+void GiveBackMappedRows(const ModelWeights& w, const WeightMatrix& rows);
 
 }  // namespace tf::engine

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "engine/pack_weights.h"
 #include "engine/quant.h"
 
 namespace tf::engine {
@@ -24,6 +25,7 @@ void QuantizeMatrix(DType target, ThreadPool& pool, ModelWeights* w, WeightMatri
       /*min_chunk=*/64);
   m->type = target;
   m->data = out;
+  GiveBackMappedRows(*w, source);  // the rows as the file holds them are read no more
 }
 
 }  // namespace

@@ -46,6 +46,8 @@ class SafetensorsFile {
   static Result<std::unique_ptr<SafetensorsFile>> Open(const std::string& path);
 
   const std::string& path() const { return file_->path(); }
+  // The mapping the tensors' bytes lie in.
+  const MappedFile* mapping() const { return file_.get(); }
   const std::vector<TensorView>& tensors() const { return tensors_; }
   // The tensor named `name`, or null.
   const TensorView* Find(std::string_view name) const;

@@ -212,6 +212,7 @@ Result<ModelWeights> LoadWeights(const std::string& dir, const ModelConfig& c) {
   for (const auto& path : paths) {
     TF_ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(path));
     files.push_back(file.get());
+    w.mappings.push_back(file->mapping());
     w.storage.push_back(std::shared_ptr<const SafetensorsFile>(std::move(file)));
   }
   Loader l(&w, std::move(files), dir + "/config.json");
