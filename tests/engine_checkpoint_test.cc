@@ -85,7 +85,9 @@ bool InAMapping(const engine::ModelWeights& w, const void* data, size_t bytes) {
 // embedding's rows; the embedding itself lies in a file unless it was quantised.
 void ExpectMatricesOutOfTheFiles(const engine::ModelWeights& w, const std::string& label) {
   ASSERT_FALSE(w.mappings.empty()) << label;
-  auto bytes = [](const engine::WeightMatrix& m) { return static_cast<size_t>(m.rows) * m.row_bytes(); };
+  auto bytes = [](const engine::WeightMatrix& m) {
+    return static_cast<size_t>(m.rows) * m.row_bytes();
+  };
   EXPECT_EQ(InAMapping(w, w.embed.data, bytes(w.embed)), !engine::IsBlockType(w.embed.type))
       << label;
   std::vector<const engine::WeightMatrix*> matrices = {&w.lm_head};

@@ -1,9 +1,10 @@
 // A checkpoint's tensors, found by their Hugging Face names and checked against the config.
 //
 // The 2-D weights (projections, LM head, embedding) are WeightMatrix values: typed rows used in
-// place where possible. From safetensors, F32, F16 and BF16 tensors are used in place from the
-// mapped file (F32 is copied only if it is not 4-byte aligned); the kernels compute on the 16-bit
-// types directly. Norms and biases are float32 (F16/BF16 ones converted at load).
+// place where possible. From safetensors, F32, F16 and BF16 tensors point into the mapped file
+// (F32 is copied only if it is not 4-byte aligned) until Model::FromWeights moves them into the
+// model's own buffer (PlaceMatrices); the kernels compute on the 16-bit types directly. Norms
+// and biases are float32 (F16/BF16 ones converted at load).
 //
 // Other loaders (GGUF) build a ModelWeights themselves and hand it to Model::FromWeights:
 //   - every WeightMatrix gets its type, rows and cols ([out, in] as Hugging Face stores them:
@@ -13,7 +14,8 @@
 //     its file, used in errors;
 //   - norms and biases are float32 pointers (4-byte aligned);
 //   - `storage` keeps alive whatever the pointers point into (a mapped file, a buffer made with
-//     NewWeightBuffer); the ModelWeights may be moved, so the pointed-to bytes must not move.
+//     NewWeightBuffer); the ModelWeights may be moved, so the pointed-to bytes must not move;
+//     `mappings` lists the mapped files, so that matrices are moved out of them.
 // Model::FromWeights checks every shape against the config (CheckWeights) before using them.
 #pragma once
 
