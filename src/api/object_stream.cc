@@ -1,5 +1,8 @@
 #include "api/object_stream.h"
 
+#include <boost/asio/strand.hpp>
+#include <deque>
+
 #include "base/log.h"
 #include "base/pool_task.h"
 
@@ -12,17 +15,23 @@ namespace {
 awaitable<void> SendFromFile(asio::thread_pool& pool, std::shared_ptr<ObjectReader> reader,
                              const std::string& api, http::StreamWriter& out) {
   using Checked = Result<ObjectReader::Span>;
+  // The checks run one at a time, in order, on a strand, up to kCheckAheadPieces ahead of the
+  // send, so that the disk keeps reading while a piece is sent. Each task holds the reader, so
+  // those queued may be left running if the client goes.
+  auto checks = asio::make_strand(pool);
   auto check = [reader] { return reader->NextChecked(kSendPieceBytes); };
-  PooledTask<Checked> next = PooledTask<Checked>::Start(pool, check);
+  std::deque<PooledTask<Checked>> ahead;
+  for (int i = 0; i < kCheckAheadPieces; ++i)
+    ahead.push_back(PooledTask<Checked>::Start(checks, check));
   for (;;) {
-    Checked span = co_await next.Wait();
+    Checked span = co_await ahead.front().Wait();
+    ahead.pop_front();
     if (!span.ok()) {
       spdlog::error("{}: {}; the download was cut short", api, span.status().ToString());
       co_return;
     }
     if (span->length == 0) co_return;
-    // The task holds the reader, so it may be left running if the client goes.
-    next = PooledTask<Checked>::Start(pool, check);
+    ahead.push_back(PooledTask<Checked>::Start(checks, check));
     if (!co_await out.SendFile(reader->content_fd(), span->offset, span->length)) co_return;
   }
 }

@@ -11,7 +11,8 @@
 
 namespace tf {
 
-// One piece of blocking work returning R, started on `pool` by Start. Wait() resumes the
+// One piece of blocking work returning R, started by Start on `pool` (or on a strand of it, so
+// that several started one after another run one at a time, in order). Wait() resumes the
 // awaiting coroutine on its own executor with the result, at once if it is already there.
 // Whatever `fn` uses must outlive the work: a PooledTask that was started must be awaited
 // before those things go (its destructor does not wait).
@@ -20,8 +21,8 @@ class PooledTask {
  public:
   PooledTask() = default;
 
-  template <typename Fn>
-  static PooledTask Start(asio::thread_pool& pool, Fn fn) {
+  template <typename Pool, typename Fn>
+  static PooledTask Start(Pool& pool, Fn fn) {
     PooledTask task;
     task.state_ = std::make_shared<State>();
     asio::post(pool, [state = task.state_, fn = std::move(fn)]() mutable {
