@@ -123,7 +123,7 @@ TEST_P(MultipartTest, PartsInAnyOrderCompleteIntoOneObjectAndLeaveNoBlob) {
   EXPECT_EQ(info->content_type, "text/plain");
   EXPECT_EQ(info->metadata.at("k"), "v");
   EXPECT_EQ(*Read("big"), a + b);
-  EXPECT_EQ(BlobFiles(), 1u);  // the object's blob alone
+  EXPECT_EQ(BlobFiles(), 2u);  // the parts' blobs, which the object is made of, not copied
   EXPECT_EQ(Pending(), 0u);
   EXPECT_EQ(uploads_->ListParts(project_, "data", "big", id).status().code(),
             StatusCode::kNotFound);
@@ -234,7 +234,7 @@ TEST_P(MultipartTest, AnUploadAndItsPartsSurviveARestartAndCompleteAfterIt) {
   EXPECT_EQ(info->content_type, "text/plain");
   EXPECT_EQ(info->metadata.at("k"), "v");
   EXPECT_EQ(*Read("big"), a + b2);
-  EXPECT_EQ(BlobFiles(), 1u);
+  EXPECT_EQ(BlobFiles(), 2u);
   EXPECT_EQ(Pending(), 0u);
 
   Reopen();  // completed uploads stay completed
@@ -242,33 +242,42 @@ TEST_P(MultipartTest, AnUploadAndItsPartsSurviveARestartAndCompleteAfterIt) {
             StatusCode::kNotFound);
 }
 
-// Complete's commit forgets the upload in the same transaction that makes the object. A crash
-// right after it (before the parts are removed) leaves the parts pending, for Recover, and the
-// upload cannot be completed a second time.
+// Complete's commit forgets the upload in the same transaction that makes the object of its
+// parts' blobs. A crash right after it (before the parts left out and the replaced object's blob
+// are removed) leaves those pending, for Recover, and the upload cannot be completed again.
 TEST_P(MultipartTest, ACrashAfterCompletesCommitLeavesNoUploadToCompleteAgain) {
+  auto old = objects_->BeginPut(project_, "data", "big", {});
+  ASSERT_TRUE(old.ok());
+  ASSERT_TRUE((*old)->Write("the object replaced").ok());
+  ASSERT_TRUE((*old)->Commit().ok());
+  old->reset();
   const std::string id = Begin();
   const std::string a = Content(kMinPartBytes + 1, 7), b = Content(300, 8);
   auto pa = Part(id, 1, a);
   auto pb = Part(id, 2, b);
   ASSERT_TRUE(pa.ok() && pb.ok());
+  ASSERT_TRUE(Part(id, 3, "left out").ok());
+  EXPECT_EQ(BlobFiles(), 4u);
   // What Complete does up to its commit, and no further: the server dies there.
-  PutOptions options{"text/plain", {}, "", "", "etag-2"};
-  options.completes_upload = id;
-  {
-    auto upload = objects_->BeginPut(project_, "data", "big", options);
-    ASSERT_TRUE(upload.ok()) << upload.status().ToString();
-    ASSERT_TRUE((*upload)->Write(a + b).ok());
-    auto committed = (*upload)->Commit();
-    ASSERT_TRUE(committed.ok()) << committed.status().ToString();
-  }
-  EXPECT_EQ(BlobFiles(), 3u);  // the object's, and the two parts not yet removed
+  auto stored = store_->objects().ListMultipartUploads(blobs_->owner());
+  ASSERT_TRUE(stored.ok() && stored->size() == 1u);
+  const std::vector<store::MultipartPartRecord>& parts = (*stored)[0].parts;
+  auto bucket = store_->objects().GetBucket(project_, "data");
+  ASSERT_TRUE(bucket.ok());
+  store::ObjectRecord record{bucket->id, "big", static_cast<int64_t>(a.size() + b.size()),
+                             "etag-2", Sha256Hex(a + b), "text/plain", "{}", "", clock_.Now(), {}};
+  record.segments = {{parts[0].blob_id, parts[0].size}, {parts[1].blob_id, parts[1].size}};
+  auto replaced = store_->objects().PutObjectCompletingUpload(record, blobs_->owner(), id);
+  ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
+  EXPECT_EQ(replaced->size(), 1u);
+  EXPECT_EQ(BlobFiles(), 4u);  // the object's two, part 3's and the replaced object's
   EXPECT_EQ(Pending(), 2u);
 
   Reopen();  // the restart
   auto recovered = objects_->Recover();
   ASSERT_TRUE(recovered.ok());
   EXPECT_EQ(*recovered, 2);
-  EXPECT_EQ(BlobFiles(), 1u);
+  EXPECT_EQ(BlobFiles(), 2u);
   EXPECT_EQ(Pending(), 0u);
   EXPECT_EQ(*Read("big"), a + b);
   EXPECT_EQ(uploads_->ListParts(project_, "data", "big", id).status().code(),
@@ -276,7 +285,26 @@ TEST_P(MultipartTest, ACrashAfterCompletesCommitLeavesNoUploadToCompleteAgain) {
   auto again = uploads_->Complete(project_, "data", "big", id, {{1, pa->etag}, {2, pb->etag}},
                                   "etag-2");
   EXPECT_EQ(again.status().code(), StatusCode::kNotFound) << again.status().ToString();
-  EXPECT_EQ(BlobFiles(), 1u);
+  EXPECT_EQ(BlobFiles(), 2u);
+  EXPECT_EQ(*Read("big"), a + b);
+}
+
+// A crash while Complete reads the parts back (before its commit) changes nothing: after the
+// restart the upload is there with its parts and completes.
+TEST_P(MultipartTest, ACrashBeforeCompletesCommitLeavesTheUploadToComplete) {
+  const std::string id = Begin();
+  const std::string a = Content(kMinPartBytes + 5, 10), b = Content(70, 11);
+  auto pa = Part(id, 1, a);
+  auto pb = Part(id, 2, b);
+  ASSERT_TRUE(pa.ok() && pb.ok());
+  Reopen();  // the restart, with Complete cut short before its commit
+  ASSERT_TRUE(objects_->Recover().ok());
+  EXPECT_EQ(BlobFiles(), 2u);
+  auto info = uploads_->Complete(project_, "data", "big", id, {{1, pa->etag}, {2, pb->etag}},
+                                 "etag-2");
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->sha256, Sha256Hex(a + b));
+  EXPECT_EQ(*Read("big"), a + b);
 }
 
 // Two completions of one upload: the first makes the object, the second finds no upload and

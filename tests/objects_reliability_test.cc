@@ -367,13 +367,13 @@ TEST_P(ObjectsReliabilityTest, KillNineDuringAMultipartPartKeepsTheStoredPartsAn
 
   CountFiles(&blobs, &temps);
   EXPECT_EQ(temps, 1) << "the kill should have caught part 3 mid-way";
-  EXPECT_EQ(blobs, 3) << "done.bin and the two stored parts";
+  EXPECT_EQ(blobs, 4) << "done.bin's two parts and model.bin's two stored parts";
   EXPECT_EQ(PendingBlobs(), 1u) << "the part being written (stored parts are not pending)";
 
   StartServer();
   CountFiles(&blobs, &temps);
   EXPECT_EQ(temps, 0);
-  EXPECT_EQ(blobs, 3) << "done.bin and the two stored parts remain";
+  EXPECT_EQ(blobs, 4) << "done.bin's two parts and model.bin's two stored parts remain";
   EXPECT_EQ(PendingBlobs(), 0u);
   auto head = client_->Send("HEAD", Target("model.bin"), Auth(), "", 10s);
   ASSERT_TRUE(head.ok());
@@ -394,7 +394,7 @@ TEST_P(ObjectsReliabilityTest, KillNineDuringAMultipartPartKeepsTheStoredPartsAn
   complete("model.bin", upload_id, etags);
   EXPECT_EQ(Download("model.bin"), ExpectedSha(5, 3 * kPartPieces));
   CountFiles(&blobs, &temps);
-  EXPECT_EQ(blobs, 2) << "done.bin and model.bin; the parts are gone";
+  EXPECT_EQ(blobs, 5) << "done.bin's two parts and model.bin's three: nothing else";
   EXPECT_EQ(PendingBlobs(), 0u);
   EXPECT_EQ(Download("done.bin"), ExpectedSha(4, 2 * kPartPieces));
 }

@@ -496,6 +496,7 @@ TEST_P(CostStoreContractTest, AStoreMigratedFromSchema4KeepsWorking) {
                        "DROP TABLE node_periods; DROP TABLE budget_alerts; DROP TABLE budgets; "
                        "DROP TABLE dataset_shards; DROP TABLE datasets; "
                        "DROP TABLE multipart_parts; DROP TABLE multipart_uploads; "
+                       "DROP TABLE object_segments; "
                        "DELETE FROM schema_migrations WHERE version >= 5;");
   ASSERT_TRUE(down.ok()) << down.ToString();
 

@@ -32,7 +32,7 @@ awaitable<void> SendFromFile(asio::thread_pool& pool, std::shared_ptr<ObjectRead
     }
     if (span->length == 0) co_return;
     ahead.push_back(PooledTask<Checked>::Start(checks, check));
-    if (!co_await out.SendFile(reader->content_fd(), span->offset, span->length)) co_return;
+    if (!co_await out.SendFile(span->fd, span->file_offset, span->length)) co_return;
   }
 }
 
@@ -55,7 +55,7 @@ std::function<awaitable<void>(http::StreamWriter&)> StreamContent(
     asio::thread_pool& pool, std::shared_ptr<ObjectReader> reader, std::string api) {
   return [&pool, reader = std::move(reader),
           api = std::move(api)](http::StreamWriter& out) -> awaitable<void> {
-    if (reader->content_fd() >= 0) {
+    if (reader->sends_from_files()) {
       co_await SendFromFile(pool, reader, api, out);
     } else {
       co_await SendPieces(pool, reader, api, out);

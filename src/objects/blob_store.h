@@ -51,6 +51,24 @@ class BlobReader {
     std::string ignored;
     return ReadAt(offset, n, &ignored);
   }
+
+  // Where content byte `offset` (< size) lies in a file, for sending content from there
+  // (sendfile): a descriptor, the byte's offset in that file, how many content bytes lie in a
+  // row from there, and what keeps the descriptor open (null: this reader does, while it lives).
+  // fd is -1 when the content is not in files. A reader of one file answers from content_fd;
+  // one of several (objects/segmented_reader.h) names the file of the byte's segment.
+  struct FileSpan {
+    int fd = -1;
+    uint64_t file_offset = 0;
+    uint64_t length = 0;
+    std::shared_ptr<void> keep_open;
+  };
+  virtual Result<FileSpan> FileAt(uint64_t offset) {
+    if (offset >= size()) return InvalidArgument("offset past the end of the content");
+    return FileSpan{content_fd(), offset, size() - offset, nullptr};
+  }
+  // Whether FileAt names files (true for content_fd() >= 0).
+  virtual bool in_files() const { return content_fd() >= 0; }
 };
 
 // Thread-safe.

@@ -1,6 +1,8 @@
 #include "objects/multipart.h"
 
 #include <algorithm>
+#include <future>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
@@ -11,6 +13,12 @@
 #include "objects/names.h"
 
 namespace tf::objects {
+namespace {
+
+// Complete reads the parts back this much at a time to compute the object's SHA-256.
+constexpr uint64_t kHashPieceBytes = uint64_t{8} << 20;
+
+}  // namespace
 
 struct PartWriter::State {
   MultipartUploads* uploads = nullptr;
@@ -327,7 +335,11 @@ Result<ObjectInfo> MultipartUploads::Complete(const std::string& project_id,
     Upload* u = Find(project_id, bucket, key, upload_id);
     if (u == nullptr) return NoSuchUpload(upload_id);
     if (u->completing) return Aborted("upload '" + upload_id + "' is being completed already");
+    std::set<int> named;
     for (const auto& [number, wanted] : parts) {
+      if (!named.insert(number).second) {
+        return InvalidArgument("part " + std::to_string(number) + " is named twice");
+      }
       auto it = u->parts.find(number);
       if (it == u->parts.end() || it->second.info.etag != wanted) {
         return FailedPrecondition("part " + std::to_string(number) + " with ETag '" +
@@ -338,50 +350,103 @@ Result<ObjectInfo> MultipartUploads::Complete(const std::string& project_id,
     u->completing = true;
     options = u->options;
   }
-  options.etag = etag;
-  options.completes_upload = upload_id;
+  Result<ObjectInfo> made = Assemble(project_id, bucket, key, upload_id, chosen, options, etag);
 
-  auto assemble = [&]() -> Result<ObjectInfo> {
-    TF_ASSIGN_OR_RETURN(std::unique_ptr<objects::Upload> upload,
-                        objects_.BeginPut(project_id, bucket, key, options));
-    std::string piece;
-    for (const Part& part : chosen) {
-      TF_ASSIGN_OR_RETURN(std::unique_ptr<BlobReader> reader, objects_.blobs_.Open(part.blob_id));
-      if (reader->size() != part.info.size) {
-        return Internal("part " + std::to_string(part.info.number) + " of upload '" + upload_id +
-                        "' does not have the size it was written with");
-      }
-      for (uint64_t at = 0; at < part.info.size; at += kBlockBytes) {
-        size_t n = static_cast<size_t>(std::min<uint64_t>(kBlockBytes, part.info.size - at));
-        Status read = reader->ReadAt(at, n, &piece);
-        if (!read.ok()) {
-          return read.WithContext("part " + std::to_string(part.info.number) + " of upload '" +
-                                  upload_id + "'");
-        }
-        TF_RETURN_IF_ERROR(upload->Write(piece));
-      }
-    }
-    return upload->Commit();
-  };
-  Result<ObjectInfo> made = assemble();
-
-  // The commit forgot the upload in the store with the same transaction that made the object;
-  // its part blobs, pending again, are removed here (or by Recover, after a crash).
-  std::vector<std::string> blobs;
+  // The commit forgot the upload in the store in the same transaction that made the object: the
+  // chosen parts' blobs are the object's now, and the others, pending again, are removed here
+  // (or by Recover, after a crash).
+  std::vector<std::string> unused;
   {
     std::lock_guard lock(mu_);
     auto it = uploads_.find(upload_id);
     if (it != uploads_.end()) {
       if (made.ok()) {
-        for (const auto& [number, part] : it->second.parts) blobs.push_back(part.blob_id);
+        std::set<std::string> kept;
+        for (const Part& part : chosen) kept.insert(part.blob_id);
+        for (const auto& [number, part] : it->second.parts) {
+          if (kept.count(part.blob_id) == 0) unused.push_back(part.blob_id);
+        }
         uploads_.erase(it);
+        for (const std::string& blob : kept) objects_.Finished(blob);
+      } else if (made.status().code() == StatusCode::kUnavailable) {
+        // The commit may have happened: then the parts' blobs are the object's and must not be
+        // dropped with the upload. Forget it here and read it again from the store when next
+        // needed, where it is only if the commit did not happen.
+        for (const auto& [number, part] : it->second.parts) objects_.Finished(part.blob_id);
+        uploads_.erase(it);
+        loaded_ = false;
       } else {
         it->second.completing = false;
       }
     }
   }
-  DropBlobs(blobs);
+  DropBlobs(unused);
   return made;
+}
+
+Result<ObjectInfo> MultipartUploads::Assemble(const std::string& project_id,
+                                              const std::string& bucket, const std::string& key,
+                                              const std::string& upload_id,
+                                              const std::vector<Part>& chosen,
+                                              const PutOptions& options, const std::string& etag) {
+  TF_ASSIGN_OR_RETURN(store::Bucket b, objects_.FindBucket(project_id, bucket));
+  store::ObjectRecord record;
+  record.bucket_id = b.id;
+  record.key = key;
+  record.etag = etag;
+  record.content_type = options.content_type;
+  record.user_metadata = nlohmann::json(options.metadata).dump();
+  for (const Part& part : chosen) {
+    record.segments.push_back({part.blob_id, static_cast<int64_t>(part.info.size)});
+    record.size += static_cast<int64_t>(part.info.size);
+  }
+  if (record.segments.empty()) {
+    return InvalidArgument("a multipart upload is completed with at least one part");
+  }
+  // The object's SHA-256, read back from the parts (each block checked against its CRC as it
+  // is read): written nowhere, but read once, while the client waits.
+  TF_ASSIGN_OR_RETURN(record.sha256, HashParts(upload_id, chosen));
+  record.modified_at = Now();
+  TF_ASSIGN_OR_RETURN(std::vector<std::string> replaced,
+                      objects_.store_.PutObjectCompletingUpload(record, objects_.blobs_.owner(),
+                                                                upload_id));
+  objects_.DiscardReplaced(replaced, "the replaced content of '" + key + "'");
+  return ToObjectInfo(bucket, record);
+}
+
+Result<std::string> MultipartUploads::HashParts(const std::string& upload_id,
+                                                const std::vector<Part>& chosen) {
+  Sha256Hasher sha256;
+  // Two buffers: one is hashed on another thread while the next piece is read into the other.
+  std::string buffers[2];
+  std::future<void> hashing;
+  int next = 0;
+  Status failed;
+  for (const Part& part : chosen) {
+    auto reader = objects_.blobs_.Open(part.blob_id);
+    if (reader.ok() && (*reader)->size() != part.info.size) {
+      reader = Internal("blob " + part.blob_id + " does not have the size it was written with");
+    }
+    for (uint64_t at = 0; reader.ok() && failed.ok() && at < part.info.size;
+         at += kHashPieceBytes) {
+      const size_t n = static_cast<size_t>(std::min(kHashPieceBytes, part.info.size - at));
+      std::string& buffer = buffers[next];
+      failed = (*reader)->ReadAt(at, n, &buffer);
+      if (hashing.valid()) hashing.get();
+      if (failed.ok()) {
+        hashing = std::async(std::launch::async, [&sha256, &buffer] { sha256.Update(buffer); });
+      }
+      next ^= 1;
+    }
+    if (!reader.ok()) failed = reader.status();
+    if (!failed.ok()) {
+      if (hashing.valid()) hashing.get();
+      return failed.WithContext("part " + std::to_string(part.info.number) + " of upload '" +
+                                upload_id + "'");
+    }
+  }
+  if (hashing.valid()) hashing.get();
+  return sha256.FinishHex();
 }
 
 Status MultipartUploads::Abort(const std::string& project_id, const std::string& bucket,

@@ -140,6 +140,14 @@ class MultipartUploads {
   Upload* Find(const std::string& project_id, const std::string& bucket, const std::string& key,
                const std::string& upload_id);
   TimeMs Now() const { return objects_.clock_.Now(); }
+  // Complete's work once the parts are chosen: hashes them, then commits the object made of
+  // them in the transaction that forgets the upload. Returns what was made.
+  Result<ObjectInfo> Assemble(const std::string& project_id, const std::string& bucket,
+                              const std::string& key, const std::string& upload_id,
+                              const std::vector<Part>& chosen, const PutOptions& options,
+                              const std::string& etag);
+  // The SHA-256 (hex) of the parts' content one after another, every block checked as read.
+  Result<std::string> HashParts(const std::string& upload_id, const std::vector<Part>& chosen);
   // Adds a sealed part blob to its upload, in the store and here. kNotFound if the upload is
   // gone or completing.
   Status AddPart(const std::string& upload_id, const Part& part);

@@ -5,6 +5,7 @@
 #include "base/log.h"
 #include "objects/blob_format.h"
 #include "objects/names.h"
+#include "objects/segmented_reader.h"
 
 namespace tf::objects {
 namespace {
@@ -56,11 +57,23 @@ Result<std::string> ObjectReader::Next() {
 }
 
 Result<ObjectReader::Span> ObjectReader::NextChecked(uint64_t max) {
-  Span span{next_, 0};
+  Span span;
+  span.offset = next_;
   if (next_ >= end_) return span;
-  uint64_t stop = std::min(end_, next_ + std::max<uint64_t>(max, 1));
-  if (stop < end_ && stop / kBlockBytes * kBlockBytes > next_) stop = stop / kBlockBytes * kBlockBytes;
+  auto file = blob_->FileAt(next_);
+  if (!file.ok()) {
+    return file.status().WithContext("object '" + info_.key + "' in bucket '" + info_.bucket + "'");
+  }
+  uint64_t stop = std::min({end_, next_ + std::max<uint64_t>(max, 1), next_ + file->length});
+  // Pieces end at a block's end (in the file) where the range allows, so no block is read twice.
+  const uint64_t file_stop = file->file_offset + (stop - next_);
+  if (stop < end_ && file_stop / kBlockBytes * kBlockBytes > file->file_offset) {
+    stop = next_ + (file_stop / kBlockBytes * kBlockBytes - file->file_offset);
+  }
   span.length = stop - next_;
+  span.fd = file->fd;
+  span.file_offset = file->file_offset;
+  span.keep_open = std::move(file->keep_open);
   Status s = blob_->Check(span.offset, static_cast<size_t>(span.length));
   if (!s.ok()) {
     return s.WithContext("object '" + info_.key + "' in bucket '" + info_.bucket + "'");
@@ -115,7 +128,7 @@ Result<std::unique_ptr<ObjectReader>> ObjectService::Open(const std::string& pro
   TF_RETURN_IF_ERROR(ValidateKey(key));
   for (int attempt = 0; attempt < kOpenAttempts; ++attempt) {
     TF_ASSIGN_OR_RETURN(store::ObjectRecord record, store_.GetObject(b.id, key));
-    auto blob = blobs_.Open(record.blob_id);
+    auto blob = record.blob_id.empty() ? OpenSegments(record) : blobs_.Open(record.blob_id);
     if (blob.status().code() == StatusCode::kNotFound) continue;  // replaced or deleted meanwhile
     if (!blob.ok()) return blob.status().WithContext("object '" + key + "'");
     if ((*blob)->size() != static_cast<uint64_t>(record.size)) {
@@ -148,16 +161,65 @@ Status ObjectService::Delete(const std::string& project_id, const std::string& b
                              const std::string& key) {
   TF_ASSIGN_OR_RETURN(store::Bucket b, FindBucket(project_id, bucket));
   TF_RETURN_IF_ERROR(ValidateKey(key));
-  TF_ASSIGN_OR_RETURN(std::string blob,
+  TF_ASSIGN_OR_RETURN(std::vector<std::string> blobs,
                       store_.DeleteObject(b.id, key, blobs_.owner(), clock_.Now()));
-  if (Status s = Discard(blob); !s.ok()) {
-    spdlog::warn("objects: removing the content of deleted object '{}' failed (retried later): {}",
-                 key, s.ToString());
-  }
+  DiscardReplaced(blobs, "the content of deleted object '" + key + "'");
   return OkStatus();
 }
 
+void ObjectService::DiscardReplaced(const std::vector<std::string>& blob_ids,
+                                    const std::string& what) {
+  for (const std::string& blob : blob_ids) {
+    if (Status s = Discard(blob); !s.ok()) {
+      spdlog::warn("objects: removing {} (blob {}) failed (retried later): {}", what, blob,
+                   s.ToString());
+    }
+  }
+}
+
+Result<std::unique_ptr<BlobReader>> ObjectService::OpenSegments(
+    const store::ObjectRecord& record) {
+  if (record.segments.empty()) return Internal("object '" + record.key + "' has no content");
+  auto unpin = [this, ids = record.segments] {
+    std::lock_guard lock(mu_);
+    for (const store::BlobSegment& segment : ids) {
+      auto it = reading_.find(segment.blob_id);
+      if (it != reading_.end() && --it->second == 0) reading_.erase(it);
+    }
+  };
+  {
+    std::lock_guard lock(mu_);
+    for (const store::BlobSegment& segment : record.segments) ++reading_[segment.blob_id];
+  }
+  // Pinned now: a replacement that commits from here on leaves the blobs for ReclaimPending.
+  // One that committed before is seen by reading the record again.
+  auto again = store_.GetObject(record.bucket_id, record.key);
+  if (!again.ok() || again->blob_id != record.blob_id || again->segments != record.segments) {
+    unpin();
+    if (!again.ok() && again.status().code() != StatusCode::kNotFound) return again.status();
+    return NotFound("object '" + record.key + "' was replaced while it was opened");
+  }
+  auto first = blobs_.Open(record.segments[0].blob_id);
+  if (first.ok() && (*first)->size() != static_cast<uint64_t>(record.segments[0].size)) {
+    first = Internal("blob " + record.segments[0].blob_id +
+                     " does not hold the bytes of its segment");
+  }
+  if (!first.ok()) {
+    unpin();
+    if (first.status().code() == StatusCode::kNotFound) {
+      return Internal("blob " + record.segments[0].blob_id + " (segment 1) is missing");
+    }
+    return first.status();
+  }
+  return std::unique_ptr<BlobReader>(std::make_unique<SegmentedBlobReader>(
+      blobs_, record.segments, std::move(first).value(), std::move(unpin)));
+}
+
 Status ObjectService::Discard(const std::string& blob_id) {
+  {
+    std::lock_guard lock(mu_);
+    if (reading_.count(blob_id) > 0) return OkStatus();  // pending; ReclaimPending takes it
+  }
   TF_RETURN_IF_ERROR(blobs_.Remove(blob_id));
   return store_.RemovePendingBlob(blob_id);
 }
@@ -184,8 +246,9 @@ Result<int> ObjectService::ReclaimPending() {
                       store_.ListPendingBlobs(blobs_.owner()));
   int removed = 0;
   for (const auto& p : pending) {
-    if (writing_.count(p.blob_id) > 0) continue;
-    TF_RETURN_IF_ERROR(Discard(p.blob_id));
+    if (writing_.count(p.blob_id) > 0 || reading_.count(p.blob_id) > 0) continue;
+    TF_RETURN_IF_ERROR(blobs_.Remove(p.blob_id));
+    TF_RETURN_IF_ERROR(store_.RemovePendingBlob(p.blob_id));
     ++removed;
   }
   return removed;

@@ -55,12 +55,8 @@ struct PutOptions {
   std::map<std::string, std::string> metadata;  // see ValidateMetadata
   std::string expected_sha256;                  // hex; when set, a mismatch fails the commit
   std::string expected_md5;                     // hex; when set, a mismatch fails the commit
-  // The ETag to record instead of the content's MD5 (a multipart upload's, multipart.h).
+  // The ETag to record instead of the content's MD5.
   std::string etag;
-  // A multipart upload that the commit completes: it is forgotten in the same transaction
-  // (store::ObjectStore::PutObjectCompletingUpload), and the commit fails with kNotFound if it
-  // is gone.
-  std::string completes_upload;
 };
 
 struct Listing {
@@ -113,16 +109,19 @@ class ObjectReader {
   // range is read. kInternal if the content is damaged.
   Result<std::string> Next();
 
-  // For sending content straight from its file (sendfile): the descriptor that holds content
-  // byte i at offset i while this reader lives (BlobReader::content_fd), or -1 when there is
-  // none (then use Next).
-  int content_fd() const { return blob_->content_fd(); }
+  // Whether NextChecked's spans name files to send from (sendfile); when not, use Next.
+  bool sends_from_files() const { return blob_->in_files(); }
   // Like Next, but checks the next piece of the range where it lies, without reading it out: up
-  // to `max` bytes (ending at a block's end where the range allows), returned as the content
-  // offset of its first byte and its length; length 0 once the range is read.
+  // to `max` bytes (ending at a block's end where the range allows, and never past the end of
+  // one file), returned as the content offset of its first byte, its length, and where it lies:
+  // `fd` holds it from `file_offset` on, open while the span (keep_open) or this reader lives.
+  // Length 0 once the range is read.
   struct Span {
     uint64_t offset = 0;
     uint64_t length = 0;
+    int fd = -1;
+    uint64_t file_offset = 0;
+    std::shared_ptr<void> keep_open;
   };
   Result<Span> NextChecked(uint64_t max);
 
@@ -166,8 +165,14 @@ class ObjectService {
   friend class Upload;
   friend class MultipartUploads;  // keeps parts as pending blobs of this service
   Result<store::Bucket> FindBucket(const std::string& project_id, const std::string& name);
-  // Removes a blob that no object refers to, then forgets it as pending.
+  // Removes a blob that no object refers to, then forgets it as pending; a blob that a reader
+  // has pinned stays pending, for ReclaimPending once the reader is gone.
   Status Discard(const std::string& blob_id);
+  // Discards the blobs of a replaced or deleted object (`what`, for the log).
+  void DiscardReplaced(const std::vector<std::string>& blob_ids, const std::string& what);
+  // Opens an object kept as segments, pinning their blobs while the reader lives; kNotFound if
+  // the object was replaced or deleted since `record` was read.
+  Result<std::unique_ptr<BlobReader>> OpenSegments(const store::ObjectRecord& record);
   void Finished(const std::string& blob_id);
 
   store::ObjectStore& store_;
@@ -175,6 +180,9 @@ class ObjectService {
   const Clock& clock_;
   std::mutex mu_;
   std::set<std::string> writing_;  // blobs of uploads in progress; guarded by mu_
+  // Segments' blobs that open readers pin, with how many pin each; guarded by mu_. A segmented
+  // reader opens its blobs as it reaches them, so their files must outlive a replacement.
+  std::map<std::string, int> reading_;
 };
 
 // An object's record as the API shows it.

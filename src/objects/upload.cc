@@ -106,11 +106,7 @@ Result<ObjectInfo> Upload::Commit() {
   record.blob_id = st.blob_id;
   record.modified_at = service.clock_.Now();
 
-  auto replaced =
-      st.options.completes_upload.empty()
-          ? service.store_.PutObject(record, service.blobs_.owner())
-          : service.store_.PutObjectCompletingUpload(record, service.blobs_.owner(),
-                                                     st.options.completes_upload);
+  auto replaced = service.store_.PutObject(record, service.blobs_.owner());
   st.done = true;
   service.Finished(st.blob_id);
   if (!replaced.ok()) {
@@ -119,12 +115,7 @@ Result<ObjectInfo> Upload::Commit() {
     if (replaced.status().code() != StatusCode::kUnavailable) (void)service.Discard(st.blob_id);
     return replaced.status();
   }
-  if (!replaced->empty()) {
-    if (Status s = service.Discard(*replaced); !s.ok()) {
-      spdlog::warn("objects: removing the replaced content of '{}' failed (retried later): {}",
-                   st.key, s.ToString());
-    }
-  }
+  service.DiscardReplaced(*replaced, "the replaced content of '" + st.key + "'");
   return ToObjectInfo(st.bucket.name, record);
 }
 

@@ -237,6 +237,19 @@ const std::vector<std::string>& Migrations() {
         modified_at BIGINT NOT NULL,
         PRIMARY KEY (upload_id, number));
       )sql",
+      // 8: objects kept as several blobs in a row (a completed multipart upload's parts). Such
+      // an object's row has blob_id ''; its segments are numbered from 0 in content order, and
+      // go with the object's row if it is deleted. Objects of one blob have no segments.
+      R"sql(
+      CREATE TABLE object_segments (
+        bucket_id BIGINT NOT NULL,
+        key BYTEA NOT NULL,
+        number INT NOT NULL,
+        blob_id TEXT NOT NULL UNIQUE,
+        size BIGINT NOT NULL,
+        PRIMARY KEY (bucket_id, key, number),
+        FOREIGN KEY (bucket_id, key) REFERENCES objects (bucket_id, key) ON DELETE CASCADE);
+      )sql",
   };
   return kMigrations;
 }

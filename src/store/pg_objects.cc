@@ -2,6 +2,8 @@
 // that they compare as bytes whatever the database's collation. objects.bucket_id references
 // buckets.id: a bucket with objects cannot be deleted, and an object cannot land in a bucket
 // deleted meanwhile, even when two servers race.
+#include <optional>
+
 #include "store/object_listing.h"
 #include "store/pg_store_impl.h"
 
@@ -40,8 +42,9 @@ Status AddPending(PgConnection& conn, const PendingBlob& blob) {
                   PgParams().Add(blob.blob_id).Add(blob.owner).Add(blob.created_at));
 }
 
-// Within a transaction: writes `o`, returning the blob of the object it replaced ("" if none).
-Result<std::string> Upsert(PgConnection& conn, const ObjectRecord& o) {
+// Within a transaction: writes `o`, returning the blob_id of the object it replaced ("" for one
+// kept as segments), or nothing if there was none.
+Result<std::optional<std::string>> Upsert(PgConnection& conn, const ObjectRecord& o) {
   for (int attempt = 0; attempt < kPutAttempts; ++attempt) {
     // Locks the current row, if any, waiting for a concurrent writer of the same key.
     TF_ASSIGN_OR_RETURN(PgResult current,
@@ -62,7 +65,7 @@ Result<std::string> Upsert(PgConnection& conn, const ObjectRecord& o) {
               .Add(o.user_metadata)
               .Add(o.blob_id)
               .Add(o.modified_at)));
-      return std::string(current.Text(0, 0));
+      return std::optional<std::string>(std::string(current.Text(0, 0)));
     }
     Result<PgResult> inserted = conn.Exec(
         "INSERT INTO objects (bucket_id, key, size, etag, sha256, content_type, user_metadata, "
@@ -82,21 +85,81 @@ Result<std::string> Upsert(PgConnection& conn, const ObjectRecord& o) {
       return NotFound("the bucket does not exist");
     }
     TF_RETURN_IF_ERROR(inserted.status());
-    if (inserted->rows() > 0) return std::string();
+    if (inserted->rows() > 0) return std::optional<std::string>();
     // Another transaction inserted the key since the SELECT: lock its row and replace it.
   }
   return Aborted("object '" + o.key + "' is being written by too many others at once");
 }
 
-// Within a transaction: writes `o`, its blob no longer pending, and the blob of the object it
-// replaced pending removal by `owner`. Returns that replaced blob ("" if none).
-Result<std::string> PutObjectIn(PgConnection& conn, const ObjectRecord& o,
-                                const std::string& owner) {
-  TF_ASSIGN_OR_RETURN(std::string replaced, Upsert(conn, o));
-  TF_RETURN_IF_ERROR(
-      conn.Run("DELETE FROM pending_blobs WHERE blob_id = $1", PgParams().Add(o.blob_id)));
+// A text[] literal of blob ids, each quoted.
+std::string BlobArray(const std::vector<std::string>& ids) {
+  std::string out = "{";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    out += i > 0 ? ",\"" : "\"";
+    for (char c : ids[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
+// Within a transaction: the blobs of an object whose row said `blob_id` ("": its segments',
+// whose rows go).
+Result<std::vector<std::string>> TakeBlobs(PgConnection& conn, int64_t bucket_id,
+                                           const std::string& key, std::string blob_id) {
+  std::vector<std::string> blobs;
+  if (!blob_id.empty()) {
+    blobs.push_back(std::move(blob_id));
+    return blobs;
+  }
+  TF_ASSIGN_OR_RETURN(PgResult r, conn.Exec("DELETE FROM object_segments WHERE bucket_id = $1 "
+                                            "AND key = $2 RETURNING blob_id",
+                                            PgParams().Add(bucket_id).AddBytes(key)));
+  for (int i = 0; i < r.rows(); ++i) blobs.emplace_back(r.Text(i, 0));
+  return blobs;
+}
+
+// Within a transaction: writes `o`, its blobs no longer pending, and the blobs of the object it
+// replaced pending removal by `owner`. Returns those replaced blobs (none if nothing was).
+Result<std::vector<std::string>> PutObjectIn(PgConnection& conn, const ObjectRecord& o,
+                                             const std::string& owner) {
+  if (o.blob_id.empty() == o.segments.empty()) {
+    return InvalidArgument("an object's content is one blob or a list of segments, not " +
+                           std::string(o.blob_id.empty() ? "neither" : "both"));
+  }
+  TF_ASSIGN_OR_RETURN(std::optional<std::string> old_blob, Upsert(conn, o));
+  std::vector<std::string> replaced;
+  if (old_blob) {
+    TF_ASSIGN_OR_RETURN(replaced, TakeBlobs(conn, o.bucket_id, o.key, *old_blob));
+  }
+  if (o.segments.empty()) {
+    TF_RETURN_IF_ERROR(
+        conn.Run("DELETE FROM pending_blobs WHERE blob_id = $1", PgParams().Add(o.blob_id)));
+  } else {
+    std::vector<std::string> ids;
+    std::string sizes = "{";
+    for (const BlobSegment& segment : o.segments) {
+      ids.push_back(segment.blob_id);
+      sizes += (sizes.size() > 1 ? "," : "") + std::to_string(segment.size);
+    }
+    sizes += "}";
+    const std::string id_array = BlobArray(ids);
+    // One statement for all segments, numbered from 0 in order.
+    TF_RETURN_IF_ERROR(conn.Run(
+        "INSERT INTO object_segments (bucket_id, key, number, blob_id, size) "
+        "SELECT $1, $2, (s.n - 1)::int, s.blob_id, s.size "
+        "FROM unnest($3::text[], $4::bigint[]) WITH ORDINALITY AS s(blob_id, size, n)",
+        PgParams().Add(o.bucket_id).AddBytes(o.key).Add(id_array).Add(sizes)));
+    TF_RETURN_IF_ERROR(conn.Run("DELETE FROM pending_blobs WHERE blob_id = ANY($1::text[])",
+                                PgParams().Add(id_array)));
+  }
   if (!replaced.empty()) {
-    TF_RETURN_IF_ERROR(AddPending(conn, PendingBlob{replaced, owner, o.modified_at}));
+    TF_RETURN_IF_ERROR(conn.Run(
+        "INSERT INTO pending_blobs (blob_id, owner, created_at) "
+        "SELECT b, $2, $3 FROM unnest($1::text[]) AS b",
+        PgParams().Add(BlobArray(replaced)).Add(owner).Add(o.modified_at)));
   }
   return replaced;
 }
@@ -169,9 +232,13 @@ Result<std::vector<PendingBlob>> PostgresStore::ListPendingBlobs(const std::stri
   std::vector<PendingBlob> out;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kRead, [&](PgConnection& conn) -> Status {
     out.clear();
+    // Parts' blobs stay pending while their rows hold them. A segment's blob is never
+    // pending (its row goes when the segment's comes); should one be, it is live all the same.
     TF_ASSIGN_OR_RETURN(PgResult r,
                         conn.Exec("SELECT blob_id, owner, created_at FROM pending_blobs "
                                   "WHERE owner = $1 AND blob_id NOT IN (SELECT blob_id FROM multipart_parts) "
+                                  "AND NOT EXISTS (SELECT 1 FROM object_segments s "
+                                  "WHERE s.blob_id = pending_blobs.blob_id) "
                                   "ORDER BY created_at, blob_id",
                                   PgParams().Add(owner)));
     for (int i = 0; i < r.rows(); ++i) {
@@ -188,8 +255,9 @@ Status PostgresStore::RemovePendingBlob(const std::string& blob_id) {
   });
 }
 
-Result<std::string> PostgresStore::PutObject(const ObjectRecord& o, const std::string& owner) {
-  std::string replaced;
+Result<std::vector<std::string>> PostgresStore::PutObject(const ObjectRecord& o,
+                                                          const std::string& owner) {
+  std::vector<std::string> replaced;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kTransaction, [&](PgConnection& conn) -> Status {
     TF_ASSIGN_OR_RETURN(replaced, PutObjectIn(conn, o, owner));
     return OkStatus();
@@ -197,10 +265,9 @@ Result<std::string> PostgresStore::PutObject(const ObjectRecord& o, const std::s
   return replaced;
 }
 
-Result<std::string> PostgresStore::PutObjectCompletingUpload(const ObjectRecord& o,
-                                                             const std::string& owner,
-                                                             const std::string& upload_id) {
-  std::string replaced;
+Result<std::vector<std::string>> PostgresStore::PutObjectCompletingUpload(
+    const ObjectRecord& o, const std::string& owner, const std::string& upload_id) {
+  std::vector<std::string> replaced;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kTransaction, [&](PgConnection& conn) -> Status {
     // Deleting the upload first locks its row: a second completion waits, then finds nothing.
     // Its parts go with it (ON DELETE CASCADE).
@@ -223,6 +290,14 @@ Result<ObjectRecord> PostgresStore::GetObject(int64_t bucket_id, const std::stri
                                               PgParams().Add(bucket_id).AddBytes(key)));
     if (r.rows() == 0) return NotFound("object '" + key + "' does not exist");
     out = ReadObject(r, 0);
+    if (!out.blob_id.empty()) return OkStatus();
+    TF_ASSIGN_OR_RETURN(PgResult segments,
+                        conn.Exec("SELECT blob_id, size FROM object_segments "
+                                  "WHERE bucket_id = $1 AND key = $2 ORDER BY number",
+                                  PgParams().Add(bucket_id).AddBytes(key)));
+    for (int i = 0; i < segments.rows(); ++i) {
+      out.segments.push_back(BlobSegment{std::string(segments.Text(i, 0)), segments.Int(i, 1)});
+    }
     return OkStatus();
   }));
   return out;
@@ -255,19 +330,25 @@ Result<ObjectListing> PostgresStore::ListObjects(int64_t bucket_id,
   return out;
 }
 
-Result<std::string> PostgresStore::DeleteObject(int64_t bucket_id, const std::string& key,
-                                                const std::string& owner, TimeMs now) {
-  std::string blob;
+Result<std::vector<std::string>> PostgresStore::DeleteObject(int64_t bucket_id,
+                                                             const std::string& key,
+                                                             const std::string& owner,
+                                                             TimeMs now) {
+  std::vector<std::string> blobs;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kTransaction, [&](PgConnection& conn) -> Status {
     TF_ASSIGN_OR_RETURN(PgResult r,
-                        conn.Exec("DELETE FROM objects WHERE bucket_id = $1 AND key = $2 "
-                                  "RETURNING blob_id",
+                        conn.Exec("SELECT blob_id FROM objects WHERE bucket_id = $1 AND key = $2 "
+                                  "FOR UPDATE",
                                   PgParams().Add(bucket_id).AddBytes(key)));
     if (r.rows() == 0) return NotFound("object '" + key + "' does not exist");
-    blob = r.Text(0, 0);
-    return AddPending(conn, PendingBlob{blob, owner, now});
+    TF_ASSIGN_OR_RETURN(blobs, TakeBlobs(conn, bucket_id, key, std::string(r.Text(0, 0))));
+    TF_RETURN_IF_ERROR(conn.Run("DELETE FROM objects WHERE bucket_id = $1 AND key = $2",
+                                PgParams().Add(bucket_id).AddBytes(key)));
+    return conn.Run("INSERT INTO pending_blobs (blob_id, owner, created_at) "
+                    "SELECT b, $2, $3 FROM unnest($1::text[]) AS b",
+                    PgParams().Add(BlobArray(blobs)).Add(owner).Add(now));
   }));
-  return blob;
+  return blobs;
 }
 
 }  // namespace tf::store

@@ -121,7 +121,16 @@ struct Bucket {
   TimeMs created_at = 0;
 };
 
-// An object's metadata. Its content lives elsewhere (objects/blob_store.h), under blob_id.
+// One piece of an object whose content is several blobs in a row (a completed multipart
+// upload's parts): blob `blob_id`, holding `size` bytes of the content.
+struct BlobSegment {
+  std::string blob_id;
+  int64_t size = 0;
+  bool operator==(const BlobSegment&) const = default;
+};
+
+// An object's metadata. Its content lives elsewhere (objects/blob_store.h): in blob `blob_id`,
+// or, when blob_id is "", in the blobs of `segments`, one after another in their order.
 struct ObjectRecord {
   int64_t bucket_id = 0;
   std::string key;            // any bytes the object service accepted (UTF-8, 1-1024 bytes)
@@ -130,8 +139,10 @@ struct ObjectRecord {
   std::string sha256;         // SHA-256 of the content, hex
   std::string content_type;
   std::string user_metadata;  // a JSON object of strings: {"name": "value"}
-  std::string blob_id;
+  std::string blob_id;        // "" when the content is `segments`
   TimeMs modified_at = 0;
+  // Filled by GetObject (not by ListObjects) for an object kept as segments; empty otherwise.
+  std::vector<BlobSegment> segments;
 };
 
 // One stored part of a multipart upload (objects/multipart.h). Its content is blob_id.

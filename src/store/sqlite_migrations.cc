@@ -222,6 +222,18 @@ const std::vector<std::string>& Migrations() {
         modified_at INTEGER NOT NULL,
         PRIMARY KEY (upload_id, number)) WITHOUT ROWID;
       )sql",
+      // 8: objects kept as several blobs in a row (a completed multipart upload's parts). Such
+      // an object's row has blob_id ''; its segments are numbered from 0 in content order.
+      // Objects of one blob have no segments and their rows are as before.
+      R"sql(
+      CREATE TABLE object_segments (
+        bucket_id INTEGER NOT NULL,
+        key BLOB NOT NULL,
+        number INTEGER NOT NULL,
+        blob_id TEXT NOT NULL UNIQUE,
+        size INTEGER NOT NULL,
+        PRIMARY KEY (bucket_id, key, number)) WITHOUT ROWID;
+      )sql",
   };
   return kMigrations;
 }

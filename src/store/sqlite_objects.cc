@@ -27,12 +27,28 @@ ObjectRecord ReadObject(const Stmt& q) {
   return o;
 }
 
-// The blob of object (bucket_id, key), or "" if there is no such object.
-Result<std::string> FindBlob(SqliteDb& db, int64_t bucket_id, const std::string& key) {
+// Takes the content of object (bucket_id, key) away from it: returns its blobs (its one blob, or
+// its segments' blobs, whose rows go) and sets *exists; none if there is no such object.
+Result<std::vector<std::string>> TakeBlobs(SqliteDb& db, int64_t bucket_id, const std::string& key,
+                                           bool* exists) {
+  std::vector<std::string> blobs;
   TF_ASSIGN_OR_RETURN(Stmt q,
                       db.Prepare("SELECT blob_id FROM objects WHERE bucket_id = ? AND key = ?"));
-  TF_ASSIGN_OR_RETURN(bool row, q.Bind(1, bucket_id).BindBlob(2, key).Step());
-  return row ? q.Text(0) : std::string();
+  TF_ASSIGN_OR_RETURN(*exists, q.Bind(1, bucket_id).BindBlob(2, key).Step());
+  if (!*exists) return blobs;
+  if (std::string blob = q.Text(0); !blob.empty()) {
+    blobs.push_back(std::move(blob));
+    return blobs;
+  }
+  TF_ASSIGN_OR_RETURN(Stmt segments,
+                      db.Prepare("DELETE FROM object_segments WHERE bucket_id = ? AND key = ? "
+                                 "RETURNING blob_id"));
+  segments.Bind(1, bucket_id).BindBlob(2, key);
+  for (;;) {
+    TF_ASSIGN_OR_RETURN(bool row, segments.Step());
+    if (!row) return blobs;
+    blobs.push_back(segments.Text(0));
+  }
 }
 
 Status AddPending(SqliteDb& db, const PendingBlob& blob) {
@@ -104,8 +120,12 @@ Status SqliteStore::AddPendingBlob(const PendingBlob& blob) {
 Result<std::vector<PendingBlob>> SqliteStore::ListPendingBlobs(const std::string& owner) {
   std::vector<PendingBlob> out;
   TF_RETURN_IF_ERROR(readers_.With([&](SqliteDb& db) -> Status {
+    // Parts' blobs stay pending while their rows hold them. A segment's blob is never
+    // pending (its row goes when the segment's comes); should one be, it is live all the same.
     TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("SELECT blob_id, owner, created_at FROM pending_blobs "
                                            "WHERE owner = ? AND blob_id NOT IN (SELECT blob_id FROM multipart_parts) "
+                                           "AND NOT EXISTS (SELECT 1 FROM object_segments s "
+                                           "WHERE s.blob_id = pending_blobs.blob_id) "
                                            "ORDER BY created_at, blob_id"));
     q.Bind(1, owner);
     for (;;) {
@@ -126,14 +146,19 @@ Status SqliteStore::RemovePendingBlob(const std::string& blob_id) {
 
 namespace {
 
-// PutObject's writes, in the caller's transaction; the replaced blob's id into *replaced.
+// PutObject's writes, in the caller's transaction; the replaced object's blobs into *replaced.
 Status PutObjectIn(SqliteDb& db, const ObjectRecord& o, const std::string& owner,
-                   std::string* replaced) {
+                   std::vector<std::string>* replaced) {
   replaced->clear();
+  if (o.blob_id.empty() == o.segments.empty()) {
+    return InvalidArgument("an object's content is one blob or a list of segments, not " +
+                           std::string(o.blob_id.empty() ? "neither" : "both"));
+  }
   TF_ASSIGN_OR_RETURN(Stmt bucket, db.Prepare("SELECT 1 FROM buckets WHERE id = ?"));
   TF_ASSIGN_OR_RETURN(bool exists, bucket.Bind(1, o.bucket_id).Step());
   if (!exists) return NotFound("the bucket does not exist");
-  TF_ASSIGN_OR_RETURN(*replaced, FindBlob(db, o.bucket_id, o.key));
+  bool had_object = false;
+  TF_ASSIGN_OR_RETURN(*replaced, TakeBlobs(db, o.bucket_id, o.key, &had_object));
   TF_ASSIGN_OR_RETURN(
       Stmt put, db.Prepare("INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   TF_RETURN_IF_ERROR(put.Bind(1, o.bucket_id)
@@ -146,25 +171,41 @@ Status PutObjectIn(SqliteDb& db, const ObjectRecord& o, const std::string& owner
                          .Bind(8, o.blob_id)
                          .Bind(9, o.modified_at)
                          .Run());
-  TF_ASSIGN_OR_RETURN(Stmt done, db.Prepare("DELETE FROM pending_blobs WHERE blob_id = ?"));
-  TF_RETURN_IF_ERROR(done.Bind(1, o.blob_id).Run());
-  if (replaced->empty()) return OkStatus();
-  return AddPending(db, PendingBlob{*replaced, owner, o.modified_at});
+  auto forget_pending = [&](const std::string& blob_id) -> Status {
+    TF_ASSIGN_OR_RETURN(Stmt done, db.Prepare("DELETE FROM pending_blobs WHERE blob_id = ?"));
+    return done.Bind(1, blob_id).Run();
+  };
+  if (!o.blob_id.empty()) TF_RETURN_IF_ERROR(forget_pending(o.blob_id));
+  for (size_t i = 0; i < o.segments.size(); ++i) {
+    const BlobSegment& segment = o.segments[i];
+    TF_ASSIGN_OR_RETURN(Stmt add, db.Prepare("INSERT INTO object_segments VALUES (?, ?, ?, ?, ?)"));
+    TF_RETURN_IF_ERROR(add.Bind(1, o.bucket_id)
+                           .BindBlob(2, o.key)
+                           .Bind(3, static_cast<int64_t>(i))
+                           .Bind(4, segment.blob_id)
+                           .Bind(5, segment.size)
+                           .Run());
+    TF_RETURN_IF_ERROR(forget_pending(segment.blob_id));
+  }
+  for (const std::string& blob : *replaced) {
+    TF_RETURN_IF_ERROR(AddPending(db, PendingBlob{blob, owner, o.modified_at}));
+  }
+  return OkStatus();
 }
 
 }  // namespace
 
-Result<std::string> SqliteStore::PutObject(const ObjectRecord& o, const std::string& owner) {
-  std::string replaced;
+Result<std::vector<std::string>> SqliteStore::PutObject(const ObjectRecord& o,
+                                                        const std::string& owner) {
+  std::vector<std::string> replaced;
   TF_RETURN_IF_ERROR(writer_->Write(
       [&](SqliteDb& db) -> Status { return PutObjectIn(db, o, owner, &replaced); }));
   return replaced;
 }
 
-Result<std::string> SqliteStore::PutObjectCompletingUpload(const ObjectRecord& o,
-                                                           const std::string& owner,
-                                                           const std::string& upload_id) {
-  std::string replaced;
+Result<std::vector<std::string>> SqliteStore::PutObjectCompletingUpload(
+    const ObjectRecord& o, const std::string& owner, const std::string& upload_id) {
+  std::vector<std::string> replaced;
   TF_RETURN_IF_ERROR(writer_->Write([&](SqliteDb& db) -> Status {
     TF_ASSIGN_OR_RETURN(Stmt upload,
                         db.Prepare("SELECT 1 FROM multipart_uploads WHERE upload_id = ?"));
@@ -187,7 +228,16 @@ Result<ObjectRecord> SqliteStore::GetObject(int64_t bucket_id, const std::string
     TF_ASSIGN_OR_RETURN(bool row, q.Bind(1, bucket_id).BindBlob(2, key).Step());
     if (!row) return NotFound("object '" + key + "' does not exist");
     out = ReadObject(q);
-    return OkStatus();
+    if (!out.blob_id.empty()) return OkStatus();
+    TF_ASSIGN_OR_RETURN(Stmt segments,
+                        db.Prepare("SELECT blob_id, size FROM object_segments "
+                                   "WHERE bucket_id = ? AND key = ? ORDER BY number"));
+    segments.Bind(1, bucket_id).BindBlob(2, key);
+    for (;;) {
+      TF_ASSIGN_OR_RETURN(bool more, segments.Step());
+      if (!more) return OkStatus();
+      out.segments.push_back(BlobSegment{segments.Text(0), segments.Int(1)});
+    }
   }));
   return out;
 }
@@ -222,17 +272,22 @@ Result<ObjectListing> SqliteStore::ListObjects(int64_t bucket_id,
   return out;
 }
 
-Result<std::string> SqliteStore::DeleteObject(int64_t bucket_id, const std::string& key,
-                                              const std::string& owner, TimeMs now) {
-  std::string blob;
+Result<std::vector<std::string>> SqliteStore::DeleteObject(int64_t bucket_id,
+                                                           const std::string& key,
+                                                           const std::string& owner, TimeMs now) {
+  std::vector<std::string> blobs;
   TF_RETURN_IF_ERROR(writer_->Write([&](SqliteDb& db) -> Status {
-    TF_ASSIGN_OR_RETURN(blob, FindBlob(db, bucket_id, key));
-    if (blob.empty()) return NotFound("object '" + key + "' does not exist");
+    bool exists = false;
+    TF_ASSIGN_OR_RETURN(blobs, TakeBlobs(db, bucket_id, key, &exists));
+    if (!exists) return NotFound("object '" + key + "' does not exist");
     TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("DELETE FROM objects WHERE bucket_id = ? AND key = ?"));
     TF_RETURN_IF_ERROR(q.Bind(1, bucket_id).BindBlob(2, key).Run());
-    return AddPending(db, PendingBlob{blob, owner, now});
+    for (const std::string& blob : blobs) {
+      TF_RETURN_IF_ERROR(AddPending(db, PendingBlob{blob, owner, now}));
+    }
+    return OkStatus();
   }));
-  return blob;
+  return blobs;
 }
 
 }  // namespace tf::store

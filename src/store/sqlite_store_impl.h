@@ -110,14 +110,15 @@ class SqliteStore final : public Store,
   Result<std::vector<MultipartUploadRecord>> ListMultipartUploads(
       const std::string& owner) override;
   Status RemoveMultipartUpload(const std::string& upload_id) override;
-  Result<std::string> PutObject(const ObjectRecord& object, const std::string& owner) override;
-  Result<std::string> PutObjectCompletingUpload(const ObjectRecord& object,
-                                                const std::string& owner,
-                                                const std::string& upload_id) override;
+  Result<std::vector<std::string>> PutObject(const ObjectRecord& object,
+                                             const std::string& owner) override;
+  Result<std::vector<std::string>> PutObjectCompletingUpload(const ObjectRecord& object,
+                                                             const std::string& owner,
+                                                             const std::string& upload_id) override;
   Result<ObjectRecord> GetObject(int64_t bucket_id, const std::string& key) override;
   Result<ObjectListing> ListObjects(int64_t bucket_id, const ListObjectsOptions& options) override;
-  Result<std::string> DeleteObject(int64_t bucket_id, const std::string& key,
-                                   const std::string& owner, TimeMs now) override;
+  Result<std::vector<std::string>> DeleteObject(int64_t bucket_id, const std::string& key,
+                                                const std::string& owner, TimeMs now) override;
 
   // NodeStore (sqlite_nodes.cc)
   Result<NodeRecord> RegisterNode(NodeRecord node) override;

@@ -158,20 +158,24 @@ class ObjectStore {
   virtual Status RemoveMultipartUpload(const std::string& upload_id) = 0;
 
   // In one transaction: creates the object (object.bucket_id, object.key) or replaces the one
-  // there, and forgets the pending blob object.blob_id. A replaced object's blob becomes a
-  // pending blob of `owner` (created at object.modified_at) and its id is returned, for the
-  // caller to delete its content and then RemovePendingBlob; "" when nothing was replaced.
-  // Readers see the old object or the new one, never a mix. kNotFound if the bucket does not
-  // exist (it may have been deleted during the upload).
-  virtual Result<std::string> PutObject(const ObjectRecord& object, const std::string& owner) = 0;
+  // there, and forgets as pending the blob object.blob_id, or, for an object kept as segments
+  // (blob_id ""), every segment's blob. A replaced object's blobs (its one blob, or all its
+  // segments' blobs) become pending blobs of `owner` (created at object.modified_at) and their
+  // ids are returned, for the caller to delete their content and then RemovePendingBlob; none
+  // when nothing was replaced. Readers see the old object or the new one, never a mix.
+  // kNotFound if the bucket does not exist (it may have been deleted during the upload);
+  // kInvalidArgument for a record with both a blob_id and segments, or neither.
+  virtual Result<std::vector<std::string>> PutObject(const ObjectRecord& object,
+                                                     const std::string& owner) = 0;
   // PutObject completing multipart upload `upload_id`: in the same transaction the upload and
-  // its parts are forgotten (their blobs are pending blobs again, for the caller to remove), so
-  // that an upload makes its object at most once, even across a crash. kNotFound, changing
-  // nothing, if the upload does not exist (it was completed or aborted) or the bucket does not.
-  virtual Result<std::string> PutObjectCompletingUpload(const ObjectRecord& object,
-                                                        const std::string& owner,
-                                                        const std::string& upload_id) = 0;
-  // kNotFound if there is no such object.
+  // its parts are forgotten, so that an upload makes its object at most once, even across a
+  // crash. The parts' blobs that the object's segments name become the object's; the others
+  // are pending blobs again, for the caller to remove. kNotFound, changing nothing, if the
+  // upload does not exist (it was completed or aborted) or the bucket does not.
+  virtual Result<std::vector<std::string>> PutObjectCompletingUpload(
+      const ObjectRecord& object, const std::string& owner, const std::string& upload_id) = 0;
+  // The object's record, with its segments when it is kept as segments. kNotFound if there is
+  // no such object.
   virtual Result<ObjectRecord> GetObject(int64_t bucket_id, const std::string& key) = 0;
   // Keys in order, from after options.start_after, that start with options.prefix. With a
   // delimiter, a key whose remainder after the prefix contains it is listed once as a common
@@ -180,10 +184,13 @@ class ObjectStore {
   // always continues where a listing stopped. kInvalidArgument if limit < 1.
   virtual Result<ObjectListing> ListObjects(int64_t bucket_id,
                                             const ListObjectsOptions& options) = 0;
-  // In one transaction: deletes the object and makes its blob a pending blob of `owner`
-  // (created at `now`); returns the blob's id. kNotFound if there is no such object.
-  virtual Result<std::string> DeleteObject(int64_t bucket_id, const std::string& key,
-                                           const std::string& owner, TimeMs now) = 0;
+  // In one transaction: deletes the object and makes its blobs (its one blob, or all its
+  // segments' blobs) pending blobs of `owner` (created at `now`); returns their ids. kNotFound
+  // if there is no such object.
+  virtual Result<std::vector<std::string>> DeleteObject(int64_t bucket_id,
+                                                        const std::string& key,
+                                                        const std::string& owner,
+                                                        TimeMs now) = 0;
 };
 
 // Machines of the fleet. Nodes are shared by every project.

@@ -78,6 +78,17 @@ s3.complete_multipart_upload(Bucket=bucket, Key="copied.bin", UploadId=up, Multi
 check(s3.get_object(Bucket=bucket, Key="copied.bin")["Body"].read() ==
       whole[:5 * MiB] + whole[10 * MiB:10 * MiB + 100], "the copied parts, in order")
 
+# The object is kept as its parts: ranges across their boundaries, and copies of it.
+b1, b2 = len(p1), len(p1) + len(p2)
+for first, last in [(b1 - 1, b1 - 1), (b1, b1), (b1 - 1, b1), (b2 - 1, b2), (b2, b2),
+                    (b1 - 100, b2 + 100), (len(whole) - 1, len(whole) - 1), (0, b2 - 1)]:
+    got = s3.get_object(Bucket=bucket, Key="assembled.bin",
+                        Range="bytes=%d-%d" % (first, last))["Body"].read()
+    check(got == whole[first:last + 1], "bytes %d-%d across the parts" % (first, last))
+s3.copy_object(Bucket=bucket, Key="assembled-copy.bin", CopySource=source)
+check(s3.get_object(Bucket=bucket, Key="assembled-copy.bin")["Body"].read() == whole,
+      "CopyObject of a multipart object copies all its parts")
+
 # Part re-uploaded: the last one counts; parts may be skipped.
 up, parts = upload("redo.bin", [os.urandom(5 * MiB), b"old tail"])
 r = s3.upload_part(Bucket=bucket, Key="redo.bin", UploadId=up, PartNumber=2, Body=b"new tail")
@@ -154,7 +165,7 @@ with tempfile.TemporaryDirectory() as tmp:
         check(f.read() == data, "the managed copy has the same bytes")
 
 for key in ["assembled.bin", "redo.bin", "wrong.bin", "managed.bin", "copied.bin",
-            "managed-copy.bin"]:
+            "managed-copy.bin", "assembled-copy.bin"]:
     s3.delete_object(Bucket=bucket, Key=key)
 s3.delete_bucket(Bucket=bucket)
 done("boto_multipart")
