@@ -12,6 +12,14 @@
 # page cache, as COLD=files does in run_s3_bench.sh. Each step prints MB/s, the read requests
 # the disk took (/proc/diskstats, device DISK, default vda), the CPU time of the whole machine
 # against the step's wall time (/proc/stat) and the server's own CPU time.
+#
+# PAUSE=SECONDS (default 0) waits that long between the drop and each step. On a virtual
+# machine that reports freed memory to its host (virtio-balloon free page reporting, after
+# about 2 s), pages dropped that long ago have gone back to the host, and the next read into
+# the page cache pays a fault for each of them (docs/benchmarks/objects.md, "Why slow GETs
+# burn CPU"); with no pause the step mostly gets back the pages the drop just freed.
+# DD_DIRECT=1 adds a step reading the dd file with O_DIRECT (iflag=direct, 4 MiB reads), the
+# disk without the page cache.
 set -euo pipefail
 bin_a=$1
 bin_b=$2
@@ -64,6 +72,7 @@ step() {  # step LABEL COMMAND...: one cold step, one line of figures
   local label=$1 server=${SERVER[$1]:-}
   shift
   cold
+  sleep "${PAUSE:-0}"
   local r0 b0 c0 start end r1 b1 c1
   r0=$(disk_reads); b0=$(busy_jiffies); c0=$(server_jiffies "$server")
   start=$(date +%s.%N)
@@ -85,5 +94,8 @@ for r in $(seq "$rounds"); do
     step A get A
   fi
   step dd dd if="$dir/dd.bin" of=/dev/null bs=1M status=none
+  if [ "${DD_DIRECT:-0}" = 1 ]; then
+    step ddD dd if="$dir/dd.bin" of=/dev/null bs=4M iflag=direct status=none
+  fi
   echo
 done
