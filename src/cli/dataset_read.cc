@@ -30,7 +30,7 @@ struct ReadFlags {
   int window_shards = 4;
   int prefetch_shards = 4;
   int prefetch_threads = 2;
-  int read_slots = 2;
+  int read_slots = 4;
   bool print = false;
 };
 

@@ -35,7 +35,7 @@ struct ReaderOptions {
   int prefetch_threads = 2;
   // Shard pieces read in from the disk at once by all the readers sharing cache_dir, whatever
   // their process (ShardCache::TakeReadSlot); 0 for no bound (0 to 64).
-  int read_slots = 2;
+  int read_slots = 4;
 };
 
 struct Sample {
