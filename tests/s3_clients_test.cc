@@ -177,6 +177,11 @@ TEST_F(S3ClientsTest, AwsCliCopiesListsAndSyncsATreeUpAndBackByteForByte) {
   ProgramRun fetch = Aws({"s3", "cp", "s3://tree/copy.bin", (dir_.path() / "copy.bin").string()});
   ASSERT_EQ(fetch.exit_code, 0) << fetch.output;
   EXPECT_TRUE(ReadFile(dir_.path() / "copy.bin") == files["data/deep/er/large.bin"]);
+  // The CLI downloads an object that the AWS CLI uploaded in parts, checking its SHA-256.
+  ProgramRun tf_cp = Cli({"cp", "tf://tree/backup/data/deep/er/large.bin",
+                          (dir_.path() / "tf-cp.bin").string()});
+  ASSERT_EQ(tf_cp.exit_code, 0) << tf_cp.output;
+  EXPECT_TRUE(ReadFile(dir_.path() / "tf-cp.bin") == files["data/deep/er/large.bin"]);
 
   ProgramRun range = Aws({"s3api", "get-object", "--bucket", "tree", "--key", "backup/one-byte",
                           "--range", "bytes=5-9", (dir_.path() / "range.out").string()});
