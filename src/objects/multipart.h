@@ -8,13 +8,15 @@
 // Uploads and their parts are kept in the store until completed or aborted, so they survive a
 // restart: ListParts shows the parts and Complete works. A part cut short by a crash, or one
 // replaced, is a pending blob no part refers to, and is reclaimed with the others: nothing is
-// leaked and no partial part is ever listed. Complete copies the named parts in order into one
-// new blob and commits it as the object (the ordinary upload path: synced, then committed,
-// replacing any object of that key) in the same store transaction that forgets the upload, so
-// an upload makes its object at most once, even across a crash; then it removes every part
-// (a crash before that leaves them pending, for Recover). An upload untouched for
-// kIdleUploadMs is aborted the next time an upload is created. The store's uploads are read
-// the first time they are needed (a failure is returned, and reading is tried again next call).
+// leaked and no partial part is ever listed. Complete makes the object of the named parts'
+// blobs, in order, without copying them (kept as the object's segments, store::BlobSegment):
+// it reads them back once for the object's SHA-256, then one store transaction forgets the
+// upload, commits the object (replacing any object of that key) and takes the named blobs out
+// of the pending ones, so an upload makes its object at most once, even across a crash; then it
+// removes the parts not named (a crash before that leaves them pending, for Recover). An upload
+// untouched for kIdleUploadMs is aborted the next time an upload is created. The store's uploads
+// are read the first time they are needed (a failure is returned, and reading is tried again
+// next call).
 //
 // Thread-safe; every call blocks on the store and the disk. Errors: kNotFound for a missing
 // bucket or an unknown upload (or one of another bucket, key or project); kInvalidArgument for
@@ -105,10 +107,13 @@ class MultipartUploads {
   Result<std::vector<MultipartUpload>> ListUploads(const std::string& project_id,
                                                    const std::string& bucket);
 
-  // Makes the object from the named parts, in the order given, recording `etag` as its ETag;
-  // then removes all of the upload's parts and forgets it. Each entry names a part number and
-  // the ETag (MD5 hex) it must have. While Complete runs, parts of the upload are refused. If it
-  // fails the upload stays as it was, so that it may be completed again or aborted.
+  // Makes the object of the named parts, in the order given, recording `etag` as its ETag, and
+  // forgets the upload; the parts not named are removed. Each entry names a part number (at
+  // most once) and the ETag (MD5 hex) it must have. While Complete runs, parts of the upload are
+  // refused. kInternal, naming the part and its blob, if a part's content is damaged. If it
+  // fails the upload stays as it was, so that it may be completed again or aborted (after
+  // kUnavailable, whether the commit happened is known from the store: the upload is read from
+  // it again).
   Result<ObjectInfo> Complete(const std::string& project_id, const std::string& bucket,
                               const std::string& key, const std::string& upload_id,
                               const std::vector<std::pair<int, std::string>>& parts,
