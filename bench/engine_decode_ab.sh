@@ -11,10 +11,11 @@
 # main against a change: old=/tmp/old/tensorfleet new=build/src/tensorfleet); a bare PATH is
 # named `tf`. The first side is the one the others are divided by.
 #
-# Each round: membw (one thread per engine thread, 1 GiB, best of 4 passes), then every side once,
-# the order turning by one side each round (with two sides: A B, B A, A B, ...). Both engines
-# decode TG tokens single-stream after a warm-up, REPS times in a row, and report the mean of
-# tokens/s over those runs:
+# Each round: membw (one thread per engine thread, 1 GiB, best of 4 passes), every side once, the
+# order turning by one side each round (with two sides: A B, B A, A B, ...), and membw again; the
+# round's bandwidth is the mean of the two (membw's best pass moves by half within a minute).
+# Both engines decode TG tokens single-stream after a warm-up, REPS times in a row, and report
+# the mean of tokens/s over those runs:
 #   llama-bench -m MODEL -t THREADS -p 0 -n TG -r REPS -o json
 #     (one warm-up token; each run clears the cache and decodes TG tokens from position 0, random
 #     token ids fed in, logits computed for every token but not sampled)
@@ -96,11 +97,13 @@ n=${#names[@]}
 for r in $(seq "$rounds"); do
   dir=$(printf '%s/round-%02d' "$out" "$r")
   mkdir -p "$dir"
-  "$tf_build/bench/membw" --threads "$threads" --mib 1024 --passes 4 --json >"$dir/membw.json"
+  membw() { "$tf_build/bench/membw" --threads "$threads" --mib 1024 --passes 4 --json; }
+  membw >"$dir/membw.json"
   order=()
   for k in $(seq 0 $((n - 1))); do order+=($(((k + r - 1) % n))); done
   echo "${order[*]}" >"$dir/order"
   for i in "${order[@]}"; do run_side "$i" "$dir"; done
+  membw >"$dir/membw-after.json"
   log "round $r: $("$python" bench/engine/decode_ab_report.py --round "$dir" --results "$out")"
 done
 echo "{\"load_after\": \"$(cut -d' ' -f1-3 /proc/loadavg)\"}" >"$out/run-end.json"

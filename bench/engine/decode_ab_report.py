@@ -5,7 +5,8 @@
     decode_ab_report.py --results DIR --round ROUNDDIR # one line for the progress log
 
 A side's share of the roofline in a round: its tokens/s times the bytes of weights a decode
-token reads, over the bandwidth membw measured at the start of that round. The ratio of a side
+token reads, over the round's bandwidth: the mean of membw's best pass just before the sides ran
+and just after. The ratio of a side
 is its tokens/s over the first side's in the same round; the medians are taken over rounds of
 those per-round figures (every round counts, none is dropped).
 """
@@ -39,16 +40,21 @@ def tokens_per_second(path):
 
 
 def round_figures(rdir, names, bytes_per_token):
-    gbps = load(os.path.join(rdir, "membw.json"))["gb_per_s"]
+    before = load(os.path.join(rdir, "membw.json"))["gb_per_s"]
+    after_path = os.path.join(rdir, "membw-after.json")
+    after = load(after_path)["gb_per_s"] if os.path.exists(after_path) else None
+    gbps = before if after is None else (before + after) / 2
     with open(os.path.join(rdir, "order")) as f:
         order = [names[int(i)] for i in f.read().split()]
     tps = {n: tokens_per_second(os.path.join(rdir, n + ".json")) for n in names}
     share = {}
     for n, v in tps.items():
-        share[n] = None if v is None or bytes_per_token is None else v * bytes_per_token / (gbps * 1e9)
+        known = v is not None and bytes_per_token is not None
+        share[n] = v * bytes_per_token / (gbps * 1e9) if known else None
     base = tps[names[0]]
     ratio = {n: None if v is None or not base else v / base for n, v in tps.items()}
-    return {"gbps": gbps, "order": order, "tps": tps, "share": share, "ratio": ratio}
+    return {"gbps": gbps, "before": before, "after": after, "order": order, "tps": tps,
+            "share": share, "ratio": ratio}
 
 
 def fmt(v, digits=1, suffix=""):
@@ -75,7 +81,7 @@ def main():
     bpt = load(wpath)["bytes_per_token"] if os.path.exists(wpath) else None
     if args.round:
         f = round_figures(args.round, names, bpt)
-        parts = [f"membw {f['gbps']:.1f} GB/s"]
+        parts = [f"membw {f['before']:.1f} / {fmt(f['after'])} GB/s"]
         for n in f["order"]:
             parts.append(f"{n} {fmt(f['tps'][n])} tok/s ({pct(f['share'][n])})")
         print("; ".join(parts))
@@ -85,8 +91,9 @@ def main():
     figs = [round_figures(r, names, bpt) for r in rounds]
     end_path = os.path.join(args.results, "run-end.json")
     end = load(end_path) if os.path.exists(end_path) else {}
+    quantize = f", --quantize {run['quantize']}" if run["quantize"] else ""
     print(f"Run of {run['date']}: {run['model']}, {run['threads']} threads, {run['tg']} tokens "
-          f"x {run['reps']} runs per side and round{', --quantize ' + run['quantize'] if run['quantize'] else ''}; "
+          f"x {run['reps']} runs per side and round{quantize}; "
           f"tensorfleet tree {run['tensorfleet_commit']}; load average {run['load_before']} "
           f"before, {end.get('load_after', '?')} after.")
     if bpt is not None:
@@ -95,16 +102,17 @@ def main():
         print(f"- {s['name']}: {s['path']}")
     print()
     others = names[1:]
-    head = ["round", "membw GB/s", "order"] + [f"{n} tok/s" for n in names]
+    head = ["round", "membw before / after", "GB/s (mean)", "order"] + [f"{n} tok/s" for n in names]
     head += [f"{n} roofline" for n in names] + [f"{n} / {names[0]}" for n in others]
     print("| " + " | ".join(head) + " |")
     print("|" + "---:|" * len(head))
     for i, f in enumerate(figs, 1):
-        row = [str(i), f"{f['gbps']:.1f}", " ".join(f["order"])]
+        row = [str(i), f"{f['before']:.1f} / {fmt(f['after'])}", f"{f['gbps']:.1f}",
+               " ".join(f["order"])]
         row += [fmt(f["tps"][n]) for n in names] + [pct(f["share"][n]) for n in names]
         row += [fmt(f["ratio"][n], 2) for n in others]
         print("| " + " | ".join(row) + " |")
-    row = ["**median**", fmt(median(f["gbps"] for f in figs)), ""]
+    row = ["**median**", "", fmt(median(f["gbps"] for f in figs)), ""]
     row += [fmt(median(f["tps"][n] for f in figs)) for n in names]
     row += [f"**{pct(median(f['share'][n] for f in figs))}**" for n in names]
     row += [f"**{fmt(median(f['ratio'][n] for f in figs), 2)}**" for n in others]
@@ -115,7 +123,8 @@ def main():
         print(f"- {n} ahead of {names[0]} in {ahead} of {len(figs)} rounds; per-round ratios "
               f"{fmt(min((f['ratio'][n] for f in figs if f['ratio'][n]), default=None), 2)}-"
               f"{fmt(max((f['ratio'][n] for f in figs if f['ratio'][n]), default=None), 2)}.")
-    missing = [f"round {i} {n}" for i, f in enumerate(figs, 1) for n in names if f["tps"][n] is None]
+    missing = [f"round {i} {n}" for i, f in enumerate(figs, 1) for n in names
+               if f["tps"][n] is None]
     if missing:
         print(f"- no figure (see the round's .log): {', '.join(missing)}")
 
