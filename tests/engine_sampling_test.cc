@@ -3,8 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <random>
 #include <set>
 
 #include "engine/generate.h"
@@ -62,6 +65,32 @@ TEST(SamplerTest, GreedyTakesTheArgmaxAndTheLowestIdOnTies) {
   Sampler top1(k1, {});
   std::vector<float> c = {0.1f, 0.2f, 5.0f};
   EXPECT_EQ(top1.Sample(c).id, 2);
+}
+
+TEST(SamplerTest, GreedyOverAWholeVocabularyTakesTheFirstLargestLogit) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal;
+  for (int n : {1, 7, 8, 9, 31, 32000, 32003}) {
+    std::vector<float> logits(n);
+    for (float& l : logits) l = normal(rng);
+    // The largest value again at a later id, in another lane of the 8, and at the very end.
+    const int64_t first = std::max_element(logits.begin(), logits.end()) - logits.begin();
+    if (n > 20) logits[n - 1] = logits[first + 5 < n ? first + 5 : 0] = logits[first];
+    int32_t expected = 0;
+    for (int32_t i = 1; i < n; ++i) {
+      if (logits[i] > logits[expected]) expected = i;
+    }
+    Sampler sampler(Greedy(), {});
+    EXPECT_EQ(sampler.Sample(logits).id, expected) << "n=" << n;
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Sampler sampler(Greedy(), {});
+  std::vector<float> with_nan = {nan, 1.0f, nan, 4.0f, 2.0f, nan, 4.0f, 0.0f, nan, -1.0f, 3.0f};
+  EXPECT_EQ(sampler.Sample(with_nan).id, 3);
+  std::vector<float> all_nan(10, nan);
+  EXPECT_EQ(sampler.Sample(all_nan).id, 0);
+  std::vector<float> all_low(10, -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(sampler.Sample(all_low).id, 0);
 }
 
 TEST(SamplerTest, TemperatureOneDrawsInProportionToTheSoftmax) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <string>
@@ -31,12 +32,27 @@ struct Better {
   }
 };
 
+// The lowest id of the largest logit; NaN logits are never chosen (all NaN: id 0). The largest
+// value first, over 8 independent lanes (`v > m ? v : m` compiles to max instructions), then the
+// first id holding it: on a 32,000-entry vocabulary this took 1.7% of a 125M model's decode
+// step as one loop with a compare and a branch per id (while the other thread waited).
 int32_t ArgMax(std::span<const float> logits) {
-  int32_t best = 0;
-  for (int32_t i = 1; i < static_cast<int32_t>(logits.size()); ++i) {
-    if (logits[i] > logits[best]) best = i;
+  const int64_t n = static_cast<int64_t>(logits.size());
+  const float* x = logits.data();
+  constexpr int kLanes = 8;
+  float lane[kLanes];
+  for (float& m : lane) m = -std::numeric_limits<float>::infinity();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) lane[j] = x[i + j] > lane[j] ? x[i + j] : lane[j];
   }
-  return best;
+  float max = lane[0];
+  for (int j = 1; j < kLanes; ++j) max = lane[j] > max ? lane[j] : max;
+  for (; i < n; ++i) max = x[i] > max ? x[i] : max;
+  for (i = 0; i < n; ++i) {
+    if (x[i] == max) return static_cast<int32_t>(i);
+  }
+  return 0;  // every logit is NaN
 }
 
 double LogSumExp(std::span<const float> logits) {
