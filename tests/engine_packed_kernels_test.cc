@@ -6,6 +6,7 @@
 // MatMuls over packed matrices independent of the thread count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -110,6 +111,28 @@ TEST(EnginePacked, Q4_0LayoutByteForByte) {
     for (int i = 0; i < 16; ++i) {  // byte i holds weights i (low nibble) and i + 16 (high)
       const uint8_t got = p[64 + (i / 4) * 64 + j * 4 + i % 4];
       ASSERT_EQ(got, j < rows ? j * 16 + i : 0x88) << "row " << j << " byte " << i;
+    }
+  }
+}
+
+// Unpacking gives back the GGUF blocks a matrix was packed from, byte for byte, for any range of
+// rows (a model that keeps only the packed copy reads its rows this way).
+TEST(EnginePacked, UnpackGivesBackThePackedRows) {
+  std::mt19937 rng(11);
+  const int64_t rows = 37;
+  for (DType type : {DType::kQ8_0, DType::kQ4_0}) {
+    for (int64_t n_in : {32, 96}) {
+      const auto w = QuantizedRows(type, rows, n_in, rng);
+      const auto p = Packed(type, w, rows, n_in);
+      const size_t row_bytes = engine::RowBytes(type, n_in);
+      auto unpack = type == DType::kQ8_0 ? k::UnpackQ8_0Rows : k::UnpackQ4_0Rows;
+      std::vector<uint8_t> all(w.size(), 0xee);
+      unpack(p.data(), n_in, 0, rows, all.data());
+      EXPECT_EQ(all, w) << engine::DTypeName(type) << " n_in=" << n_in;
+      std::vector<uint8_t> some(3 * row_bytes, 0xee);  // rows 15-17 straddle two groups
+      unpack(p.data(), n_in, 15, 18, some.data());
+      EXPECT_TRUE(std::equal(some.begin(), some.end(), w.begin() + 15 * row_bytes))
+          << engine::DTypeName(type) << " n_in=" << n_in;
     }
   }
 }

@@ -223,6 +223,42 @@ TEST(EngineQuantizedModel, SameLogitsAsItsWeightsDequantised) {
   }
 }
 
+// Rows quantised at load are freed once packed, where the kernels have a packed matmul: the
+// matrix keeps only its packed copy, and ReadRow reads the same rows from it as a model on the
+// reference kernels (no packed matmul, so it keeps its rows) holds.
+TEST(EngineQuantizedModel, PackedMatricesKeepNoQuantisedRows) {
+  const engine::ModelConfig c = SmallConfig();
+  for (Quantize q : {Quantize::kQ8_0, Quantize::kQ4_0}) {
+    ModelOptions options;
+    options.quantize = q;
+    auto packed = FromWeights(c, engine::RandomWeights(c, DType::kF16, 11), options);
+    options.kernels = &engine::kernels::ReferenceKernels();
+    auto rows = FromWeights(c, engine::RandomWeights(c, DType::kF16, 11), options);
+    ASSERT_NE(packed, nullptr);
+    ASSERT_NE(rows, nullptr);
+    const auto want = Matrices(rows->weights()), got = Matrices(packed->weights());
+    ASSERT_EQ(want.size(), got.size());
+    const bool packs = engine::kernels::BestKernels().matmul_q8_0_packed != nullptr;
+    for (size_t i = 0; i < got.size(); ++i) {
+      const engine::WeightMatrix& m = *got[i];
+      ASSERT_NE(want[i]->data, nullptr) << m.name;
+      if (i > 0 && packs) {  // all but the embedding (first), which is read a row at a time
+        EXPECT_NE(m.packed, nullptr) << m.name;
+        EXPECT_EQ(m.data, nullptr) << m.name;
+      }
+      std::vector<float> a(m.cols), b(m.cols);
+      for (int64_t r = 0; r < m.rows; ++r) {
+        engine::ReadRow(*want[i], r, a.data());
+        engine::ReadRow(m, r, b.data());
+        ASSERT_EQ(a, b) << m.name << " row " << r;
+      }
+    }
+    if (packs) {
+      EXPECT_EQ(packed->weights().quantised_rows.size(), 1u);  // the embedding's, kept
+    }
+  }
+}
+
 TEST(EngineQuantizedModel, ThreadCountChangesNothing) {
   const engine::ModelConfig c = SmallConfig();
   for (DType type : {DType::kF16, DType::kBF16, DType::kF32}) {

@@ -37,22 +37,35 @@ const MappedFile* MappingOf(const ModelWeights& w, const WeightMatrix& m) {
 }
 
 bool SharesTheEmbedding(const ModelWeights& w, const WeightMatrix& m) {
+  if (m.data == nullptr) return false;
   const auto* begin = static_cast<const uint8_t*>(m.data);
   const auto* embed = static_cast<const uint8_t*>(w.embed.data);
   return embed != nullptr && begin < embed + MatrixBytes(w.embed) &&
          embed < begin + MatrixBytes(m);
 }
 
-// What happens to one matrix: packed, copied, or left (bytes 0).
+using Unpack = void (*)(const void*, int64_t, int64_t, int64_t, uint8_t*);
+
+// What happens to one matrix: packed, copied, unpacked (a matrix that kept only its packed copy,
+// for kernels without a packed matmul), or left (bytes 0).
 struct Placement {
   WeightMatrix* m;
   Pack pack = nullptr;
+  Unpack unpack = nullptr;
   size_t bytes = 0;
 };
 
 Placement Plan(const kernels::KernelSet& k, const ModelWeights& w, WeightMatrix* m) {
   Placement p{m};
-  if (m->rows == 0 || m->data == nullptr) return p;
+  if (m->rows == 0) return p;
+  if (m->data == nullptr) {  // only a packed copy, which these kernels may read as it is
+    size_t bytes = 0;
+    if (m->packed != nullptr && PackerFor(k, *m, &bytes) == nullptr) {
+      p.unpack = m->type == DType::kQ4_0 ? kernels::UnpackQ4_0Rows : kernels::UnpackQ8_0Rows;
+      p.bytes = MatrixBytes(*m);
+    }
+    return p;
+  }
   p.pack = PackerFor(k, *m, &p.bytes);
   if (p.pack == nullptr && MappingOf(w, *m) != nullptr && !SharesTheEmbedding(w, *m)) {
     p.bytes = MatrixBytes(*m);
@@ -60,8 +73,29 @@ Placement Plan(const kernels::KernelSet& k, const ModelWeights& w, WeightMatrix*
   return p;
 }
 
-void Place(const Placement& p, ThreadPool& pool, const ModelWeights& w, uint8_t* out) {
+// Frees the buffer of m's rows where they were quantised at load (the matmuls read its packed
+// copy now); m keeps no rows then.
+void FreeQuantisedRows(ModelWeights* w, WeightMatrix* m) {
+  auto listed = std::find(w->quantised_rows.begin(), w->quantised_rows.end(), m->data);
+  if (listed == w->quantised_rows.end() || SharesTheEmbedding(*w, *m)) return;
+  w->quantised_rows.erase(listed);
+  std::erase_if(w->storage, [&](const auto& s) { return s.get() == m->data; });
+  m->data = nullptr;
+}
+
+void Place(const Placement& p, ThreadPool& pool, ModelWeights* weights, uint8_t* out) {
+  const ModelWeights& w = *weights;
   WeightMatrix* m = p.m;
+  if (p.unpack != nullptr) {
+    pool.ParallelFor(
+        m->rows,
+        [&](int64_t begin, int64_t end) {
+          p.unpack(m->packed, m->cols, begin, end, out + begin * m->row_bytes());
+        },
+        /*min_chunk=*/64);
+    m->data = out;
+    return;
+  }
   const int64_t groups = (m->rows + kernels::kPackRows - 1) / kernels::kPackRows;
   const auto* source = static_cast<const uint8_t*>(m->data);
   const size_t group_bytes = kernels::kPackRows * m->row_bytes();
@@ -90,6 +124,7 @@ void Place(const Placement& p, ThreadPool& pool, const ModelWeights& w, uint8_t*
   GiveBackMappedRows(w, *m);
   if (p.pack != nullptr) {
     m->packed = out;
+    FreeQuantisedRows(weights, m);
   } else {
     m->data = out;
   }
@@ -98,9 +133,14 @@ void Place(const Placement& p, ThreadPool& pool, const ModelWeights& w, uint8_t*
 }  // namespace
 
 void GiveBackMappedRows(const ModelWeights& w, const WeightMatrix& rows) {
-  if (rows.data == nullptr || SharesTheEmbedding(w, rows)) return;
+  GiveBackMappedRows(w, rows, 0, rows.rows);
+}
+
+void GiveBackMappedRows(const ModelWeights& w, const WeightMatrix& rows, int64_t begin,
+                        int64_t end) {
+  if (rows.data == nullptr || begin >= end || SharesTheEmbedding(w, rows)) return;
   const MappedFile* mapping = MappingOf(w, rows);
-  if (mapping != nullptr) mapping->DropPages(rows.data, MatrixBytes(rows));
+  if (mapping != nullptr) mapping->DropPages(rows.row(begin), (end - begin) * rows.row_bytes());
 }
 
 void PlaceMatrices(const kernels::KernelSet& k, ThreadPool& pool, ModelWeights* w) {
@@ -120,7 +160,7 @@ void PlaceMatrices(const kernels::KernelSet& k, ThreadPool& pool, ModelWeights* 
   uint8_t* out = NewWeightBuffer(w, total);
   for (const Placement& p : plan) {
     if (p.bytes == 0) continue;
-    Place(p, pool, *w, out);
+    Place(p, pool, w, out);
     out += RoundUp64(p.bytes);
   }
 }

@@ -18,7 +18,10 @@ namespace tf::engine {
 // behind in a mapped file give their pages back (MappedFile::DropPages), so nothing is held
 // twice. The embedding, read a row at a time, stays where it is, and so does a matrix that
 // shares its bytes (a tied LM head; with a packed matmul it gets its packed copy). The work is
-// split over `pool`. Matrices are never changed, only copied.
+// split over `pool`. Matrices are never changed, only copied; but rows quantised at load
+// (w->quantised_rows) are freed once packed, the matrix keeping only its packed copy (data
+// null), and a matrix that came with only a packed copy gets rows of its own (unpacked) where
+// `k` has no packed matmul for it.
 void PlaceMatrices(const kernels::KernelSet& k, ThreadPool& pool, ModelWeights* w);
 
 // Called once the matmuls no longer read `rows` (a matrix's rows as a loader left them, now
@@ -26,5 +29,8 @@ void PlaceMatrices(const kernels::KernelSet& k, ThreadPool& pool, ModelWeights* 
 // does not share them, their pages go back to the system (MappedFile::DropPages; read again,
 // they come back from the file). Nothing otherwise.
 void GiveBackMappedRows(const ModelWeights& w, const WeightMatrix& rows);
+// The same for rows [begin, end) of `rows` only, a piece already read (the whole pages within).
+void GiveBackMappedRows(const ModelWeights& w, const WeightMatrix& rows, int64_t begin,
+                        int64_t end);
 
 }  // namespace tf::engine

@@ -1,5 +1,6 @@
 #include "engine/quantize_weights.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "engine/pack_weights.h"
@@ -13,18 +14,27 @@ void QuantizeMatrix(DType target, ThreadPool& pool, ModelWeights* w, WeightMatri
   const size_t row_bytes = RowBytes(target, m->cols);
   uint8_t* out = NewWeightBuffer(w, row_bytes * static_cast<size_t>(m->rows));
   const WeightMatrix source = *m;
+  // The source rows give their pages back (where they lie in a mapped file) a few hundred KiB
+  // at a time as they are quantised, so that a large matrix (an LM head) is not held in both
+  // forms at once; the whole matrix's once it is done.
+  const int64_t piece = std::max<int64_t>(1, (int64_t{256} << 10) / source.row_bytes());
   pool.ParallelFor(
       m->rows,
       [&](int64_t begin, int64_t end) {
         std::vector<float> row(source.cols);  // [cols]
-        for (int64_t r = begin; r < end; ++r) {
-          ReadRow(source, r, row.data());
-          QuantizeRow(target, row.data(), source.cols, out + r * row_bytes);
+        for (int64_t b = begin; b < end; b += piece) {
+          const int64_t e = std::min(end, b + piece);
+          for (int64_t r = b; r < e; ++r) {
+            ReadRow(source, r, row.data());
+            QuantizeRow(target, row.data(), source.cols, out + r * row_bytes);
+          }
+          GiveBackMappedRows(*w, source, b, e);
         }
       },
       /*min_chunk=*/64);
   m->type = target;
   m->data = out;
+  w->quantised_rows.push_back(out);
   GiveBackMappedRows(*w, source);  // the rows as the file holds them are read no more
 }
 

@@ -7,10 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <vector>
 
+#include "engine/kernels/packed_blocks.h"
 #include "engine/quant.h"
 
 namespace tf::engine {
@@ -117,7 +120,9 @@ class Loader {
 
 Status CheckMatrix(const WeightMatrix& m, int64_t rows, int64_t cols, const std::string& role) {
   std::string what = "weight matrix '" + (m.name.empty() ? role : m.name) + "'";
-  if (m.data == nullptr) return InvalidArgument(what + " (" + role + ") has no data");
+  if (m.data == nullptr && (m.packed == nullptr || !IsBlockType(m.type))) {
+    return InvalidArgument(what + " (" + role + ") has no data");
+  }
   if (m.rows != rows || m.cols != cols) {
     return InvalidArgument(what + " has shape " + Shape({m.rows, m.cols}) +
                            " but the config implies " + Shape({rows, cols}) + " (" + role + ")");
@@ -136,15 +141,36 @@ Status CheckMatrix(const WeightMatrix& m, int64_t rows, int64_t cols, const std:
 }  // namespace
 
 uint8_t* NewWeightBuffer(ModelWeights* w, size_t bytes) {
-  // Buffers of 2 MiB or more start on a 2 MiB boundary and ask for transparent huge pages
-  // before they are touched: a decode step streams every matrix once, and with 4 KiB pages
-  // that is a TLB miss every 4 KiB.
-  constexpr size_t kHuge = size_t{2} << 20;
-  const bool huge = bytes >= kHuge;
-  const std::align_val_t align{huge ? kHuge : 64};
-  const size_t size = huge ? (bytes + kHuge - 1) / kHuge * kHuge : std::max<size_t>(bytes, 1);
-  auto* buffer = static_cast<uint8_t*>(::operator new(size, align));
-  if (huge) ::madvise(buffer, size, MADV_HUGEPAGE);  // advice: without it, 4 KiB pages
+  // Buffers of 64 KiB or more are mapped, not allocated and cleared: the system gives a page
+  // (zeroed) only when it is first written, and takes it back when the buffer goes (a freed
+  // heap block may stay with the process), so a buffer filled a piece at a time while others
+  // are freed (PlaceMatrices) does not hold all its pages from the start. Those of 2 MiB or
+  // more start on a 2 MiB boundary and ask for transparent huge pages before they are touched:
+  // a decode step streams every matrix once, and with 4 KiB pages that is a TLB miss every
+  // 4 KiB.
+  constexpr size_t kMapped = size_t{64} << 10, kHuge = size_t{2} << 20, kPage = 4096;
+  if (bytes >= kMapped) {
+    const size_t align = bytes >= kHuge ? kHuge : 1;
+    const size_t unit = bytes >= kHuge ? kHuge : kPage;
+    const size_t size = (bytes + unit - 1) / unit * unit;
+    const size_t extra = align > 1 ? align : 0;
+    void* mapped = ::mmap(nullptr, size + extra, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapped == MAP_FAILED) throw std::bad_alloc();
+    // Keep the aligned `size` bytes within; unmap the rest on either side.
+    auto* start = static_cast<uint8_t*>(mapped);
+    auto* buffer = reinterpret_cast<uint8_t*>(
+        (reinterpret_cast<uintptr_t>(start) + align - 1) / align * align);
+    if (buffer > start) ::munmap(start, buffer - start);
+    uint8_t* end = start + size + extra;
+    if (buffer + size < end) ::munmap(buffer + size, end - (buffer + size));
+    if (align > 1) ::madvise(buffer, size, MADV_HUGEPAGE);  // advice: without it, 4 KiB pages
+    w->storage.emplace_back(buffer,
+                            [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
+    return buffer;
+  }
+  const std::align_val_t align{64};
+  auto* buffer = static_cast<uint8_t*>(::operator new(std::max<size_t>(bytes, 1), align));
   std::memset(buffer, 0, bytes);
   w->storage.emplace_back(buffer, [align](const void* p) {
     ::operator delete (const_cast<void*>(p), align);
@@ -153,6 +179,16 @@ uint8_t* NewWeightBuffer(ModelWeights* w, size_t bytes) {
 }
 
 void ReadRow(const WeightMatrix& m, int64_t r, float* out) {
+  if (m.data == nullptr && m.packed != nullptr) {
+    std::vector<uint8_t> row(m.row_bytes());
+    if (m.type == DType::kQ4_0) {
+      kernels::UnpackQ4_0Rows(m.packed, m.cols, r, r + 1, row.data());
+    } else {
+      kernels::UnpackQ8_0Rows(m.packed, m.cols, r, r + 1, row.data());
+    }
+    DequantizeRow(m.type, row.data(), m.cols, out);
+    return;
+  }
   DequantizeRow(m.type, m.row(r), m.cols, out);
 }
 

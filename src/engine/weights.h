@@ -40,10 +40,13 @@ struct WeightMatrix {
   std::string name;  // the tensor's name in its file, for errors
   // Q8_0 / Q4_0 only: the same rows repacked for the kernel set's packed matmul
   // (kernels/packed_blocks.h), which Model::FromWeights makes where the kernels have one; null
-  // otherwise. Loaders leave it null.
+  // otherwise. Loaders leave it null. Rows quantised at load are then not kept as rows: `data`
+  // is null and the packed copy is all there is (ReadRow reads it; a model whose kernels have
+  // no packed matmul unpacks it into rows of its own).
   const void* packed = nullptr;
 
   size_t row_bytes() const { return RowBytes(type, cols); }
+  // Row r as stored; only where data is not null.
   const uint8_t* row(int64_t r) const {
     return static_cast<const uint8_t*>(data) + static_cast<size_t>(r) * row_bytes();
   }
@@ -76,12 +79,15 @@ struct ModelWeights {
   // The read-only file mappings among them, whose pages a matrix no longer read can give back
   // (MappedFile::DropPages; PlaceMatrices does once it has copied a matrix).
   std::vector<const MappedFile*> mappings;
+  // Buffers in `storage` that hold one matrix's rows quantised at load and nothing else
+  // (QuantizeWeights): PlaceMatrices frees each once that matrix has its packed copy.
+  std::vector<const void*> quantised_rows;
 };
 
 // A zeroed buffer of `bytes` bytes, 64-byte aligned, owned by w->storage.
 uint8_t* NewWeightBuffer(ModelWeights* w, size_t bytes);
 
-// Writes row `r` of m as float32. out: [m.cols].
+// Writes row `r` of m as float32 (from its packed copy where it keeps no rows). out: [m.cols].
 void ReadRow(const WeightMatrix& m, int64_t r, float* out);
 
 // How many weight matrices (layers' projections, LM head, embedding; a tied head counted once)

@@ -71,6 +71,27 @@ void Pack(const void* src, int64_t rows, int64_t n_in, int64_t group_begin, int6
 }
 
 template <typename L>
+void Unpack(const void* packed, int64_t n_in, int64_t row_begin, int64_t row_end, uint8_t* out) {
+  const auto* in = static_cast<const uint8_t*>(packed);
+  const int64_t blocks = Blocks(n_in), group_bytes = GroupBytes<L>(n_in);
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const uint8_t* scales = in + r / kPackRows * group_bytes;
+    const uint8_t* chunks = scales + PackedScaleBytes(n_in);
+    const int64_t j = r % kPackRows;
+    for (int64_t b = 0; b < blocks; ++b) {
+      uint8_t* block = out + ((r - row_begin) * blocks + b) * L::kBlockBytes;
+      std::memcpy(block, scales + (b * kPackRows + j) * 2, 2);
+      for (int64_t k = 0; k < L::kChunks; ++k) {
+        uint32_t four;
+        std::memcpy(&four, chunks + b * L::kChunks * 64 + k * 64 + j * 4, 4);
+        four ^= L::kFlip;
+        std::memcpy(block + 2 + 4 * k, &four, 4);
+      }
+    }
+  }
+}
+
+template <typename L>
 void RefPacked(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens, int64_t n_in,
                int64_t n_out, int64_t row_begin, int64_t row_end) {
   const auto* bytes = static_cast<const uint8_t*>(w);
@@ -110,6 +131,16 @@ void PackQ8_0(const void* src, int64_t rows, int64_t n_in, int64_t group_begin, 
 void PackQ4_0(const void* src, int64_t rows, int64_t n_in, int64_t group_begin, int64_t group_end,
               uint8_t* out) {
   Pack<Q4Layout>(src, rows, n_in, group_begin, group_end, out);
+}
+
+void UnpackQ8_0Rows(const void* packed, int64_t n_in, int64_t row_begin, int64_t row_end,
+                    uint8_t* out) {
+  Unpack<Q8Layout>(packed, n_in, row_begin, row_end, out);
+}
+
+void UnpackQ4_0Rows(const void* packed, int64_t n_in, int64_t row_begin, int64_t row_end,
+                    uint8_t* out) {
+  Unpack<Q4Layout>(packed, n_in, row_begin, row_end, out);
 }
 
 void RefMatmulQ8_0Packed(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,

@@ -55,6 +55,13 @@ void PackQ8_0(const void* src, int64_t rows, int64_t n_in, int64_t group_begin, 
 void PackQ4_0(const void* src, int64_t rows, int64_t n_in, int64_t group_begin, int64_t group_end,
               uint8_t* out);
 
+// The inverse of PackQ8_0 / PackQ4_0: rows [row_begin, row_end) of a repacked matrix back to
+// GGUF blocks, [row_end - row_begin, n_in / 32], the bytes they were packed from.
+void UnpackQ8_0Rows(const void* packed, int64_t n_in, int64_t row_begin, int64_t row_end,
+                    uint8_t* out);
+void UnpackQ4_0Rows(const void* packed, int64_t n_in, int64_t row_begin, int64_t row_end,
+                    uint8_t* out);
+
 // The packed matmuls in plain code: their definition (see above). w: a repacked matrix of
 // n_out rows; x: [n_tokens, n_in / 32] (QuantizeActivations); y: [n_tokens, n_out]; rows
 // [row_begin, row_end) only.
