@@ -123,6 +123,15 @@ def main():
         print(f"- {n} ahead of {names[0]} in {ahead} of {len(figs)} rounds; per-round ratios "
               f"{fmt(min((f['ratio'][n] for f in figs if f['ratio'][n]), default=None), 2)}-"
               f"{fmt(max((f['ratio'][n] for f in figs if f['ratio'][n]), default=None), 2)}.")
+    # Sides after the second against each other side after the first (e.g. a change against
+    # the build of main, when llama.cpp is the first side).
+    for i, a in enumerate(names[2:], 2):
+        for b in names[1:i]:
+            per = [f["tps"][a] / f["tps"][b] for f in figs if f["tps"][a] and f["tps"][b]]
+            if per:
+                ahead = sum(1 for r in per if r > 1)
+                print(f"- {a} / {b}: median {statistics.median(per):.2f}, per round "
+                      f"{', '.join(f'{r:.2f}' for r in per)}; ahead in {ahead} of {len(per)}.")
     missing = [f"round {i} {n}" for i, f in enumerate(figs, 1) for n in names
                if f["tps"][n] is None]
     if missing:
