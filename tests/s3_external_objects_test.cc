@@ -8,12 +8,16 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 
 #include "api/app.h"
+#include "base/crypto.h"
 #include "http/http.h"
 #include "http/url.h"
 #include "in_process_app.h"
 #include "objects/blob_format.h"
+#include "objects/multipart.h"
+#include "pg_test_schema.h"
 #include "s3/bucket_client.h"
 #include "s3/s3_blob_store.h"
 #include "store_test_env.h"
@@ -53,9 +57,11 @@ struct Server {
   }
 };
 
-Result<Server> StartServer(const fs::path& data_dir, const std::string& objects_url = "") {
+Result<Server> StartServer(const fs::path& data_dir, const std::string& objects_url = "",
+                           const std::string& store_url = "") {
   api::AppOptions o = InProcessAppOptions(data_dir);
   o.objects_url = objects_url;
+  o.store_url = store_url;
   TF_ASSIGN_OR_RETURN(auto started, StartInProcessApp(o));
   return Server{std::move(started.app), std::move(started.admin_token)};
 }
@@ -186,8 +192,8 @@ TEST_F(ExternalObjectsTest, DamagedObjectInTheBucketIsReportedNotReturned) {
   ASSERT_TRUE(stored.ok());
   std::string damaged = *stored;
   damaged[objects::kBlockBytes + 7] ^= 0x20;
-  auto put = peer_.Call("PUT", "/v1/buckets/external/objects/" + http::PercentEncode(
-                                   "cluster-a/" + key), damaged);
+  auto put = peer_.Call(
+      "PUT", "/v1/buckets/external/objects/" + http::PercentEncode("cluster-a/" + key), damaged);
   ASSERT_EQ(put.status, 200) << put.body;
 
   auto reader = (*store)->Open(id);
@@ -258,6 +264,208 @@ TEST_F(ExternalObjectsTest, ServerRefusesToStartWithABadObjectsUrl) {
   EXPECT_NE(server.status().message().find("AWS_ACCESS_KEY_ID"), std::string::npos)
       << server.status().ToString();
 }
+
+// The S3 API of a server, called as any S3 client calls it: path-style, signed with SigV4 by an
+// access key made on that server.
+struct S3Caller {
+  s3::BucketLocation location;  // the server's bucket; prefix ""
+
+  http::ClientResponse Call(const std::string& method, const std::string& key,
+                            const std::string& query = "", const std::string& body = "",
+                            http::Headers headers = {}) {
+    const std::string path = location.PathOf(key);
+    s3::SignRequest(location, method, path, query, Sha256Hex(body), SystemClock::Get().Now(),
+                    &headers);
+    auto client = http::Client::Create(location.endpoint);
+    EXPECT_TRUE(client.ok());
+    if (!client.ok()) return {};
+    http::ClientRequest r;
+    r.method = method;
+    r.target = query.empty() ? path : path + "?" + query;
+    r.headers = std::move(headers);
+    r.body = body;
+    auto response = (*client)->Exchange(r);
+    EXPECT_TRUE(response.ok()) << method << " " << r.target << ": " << response.status().ToString();
+    return response.ok() ? std::move(response).value() : http::ClientResponse{};
+  }
+
+  std::string Get(const std::string& key, const std::string& range = "") {
+    http::Headers h;
+    if (!range.empty()) h.emplace_back("Range", "bytes=" + range);
+    http::ClientResponse r = Call("GET", key, "", "", h);
+    EXPECT_EQ(r.status, range.empty() ? 200 : 206) << key << " " << range << ": " << r.body;
+    return r.body;
+  }
+
+  std::string CreateUpload(const std::string& key) {
+    http::ClientResponse r = Call("POST", key, "uploads=");
+    EXPECT_EQ(r.status, 200) << r.body;
+    const size_t begin = r.body.find("<UploadId>"), end = r.body.find("</UploadId>");
+    EXPECT_NE(end, std::string::npos) << r.body;
+    return end == std::string::npos ? "" : r.body.substr(begin + 10, end - begin - 10);
+  }
+
+  // Uploads part `number` and returns its ETag, quoted as S3 gives it.
+  std::string UploadPart(const std::string& key, const std::string& upload, int number,
+                         const std::string& content) {
+    http::ClientResponse r =
+        Call("PUT", key, "partNumber=" + std::to_string(number) + "&uploadId=" + upload, content);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.Header("ETag");
+  }
+};
+
+// The ETag S3 gives an object of these parts: the MD5 of their binary MD5s, "-", their number.
+std::string ExpectedMultipartEtag(const std::vector<std::string>& parts) {
+  std::string md5s;
+  for (const auto& part : parts) {
+    const std::string hex = Md5Hex(part);
+    for (size_t i = 0; i < hex.size(); i += 2) {
+      md5s.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    }
+  }
+  return "\"" + Md5Hex(md5s) + "-" + std::to_string(parts.size()) + "\"";
+}
+
+// A whole server with its objects in the peer's bucket, on SQLite and (when the test command
+// starts one) PostgreSQL in a schema of its own, driven through its S3 API.
+class ExternalMultipartTest : public ExternalObjectsTest,
+                              public ::testing::WithParamInterface<std::string> {
+ protected:
+  void SetUp() override {
+    ExternalObjectsTest::SetUp();
+    if (HasFatalFailure()) return;
+    std::string store_url;
+    if (GetParam() == "postgresql") {
+      schema_ = std::make_unique<PgTestSchema>(std::getenv("TENSORFLEET_TEST_POSTGRES_URL"),
+                                               "tf_external_");
+      store_url = schema_->url();
+    }
+    setenv("AWS_ACCESS_KEY_ID", location_.access_key_id.c_str(), 1);
+    setenv("AWS_SECRET_ACCESS_KEY", location_.secret_access_key.c_str(), 1);
+    auto server = StartServer(dir_.path() / "server", ObjectsUrl(), store_url);
+    unsetenv("AWS_ACCESS_KEY_ID");
+    unsetenv("AWS_SECRET_ACCESS_KEY");
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    ASSERT_EQ(server_.Call("POST", "/v1/buckets", R"({"name":"models"})").status, 201);
+    Reply key = server_.Call("POST", "/v1/s3-keys", R"({"name":"client"})");
+    ASSERT_EQ(key.status, 201) << key.body;
+    const Json j = Json::parse(key.body);
+    s3_.location.bucket = "models";
+    s3_.location.endpoint = server_.app->url();
+    s3_.location.host = s3_.location.endpoint.substr(std::string("http://").size());
+    s3_.location.access_key_id = j["id"];
+    s3_.location.secret_access_key = j["secret"];
+  }
+
+  void TearDown() override { server_.app.reset(); }
+
+  std::set<std::string> PeerKeySet() {
+    std::vector<std::string> keys = PeerKeys();
+    return {keys.begin(), keys.end()};
+  }
+
+  std::unique_ptr<PgTestSchema> schema_;
+  Server server_;
+  S3Caller s3_;
+};
+
+// Part boundaries fall inside 1 MiB checksum blocks, the last part is short, and a fourth part
+// is uploaded but not named in Complete.
+TEST_P(ExternalMultipartTest, MultipartObjectReadsCopiesAndDeletesItsPartBlobsInTheBucket) {
+  const std::vector<std::string> parts = {RandomBytes(objects::kMinPartBytes + 12345, 11),
+                                          RandomBytes(objects::kMinPartBytes + 700'001, 12),
+                                          RandomBytes(333'333, 13)};
+  const std::string content = parts[0] + parts[1] + parts[2];
+  const size_t n = content.size();
+  ASSERT_NE(parts[0].size() % objects::kBlockBytes, 0u);
+  ASSERT_NE((parts[0].size() + parts[1].size()) % objects::kBlockBytes, 0u);
+
+  const std::string upload = s3_.CreateUpload("run-1/big.bin");
+  ASSERT_FALSE(upload.empty());
+  std::vector<std::string> etags;
+  for (int i = 0; i < 3; ++i) {
+    etags.push_back(s3_.UploadPart("run-1/big.bin", upload, i + 1, parts[i]));
+  }
+  s3_.UploadPart("run-1/big.bin", upload, 4, RandomBytes(4000, 14));
+  const std::set<std::string> uploaded = PeerKeySet();
+  ASSERT_EQ(uploaded.size(), 4u);  // one blob per part, none yet on the server's own disk
+  EXPECT_FALSE(fs::exists(dir_.path() / "server" / "objects"));
+
+  std::string complete = "<CompleteMultipartUpload>";
+  for (int i = 0; i < 3; ++i) {
+    complete += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" + etags[i] +
+                "</ETag></Part>";
+  }
+  complete += "</CompleteMultipartUpload>";
+  http::ClientResponse done = s3_.Call("POST", "run-1/big.bin", "uploadId=" + upload, complete);
+  ASSERT_EQ(done.status, 200) << done.body;
+  const std::string etag = ExpectedMultipartEtag(parts);
+  // In XML, the ETag's quotes are escaped.
+  EXPECT_NE(done.body.find("<ETag>&quot;" + etag.substr(1, etag.size() - 2) + "&quot;</ETag>"),
+            std::string::npos)
+      << done.body;
+  // The object is made of the three named parts' blobs; the fourth part's blob is gone.
+  const std::set<std::string> object_blobs = PeerKeySet();
+  EXPECT_EQ(object_blobs.size(), 3u);
+  for (const auto& key : object_blobs) EXPECT_TRUE(uploaded.count(key)) << key;
+
+  EXPECT_TRUE(s3_.Get("run-1/big.bin") == content);
+  for (size_t boundary : {parts[0].size(), parts[0].size() + parts[1].size()}) {
+    for (size_t at : {boundary - 1, boundary}) {
+      EXPECT_EQ(s3_.Get("run-1/big.bin", std::to_string(at) + "-" + std::to_string(at)),
+                content.substr(at, 1))
+          << "byte " << at;
+    }
+    const size_t from = boundary - 70'000, to = boundary + 90'000;
+    EXPECT_TRUE(s3_.Get("run-1/big.bin", std::to_string(from) + "-" + std::to_string(to)) ==
+                content.substr(from, to - from + 1))
+        << "bytes " << from << "-" << to;
+  }
+  EXPECT_EQ(s3_.Get("run-1/big.bin", std::to_string(n - 1) + "-" + std::to_string(n - 1)),
+            content.substr(n - 1));
+  EXPECT_TRUE(s3_.Get("run-1/big.bin", "1000-" + std::to_string(n - 1001)) ==
+              content.substr(1000, n - 2000));  // all three parts in one range
+
+  http::ClientResponse head = s3_.Call("HEAD", "run-1/big.bin");
+  ASSERT_EQ(head.status, 200);
+  EXPECT_EQ(head.Header("Content-Length"), std::to_string(n));
+  EXPECT_EQ(head.Header("ETag"), etag);
+
+  http::ClientResponse copied =
+      s3_.Call("PUT", "run-1/copy.bin", "", "", {{"x-amz-copy-source", "/models/run-1/big.bin"}});
+  ASSERT_EQ(copied.status, 200) << copied.body;
+  // A copy is an object of one blob, with the plain MD5 of its content as its ETag.
+  EXPECT_NE(copied.body.find("<ETag>&quot;" + Md5Hex(content) + "&quot;</ETag>"), std::string::npos)
+      << copied.body;
+  EXPECT_TRUE(s3_.Get("run-1/copy.bin") == content);
+
+  const std::set<std::string> before_delete = PeerKeySet();
+  ASSERT_EQ(s3_.Call("DELETE", "run-1/big.bin").status, 204);
+  const std::set<std::string> after_delete = PeerKeySet();
+  for (const auto& key : object_blobs) EXPECT_FALSE(after_delete.count(key)) << key;
+  EXPECT_EQ(after_delete.size(), before_delete.size() - 3);  // the copy's own blobs stay
+  EXPECT_EQ(s3_.Call("HEAD", "run-1/big.bin").status, 404);
+  EXPECT_TRUE(s3_.Get("run-1/copy.bin") == content);
+  ASSERT_EQ(s3_.Call("DELETE", "run-1/copy.bin").status, 204);
+  EXPECT_TRUE(PeerKeys().empty());
+}
+
+TEST_P(ExternalMultipartTest, AbortedUploadLeavesNothingInTheBucket) {
+  const std::string upload = s3_.CreateUpload("run-1/aborted.bin");
+  ASSERT_FALSE(upload.empty());
+  s3_.UploadPart("run-1/aborted.bin", upload, 1, RandomBytes(objects::kMinPartBytes + 1, 21));
+  s3_.UploadPart("run-1/aborted.bin", upload, 2, RandomBytes(1000, 22));
+  EXPECT_EQ(PeerKeys().size(), 2u);
+  ASSERT_EQ(s3_.Call("DELETE", "run-1/aborted.bin", "uploadId=" + upload).status, 204);
+  EXPECT_TRUE(PeerKeys().empty());
+  EXPECT_EQ(s3_.Call("GET", "run-1/aborted.bin", "uploadId=" + upload).status, 404);
+  EXPECT_EQ(s3_.Call("HEAD", "run-1/aborted.bin").status, 404);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ExternalMultipartTest, ::testing::ValuesIn(StoreBackends()),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace tf::testing
