@@ -450,6 +450,7 @@ TEST_P(ExternalMultipartTest, MultipartObjectReadsCopiesAndDeletesItsPartBlobsIn
   EXPECT_TRUE(s3_.Get("run-1/copy.bin") == content);
   ASSERT_EQ(s3_.Call("DELETE", "run-1/copy.bin").status, 204);
   EXPECT_TRUE(PeerKeys().empty());
+  EXPECT_TRUE(fs::is_empty(dir_.path() / "server" / "objects-spool" / "tmp"));
 }
 
 TEST_P(ExternalMultipartTest, AbortedUploadLeavesNothingInTheBucket) {
@@ -462,6 +463,7 @@ TEST_P(ExternalMultipartTest, AbortedUploadLeavesNothingInTheBucket) {
   EXPECT_TRUE(PeerKeys().empty());
   EXPECT_EQ(s3_.Call("GET", "run-1/aborted.bin", "uploadId=" + upload).status, 404);
   EXPECT_EQ(s3_.Call("HEAD", "run-1/aborted.bin").status, 404);
+  EXPECT_TRUE(fs::is_empty(dir_.path() / "server" / "objects-spool" / "tmp"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ExternalMultipartTest, ::testing::ValuesIn(StoreBackends()),
