@@ -7,9 +7,10 @@
 #   and resumed from its checkpoint, its model then served by the built-in engine, and what it
 #   cost;
 #   objects copied up and back, and a damaged blob refused on read; an S3 access key and the AWS
-#   CLI copying into and listing the same buckets; a second server keeping its objects' content
-#   in an S3-compatible bucket (the first server's); a budget, the alerts it fired and a job it
-#   refused; a dataset packed into shards and read by a managed job with PyTorch's DataLoader.
+#   CLI copying into and listing the same buckets (a 24 MiB file in three parts, kept as those
+#   parts); a second server keeping its objects' content in an S3-compatible bucket (the first
+#   server's); a budget, the alerts it fired and a job it refused; a dataset packed into shards
+#   and read by a managed job with PyTorch's DataLoader.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,6 +37,11 @@ trap cleanup EXIT
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 tf() { printf '$ tensorfleet'; printf ' %q' "$@"; printf '\n'; "$tf_bin" "$@"; }
+# Ends the demo if a file read back is not byte for byte the original.
+same_bytes() {
+  cmp "$1" "$2" || { echo "  $2 is not byte for byte $1" >&2; exit 1; }
+  echo "  $3"
+}
 
 step "Start the platform on its embedded default (SQLite in $data_dir)"
 "$tf_bin" up --port 0 2>"$data_dir/server.log" &
@@ -177,8 +183,8 @@ tf cp -r "$run_dir" tf://checkpoints/run-7
 tf ls tf://checkpoints/run-7/
 tf cat tf://checkpoints/run-7/metrics.txt
 tf cp tf://checkpoints/run-7/shards/model-00001.bin "$data_dir/demo-files/restored.bin"
-cmp "$run_dir/shards/model-00001.bin" "$data_dir/demo-files/restored.bin" \
-  && echo "  the restored shard is byte for byte the original"
+same_bytes "$run_dir/shards/model-00001.bin" "$data_dir/demo-files/restored.bin" \
+  "the restored shard is byte for byte the original"
 # Content lives under random ids, never under its key: find metrics.txt's blob by its bytes.
 blob=$(grep -rl --fixed-strings 'epoch=3 loss=0.412' "$data_dir/objects")
 [ "$(printf '%s\n' "$blob" | wc -l)" = 1 ] || { echo "expected one blob holding metrics.txt: $blob"; exit 1; }
@@ -198,9 +204,17 @@ aws_() { printf '$ aws'; printf ' %q' "$@"; printf '\n'; aws --endpoint-url "$(c
 aws_ s3 cp --no-progress "$run_dir/shards/model-00002.bin" s3://checkpoints/run-7/from-aws.bin
 aws_ s3 ls --recursive s3://checkpoints/
 aws_ s3 cp --no-progress s3://checkpoints/run-7/from-aws.bin "$data_dir/demo-files/from-aws.bin"
-cmp "$run_dir/shards/model-00002.bin" "$data_dir/demo-files/from-aws.bin" \
-  && echo "  the AWS CLI's round trip is byte for byte the original"
+same_bytes "$run_dir/shards/model-00002.bin" "$data_dir/demo-files/from-aws.bin" \
+  "the AWS CLI's round trip is byte for byte the original"
 tf ls tf://checkpoints/run-7/  # the native CLI sees what the AWS CLI wrote
+# 24 MiB is past the AWS CLI's 8 MiB threshold: it uploads three parts at once and completes
+# them; the server keeps the object as those three parts, without copying them into one.
+aws_ s3 cp --no-progress "$run_dir/shards/model-00001.bin" s3://checkpoints/run-7/from-aws-parts.bin
+aws_ s3api head-object --bucket checkpoints --key run-7/from-aws-parts.bin \
+  --query '[ContentLength, ETag]' --output text
+tf cp tf://checkpoints/run-7/from-aws-parts.bin "$data_dir/demo-files/from-aws-parts.bin"
+same_bytes "$run_dir/shards/model-00001.bin" "$data_dir/demo-files/from-aws-parts.bin" \
+  "the multipart object (ETag ending -3: three parts) reads back whole, checked by SHA-256"
 
 step "Objects in an external S3-compatible bucket: a second server keeps its content in the first one's"
 # The first server stands in for any S3-compatible service; the second signs its requests with
@@ -217,8 +231,8 @@ tf2 bucket create models
 tf2 cp "$run_dir/shards/model-00002.bin" tf://models/run-7/model.bin
 aws_ s3 ls --recursive s3://external/   # the blob, in the local blob format, under the prefix
 tf2 cp tf://models/run-7/model.bin "$data_dir/demo-files/from-second.bin"
-cmp "$run_dir/shards/model-00002.bin" "$data_dir/demo-files/from-second.bin" \
-  && echo "  read back through the second server, byte for byte the original"
+same_bytes "$run_dir/shards/model-00002.bin" "$data_dir/demo-files/from-second.bin" \
+  "read back through the second server, byte for byte the original"
 [ ! -e "$second_dir/objects" ] && echo "  and the second server's own disk holds no object content"
 kill -TERM "$second_pid"; wait "$second_pid" || true; second_pid=""
 
