@@ -204,7 +204,7 @@ TEST_F(PackedKernelsTest, EqualThePlainPackedMatmulBitForBit) {
   for (DType type : {DType::kQ8_0, DType::kQ4_0}) {
     for (int64_t n_in : {32, 64, 96, 160, 1024}) {
       for (int64_t n_out : {5, 16, 37, 50}) {
-        for (int64_t n_tokens : {1, 2, 3, 7, 8, 9, 17}) {
+        for (int64_t n_tokens : {1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 33}) {
           const auto w = QuantizedRows(type, n_out, n_in, rng_);
           const auto x = RandomActivations(n_tokens, n_in, rng_);
           Check(type, Packed(type, w, n_out, n_in), x, n_tokens, n_in, n_out,
