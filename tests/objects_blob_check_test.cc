@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "object_content.h"
 #include "objects/blob_format.h"
 #include "objects/blob_store.h"
 #include "store_test_env.h"
@@ -17,17 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using tf::testing::TempDir;
 
-std::string Content(size_t n, uint32_t seed) {
-  std::string s(n, '\0');
-  uint32_t x = 2463534242u + seed;
-  for (auto& c : s) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    c = static_cast<char>(x);
-  }
-  return s;
-}
+using tf::testing::Content;
 
 class BlobCheckTest : public ::testing::Test {
  protected:

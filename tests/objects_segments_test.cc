@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "base/crypto.h"
+#include "object_content.h"
 #include "objects/blob_format.h"
 #include "objects/multipart.h"
 #include "store_test_env.h"
@@ -24,17 +25,7 @@ using tf::testing::StoreBackends;
 using tf::testing::StoreUrl;
 using tf::testing::TempDir;
 
-std::string Content(size_t n, int seed) {
-  std::string s(n, '\0');
-  uint32_t x = 2463534242u + seed;
-  for (auto& c : s) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    c = static_cast<char>(x);
-  }
-  return s;
-}
+using tf::testing::Content;
 
 class SegmentsTest : public ::testing::TestWithParam<std::string> {
  protected:

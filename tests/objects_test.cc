@@ -10,6 +10,7 @@
 #include <set>
 
 #include "base/crypto.h"
+#include "object_content.h"
 #include "objects/blob_format.h"
 #include "objects/object_service.h"
 #include "store_test_env.h"
@@ -22,17 +23,7 @@ using tf::testing::StoreBackends;
 using tf::testing::StoreUrl;
 using tf::testing::TempDir;
 
-std::string Content(size_t n, int seed) {
-  std::string s(n, '\0');
-  uint32_t x = 2463534242u + seed;
-  for (auto& c : s) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    c = static_cast<char>(x);
-  }
-  return s;
-}
+using tf::testing::Content;
 
 // Every regular file under `dir`, relative to it.
 std::set<std::string> FilesUnder(const fs::path& dir) {
