@@ -9,17 +9,18 @@
 #include <thread>
 
 #include "base/crypto.h"
-#include "store/pg_connection.h"
-#include "store/sqlite_db.h"
 #include "store/store.h"
 #include "store_test_env.h"
+#include "store_upgrade_util.h"
 
 namespace tf::store {
 namespace {
 
+using testing::RunSql;
 using testing::StoreBackends;
 using testing::StoreUrl;
 using testing::TempDir;
+using testing::UpgradeDatabase;
 
 constexpr TimeMs kT0 = 1'700'000'000'000;
 
@@ -457,30 +458,12 @@ TEST_P(CostStoreContractTest, DeliveryOutcomesAreRecorded) {
 
 // --- Upgrading ------------------------------------------------------------------------------
 
-// Runs `sql` on the database a store at `url` uses, outside the store.
-Status RunSql(const std::string& backend, const std::string& url, const std::string& sql) {
-  if (backend == "postgresql") {
-    TF_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> conn, PgConnection::Connect(url));
-    return conn->RunScript(sql);
-  }
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(url, /*read_only=*/false));
-  return db->Exec(sql);
-}
-
 // A database at schema 4, with a node registered then, is opened by this version: migrations 5
 // and later run, the node's current registration gets its period and everything new works on it.
 TEST_P(CostStoreContractTest, AStoreMigratedFromSchema4KeepsWorking) {
-  std::string url = StoreUrl(GetParam(), dir_);
-  std::string schema;
-  if (GetParam() == "postgresql") {
-    // A schema of its own, so that its migrations really run.
-    schema = "tf_upgrade_" + RandomHex(4);
-    ASSERT_TRUE(RunSql(GetParam(), url, "CREATE SCHEMA " + schema).ok());
-    url += std::string(url.find('?') == std::string::npos ? "?" : "&") +
-           "options=-csearch_path%3D" + schema;
-  } else {
-    url = (dir_.path() / "upgrade.db").string();
-  }
+  UpgradeDatabase database(GetParam(), dir_, "tf_upgrade_");
+  ASSERT_TRUE(database.created().ok()) << database.created().ToString();
+  const std::string& url = database.url();
   NodeRecord n = MakeNode("a", kT0, R"({"price":3})");
   int latest = 0;
   {
@@ -528,11 +511,6 @@ TEST_P(CostStoreContractTest, AStoreMigratedFromSchema4KeepsWorking) {
   EXPECT_TRUE(*upgraded->budgets().AddBudgetAlert(MakeAlert(b, 50)));
   EXPECT_EQ(upgraded->budgets().ListBudgetAlerts(project_, 0, 10)->size(), 1u);
 
-  upgraded.reset();
-  if (!schema.empty()) {
-    EXPECT_TRUE(
-        RunSql(GetParam(), StoreUrl(GetParam(), dir_), "DROP SCHEMA " + schema + " CASCADE").ok());
-  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, CostStoreContractTest, ::testing::ValuesIn(StoreBackends()),

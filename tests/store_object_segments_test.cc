@@ -7,18 +7,19 @@
 #include <gtest/gtest.h>
 
 #include "base/crypto.h"
-#include "store/pg_connection.h"
-#include "store/sqlite_db.h"
 #include "store/store.h"
 #include "store_test_env.h"
+#include "store_upgrade_util.h"
 
 namespace tf::store {
 namespace {
 
 using ::testing::UnorderedElementsAre;
+using testing::RunSql;
 using testing::StoreBackends;
 using testing::StoreUrl;
 using testing::TempDir;
+using testing::UpgradeDatabase;
 
 constexpr TimeMs kT0 = 1'700'000'000'000;
 
@@ -141,29 +142,12 @@ TEST_P(SegmentStoreTest, ARecordNamesOneBlobOrSegmentsNotBothNorNeither) {
   EXPECT_EQ(PendingIds(), std::vector<std::string>{x});
 }
 
-// Runs `sql` on the database a store at `url` uses, outside the store.
-Status RunSql(const std::string& backend, const std::string& url, const std::string& sql) {
-  if (backend == "postgresql") {
-    TF_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> conn, PgConnection::Connect(url));
-    return conn->RunScript(sql);
-  }
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(url, /*read_only=*/false));
-  return db->Exec(sql);
-}
-
 // A database at schema 7 holding an object (whose row is what every version wrote) is opened by
 // this version: migration 8 runs, the object reads as it was, and segments work beside it.
 TEST_P(SegmentStoreTest, ADatabaseFromBeforeSegmentsKeepsItsObjects) {
-  std::string url = StoreUrl(GetParam(), dir_);
-  std::string schema;
-  if (GetParam() == "postgresql") {
-    schema = "tf_segments_" + RandomHex(4);  // a schema of its own, so that migrations run
-    ASSERT_TRUE(RunSql(GetParam(), url, "CREATE SCHEMA " + schema).ok());
-    url += std::string(url.find('?') == std::string::npos ? "?" : "&") +
-           "options=-csearch_path%3D" + schema;
-  } else {
-    url = (dir_.path() / "upgrade.db").string();
-  }
+  UpgradeDatabase database(GetParam(), dir_, "tf_segments_");
+  ASSERT_TRUE(database.created().ok()) << database.created().ToString();
+  const std::string& url = database.url();
   const std::string blob = "blob-" + RandomHex(8);
   int64_t bucket_id = 0;
   int latest = 0;
@@ -197,10 +181,6 @@ TEST_P(SegmentStoreTest, ADatabaseFromBeforeSegmentsKeepsItsObjects) {
     ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
     EXPECT_EQ(*replaced, std::vector<std::string>{blob});
     EXPECT_EQ(upgraded->objects().GetObject(bucket_id, "old")->segments.size(), 1u);
-  }
-  if (!schema.empty()) {
-    EXPECT_TRUE(
-        RunSql(GetParam(), StoreUrl(GetParam(), dir_), "DROP SCHEMA " + schema + " CASCADE").ok());
   }
 }
 
