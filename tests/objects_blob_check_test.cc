@@ -16,9 +16,8 @@ namespace tf::objects {
 namespace {
 
 namespace fs = std::filesystem;
-using tf::testing::TempDir;
-
 using tf::testing::Content;
+using tf::testing::TempDir;
 
 class BlobCheckTest : public ::testing::Test {
  protected:

@@ -15,11 +15,10 @@ namespace tf::objects {
 namespace {
 
 namespace fs = std::filesystem;
+using tf::testing::Content;
 using tf::testing::StoreBackends;
 using tf::testing::StoreUrl;
 using tf::testing::TempDir;
-
-using tf::testing::Content;
 
 class MultipartTest : public ::testing::TestWithParam<std::string> {
  protected:

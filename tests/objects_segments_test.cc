@@ -21,11 +21,10 @@ namespace tf::objects {
 namespace {
 
 namespace fs = std::filesystem;
+using tf::testing::Content;
 using tf::testing::StoreBackends;
 using tf::testing::StoreUrl;
 using tf::testing::TempDir;
-
-using tf::testing::Content;
 
 class SegmentsTest : public ::testing::TestWithParam<std::string> {
  protected:

@@ -19,11 +19,10 @@ namespace tf::objects {
 namespace {
 
 namespace fs = std::filesystem;
+using tf::testing::Content;
 using tf::testing::StoreBackends;
 using tf::testing::StoreUrl;
 using tf::testing::TempDir;
-
-using tf::testing::Content;
 
 // Every regular file under `dir`, relative to it.
 std::set<std::string> FilesUnder(const fs::path& dir) {
