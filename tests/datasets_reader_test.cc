@@ -208,6 +208,8 @@ TEST_F(ReaderTest, ADamagedCachedShardIsDownloadedAgainAndReadCorrectly) {
   }
   EXPECT_EQ(fake_->Calls(index.shards[1].key), 2);
   EXPECT_EQ(fake_->Calls(index.shards[0].key), 1);
+  // Only the sound shard's samples were trusted from the check on arrival.
+  EXPECT_EQ(second->checked_on_arrival(), 20);
 }
 
 TEST_F(ReaderTest, ATruncatedCachedShardIsDownloadedAgain) {
@@ -434,6 +436,77 @@ TEST_F(ReaderTest, ResumeSkipsExactlyTheSamplesSeen) {
       EXPECT_EQ(rest.samples[i].position, seen + static_cast<int64_t>(i));
     }
   }
+}
+
+TEST_F(ReaderTest, EverySampleIsCheckedOnArrivalWhenTheShardsAreSound) {
+  DatasetIndex index = MakeDataset(*fake_, 5, 9);
+  // One worker from the start, two workers, and a resume in the middle of a window: each worker
+  // returns only samples its prefetch threads checked, and exactly its own.
+  struct Case {
+    int workers;
+    int64_t seen;
+  };
+  for (Case c : {Case{1, 0}, Case{2, 0}, Case{1, 13}, Case{3, 13}}) {
+    for (int worker = 0; worker < c.workers; ++worker) {
+      PartitionParams p{.seed = 5, .num_workers = c.workers, .worker_id = worker,
+                        .window_shards = 2, .block = 2};
+      auto reader = Open(index, p, c.seen);
+      ASSERT_NE(reader, nullptr);
+      ReadAll got = Drain(*reader);
+      ASSERT_TRUE(got.status.ok()) << got.status.ToString();
+      const std::vector<SampleRef> want = WorkerSamples({9, 9, 9, 9, 9}, p, c.seen);
+      ASSERT_EQ(got.samples.size(), want.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ(got.samples[i].index, index.shards[want[i].shard].first_sample + want[i].index);
+        EXPECT_EQ(got.data[i], SampleText(got.samples[i].index));
+      }
+      EXPECT_EQ(reader->checked_on_arrival(), static_cast<int64_t>(want.size()))
+          << c.workers << " workers, worker " << worker << ", seen " << c.seen;
+    }
+  }
+}
+
+TEST_F(ReaderTest, ADamagedSampleIsFoundOnArrivalOnlyByTheWorkerThatReadsIt) {
+  DatasetIndex index = MakeDataset(*fake_, 1, 40);
+  PartitionParams p0{.num_workers = 2, .worker_id = 0, .block = 4};
+  PartitionParams p1 = p0;
+  p1.worker_id = 1;
+  // A sample worker 1 reads: worker 0's check of the same shard never looks at it.
+  const std::vector<SampleRef> theirs = WorkerSamples({40}, p1, 0);
+  ASSERT_FALSE(theirs.empty());
+  const int64_t damaged = theirs.front().index;
+  {
+    auto warm = Open(index, {});
+    ASSERT_TRUE(Drain(*warm).status.ok());
+  }
+  fs::path cached = dir_.path() / "cache" / (index.shards[0].sha256 + ".tfs");
+  std::string bytes;
+  {
+    std::ifstream in(cached, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  size_t at = bytes.find(SampleText(damaged));
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 2] ^= 0x01;
+  std::ofstream(cached, std::ios::binary | std::ios::trunc) << bytes;
+
+  auto w0 = Open(index, p0);
+  ReadAll got0 = Drain(*w0);
+  ASSERT_TRUE(got0.status.ok()) << got0.status.ToString();
+  EXPECT_EQ(w0->checked_on_arrival(), static_cast<int64_t>(got0.samples.size()));
+  EXPECT_EQ(fake_->Calls(index.shards[0].key), 1);  // worker 0 had no reason to download it again
+
+  auto w1 = Open(index, p1);
+  ReadAll got1 = Drain(*w1);
+  ASSERT_TRUE(got1.status.ok()) << got1.status.ToString();
+  ASSERT_EQ(got1.samples.size(), theirs.size());
+  for (size_t i = 0; i < got1.samples.size(); ++i) {
+    EXPECT_EQ(got1.data[i], SampleText(got1.samples[i].index));
+  }
+  // The arrival check failed, so worker 1 checked each sample as it returned it, found the
+  // damaged one and read the shard downloaded again.
+  EXPECT_EQ(w1->checked_on_arrival(), 0);
+  EXPECT_EQ(fake_->Calls(index.shards[0].key), 2);
 }
 
 TEST_F(ReaderTest, BadOptionsAreRefused) {

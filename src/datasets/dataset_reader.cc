@@ -1,5 +1,6 @@
 #include "datasets/dataset_reader.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -24,6 +25,29 @@ struct Scheduled {
   ShardInfo shard;
   ShardPiece piece;
 };
+
+// Which samples of `piece` (a piece of window `w`) one worker returns: those of the window's
+// order at a position past `seen` that the worker takes, by their index in the shard, in the
+// shard's order.
+std::vector<int64_t> WorkerSamplesOf(const ShardPiece& piece, const PlannedWindow& w,
+                                     const PartitionParams& params, int64_t seen) {
+  std::vector<int64_t> out;
+  if (params.num_workers == 1 && w.window.first_position >= seen) {
+    out.reserve(static_cast<size_t>(piece.end - piece.begin));
+    for (int64_t i = piece.begin; i < piece.end; ++i) out.push_back(i);
+    return out;
+  }
+  const std::vector<SampleRef> order = WindowOrder(w.window, params, w.index);
+  for (size_t k = 0; k < order.size(); ++k) {
+    const int64_t position = w.window.first_position + static_cast<int64_t>(k);
+    if (order[k].shard != piece.shard || position < seen || !WorkerTakes(position, params)) {
+      continue;
+    }
+    out.push_back(order[k].index);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 // Downloads the shards of `schedule` in order on `threads` threads of its own, maps each and
 // reads in the bytes of its piece (which puts them in the page cache and in the mapping), staying
@@ -185,12 +209,14 @@ class ReaderImpl final : public DatasetReader {
 
   int64_t rank_samples() const override { return rank_samples_; }
   const ShardCache& cache() const override { return *cache_; }
+  int64_t checked_on_arrival() const override { return checked_on_arrival_; }
 
  private:
   struct Open {
     std::shared_ptr<const MappedShard> mapped;
     std::optional<ShardView> view;
     bool refetched = false;
+    bool checked = false;  // this worker's samples of it were checked on arrival
   };
 
   bool HasWork(const Window& w) const {
@@ -203,6 +229,12 @@ class ReaderImpl final : public DatasetReader {
     return false;
   }
 
+  // Takes the window's pieces as the prefetch threads bring them in, and checks each piece's
+  // samples that this worker returns against their CRC-32C as soon as it has it, front to back
+  // in the shard, while the disk is still reading the window's next pieces: the checks of a
+  // rank's last window then no longer all wait until its disk reading is done, and Next()
+  // returns the samples unchecked. If any of them fails, none of the piece is trusted: Next()
+  // checks each sample as it returns it, and downloads the shard again at the first that fails.
   Status EnterWindow(const PlannedWindow& w) {
     ReleaseWindow();
     current_ = w;
@@ -214,10 +246,20 @@ class ReaderImpl final : public DatasetReader {
       std::shared_ptr<const MappedShard> mapped;
       if (got.mapped.ok()) mapped = std::move(got.mapped).value();
       TF_RETURN_IF_ERROR(MapShard(piece.shard, /*refetched=*/false, std::move(mapped)));
+      Open& o = open_.at(piece.shard);
+      o.checked = CheckOnArrival(*o.view, piece, w);
     }
     order_ = WindowOrder(w.window, params_, w.index);
     at_ = 0;
     return OkStatus();
+  }
+
+  bool CheckOnArrival(const ShardView& view, const ShardPiece& piece,
+                      const PlannedWindow& w) const {
+    for (int64_t i : WorkerSamplesOf(piece, w, params_, seen_)) {
+      if (!view.Sample(static_cast<uint64_t>(i)).ok()) return false;
+    }
+    return true;
   }
 
   void ReleaseWindow() {
@@ -286,13 +328,17 @@ class ReaderImpl final : public DatasetReader {
       const int64_t position = current_.window.first_position + static_cast<int64_t>(i);
       if (position < seen_ || !WorkerTakes(position, params_)) continue;
       auto it = open_.find(order_[i].shard);
-      if (it != open_.end()) it->second.view->Prefetch(order_[i].index);
+      if (it != open_.end() && !it->second.checked) it->second.view->Prefetch(order_[i].index);
       return;
     }
   }
 
   Result<std::string_view> Read(const SampleRef& ref) {
     Open& o = open_.at(ref.shard);
+    if (o.checked) {
+      ++checked_on_arrival_;
+      return o.view->SampleAlreadyChecked(ref.index);
+    }
     auto sample = o.view->Sample(ref.index);
     if (sample.ok()) return sample;
     if (o.refetched) {
@@ -321,6 +367,7 @@ class ReaderImpl final : public DatasetReader {
   size_t at_ = 0;
   std::map<int64_t, Open> open_;  // the current window's shards
   std::vector<ShardInfo> held_;   // cache holds to release with the window
+  int64_t checked_on_arrival_ = 0;
   std::unique_ptr<Prefetcher> prefetcher_;
 };
 

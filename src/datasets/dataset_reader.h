@@ -2,7 +2,9 @@
 // shards, fetching them ahead of need on a background thread into a ShardCache.
 //
 // Every shard is checked against the SHA-256 of the index when it is downloaded, its
-// structure when it is mapped, and every sample against its CRC-32C before it is returned. A
+// structure when it is mapped, and every sample against its CRC-32C before it is returned: when its
+// shard piece has been read in (the reader checks each piece of a window as it arrives, while
+// the next ones are still being read), or else as it is returned. A
 // shard found damaged (in the cache, or as downloaded) is removed and downloaded once more; if
 // it is damaged again, Next returns the error (kInternal, naming the shard and the offset) and
 // never the damaged bytes.
@@ -57,6 +59,9 @@ class DatasetReader {
   // The rank's share of this epoch, in samples (every worker of the rank sees the same).
   virtual int64_t rank_samples() const = 0;
   virtual const ShardCache& cache() const = 0;
+  // Samples returned so far whose CRC-32C was checked when their shard piece arrived (the others
+  // were checked as they were returned): for tests and statistics.
+  virtual int64_t checked_on_arrival() const = 0;
 };
 
 }  // namespace tf::datasets

@@ -128,14 +128,19 @@ Result<ShardView> ShardView::Open(std::string_view bytes, std::string name) {
   return ShardView(bytes, std::move(name), count, table);
 }
 
-Result<std::string_view> ShardView::Sample(uint64_t i) const {
+Result<std::string_view> ShardView::SampleAlreadyChecked(uint64_t i) const {
   if (i >= count_) {
     return InvalidArgument("shard " + name_ + " has " + std::to_string(count_) +
                            " samples, no sample " + std::to_string(i));
   }
   const char* e = bytes_.data() + table_ + i * kShardEntrySize;
-  uint64_t offset = GetU64(e);
-  std::string_view sample(bytes_.data() + offset, GetU32(e + 8));
+  return std::string_view(bytes_.data() + GetU64(e), GetU32(e + 8));
+}
+
+Result<std::string_view> ShardView::Sample(uint64_t i) const {
+  TF_ASSIGN_OR_RETURN(std::string_view sample, SampleAlreadyChecked(i));
+  const char* e = bytes_.data() + table_ + i * kShardEntrySize;
+  const uint64_t offset = GetU64(e);
   if (objects::Crc32c(sample) != GetU32(e + 12)) {
     return Corrupt(name_, offset, "sample " + std::to_string(i) + " fails its CRC-32C");
   }

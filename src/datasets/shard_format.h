@@ -63,6 +63,10 @@ class ShardView {
   // Sample i (< sample_count()) after checking its CRC-32C; kInvalidArgument naming the shard,
   // the sample and its offset if it does not match.
   Result<std::string_view> Sample(uint64_t i) const;
+  // Sample i (< sample_count()) without checking its CRC-32C: only for a sample whose bytes were
+  // checked already (by Sample or Verify) and have not been read again from the disk since.
+  // kInvalidArgument for an i out of range.
+  Result<std::string_view> SampleAlreadyChecked(uint64_t i) const;
   // Checks every sample's CRC-32C.
   Status Verify() const;
   // Where samples [begin, end) lie in the shard, as (offset, length): they follow each other
