@@ -146,6 +146,20 @@ class ReaderTest : public ::testing::Test {
     return r.ok() ? std::move(r).value() : nullptr;
   }
 
+  // Flips a bit of byte `at` of the sample whose bytes are `text` in the shard's cached file.
+  void DamageCachedSample(const ShardInfo& shard, const std::string& text, size_t at) {
+    fs::path cached = dir_.path() / "cache" / (shard.sha256 + ".tfs");
+    std::string bytes;
+    {
+      std::ifstream in(cached, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    size_t found = bytes.find(text);
+    ASSERT_NE(found, std::string::npos) << text;
+    bytes[found + at] ^= 0x01;
+    std::ofstream(cached, std::ios::binary | std::ios::trunc) << bytes;
+  }
+
   TempDir dir_;
   std::shared_ptr<FakeFetcher> fake_ = std::make_shared<FakeFetcher>();
 };
@@ -188,16 +202,7 @@ TEST_F(ReaderTest, ADamagedCachedShardIsDownloadedAgainAndReadCorrectly) {
   }
   ASSERT_EQ(fake_->Total(), 2);
   // Flip a byte in the middle of a sample of shard 1's cached file.
-  fs::path cached = dir_.path() / "cache" / (index.shards[1].sha256 + ".tfs");
-  std::string bytes;
-  {
-    std::ifstream in(cached, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
-  size_t at = bytes.find(SampleText(25));
-  ASSERT_NE(at, std::string::npos);
-  bytes[at + 3] ^= 0x01;
-  std::ofstream(cached, std::ios::binary | std::ios::trunc) << bytes;
+  DamageCachedSample(index.shards[1], SampleText(25), 3);
 
   auto second = Open(index, p);
   ReadAll got = Drain(*second);
@@ -479,16 +484,7 @@ TEST_F(ReaderTest, ADamagedSampleIsFoundOnArrivalOnlyByTheWorkerThatReadsIt) {
     auto warm = Open(index, {});
     ASSERT_TRUE(Drain(*warm).status.ok());
   }
-  fs::path cached = dir_.path() / "cache" / (index.shards[0].sha256 + ".tfs");
-  std::string bytes;
-  {
-    std::ifstream in(cached, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
-  size_t at = bytes.find(SampleText(damaged));
-  ASSERT_NE(at, std::string::npos);
-  bytes[at + 2] ^= 0x01;
-  std::ofstream(cached, std::ios::binary | std::ios::trunc) << bytes;
+  DamageCachedSample(index.shards[0], SampleText(damaged), 2);
 
   auto w0 = Open(index, p0);
   ReadAll got0 = Drain(*w0);
