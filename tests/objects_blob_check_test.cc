@@ -1,7 +1,8 @@
 // BlobReader::Check on local blobs, which checks a range of several blocks in two halves at
-// once (the second through a second descriptor): damage in either half is found and named, short
-// blobs and ranges that start and end inside blocks are checked whole, and a blob removed or cut
-// short while a reader has it open still gives an answer, never a crash.
+// once (the second through a second descriptor), each block where it is mapped: damage in either
+// half is found and named, short blobs and ranges that start and end inside blocks are checked
+// whole, and a blob removed or cut short while a reader has it open still gives an answer (an
+// error naming the blob where it was cut), never a bus error.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -127,6 +128,54 @@ TEST_F(BlobCheckTest, ABlobCutShortInTheSecondHalfIsAnErrorNamingIt) {
   Status cut = reader->Check(0, 8 * kBlockBytes);
   EXPECT_EQ(cut.code(), StatusCode::kInternal) << cut.ToString();
   EXPECT_NE(cut.message().find(id), std::string::npos) << cut.ToString();
+}
+
+TEST_F(BlobCheckTest, ABlobCutShortAnywhereIsAnErrorNamingItNeverABusError) {
+  // Cut at a page inside the first half, inside a page, on a block's edge, and inside the
+  // short last block: the mapped pages past the new end are missing, which the check must
+  // answer with an error rather than touch.
+  for (uint64_t cut : {uint64_t{kBlockBytes + 4096}, uint64_t{2 * kBlockBytes + 1000},
+                       uint64_t{3 * kBlockBytes}, uint64_t{8 * kBlockBytes + 5}}) {
+    SCOPED_TRACE("cut at " + std::to_string(cut));
+    const std::string id = Put(Content(8 * kBlockBytes + 100, 6));
+    auto reader = Open(id);
+    ASSERT_NE(reader, nullptr);
+    ASSERT_TRUE(reader->Check(0, 8 * kBlockBytes + 100).ok());  // mapped and read once
+    fs::resize_file(PathOf(id), cut);
+    Status whole = reader->Check(0, 8 * kBlockBytes + 100);
+    EXPECT_EQ(whole.code(), StatusCode::kInternal) << whole.ToString();
+    EXPECT_NE(whole.message().find(id), std::string::npos) << whole.ToString();
+    // The part before the cut's block is still whole.
+    EXPECT_TRUE(reader->Check(0, cut / kBlockBytes * kBlockBytes).ok());
+    Status tail = reader->Check(8 * kBlockBytes, 100);
+    EXPECT_EQ(tail.code(), StatusCode::kInternal) << tail.ToString();
+  }
+}
+
+TEST_F(BlobCheckTest, DamageAnywhereInABlockIsFoundInEveryRangeThatCoversIt) {
+  // A byte changed in the page cache (after a clean check) on a block's first and last page:
+  // every check reads the block again, so the change is seen.
+  const std::string content = Content(6 * kBlockBytes, 7);
+  const std::string id = Put(content);
+  auto reader = Open(id);
+  ASSERT_NE(reader, nullptr);
+  ASSERT_TRUE(reader->Check(0, content.size()).ok());
+  for (uint64_t at : {uint64_t{4 * kBlockBytes}, uint64_t{5 * kBlockBytes - 1}}) {
+    SCOPED_TRACE("damage at " + std::to_string(at));
+    FlipByte(id, at);
+    const uint64_t block = at / kBlockBytes;
+    for (auto [offset, n] : {std::pair<uint64_t, uint64_t>{0, content.size()},
+                             {block * kBlockBytes, kBlockBytes},
+                             {at, 1},
+                             {block * kBlockBytes - 10, 20}}) {
+      Status s = reader->Check(offset, n);
+      EXPECT_EQ(s.code(), StatusCode::kInternal) << offset << "+" << n;
+      EXPECT_NE(s.message().find("block " + std::to_string(block)), std::string::npos)
+          << s.ToString();
+    }
+    FlipByte(id, at);  // put back
+    EXPECT_TRUE(reader->Check(0, content.size()).ok());
+  }
 }
 
 }  // namespace

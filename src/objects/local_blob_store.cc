@@ -4,11 +4,13 @@
 // DIR/ab/cd/<id>, and the directory is fsynced (as is a fan-out directory's parent when it is
 // created).
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <atomic>
 #include <cstring>
 #include <fstream>
 #include <future>
@@ -24,6 +26,11 @@ namespace tf::objects {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Linux 5.14's madvise advice, missing from older headers (an older kernel answers EINVAL).
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
 
 constexpr uint64_t kSyncWindow = 8 << 20;
 
@@ -276,8 +283,67 @@ class LocalBlobReader final : public BlobReader {
     return fd;
   }
 
+  // Checks blocks [first, end) through `fd`: mapped, or read into `scratch` where mapping is
+  // not to be had.
+  Status CheckBlocksFrom(int fd, uint64_t first, uint64_t end, std::string& scratch) {
+    if (!map_refused_.load(std::memory_order_relaxed)) {
+      bool refused = false;
+      Status mapped = CheckBlocksMapped(fd, first, end, &refused);
+      if (!refused) return mapped;
+      map_refused_.store(true, std::memory_order_relaxed);
+    }
+    return CheckBlocksRead(fd, first, end, scratch);
+  }
+
+  // Maps the blocks' bytes read-only and checks each block where it lies in the page cache,
+  // without copying it: each block is brought in with MADV_POPULATE_READ (which reads it from
+  // the disk if need be, through the file's read-ahead) and its CRC-32C taken from the mapping.
+  // A file shortened underneath makes the populate fail (EFAULT), an error naming the blob,
+  // where touching the missing pages would be a bus error. Sets *refused, and checks nothing,
+  // where the mapping or the advice is not to be had (a file system that cannot map, a kernel
+  // before 5.14).
+  Status CheckBlocksMapped(int fd, uint64_t first, uint64_t end, bool* refused) const {
+    const uint64_t block = footer_.block_bytes;
+    const uint64_t start = first * block;
+    const uint64_t stop = std::min(footer_.size, end * block);
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const uint64_t base = start / page * page;
+    const size_t length = static_cast<size_t>(stop - base);
+    void* p = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(base));
+    if (p == MAP_FAILED) {
+      *refused = true;
+      return OkStatus();
+    }
+    char* const at = static_cast<char*>(p);
+    Status status;
+    for (uint64_t b = first; b < end && status.ok(); ++b) {
+      BlockSpan one{b, b + 1, b * block, std::min(footer_.size, (b + 1) * block)};
+      char* const bytes = at + (one.start - base);
+      char* const from = at + (one.start - base) / page * page;
+      int rc;
+      do {
+        rc = ::madvise(from, static_cast<size_t>(bytes + (one.stop - one.start) - from),
+                       MADV_POPULATE_READ);
+      } while (rc != 0 && errno == EINTR);
+      if (rc != 0 && errno == EINVAL && b == first) {
+        *refused = true;
+        break;
+      }
+      if (rc != 0) {
+        status = Internal("cannot read blob " + path_.string() + " bytes " +
+                          std::to_string(one.start) + " to " + std::to_string(one.stop) + ": " +
+                          std::strerror(errno) + " (shorter than its footer says?)");
+        break;
+      }
+      status = CheckBlocks(std::string_view(bytes, static_cast<size_t>(one.stop - one.start)),
+                           one, footer_, crcs_, path_.filename().string());
+    }
+    ::munmap(p, length);
+    return status;
+  }
+
   // Reads blocks [first, end) one at a time through `fd` into `scratch` and checks each.
-  Status CheckBlocksFrom(int fd, uint64_t first, uint64_t end, std::string& scratch) const {
+  Status CheckBlocksRead(int fd, uint64_t first, uint64_t end, std::string& scratch) const {
     const uint64_t block = footer_.block_bytes;
     for (uint64_t b = first; b < end; ++b) {
       BlockSpan one{b, b + 1, b * block, std::min(footer_.size, (b + 1) * block)};
@@ -295,6 +361,7 @@ class LocalBlobReader final : public BlobReader {
   std::string scratch_;
   int second_fd_ = kNotOpened;   // for Check's second half: fd_'s file opened again, or -1
   std::string second_scratch_;  // Check's second half reads into this
+  std::atomic<bool> map_refused_{false};  // mapping was refused once: Check reads instead
 };
 
 class LocalBlobStore final : public BlobStore {
