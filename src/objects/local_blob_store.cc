@@ -234,14 +234,16 @@ class LocalBlobReader final : public BlobReader {
 
   int content_fd() const override { return fd_; }
 
-  // The blocks are read one at a time into a reused buffer and checked there; they stay in the
-  // page cache, from which sendfile then sends them. Reading (not mapping) lets the kernel see a
-  // sequential reader and read ahead in large requests, and a file shortened underneath is a
-  // short read, never a bus error. A range of several blocks is checked in two halves at once,
-  // the second on a helper thread through a second descriptor (its own read-ahead): the first
-  // touch of a page-cache page can cost a fault in the host of a virtual machine that was
-  // handed the page back while it was free, and two threads take those faults twice as fast
-  // (docs/benchmarks/objects.md, "Why slow GETs burn CPU").
+  // The blocks are checked where they lie in the page cache, from which sendfile then sends
+  // them: each block is brought in with MADV_POPULATE_READ through a read-only mapping (which
+  // reads from the disk what is missing, through the file's read-ahead) and its CRC-32C is
+  // taken from the mapping, without a copy (CheckBlocksMapped); where mapping is refused, each
+  // block is read with pread into a reused buffer and checked there. A range of several blocks
+  // is checked in two halves at once, the second on a helper thread through a second
+  // descriptor (its own read-ahead): the first touch of a page-cache page can cost a fault in
+  // the host of a virtual machine that was handed the page back while it was free, and two
+  // threads take those faults twice as fast (docs/benchmarks/objects.md, "Why slow GETs burn
+  // CPU").
   Status Check(uint64_t offset, size_t n) override {
     if (offset > footer_.size || n > footer_.size - offset) {
       return InvalidArgument("read past the end of blob " + path_.filename().string());
@@ -295,13 +297,13 @@ class LocalBlobReader final : public BlobReader {
     return CheckBlocksRead(fd, first, end, scratch);
   }
 
-  // Maps the blocks' bytes read-only and checks each block where it lies in the page cache,
-  // without copying it: each block is brought in with MADV_POPULATE_READ (which reads it from
-  // the disk if need be, through the file's read-ahead) and its CRC-32C taken from the mapping.
-  // A file shortened underneath makes the populate fail (EFAULT), an error naming the blob,
-  // where touching the missing pages would be a bus error. Sets *refused, and checks nothing,
-  // where the mapping or the advice is not to be had (a file system that cannot map, a kernel
-  // before 5.14).
+  // Maps the blocks' bytes read-only and checks each block where it lies in the page cache: the
+  // block is brought in with MADV_POPULATE_READ, then its CRC-32C taken from the mapping. A file
+  // shortened before a block is brought in makes the populate fail (EFAULT), an error naming
+  // the blob, where touching the missing pages would be a bus error; only a file cut between a
+  // block's populate and its CRC (microseconds) is still a bus error. Sets *refused, and checks
+  // nothing, where the mapping or the advice is not to be had (a file system that cannot map, a
+  // kernel before 5.14).
   Status CheckBlocksMapped(int fd, uint64_t first, uint64_t end, bool* refused) const {
     const uint64_t block = footer_.block_bytes;
     const uint64_t start = first * block;
