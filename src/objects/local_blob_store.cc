@@ -270,6 +270,9 @@ class LocalBlobReader final : public BlobReader {
 
  private:
   static constexpr int kNotOpened = -2;
+  // Below this a copy costs less than a mapping, whose unmapping interrupts every core running
+  // one of the server's threads to flush its TLB: a small object's block is read.
+  static constexpr uint64_t kMapFromBytes = uint64_t{256} << 10;
 
   // The blob's file opened again, or -1 if its path no longer names the file fd_ has open (the
   // blob was removed while this reader had it).
@@ -285,10 +288,12 @@ class LocalBlobReader final : public BlobReader {
     return fd;
   }
 
-  // Checks blocks [first, end) through `fd`: mapped, or read into `scratch` where mapping is
-  // not to be had.
+  // Checks blocks [first, end) through `fd`: mapped, or read into `scratch` where they are
+  // fewer than kMapFromBytes or mapping is not to be had.
   Status CheckBlocksFrom(int fd, uint64_t first, uint64_t end, std::string& scratch) {
-    if (!map_refused_.load(std::memory_order_relaxed)) {
+    const uint64_t bytes = std::min(footer_.size, end * footer_.block_bytes) -
+                           std::min(footer_.size, first * footer_.block_bytes);
+    if (bytes >= kMapFromBytes && !map_refused_.load(std::memory_order_relaxed)) {
       bool refused = false;
       Status mapped = CheckBlocksMapped(fd, first, end, &refused);
       if (!refused) return mapped;
