@@ -26,10 +26,11 @@ struct Scheduled {
   ShardPiece piece;
 };
 
-// Which samples of `piece` (a piece of window `w`) one worker returns: those of the window's
-// order at a position past `seen` that the worker takes, by their index in the shard, in the
+// Which samples of `piece` (a piece of window `w`, whose order is `order`) one worker returns:
+// those at a position past `seen` that the worker takes, by their index in the shard, in the
 // shard's order.
 std::vector<int64_t> WorkerSamplesOf(const ShardPiece& piece, const PlannedWindow& w,
+                                     const std::vector<SampleRef>& order,
                                      const PartitionParams& params, int64_t seen) {
   std::vector<int64_t> out;
   if (params.num_workers == 1 && w.window.first_position >= seen) {
@@ -37,7 +38,6 @@ std::vector<int64_t> WorkerSamplesOf(const ShardPiece& piece, const PlannedWindo
     for (int64_t i = piece.begin; i < piece.end; ++i) out.push_back(i);
     return out;
   }
-  const std::vector<SampleRef> order = WindowOrder(w.window, params, w.index);
   for (size_t k = 0; k < order.size(); ++k) {
     const int64_t position = w.window.first_position + static_cast<int64_t>(k);
     if (order[k].shard != piece.shard || position < seen || !WorkerTakes(position, params)) {
@@ -238,6 +238,7 @@ class ReaderImpl final : public DatasetReader {
   Status EnterWindow(const PlannedWindow& w) {
     ReleaseWindow();
     current_ = w;
+    std::vector<SampleRef> order = WindowOrder(w.window, params_, w.index);
     for (const ShardPiece& piece : w.window.pieces) {
       Prefetcher::Taken got = prefetcher_->Take(scheduled_++);
       if (!got.downloaded.ok()) return got.downloaded;
@@ -247,16 +248,16 @@ class ReaderImpl final : public DatasetReader {
       if (got.mapped.ok()) mapped = std::move(got.mapped).value();
       TF_RETURN_IF_ERROR(MapShard(piece.shard, /*refetched=*/false, std::move(mapped)));
       Open& o = open_.at(piece.shard);
-      o.checked = CheckOnArrival(*o.view, piece, w);
+      o.checked = CheckOnArrival(*o.view, piece, w, order);
     }
-    order_ = WindowOrder(w.window, params_, w.index);
+    order_ = std::move(order);
     at_ = 0;
     return OkStatus();
   }
 
-  bool CheckOnArrival(const ShardView& view, const ShardPiece& piece,
-                      const PlannedWindow& w) const {
-    for (int64_t i : WorkerSamplesOf(piece, w, params_, seen_)) {
+  bool CheckOnArrival(const ShardView& view, const ShardPiece& piece, const PlannedWindow& w,
+                      const std::vector<SampleRef>& order) const {
+    for (int64_t i : WorkerSamplesOf(piece, w, order, params_, seen_)) {
       if (!view.Sample(static_cast<uint64_t>(i)).ok()) return false;
     }
     return true;
