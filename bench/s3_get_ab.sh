@@ -20,6 +20,10 @@
 # burn CPU"); with no pause the step mostly gets back the pages the drop just freed.
 # DD_DIRECT=1 adds a step reading the dd file with O_DIRECT (iflag=direct, 4 MiB reads), the
 # disk without the page cache.
+# CEILING=1 adds a third server to every round, bench/sendfile_server.py, which answers a plain
+# curl GET of a file of the same size with nothing but sendfile (no signature, no store, no
+# checksums): the most any server can do with this client on these cores, labelled "bare". The
+# three GETs of a round then take turns at going first.
 set -euo pipefail
 bin_a=$1
 bin_b=$2
@@ -59,6 +63,16 @@ for side in A B; do
   SECRET[$side]=$(echo "$key_json" | json_field secret)
   s3curl "$side" -o /dev/null -T "$dir/src.bin" "${URL[$side]}/bench/o"
 done
+sides=(A B)
+if [ "${CEILING:-0}" = 1 ]; then
+  cp "$dir/src.bin" "$dir/bare.bin"
+  python3 "$(dirname "$0")/sendfile_server.py" "$dir/bare.bin" "$dir/bare.port" &
+  pids+=($!)
+  SERVER[bare]=$!
+  for _ in $(seq 100); do [ -s "$dir/bare.port" ] && break; sleep 0.1; done
+  URL[bare]="http://127.0.0.1:$(cat "$dir/bare.port")"
+  sides+=(bare)
+fi
 
 cold() {
   sync
@@ -84,15 +98,15 @@ step() {  # step LABEL COMMAND...: one cold step, one line of figures
     "$(echo "($b1 - $b0) / 100" | bc -l)" "$(echo "$end - $start" | bc -l)" \
     "$(echo "($c1 - $c0) / 100" | bc -l)"
 }
-get() { s3curl "$1" -o /dev/null "${URL[$1]}/bench/o"; }
+get() {
+  if [ "$1" = bare ]; then curl -sf -o /dev/null "${URL[bare]}/o"; else s3curl "$1" -o /dev/null "${URL[$1]}/bench/o"; fi
+}
 for r in $(seq "$rounds"); do
-  if [ $((r % 2)) = 1 ]; then
-    step A get A
-    step B get B
-  else
-    step B get B
-    step A get A
-  fi
+  n=${#sides[@]}
+  for i in $(seq 0 $((n - 1))); do
+    side=${sides[$(((r - 1 + i) % n))]}
+    step "$side" get "$side"
+  done
   step dd dd if="$dir/dd.bin" of=/dev/null bs=1M status=none
   if [ "${DD_DIRECT:-0}" = 1 ]; then
     step ddD dd if="$dir/dd.bin" of=/dev/null bs=4M iflag=direct status=none

@@ -13,6 +13,11 @@
 # the last part's answer to Complete's, measured in the client). Each object is deleted after
 # its round. With CLIENT=curl each upload is instead one PutObject by curl (SigV4,
 # UNSIGNED-PAYLOAD), the single-blob path, for checking that it did not change.
+# CLIENT=curl CEILING=1 adds two servers to every round, both bench/bare_put_server.py: "bare"
+# takes the same curl PUT by writing the body to a file and fdatasync (no signature, no store,
+# no checksums), "md5" does that and takes the body's MD5 on a thread of its own, as S3 must for
+# a PutObject's ETag: the most any server can do with this client on these cores, without and
+# with the MD5. The servers of a round then take turns at going first.
 set -euo pipefail
 bin_a=$1
 bin_b=$2
@@ -42,6 +47,20 @@ for side in A B; do
   KEY_ID[$side]=$(echo "$key_json" | json_field id)
   SECRET[$side]=$(echo "$key_json" | json_field secret)
 done
+sides=(A B)
+if [ "${CEILING:-0}" = 1 ]; then
+  [ "${CLIENT:-boto3}" = curl ] || { echo "CEILING=1 needs CLIENT=curl" >&2; exit 2; }
+  for side in bare md5; do
+    mkdir -p "$dir/$side"
+    flag=
+    [ "$side" = md5 ] && flag=--md5
+    python3 "$(dirname "$0")/bare_put_server.py" "$dir/$side" "$dir/$side.port" $flag &
+    pids+=($!)
+    for _ in $(seq 100); do [ -s "$dir/$side.port" ] && break; sleep 0.1; done
+    URL[$side]="http://127.0.0.1:$(cat "$dir/$side.port")"
+    sides+=("$side")
+  done
+fi
 
 cold() {
   sync
@@ -52,9 +71,13 @@ upload() {  # upload SIDE KEY: prints "MB/s complete_seconds"
   if [ "${CLIENT:-boto3}" = curl ]; then
     local start end
     start=$(date +%s.%N)
-    curl -sf --aws-sigv4 "aws:amz:us-east-1:s3" --user "${KEY_ID[$1]}:${SECRET[$1]}" \
-      -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -o /dev/null -T "$dir/src.bin" \
-      "${URL[$1]}/bench/$2"
+    if [ -z "${BIN[$1]:-}" ]; then  # a bare server: no signature
+      curl -sf -o /dev/null -T "$dir/src.bin" "${URL[$1]}/$2"
+    else
+      curl -sf --aws-sigv4 "aws:amz:us-east-1:s3" --user "${KEY_ID[$1]}:${SECRET[$1]}" \
+        -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -o /dev/null -T "$dir/src.bin" \
+        "${URL[$1]}/bench/$2"
+    fi
     end=$(date +%s.%N)
     echo "$(echo "$mib * 1048576 / 1000000 / ($end - $start)" | bc) -"
     return
@@ -87,16 +110,13 @@ step() {  # step SIDE ROUND
   cold
   read -r rate complete < <(upload "$1" "o$2")
   printf '%s %5s MB/s (Complete %ss) | ' "$1" "$rate" "$complete"
-  TENSORFLEET_HOME="$dir/$1" "${BIN[$1]}" rm "tf://bench/o$2" >/dev/null
+  if [ -n "${BIN[$1]:-}" ]; then TENSORFLEET_HOME="$dir/$1" "${BIN[$1]}" rm "tf://bench/o$2" >/dev/null; fi
 }
 for r in $(seq "$rounds"); do
-  if [ $((r % 2)) = 1 ]; then
-    step A "$r"
-    step B "$r"
-  else
-    step B "$r"
-    step A "$r"
-  fi
+  n=${#sides[@]}
+  for i in $(seq 0 $((n - 1))); do
+    step "${sides[$(((r - 1 + i) % n))]}" "$r"
+  done
   cold
   start=$(date +%s.%N)
   dd if="$dir/src.bin" of="$dir/dd.bin" bs=1M conv=fdatasync status=none
