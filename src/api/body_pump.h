@@ -1,7 +1,8 @@
 // Moves a streamed request body into a writer that blocks (an object upload, a multipart part),
 // reading the next piece from the network while the blocking pool writes the last one, so that
 // the socket, the digests and the disk work side by side instead of in turn. Two buffers of
-// kPumpPieceBytes, reused, and no copy between the socket and the writer.
+// up to kPumpPieceBytes, borrowed from BodyPieceBuffers (kept from one request to the next),
+// and no copy between the socket and the writer.
 #pragma once
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/piece_buffers.h"
 #include "base/pool_task.h"
 #include "base/status.h"
 
@@ -23,24 +25,20 @@ inline constexpr size_t kPumpPieceBytes = size_t{16} << 20;
 // of this size costs a small upload about a millisecond, two of kPumpPieceBytes four times that.
 inline constexpr size_t kUnsizedPumpPieceBytes = size_t{4} << 20;
 
-// How much of a body to read into one piece: kPumpPieceBytes, or less for a body known to be
-// smaller, so that a small upload does not fill megabytes of buffer; kUnsizedPumpPieceBytes
-// when its length is unknown.
-inline size_t PumpPieceFor(std::optional<uint64_t> content_length) {
+// How much of a body to read into the next piece, `already_read` bytes into it: the rest of a
+// body of known length, up to kPumpPieceBytes (0 once it has all been read, so that a piece is
+// never filled for nothing, and a small upload does not fill megabytes of buffer);
+// kUnsizedPumpPieceBytes when its length is unknown.
+inline size_t PieceBytesFor(std::optional<uint64_t> content_length, uint64_t already_read) {
   if (!content_length) return kUnsizedPumpPieceBytes;
-  return static_cast<size_t>(
-      std::min<uint64_t>(kPumpPieceBytes, std::max<uint64_t>(*content_length, 1)));
+  if (already_read >= *content_length) return 0;
+  return static_cast<size_t>(std::min<uint64_t>(kPumpPieceBytes, *content_length - already_read));
 }
 
-// `read(std::string& piece)` is awaited for each piece: it fills `piece` (up to kPumpPieceBytes;
-// empty at the end of the body) and returns a Failure to stop. `write(std::string_view)` runs on
-// `pool` and returns a Status; `failed_write(Status)` turns a failed one into a Failure. Returns
-// the first failure, or nullopt once the whole body is written. Every write has ended by the
-// time it returns.
+// PumpBody's loop, into `pieces`.
 template <typename Failure, typename Read, typename Write, typename FailedWrite>
-awaitable<std::optional<Failure>> PumpBody(asio::thread_pool& pool, Read read, Write write,
-                                           FailedWrite failed_write) {
-  std::string pieces[2];
+awaitable<std::optional<Failure>> PumpBodyInto(BorrowedPieces& pieces, asio::thread_pool& pool,
+                                               Read read, Write write, FailedWrite failed_write) {
   PooledTask<Status> writing;
   for (int i = 0;; i ^= 1) {
     std::optional<Failure> bad = co_await read(pieces[i]);
@@ -53,6 +51,22 @@ awaitable<std::optional<Failure>> PumpBody(asio::thread_pool& pool, Read read, W
     std::string_view data = pieces[i];
     writing = PooledTask<Status>::Start(pool, [&write, data] { return write(data); });
   }
+}
+
+// `read(std::string& piece)` is awaited for each piece: it fills `piece` (up to kPumpPieceBytes;
+// empty at the end of the body) and returns a Failure to stop. `write(std::string_view)` runs on
+// `pool` and returns a Status; `failed_write(Status)` turns a failed one into a Failure. Returns
+// the first failure, or nullopt once the whole body is written. Every write has ended by the
+// time it returns.
+template <typename Failure, typename Read, typename Write, typename FailedWrite>
+awaitable<std::optional<Failure>> PumpBody(asio::thread_pool& pool, Read read, Write write,
+                                           FailedWrite failed_write) {
+  BorrowedPieces pieces(BodyPieceBuffers());
+  std::optional<Failure> failed =
+      co_await PumpBodyInto<Failure>(pieces, pool, std::move(read), std::move(write),
+                                     std::move(failed_write));
+  pieces.GiveBack();  // every write has ended
+  co_return failed;
 }
 
 }  // namespace tf::api

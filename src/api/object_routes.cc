@@ -41,12 +41,15 @@ awaitable<http::Response> PutObject(Services& s, Context& ctx) {
   std::unique_ptr<Upload> upload = std::move(begun).value();
 
   http::BodyReader* body = ctx.request.body_reader;
-  auto read = [body](std::string& piece) -> awaitable<std::optional<Status>> {
+  uint64_t read_bytes = 0;
+  auto read = [body, &read_bytes](std::string& piece) -> awaitable<std::optional<Status>> {
     // No cost but for a short piece's tail: see S3Body::Read.
-    piece.resize(PumpPieceFor(body->content_length()));
-    Result<size_t> n = co_await body->Read(std::span(piece));
+    piece.resize(PieceBytesFor(body->content_length(), read_bytes));
+    Result<size_t> n = size_t{0};  // a body of known length is over once all of it is read
+    if (!piece.empty()) n = co_await body->Read(std::span(piece));
     if (!n.ok()) co_return n.status();
     piece.resize(*n);
+    read_bytes += *n;
     co_return std::nullopt;
   };
   auto write = [&upload](std::string_view piece) { return upload->Write(piece); };

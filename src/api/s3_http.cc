@@ -237,6 +237,7 @@ struct S3Body::State {
   std::string raw;                                 // an aws-chunked body as it came
   std::unique_ptr<s3::AwsChunkedDecoder> decoder;  // for an aws-chunked body
   bool finished = false;
+  uint64_t read_bytes = 0;  // of the body as it came
 };
 
 S3Body::S3Body(S3Call& call) : state_(std::make_unique<State>(call)) {
@@ -261,10 +262,12 @@ awaitable<std::optional<s3::Error>> S3Body::Read(std::string& piece) {
   std::string& in = st.decoder == nullptr ? piece : st.raw;
   if (st.decoder != nullptr) piece.clear();
   for (;;) {
-    in.resize(PumpPieceFor(reader->content_length()));
-    Result<size_t> n = co_await reader->Read(std::span(in));
+    in.resize(PieceBytesFor(reader->content_length(), st.read_bytes));
+    Result<size_t> n = size_t{0};  // a body of known length is over once all of it is read
+    if (!in.empty()) n = co_await reader->Read(std::span(in));
     if (!n.ok()) co_return BodyError(n.status());
     in.resize(*n);
+    st.read_bytes += *n;
     if (st.decoder == nullptr) {
       if (*n == 0) st.finished = true;
       co_return std::nullopt;
