@@ -37,6 +37,23 @@ for rank in range(2):
     ds.set_epoch(1, samples_seen=8)
     print(json.dumps({"rank": rank, "epoch": "1-resumed",
                       "samples": [s for batch in loader for s in batch]}), flush=True)
+    # A run resumed at (epoch 1, 8 samples seen) through the constructor: the loop's
+    # set_epoch(1) keeps the position, the next epoch is read whole.
+    resumed = tensorfleet_data.Dataset("lines", seed=5, rank=rank, world_size=2, batch_size=4,
+                                       cache_dir=cache, decode=lambda b: b.decode(), epoch=1,
+                                       samples_seen=8)
+    resumed_loader = torch.utils.data.DataLoader(resumed, batch_size=4, num_workers=2)
+    for epoch in (1, 2):
+        resumed.set_epoch(epoch)
+        print(json.dumps({"rank": rank, "epoch": "%d-from-constructor" % epoch,
+                          "samples": [s for batch in resumed_loader for s in batch]}), flush=True)
+    # The same without set_epoch, in this process: only the first pass is resumed.
+    plain = tensorfleet_data.Dataset("lines", seed=5, rank=rank, world_size=2, batch_size=4,
+                                     cache_dir=cache, decode=lambda b: b.decode(), epoch=1,
+                                     samples_seen=8)
+    for n in (1, 2):
+        print(json.dumps({"rank": rank, "epoch": "1-pass-%d" % n, "samples": list(plain)}),
+              flush=True)
     # Epoch 1 again in batches of 4 as (data, offsets) tensors, in the main process and in two
     # workers: the same samples in the same order.
     for workers in (0, 2):
@@ -117,6 +134,12 @@ TEST_F(DatasetsPythonTest, TorchDataLoaderWithTwoWorkersReadsEverySampleOncePerE
     const auto& resumed = by_run[std::string(rank) + "/1-resumed"];
     ASSERT_GE(full.size(), 8u);
     EXPECT_EQ(resumed, std::vector<std::string>(full.begin() + 8, full.end())) << rank;
+    EXPECT_EQ(by_run[std::string(rank) + "/1-from-constructor"], resumed) << rank;
+    const auto& next = by_run[std::string(rank) + "/2-from-constructor"];
+    EXPECT_GE(next.size(), 101u) << rank;  // epoch 2 whole
+    EXPECT_NE(next, full) << rank;
+    EXPECT_EQ(by_run[std::string(rank) + "/1-pass-1"], resumed) << rank;
+    EXPECT_EQ(by_run[std::string(rank) + "/1-pass-2"], full) << rank;
     EXPECT_EQ(by_run[std::string(rank) + "/1-batched-0"], full) << rank;
     EXPECT_EQ(by_run[std::string(rank) + "/1-batched-2"], full) << rank;
   }

@@ -97,6 +97,50 @@ TEST_F(ObjectsCliTest, KeysThatWouldEscapeAreNotWrittenOnTheWayDown) {
   EXPECT_FALSE(fs::exists(Local("into/abs")));
 }
 
+TEST_F(ObjectsCliTest, RecursiveCopyAndRemoveTakeAFolderNotEveryKeyStartingAlike) {
+  ASSERT_EQ(Run({"bucket", "create", "data"}).exit_code, 0);
+  WriteFile(Local("f"), "x");
+  for (const char* key : {"data/y", "data/sub/z", "data2/x", "database.csv"}) {
+    ASSERT_EQ(Run({"cp", Local("f").string(), std::string("tf://data/") + key}).exit_code, 0);
+  }
+  auto down = Run({"cp", "-r", "tf://data/data", Local("down").string()});
+  ASSERT_EQ(down.exit_code, 0) << down.output;
+  EXPECT_TRUE(fs::exists(Local("down/y")));
+  EXPECT_TRUE(fs::exists(Local("down/sub/z")));
+  EXPECT_FALSE(fs::exists(Local("down/2/x")));
+
+  auto rm = Run({"rm", "-r", "tf://data/data"});
+  ASSERT_EQ(rm.exit_code, 0) << rm.output;
+  EXPECT_NE(rm.output.find("delete: tf://data/data/y"), std::string::npos) << rm.output;
+  EXPECT_EQ(rm.output.find("data2"), std::string::npos) << rm.output;
+  EXPECT_EQ(rm.output.find("database"), std::string::npos) << rm.output;
+  EXPECT_EQ(Run({"cat", "tf://data/data2/x"}).output, "x");
+  EXPECT_EQ(Run({"cat", "tf://data/database.csv"}).output, "x");
+  EXPECT_EQ(Run({"cat", "tf://data/data/y"}).exit_code, 1);
+
+  auto nothing = Run({"rm", "-r", "tf://data/data"});
+  EXPECT_EQ(nothing.exit_code, 0) << nothing.output;
+  EXPECT_NE(nothing.output.find("nothing under tf://data/data/"), std::string::npos)
+      << nothing.output;
+}
+
+TEST_F(ObjectsCliTest, FolderMarkersBecomeFoldersOnTheWayDown) {
+  ASSERT_EQ(Run({"bucket", "create", "data"}).exit_code, 0);
+  WriteFile(Local("f"), "content");
+  // Folder markers, as S3 consoles make them: empty objects whose keys end in '/'.
+  for (const char* marker : {"m/", "m/sub/", "m/hollow/"}) {
+    ASSERT_EQ(Call("PUT", std::string("/v1/buckets/data/objects/") + marker, "", admin_token_)
+                  .status,
+              200)
+        << marker;
+  }
+  ASSERT_EQ(Run({"cp", Local("f").string(), "tf://data/m/sub/f"}).exit_code, 0);
+  auto down = Run({"cp", "-r", "tf://data/m", Local("m").string()});
+  ASSERT_EQ(down.exit_code, 0) << down.output;
+  EXPECT_EQ(ReadFile(Local("m/sub/f")), "content");
+  EXPECT_TRUE(fs::is_directory(Local("m/hollow")));
+}
+
 TEST_F(ObjectsCliTest, UsageErrorsSayWhatIsWrong) {
   ASSERT_EQ(Run({"bucket", "create", "data"}).exit_code, 0);
   WriteFile(Local("dir/f"), "x");
@@ -109,6 +153,10 @@ TEST_F(ObjectsCliTest, UsageErrorsSayWhatIsWrong) {
   auto missing = Run({"cp", Local("nope").string(), "tf://data/x"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.output.find("cannot open"), std::string::npos) << missing.output;
+  auto nowhere = Run({"cp", "tf://data/x", ""});
+  EXPECT_EQ(nowhere.exit_code, 1);
+  EXPECT_NE(nowhere.output.find("give a local path to save tf://data/x to"), std::string::npos)
+      << nowhere.output;
   auto no_bucket = Run({"cp", Local("dir/f").string(), "tf://nope/x"});
   EXPECT_EQ(no_bucket.exit_code, 1);
   EXPECT_NE(no_bucket.output.find("bucket 'nope' does not exist"), std::string::npos)

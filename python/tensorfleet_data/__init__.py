@@ -64,7 +64,10 @@ class Dataset(torch.utils.data.IterableDataset):
     batch_size:    the DataLoader's batch size, so that the batches its workers hand out in
                    turn are exactly the rank's order (what samples_seen counts).
     batched:       yield batches of batch_size samples as (data, offsets) tensors (above).
-    samples_seen:  resume the first epoch iterated after this many samples of this rank.
+    epoch, samples_seen: where a resumed run stands: the first epoch read is `epoch`,
+                   from after this many samples of this rank (the position a checkpoint
+                   saved). It holds for that one epoch, whether the loop calls
+                   set_epoch(epoch) first (as it should) or not; every later one is read whole.
     rank, world_size, local_rank, local_world_size: override what the environment says.
     cache_dir:     where shards are kept on this machine (TENSORFLEET_DATASET_CACHE, or a
                    directory in the temporary directory); shared by every worker and rank.
@@ -73,7 +76,7 @@ class Dataset(torch.utils.data.IterableDataset):
     def __init__(self, name, seed=0, batch_size=1, samples_seen=0, decode=None, server=None,
                  token=None, rank=None, world_size=None, local_rank=None,
                  local_world_size=None, window_shards=4, cache_dir=None,
-                 cache_bytes=8 << 30, prefetch_shards=4, batched=False):
+                 cache_bytes=8 << 30, prefetch_shards=4, batched=False, epoch=0):
         super().__init__()
         if batched and decode is not None:
             raise ValueError("decode= applies to single samples: with batched=True, decode the "
@@ -83,9 +86,14 @@ class Dataset(torch.utils.data.IterableDataset):
         self.server, self.token = _server_and_token(server, token)
         self.seed = seed
         self.block = max(1, int(batch_size or 1))
+        if epoch < 0 or samples_seen < 0:
+            raise ValueError("epoch and samples_seen cannot be negative (got %d and %d)"
+                             % (epoch, samples_seen))
+        self.epoch = epoch
         self.samples_seen = samples_seen
+        # The resume position, until the epoch it is for has been set or read.
+        self._resume = (epoch, samples_seen) if samples_seen else None
         self.decode = decode
-        self.epoch = 0
         self.world_size = world_size if world_size is not None else _env_int("WORLD_SIZE", 1)
         self.rank = rank if rank is not None else _env_int("RANK", 0)
         self.local_world_size = (local_world_size if local_world_size is not None
@@ -101,8 +109,17 @@ class Dataset(torch.utils.data.IterableDataset):
         self.cache_bytes = cache_bytes
         self.prefetch_shards = prefetch_shards
 
-    def set_epoch(self, epoch, samples_seen=0):
-        """Reads epoch `epoch` next, skipping the first `samples_seen` samples of this rank."""
+    def set_epoch(self, epoch, samples_seen=None):
+        """Reads epoch `epoch` next, skipping the first `samples_seen` samples of this rank.
+
+        By default none are skipped, except in the epoch the constructor's resume position is
+        for, the first time it is set: then its samples_seen are.
+        """
+        if samples_seen is None:
+            samples_seen = self._resume[1] if self._resume and self._resume[0] == epoch else 0
+        if samples_seen < 0:
+            raise ValueError("samples_seen cannot be negative (got %d)" % samples_seen)
+        self._resume = None
         self.epoch = epoch
         self.samples_seen = samples_seen
 
@@ -117,6 +134,12 @@ class Dataset(torch.utils.data.IterableDataset):
             num_workers=num_workers, worker_id=worker_id, window_shards=self.window_shards,
             block=self.block, samples_seen=self.samples_seen, cache_dir=self.cache_dir,
             cache_bytes=self.cache_bytes, prefetch_shards=self.prefetch_shards)
+        if info is None:
+            # Read in this process: the next iteration, unless set_epoch says otherwise, reads
+            # the next pass whole. (A DataLoader's workers iterate copies of this object, which
+            # is why the loop should call set_epoch each epoch.)
+            self._resume = None
+            self.samples_seen = 0
         if self.batched:
             for data, offsets in iter(lambda: _next_batch(reader, self.block), None):
                 yield (torch.frombuffer(data, dtype=torch.uint8),

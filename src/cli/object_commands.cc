@@ -72,14 +72,29 @@ Status Upload(ApiClient& api, const fs::path& src, ObjectUrl dst, bool recursive
   return OkStatus();
 }
 
+// What a recursive cp or rm of tf://BUCKET/KEY takes: the keys under KEY as a folder, so that
+// tf://b/data takes data/x but never data2/x or database.csv.
+std::string FolderPrefix(const std::string& key) {
+  return key.empty() || key.back() == '/' ? key : key + "/";
+}
+
 Status Download(ApiClient& api, const ObjectUrl& src, const fs::path& dst, bool recursive) {
   Transfers done("download");
   std::error_code ec;
+  if (dst.empty()) return InvalidArgument("give a local path to save " + src.ToString() + " to");
   if (recursive) {
-    std::string prefix = src.key.empty() || src.key.back() == '/' ? src.key : src.key + "/";
+    std::string prefix = FolderPrefix(src.key);
     TF_ASSIGN_OR_RETURN(std::vector<std::string> keys, ListKeys(api, src.bucket, prefix));
     Status skipped;
     for (const auto& key : keys) {
+      if (key.back() == '/') {  // a folder marker (as S3 consoles make): a folder, no file
+        std::string_view folder = std::string_view(key).substr(prefix.size());
+        if (folder.empty()) continue;  // the marker of the folder copied
+        folder.remove_suffix(1);
+        auto path = LocalPathFor(dst, folder);
+        if (path.ok()) fs::create_directories(*path, ec);
+        continue;
+      }
       auto path = LocalPathFor(dst, std::string_view(key).substr(prefix.size()));
       if (!path.ok()) {  // never written outside dst
         std::cerr << "skipping " << ObjectUrl{src.bucket, key}.ToString() << ": "
@@ -172,9 +187,13 @@ Status Remove(const Connection& conn, const std::string& where, bool recursive) 
   TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
   std::vector<std::string> keys = {url.key};
   if (recursive) {
-    TF_ASSIGN_OR_RETURN(keys, ListKeys(api, url.bucket, url.key));
+    const std::string prefix = FolderPrefix(url.key);
+    TF_ASSIGN_OR_RETURN(keys, ListKeys(api, url.bucket, prefix));
+    if (keys.empty()) {
+      std::cerr << "nothing under " << ObjectUrl{url.bucket, prefix}.ToString() << "\n";
+    }
   } else if (url.key.empty()) {
-    return InvalidArgument(where + " names no object (use -r for everything under a prefix)");
+    return InvalidArgument(where + " names no object (use -r for everything under a folder)");
   }
   for (const auto& key : keys) {
     ObjectUrl object{url.bucket, key};
@@ -228,7 +247,7 @@ void AddObjectCommands(CLI::App& app, Connection& conn, int& exit_code) {
     cmd->add_option("source", from, "Local path or tf://BUCKET/KEY")->required();
     cmd->add_option("destination", to, "tf://BUCKET/KEY or a local path")->required();
     cmd->add_flag("-r,--recursive", recursive,
-                  "Copy a directory, or every object under a key prefix");
+                  "Copy a directory, or every object under KEY/");
     cmd->add_option("--content-type", content_type, "Content type of uploaded objects");
     cmd->callback([&] {
       Status s = Copy(conn, from, to, recursive, content_type);
@@ -249,9 +268,10 @@ void AddObjectCommands(CLI::App& app, Connection& conn, int& exit_code) {
   {
     static std::string where;
     static bool recursive = false;
-    auto* cmd = app.add_subcommand("rm", "Delete an object, or every object under a prefix");
+    auto* cmd = app.add_subcommand("rm", "Delete an object, or every object under a folder");
     cmd->add_option("url", where, "tf://BUCKET/KEY")->required();
-    cmd->add_flag("-r,--recursive", recursive, "Delete every object whose key starts with KEY");
+    cmd->add_flag("-r,--recursive", recursive,
+                  "Delete every object under KEY/ (tf://b/data: data/x, never data2/x)");
     cmd->callback([&] {
       Status s = Remove(conn, where, recursive);
       if (!s.ok()) exit_code = Fail(s);
