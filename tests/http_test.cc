@@ -102,6 +102,22 @@ TEST_F(HttpServerTest, OversizedBodyGets413WithoutRunningTheHandler) {
   EXPECT_EQ(calls.load(), 1);
 }
 
+TEST_F(HttpServerTest, AnEmptyBodyThatAsksWhetherToSendIsToldToGoOnFirst) {
+  StartServer(Sync([](Request& r) { return Text("got " + std::to_string(r.body.size())); }));
+  // With "Connection: close" the server closes after its answer, so that everything it sent
+  // can be read to the end.
+  std::string reply = RawExchange(server_->port(),
+                                  "PUT /empty HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                                  "Expect: 100-continue\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(reply.rfind("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n", 0), 0u) << reply;
+  EXPECT_NE(reply.find("got 0"), std::string::npos) << reply;
+  // Without the expectation, no interim answer.
+  reply = RawExchange(server_->port(),
+                      "PUT /empty HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                      "Connection: close\r\n\r\n");
+  EXPECT_EQ(reply.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << reply;
+}
+
 TEST_F(HttpServerTest, OversizedHeaderGets431) {
   ServerOptions options;
   options.max_header_bytes = 1024;

@@ -230,6 +230,15 @@ awaitable<void> Core::Serve(std::shared_ptr<Core> self, std::shared_ptr<Connecti
     Request request;
     std::shared_ptr<StreamedBody> body;
     Framing framing;
+    if (!ec && head.is_done() && head.get().version() == 11 &&
+        beast::iequals(head.get()[bhttp::field::expect], "100-continue")) {
+      // A request with an empty body that still asks whether to send it. HTTP lets a server
+      // answer it straight away, but botocore then keeps the connection in a state where its
+      // next request waits out the read timeout (a minute, for every empty file `aws s3 sync`
+      // uploads): so it is told to go on first, as S3 does.
+      bhttp::response<bhttp::empty_body> go_on{bhttp::status::continue_, 11};
+      co_await bhttp::async_write(stream, go_on, RedirectTo(ec));
+    }
     if (!ec) {
       request = ToRequestHead(head.get(), conn->remote);
       framing = {head.get().version(), head.get().method() == bhttp::verb::head,
