@@ -17,6 +17,7 @@
 #include "in_process_app.h"
 #include "objects/blob_format.h"
 #include "objects/multipart.h"
+#include "objects/object_service.h"
 #include "pg_test_schema.h"
 #include "s3/bucket_client.h"
 #include "s3/s3_blob_store.h"
@@ -225,6 +226,62 @@ TEST_F(ExternalObjectsTest, WrongSecretOrMissingBucketIsAClearErrorAtOpen) {
 
 // A whole server keeps its objects' content in the peer's bucket: what is uploaded through its
 // API lands there, reads back byte for byte, survives a restart, and is removed with the object.
+// Content in an external bucket is read range by range, so a reader that started before the
+// object was replaced or deleted must keep its blob in the bucket until it is done.
+TEST_F(ExternalObjectsTest, AReaderFinishesWithTheOldContentWhenItsObjectIsReplacedOrDeleted) {
+  auto blobs = Open();
+  ASSERT_TRUE(blobs.ok()) << blobs.status().ToString();
+  auto store = store::OpenStore(StoreUrl("sqlite", dir_));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  objects::ObjectService objects(**store, **blobs, SystemClock::Get());
+  ASSERT_TRUE(objects.CreateBucket("prj_a", "data").ok());
+  auto put = [&](const std::string& key, const std::string& content) {
+    auto upload = objects.BeginPut("prj_a", "data", key, {});
+    ASSERT_TRUE(upload.ok()) << upload.status().ToString();
+    ASSERT_TRUE((*upload)->Write(content).ok());
+    ASSERT_TRUE((*upload)->Commit().ok());
+  };
+  auto read_rest = [](objects::ObjectReader& reader, std::string* out) {
+    for (;;) {
+      auto piece = reader.Next();
+      ASSERT_TRUE(piece.ok()) << piece.status().ToString();
+      if (piece->empty()) return;
+      *out += *piece;
+    }
+  };
+  const std::string old_content = RandomBytes(objects::kBlockBytes * 3 + 5, 31);
+  put("replaced", old_content);
+  put("deleted", old_content);
+  ASSERT_EQ(PeerKeys().size(), 2u);
+
+  auto replaced = objects.Open("prj_a", "data", "replaced");
+  auto deleted = objects.Open("prj_a", "data", "deleted");
+  ASSERT_TRUE(replaced.ok() && deleted.ok());
+  std::string got_replaced, got_deleted;
+  auto first = (*replaced)->Next();  // a start, as a GET under way has made
+  ASSERT_TRUE(first.ok());
+  got_replaced = *first;
+  put("replaced", "new content");
+  ASSERT_TRUE(objects.Delete("prj_a", "data", "deleted").ok());
+  EXPECT_EQ(PeerKeys().size(), 3u);  // both old blobs kept while they are read, and the new one
+
+  read_rest(**replaced, &got_replaced);
+  read_rest(**deleted, &got_deleted);
+  EXPECT_TRUE(got_replaced == old_content);
+  EXPECT_TRUE(got_deleted == old_content);
+  replaced->reset();
+  deleted->reset();
+  auto reclaimed = objects.ReclaimPending();
+  ASSERT_TRUE(reclaimed.ok()) << reclaimed.status().ToString();
+  EXPECT_EQ(*reclaimed, 2);
+  EXPECT_EQ(PeerKeys().size(), 1u);  // only the new content's blob is left
+  auto now = objects.Open("prj_a", "data", "replaced");
+  ASSERT_TRUE(now.ok());
+  std::string got_now;
+  read_rest(**now, &got_now);
+  EXPECT_EQ(got_now, "new content");
+}
+
 TEST_F(ExternalObjectsTest, ServerStoresObjectContentInTheExternalBucket) {
   setenv("AWS_ACCESS_KEY_ID", location_.access_key_id.c_str(), 1);
   setenv("AWS_SECRET_ACCESS_KEY", location_.secret_access_key.c_str(), 1);

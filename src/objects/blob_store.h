@@ -83,6 +83,10 @@ class BlobStore {
   virtual Result<std::unique_ptr<BlobReader>> Open(const std::string& blob_id) = 0;
   // Removes a sealed blob, durably. OK if there is none.
   virtual Status Remove(const std::string& blob_id) = 0;
+  // Whether a reader opened before Remove reads the whole blob still (an open file does; an
+  // external bucket, read range by range, does not). Where not, ObjectService keeps a blob
+  // that is being read from removal until its readers are done.
+  virtual bool readers_outlive_removal() const { return false; }
   // Removes every blob that was never sealed (left by a crash). Only for start-up, before any
   // writer exists. Returns how many were removed.
   virtual Result<int> RemoveUnsealed() = 0;

@@ -377,6 +377,8 @@ class LocalBlobStore final : public BlobStore {
       : dir_(std::move(dir)), owner_(std::move(owner)) {}
 
   const std::string& owner() const override { return owner_; }
+  // A reader holds the blob's file open, and a removed file stays readable through it.
+  bool readers_outlive_removal() const override { return true; }
 
   Result<std::unique_ptr<BlobWriter>> Create(const std::string& blob_id) override {
     TF_RETURN_IF_ERROR(CheckId(blob_id));

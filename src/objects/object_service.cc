@@ -128,7 +128,9 @@ Result<std::unique_ptr<ObjectReader>> ObjectService::Open(const std::string& pro
   TF_RETURN_IF_ERROR(ValidateKey(key));
   for (int attempt = 0; attempt < kOpenAttempts; ++attempt) {
     TF_ASSIGN_OR_RETURN(store::ObjectRecord record, store_.GetObject(b.id, key));
-    auto blob = record.blob_id.empty() ? OpenSegments(record) : blobs_.Open(record.blob_id);
+    auto blob = record.blob_id.empty() || !blobs_.readers_outlive_removal()
+                    ? OpenPinned(record)
+                    : blobs_.Open(record.blob_id);
     if (blob.status().code() == StatusCode::kNotFound) continue;  // replaced or deleted meanwhile
     if (!blob.ok()) return blob.status().WithContext("object '" + key + "'");
     if ((*blob)->size() != static_cast<uint64_t>(record.size)) {
@@ -177,10 +179,13 @@ void ObjectService::DiscardReplaced(const std::vector<std::string>& blob_ids,
   }
 }
 
-Result<std::unique_ptr<BlobReader>> ObjectService::OpenSegments(
-    const store::ObjectRecord& record) {
-  if (record.segments.empty()) return Internal("object '" + record.key + "' has no content");
-  auto unpin = [this, ids = record.segments] {
+Result<std::unique_ptr<BlobReader>> ObjectService::OpenPinned(const store::ObjectRecord& record) {
+  // One blob is read as an object of one segment.
+  const std::vector<store::BlobSegment> segments =
+      record.blob_id.empty() ? record.segments
+                             : std::vector<store::BlobSegment>{{record.blob_id, record.size}};
+  if (segments.empty()) return Internal("object '" + record.key + "' has no content");
+  auto unpin = [this, ids = segments] {
     std::lock_guard lock(mu_);
     for (const store::BlobSegment& segment : ids) {
       auto it = reading_.find(segment.blob_id);
@@ -189,7 +194,7 @@ Result<std::unique_ptr<BlobReader>> ObjectService::OpenSegments(
   };
   {
     std::lock_guard lock(mu_);
-    for (const store::BlobSegment& segment : record.segments) ++reading_[segment.blob_id];
+    for (const store::BlobSegment& segment : segments) ++reading_[segment.blob_id];
   }
   // Pinned now: a replacement that commits from here on leaves the blobs for ReclaimPending.
   // One that committed before is seen by reading the record again.
@@ -199,20 +204,20 @@ Result<std::unique_ptr<BlobReader>> ObjectService::OpenSegments(
     if (!again.ok() && again.status().code() != StatusCode::kNotFound) return again.status();
     return NotFound("object '" + record.key + "' was replaced while it was opened");
   }
-  auto first = blobs_.Open(record.segments[0].blob_id);
-  if (first.ok() && (*first)->size() != static_cast<uint64_t>(record.segments[0].size)) {
-    first = Internal("blob " + record.segments[0].blob_id +
-                     " does not hold the bytes of its segment");
+  auto first = blobs_.Open(segments[0].blob_id);
+  if (first.ok() && (*first)->size() != static_cast<uint64_t>(segments[0].size)) {
+    first = Internal("blob " + segments[0].blob_id + " does not hold the bytes of its segment");
   }
   if (!first.ok()) {
     unpin();
     if (first.status().code() == StatusCode::kNotFound) {
-      return Internal("blob " + record.segments[0].blob_id + " (segment 1) is missing");
+      if (!record.blob_id.empty()) return first.status();  // removed meanwhile: Open retries
+      return Internal("blob " + segments[0].blob_id + " (segment 1) is missing");
     }
     return first.status();
   }
   return std::unique_ptr<BlobReader>(std::make_unique<SegmentedBlobReader>(
-      blobs_, record.segments, std::move(first).value(), std::move(unpin)));
+      blobs_, segments, std::move(first).value(), std::move(unpin)));
 }
 
 Status ObjectService::Discard(const std::string& blob_id) {

@@ -170,9 +170,11 @@ class ObjectService {
   Status Discard(const std::string& blob_id);
   // Discards the blobs of a replaced or deleted object (`what`, for the log).
   void DiscardReplaced(const std::vector<std::string>& blob_ids, const std::string& what);
-  // Opens an object kept as segments, pinning their blobs while the reader lives; kNotFound if
-  // the object was replaced or deleted since `record` was read.
-  Result<std::unique_ptr<BlobReader>> OpenSegments(const store::ObjectRecord& record);
+  // Opens an object's content, pinning its blobs while the reader lives, so that replacing or
+  // deleting the object leaves them to ReclaimPending until the reader is done: for objects
+  // kept as segments, and for every object where the blob store's readers do not outlive a
+  // removal. kNotFound if the object was replaced or deleted since `record` was read.
+  Result<std::unique_ptr<BlobReader>> OpenPinned(const store::ObjectRecord& record);
   void Finished(const std::string& blob_id);
 
   store::ObjectStore& store_;
