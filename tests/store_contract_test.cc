@@ -752,6 +752,64 @@ TEST_P(ObjectContractTest, ConcurrentPutsOfOneKeyLeakNoBlob) {
   EXPECT_EQ(PendingIds().size(), written.size() - 1);
 }
 
+// S3's conditional writes: the condition is checked in the put's transaction.
+TEST_P(ObjectContractTest, ConditionalPutsChangeNothingWhenTheirConditionFails) {
+  Bucket b = MakeBucket("cond");
+  auto put = [&](const std::string& key, const std::string& blob, PutCondition condition) {
+    EXPECT_TRUE(objects().AddPendingBlob({blob, owner_, kT0}).ok());
+    ObjectRecord o{b.id, key, 1, "etag-" + blob, Sha256Hex(blob), "text/plain", "{}", blob, kT0, {}};
+    return objects().PutObject(o, owner_, condition).status();
+  };
+  PutCondition absent;
+  absent.must_be_absent = true;
+  auto etag_is = [](const std::string& etag) {
+    PutCondition c;
+    c.etag = etag;
+    return c;
+  };
+  const std::string first = "blob-" + RandomHex(8);
+  ASSERT_TRUE(put("k", first, absent).ok());  // absent: created
+
+  Status exists = put("k", "blob-" + RandomHex(8), absent);
+  EXPECT_EQ(exists.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(exists.message().find("already exists"), std::string::npos) << exists.ToString();
+  Status wrong = put("k", "blob-" + RandomHex(8), etag_is("etag-other"));
+  EXPECT_EQ(wrong.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(wrong.message().find("has ETag etag-" + first), std::string::npos) << wrong.ToString();
+  Status missing = put("nope", "blob-" + RandomHex(8), etag_is("etag-" + first));
+  EXPECT_EQ(missing.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(missing.message().find("does not exist"), std::string::npos) << missing.ToString();
+  EXPECT_EQ(objects().GetObject(b.id, "k")->blob_id, first);
+  EXPECT_EQ(objects().GetObject(b.id, "nope").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(PendingIds().size(), 3u);  // the refused blobs are still pending, for removal
+
+  const std::string second = "blob-" + RandomHex(8);
+  ASSERT_TRUE(put("k", second, etag_is("etag-" + first)).ok());  // the ETag matches
+  EXPECT_EQ(objects().GetObject(b.id, "k")->blob_id, second);
+}
+
+TEST_P(ObjectContractTest, OfConcurrentCreateOnlyPutsExactlyOneWins) {
+  Bucket b = MakeBucket("lock");
+  constexpr int kThreads = 6;
+  std::atomic<int> won{0}, refused{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      const std::string blob = "blob-" + RandomHex(8);
+      EXPECT_TRUE(objects().AddPendingBlob({blob, owner_, kT0}).ok());
+      ObjectRecord o{b.id, "lock", 1, "e", "s", "text/plain", "{}", blob, kT0, {}};
+      PutCondition absent;
+      absent.must_be_absent = true;
+      Status s = objects().PutObject(o, owner_, absent).status();
+      if (s.ok()) ++won;
+      if (s.code() == StatusCode::kFailedPrecondition) ++refused;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(won.load(), 1);
+  EXPECT_EQ(refused.load(), kThreads - 1);
+}
+
 // S3 access keys: found by id with their secret, listed per project, revoked once.
 TEST_P(StoreContractTest, AccessKeysAreFoundListedPerProjectAndRevoked) {
   AccessKeyStore& keys = store_->access_keys();

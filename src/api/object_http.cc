@@ -56,6 +56,18 @@ std::string HttpDate(TimeMs t) {
   return out;
 }
 
+std::optional<TimeMs> ParseHttpDate(std::string_view text) {
+  const std::string s(text);
+  for (const char* format : {"%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT",
+                             "%a %b %e %H:%M:%S %Y"}) {
+    std::tm tm{};
+    const char* end = strptime(s.c_str(), format, &tm);
+    if (end == nullptr || *end != '\0') continue;
+    return static_cast<TimeMs>(timegm(&tm)) * 1000;
+  }
+  return std::nullopt;
+}
+
 void SetObjectHeaders(const objects::ObjectInfo& info, http::Response& response) {
   response.content_type = info.content_type;
   response.headers.emplace_back("ETag", "\"" + info.etag + "\"");

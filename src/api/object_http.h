@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -32,6 +33,10 @@ nlohmann::json ObjectToJson(const objects::ObjectInfo& info);
 
 // "Sun, 06 Nov 1994 08:49:37 GMT"
 std::string HttpDate(TimeMs t);
+// The time an HTTP date names (the form above; also RFC 850's "Sunday, 06-Nov-94 08:49:37 GMT"
+// and asctime's "Sun Nov  6 08:49:37 1994", which RFC 9110 asks servers to accept); nullopt if
+// it is none of them.
+std::optional<TimeMs> ParseHttpDate(std::string_view text);
 
 // A Range header against an object of `size` bytes (RFC 9110, one range only).
 struct ByteRange {

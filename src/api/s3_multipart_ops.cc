@@ -4,6 +4,7 @@
 
 #include "api/body_pump.h"
 #include "api/s3_api.h"
+#include "api/s3_conditions.h"
 #include "base/time_format.h"
 #include "s3/multipart_rules.h"
 #include "s3/request_xml.h"
@@ -98,6 +99,11 @@ awaitable<http::Response> UploadPartCopy(S3Call& call, int number) {
     auto reader = s.objects.Open(call.project(), source->bucket, source->key);
     if (!reader.ok()) {
       return ObjectError(s, call.project(), source->bucket, source->key, reader.status());
+    }
+    if (ConditionOutcome c = EvaluateConditions(ObjectConditions::OfCopySource(call.request),
+                                                (*reader)->info());
+        c.kind != ConditionOutcome::kHolds) {
+      return CopySourcePreconditionFailed(c);
     }
     if (const std::string& range = call.request.Header("x-amz-copy-source-range"); !range.empty()) {
       auto r = ParseCopyRange(range, (*reader)->info().size);

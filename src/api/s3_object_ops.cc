@@ -4,6 +4,7 @@
 #include "api/object_http.h"
 #include "api/object_stream.h"
 #include "api/s3_api.h"
+#include "api/s3_conditions.h"
 #include "base/log.h"
 #include "base/time_format.h"
 #include "http/url.h"
@@ -43,23 +44,6 @@ void SetS3ObjectHeaders(const objects::ObjectInfo& info, http::Response& r) {
     r.headers.emplace_back("x-amz-meta-" + name, value);
 }
 
-// Whether an If-Match / If-None-Match list ("*" or quoted ETags, comma-separated) names `etag`.
-bool EtagListMatches(std::string_view list, const std::string& etag) {
-  while (!list.empty()) {
-    size_t comma = list.find(',');
-    std::string_view item = list.substr(0, comma);
-    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    if (item.substr(0, 2) == "W/") item.remove_prefix(2);
-    if (item.size() >= 2 && item.front() == '"' && item.back() == '"') {
-      item = item.substr(1, item.size() - 2);
-    }
-    if (item == "*" || item == etag) return true;
-  }
-  return false;
-}
-
 // The rest of a reader's range, checked. Only for small ranges: it is held in memory.
 Result<std::string> ReadRest(ObjectReader& reader) {
   std::string out;
@@ -75,6 +59,9 @@ Result<std::string> ReadRest(ObjectReader& reader) {
 awaitable<http::Response> PutObject(S3Call& call) {
   s3::Outcome<objects::PutOptions> options = PutOptionsFor(call);
   if (!options.ok()) co_return S3ErrorResponse(call, options.error());
+  s3::Outcome<store::PutCondition> condition = PutConditionOf(call.request);
+  if (!condition.ok()) co_return S3ErrorResponse(call, condition.error());
+  options->condition = *condition;
   Services& s = call.services();
   auto begun = co_await RunBlocking(s.pool, [&] {
     return s.objects.BeginPut(call.project(), call.bucket, call.key, std::move(*options));
@@ -93,6 +80,9 @@ awaitable<http::Response> PutObject(S3Call& call) {
   }
   auto info = co_await RunBlocking(s.pool, [&] { return upload->Commit(); });
   co_await Release(s.pool, upload);
+  if (!info.ok() && info.status().code() == StatusCode::kFailedPrecondition) {
+    co_return S3ErrorResponse(call, PutConditionError(info.status(), *condition));
+  }
   if (!info.ok()) co_return S3ErrorResponse(call, CommitError(call, info.status()));
   http::Response r;
   r.content_type.clear();
@@ -144,6 +134,11 @@ awaitable<http::Response> CopyObject(S3Call& call) {
   auto copied = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<objects::ObjectInfo> {
     auto reader = s.objects.Open(call.project(), from_bucket, from_key);
     if (!reader.ok()) return ObjectError(s, call.project(), from_bucket, from_key, reader.status());
+    if (ConditionOutcome c = EvaluateConditions(ObjectConditions::OfCopySource(call.request),
+                                                (*reader)->info());
+        c.kind != ConditionOutcome::kHolds) {
+      return CopySourcePreconditionFailed(c);
+    }
     if (!replace) {
       options->content_type = (*reader)->info().content_type;
       options->metadata = (*reader)->info().metadata;
@@ -186,17 +181,14 @@ awaitable<http::Response> GetObject(S3Call& call, bool head) {
   std::shared_ptr<ObjectReader> reader = std::move(*opened);
   const objects::ObjectInfo& info = reader->info();
 
-  const std::string& if_match = call.request.Header("If-Match");
-  const std::string& if_none_match = call.request.Header("If-None-Match");
-  if (!if_match.empty() && !EtagListMatches(if_match, info.etag)) {
-    co_return S3ErrorResponse(call, s3::MakeError("PreconditionFailed",
-                                                  "At least one of the pre-conditions you "
-                                                  "specified did not hold")
-                                        .With("Condition", "If-Match"));
+  const ConditionOutcome condition =
+      EvaluateConditions(ObjectConditions::OfRequest(call.request), info);
+  if (condition.kind == ConditionOutcome::kFailed) {
+    co_return S3ErrorResponse(call, PreconditionFailed(condition.condition));
   }
   http::Response response;
   SetS3ObjectHeaders(info, response);
-  if (!if_none_match.empty() && EtagListMatches(if_none_match, info.etag)) {
+  if (condition.kind == ConditionOutcome::kNotModified) {
     response.status = 304;
     response.content_type.clear();
     co_return response;

@@ -57,6 +57,9 @@ struct PutOptions {
   std::string expected_md5;                     // hex; when set, a mismatch fails the commit
   // The ETag to record instead of the content's MD5.
   std::string etag;
+  // What must hold of the object the upload replaces when it commits (kFailedPrecondition,
+  // nothing committed, if it does not).
+  store::PutCondition condition;
 };
 
 struct Listing {

@@ -106,7 +106,7 @@ Result<ObjectInfo> Upload::Commit() {
   record.blob_id = st.blob_id;
   record.modified_at = service.clock_.Now();
 
-  auto replaced = service.store_.PutObject(record, service.blobs_.owner());
+  auto replaced = service.store_.PutObject(record, service.blobs_.owner(), st.options.condition);
   st.done = true;
   service.Finished(st.blob_id);
   if (!replaced.ok()) {

@@ -6,6 +6,7 @@
 
 #include "store/object_listing.h"
 #include "store/pg_store_impl.h"
+#include "store/put_condition.h"
 
 namespace tf::store {
 namespace {
@@ -44,13 +45,19 @@ Status AddPending(PgConnection& conn, const PendingBlob& blob) {
 
 // Within a transaction: writes `o`, returning the blob_id of the object it replaced ("" for one
 // kept as segments), or nothing if there was none.
-Result<std::optional<std::string>> Upsert(PgConnection& conn, const ObjectRecord& o) {
+Result<std::optional<std::string>> Upsert(PgConnection& conn, const ObjectRecord& o,
+                                          const PutCondition& condition) {
   for (int attempt = 0; attempt < kPutAttempts; ++attempt) {
     // Locks the current row, if any, waiting for a concurrent writer of the same key.
     TF_ASSIGN_OR_RETURN(PgResult current,
-                        conn.Exec("SELECT blob_id FROM objects WHERE bucket_id = $1 AND key = $2 "
-                                  "FOR UPDATE",
+                        conn.Exec("SELECT blob_id, etag FROM objects WHERE bucket_id = $1 AND "
+                                  "key = $2 FOR UPDATE",
                                   PgParams().Add(o.bucket_id).AddBytes(o.key)));
+    // Checked against the locked row, or the lack of one: an insert by a concurrent put of the
+    // same key then conflicts below, and the next attempt sees its row.
+    TF_RETURN_IF_ERROR(PutConditionHolds(
+        o.key, condition,
+        current.rows() > 0 ? std::optional<std::string>(current.Text(0, 1)) : std::nullopt));
     if (current.rows() > 0) {
       TF_RETURN_IF_ERROR(conn.Run(
           "UPDATE objects SET size = $3, etag = $4, sha256 = $5, content_type = $6, "
@@ -124,12 +131,13 @@ Result<std::vector<std::string>> TakeBlobs(PgConnection& conn, int64_t bucket_id
 // Within a transaction: writes `o`, its blobs no longer pending, and the blobs of the object it
 // replaced pending removal by `owner`. Returns those replaced blobs (none if nothing was).
 Result<std::vector<std::string>> PutObjectIn(PgConnection& conn, const ObjectRecord& o,
-                                             const std::string& owner) {
+                                             const std::string& owner,
+                                             const PutCondition& condition = {}) {
   if (o.blob_id.empty() == o.segments.empty()) {
     return InvalidArgument("an object's content is one blob or a list of segments, not " +
                            std::string(o.blob_id.empty() ? "neither" : "both"));
   }
-  TF_ASSIGN_OR_RETURN(std::optional<std::string> old_blob, Upsert(conn, o));
+  TF_ASSIGN_OR_RETURN(std::optional<std::string> old_blob, Upsert(conn, o, condition));
   std::vector<std::string> replaced;
   if (old_blob) {
     TF_ASSIGN_OR_RETURN(replaced, TakeBlobs(conn, o.bucket_id, o.key, *old_blob));
@@ -256,10 +264,11 @@ Status PostgresStore::RemovePendingBlob(const std::string& blob_id) {
 }
 
 Result<std::vector<std::string>> PostgresStore::PutObject(const ObjectRecord& o,
-                                                          const std::string& owner) {
+                                                          const std::string& owner,
+                                                          const PutCondition& condition) {
   std::vector<std::string> replaced;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kTransaction, [&](PgConnection& conn) -> Status {
-    TF_ASSIGN_OR_RETURN(replaced, PutObjectIn(conn, o, owner));
+    TF_ASSIGN_OR_RETURN(replaced, PutObjectIn(conn, o, owner, condition));
     return OkStatus();
   }));
   return replaced;

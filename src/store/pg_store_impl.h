@@ -91,7 +91,8 @@ class PostgresStore final : public Store,
       const std::string& owner) override;
   Status RemoveMultipartUpload(const std::string& upload_id) override;
   Result<std::vector<std::string>> PutObject(const ObjectRecord& object,
-                                             const std::string& owner) override;
+                                             const std::string& owner,
+                                             const PutCondition& condition = {}) override;
   Result<std::vector<std::string>> PutObjectCompletingUpload(const ObjectRecord& object,
                                                              const std::string& owner,
                                                              const std::string& upload_id) override;

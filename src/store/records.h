@@ -145,6 +145,13 @@ struct ObjectRecord {
   std::vector<BlobSegment> segments;
 };
 
+// What must hold of the object that a put would replace, checked in the put's transaction so
+// that two puts cannot both pass it (S3's conditional writes: If-None-Match: *, If-Match).
+struct PutCondition {
+  bool must_be_absent = false;  // no object may have the key yet
+  std::string etag;             // when set: the object there must exist and have this ETag
+};
+
 // One stored part of a multipart upload (objects/multipart.h). Its content is blob_id.
 struct MultipartPartRecord {
   std::string upload_id;

@@ -1,6 +1,7 @@
 // SqliteStore's ObjectStore: buckets, objects' metadata and pending blobs. Keys are bound as
 // BLOBs, so that they compare as bytes.
 #include "store/object_listing.h"
+#include "store/put_condition.h"
 #include "store/sqlite_store_impl.h"
 
 namespace tf::store {
@@ -146,9 +147,18 @@ Status SqliteStore::RemovePendingBlob(const std::string& blob_id) {
 
 namespace {
 
+// Whether `condition` holds of the object (o.bucket_id, o.key) as it is now.
+Status CheckCondition(SqliteDb& db, const ObjectRecord& o, const PutCondition& condition) {
+  if (!condition.must_be_absent && condition.etag.empty()) return OkStatus();
+  TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("SELECT etag FROM objects WHERE bucket_id = ? AND key = ?"));
+  TF_ASSIGN_OR_RETURN(bool exists, q.Bind(1, o.bucket_id).BindBlob(2, o.key).Step());
+  return PutConditionHolds(o.key, condition, exists ? std::optional<std::string>(q.Text(0))
+                                                    : std::nullopt);
+}
+
 // PutObject's writes, in the caller's transaction; the replaced object's blobs into *replaced.
 Status PutObjectIn(SqliteDb& db, const ObjectRecord& o, const std::string& owner,
-                   std::vector<std::string>* replaced) {
+                   std::vector<std::string>* replaced, const PutCondition& condition = {}) {
   replaced->clear();
   if (o.blob_id.empty() == o.segments.empty()) {
     return InvalidArgument("an object's content is one blob or a list of segments, not " +
@@ -157,6 +167,7 @@ Status PutObjectIn(SqliteDb& db, const ObjectRecord& o, const std::string& owner
   TF_ASSIGN_OR_RETURN(Stmt bucket, db.Prepare("SELECT 1 FROM buckets WHERE id = ?"));
   TF_ASSIGN_OR_RETURN(bool exists, bucket.Bind(1, o.bucket_id).Step());
   if (!exists) return NotFound("the bucket does not exist");
+  TF_RETURN_IF_ERROR(CheckCondition(db, o, condition));
   bool had_object = false;
   TF_ASSIGN_OR_RETURN(*replaced, TakeBlobs(db, o.bucket_id, o.key, &had_object));
   TF_ASSIGN_OR_RETURN(
@@ -196,10 +207,11 @@ Status PutObjectIn(SqliteDb& db, const ObjectRecord& o, const std::string& owner
 }  // namespace
 
 Result<std::vector<std::string>> SqliteStore::PutObject(const ObjectRecord& o,
-                                                        const std::string& owner) {
+                                                        const std::string& owner,
+                                                        const PutCondition& condition) {
   std::vector<std::string> replaced;
   TF_RETURN_IF_ERROR(writer_->Write(
-      [&](SqliteDb& db) -> Status { return PutObjectIn(db, o, owner, &replaced); }));
+      [&](SqliteDb& db) -> Status { return PutObjectIn(db, o, owner, &replaced, condition); }));
   return replaced;
 }
 

@@ -164,9 +164,12 @@ class ObjectStore {
   // ids are returned, for the caller to delete their content and then RemovePendingBlob; none
   // when nothing was replaced. Readers see the old object or the new one, never a mix.
   // kNotFound if the bucket does not exist (it may have been deleted during the upload);
-  // kInvalidArgument for a record with both a blob_id and segments, or neither.
+  // kInvalidArgument for a record with both a blob_id and segments, or neither;
+  // kFailedPrecondition, changing nothing, if `condition` does not hold (the message says why:
+  // "... already exists", "... does not exist", or "... has ETag ...").
   virtual Result<std::vector<std::string>> PutObject(const ObjectRecord& object,
-                                                     const std::string& owner) = 0;
+                                                     const std::string& owner,
+                                                     const PutCondition& condition = {}) = 0;
   // PutObject completing multipart upload `upload_id`: in the same transaction the upload and
   // its parts are forgotten, so that an upload makes its object at most once, even across a
   // crash. The parts' blobs that the object's segments name become the object's; the others

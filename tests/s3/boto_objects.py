@@ -2,6 +2,7 @@
 and keys that look like paths. Exits non-zero at the first failed check, saying which."""
 
 import base64
+import datetime
 import hashlib
 import os
 
@@ -77,6 +78,49 @@ expect_error("304", 304, s3.get_object, Bucket=b1, Key="hello.txt", IfNoneMatch=
 expect_error("PreconditionFailed", 412, s3.get_object, Bucket=b1, Key="hello.txt",
              IfMatch='"0123"')
 check(body(s3.get_object(Bucket=b1, Key="hello.txt", IfMatch=etag)) == hello, "If-Match holds")
+day = datetime.timedelta(days=1)
+now = datetime.datetime.now(datetime.timezone.utc)
+expect_error("304", 304, s3.get_object, Bucket=b1, Key="hello.txt", IfModifiedSince=now + day)
+expect_error("304", 304, s3.head_object, Bucket=b1, Key="hello.txt", IfModifiedSince=now + day)
+check(body(s3.get_object(Bucket=b1, Key="hello.txt", IfModifiedSince=now - day)) == hello,
+      "If-Modified-Since a day ago: modified since")
+expect_error("PreconditionFailed", 412, s3.get_object, Bucket=b1, Key="hello.txt",
+             IfUnmodifiedSince=now - day)
+check(body(s3.get_object(Bucket=b1, Key="hello.txt", IfUnmodifiedSince=now + day)) == hello,
+      "If-Unmodified-Since tomorrow holds")
+# As RFC 9110 and S3 order them: If-Match that holds outweighs If-Unmodified-Since, and
+# If-None-Match that holds outweighs If-Modified-Since.
+check(body(s3.get_object(Bucket=b1, Key="hello.txt", IfMatch=etag,
+                         IfUnmodifiedSince=now - day)) == hello, "If-Match decides first")
+check(body(s3.get_object(Bucket=b1, Key="hello.txt", IfNoneMatch='"0123"',
+                         IfModifiedSince=now + day)) == hello, "If-None-Match decides first")
+
+# Conditional writes (If-None-Match: *, If-Match), sent as headers: this boto3 predates the
+# parameters.
+def put_with(headers, **kwargs):
+    w = client()
+    def add_headers(request, **_):
+        for name, value in headers.items():
+            request.headers[name] = value
+    w.meta.events.register("before-sign.s3.PutObject", add_headers)
+    return w.put_object(**kwargs)
+
+
+put_with({"If-None-Match": "*"}, Bucket=b1, Key="create-only", Body=b"first")
+expect_error("PreconditionFailed", 412, put_with, {"If-None-Match": "*"}, Bucket=b1,
+             Key="create-only", Body=b"second")
+check(body(s3.get_object(Bucket=b1, Key="create-only")) == b"first",
+      "a refused create-only put changes nothing")
+first_etag = s3.head_object(Bucket=b1, Key="create-only")["ETag"]
+expect_error("PreconditionFailed", 412, put_with, {"If-Match": '"0123"'}, Bucket=b1,
+             Key="create-only", Body=b"second")
+put_with({"If-Match": first_etag}, Bucket=b1, Key="create-only", Body=b"second")
+check(body(s3.get_object(Bucket=b1, Key="create-only")) == b"second", "If-Match that holds")
+expect_error("NoSuchKey", 404, put_with, {"If-Match": first_etag}, Bucket=b1, Key="no-such",
+             Body=b"x")
+expect_error("NotImplemented", 501, put_with, {"If-None-Match": first_etag}, Bucket=b1,
+             Key="create-only", Body=b"x")
+s3.delete_object(Bucket=b1, Key="create-only")
 
 # Keys are names, never paths: they are stored as given and touch no file named by them.
 path_like = ["../escape.txt", "a/../../b", "/etc/passwd", "dir//double//", "./dot",
@@ -115,6 +159,17 @@ h = s3.head_object(Bucket=b2, Key="copy.txt")
 check(h["Metadata"] == {"owner": "bob"} and h["ContentType"] == "text/x", "REPLACE replaces")
 expect_error("InvalidRequest", 400, s3.copy_object, Bucket=b2, Key="copy.txt",
              CopySource={"Bucket": b2, "Key": "copy.txt"})
+source = {"Bucket": b1, "Key": "hello.txt"}
+for condition in ({"CopySourceIfMatch": '"0123"'}, {"CopySourceIfNoneMatch": etag},
+                  {"CopySourceIfModifiedSince": now + day},
+                  {"CopySourceIfUnmodifiedSince": now - day}):
+    expect_error("PreconditionFailed", 412, s3.copy_object, Bucket=b2, Key="c3",
+                 CopySource=source, **condition)
+expect_error("404", 404, s3.head_object, Bucket=b2, Key="c3")  # HEAD: no body, no code
+s3.copy_object(Bucket=b2, Key="c3", CopySource=source, CopySourceIfMatch=etag,
+               CopySourceIfUnmodifiedSince=now + day)
+check(body(s3.get_object(Bucket=b2, Key="c3")) == hello, "a copy whose conditions hold")
+s3.delete_object(Bucket=b2, Key="c3")
 expect_error("NoSuchKey", 404, s3.copy_object, Bucket=b2, Key="c2",
              CopySource={"Bucket": b1, "Key": "missing"})
 s3.copy_object(Bucket=b2, Key="big-copy.bin", CopySource="%s/big.bin" % b1)
