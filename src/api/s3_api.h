@@ -80,9 +80,13 @@ s3::Outcome<CopySource> CopySourceOf(const S3Call& call);
 std::optional<s3::Error> CheckBufferedBody(S3Call& call);
 
 // Content type, user metadata (x-amz-meta-*) and expected digests (Content-MD5, a signed
-// payload hash) for a PUT, POST ?uploads or UploadPart. InvalidDigest for a malformed
-// Content-MD5.
+// payload hash, an x-amz-checksum-* header) for a PUT, POST ?uploads or UploadPart.
+// InvalidDigest for a malformed Content-MD5, InvalidRequest for a malformed checksum or more
+// than one.
 s3::Outcome<objects::PutOptions> PutOptionsFor(const S3Call& call);
+// Answers a PutObject or UploadPart whose x-amz-checksum-* header held with that header, as S3
+// does.
+void EchoChecksum(const S3Call& call, http::Response& response);
 
 // The request's body, streamed (PutObject, UploadPart): decoded from aws-chunked when the
 // request was signed so, with each chunk's signature checked. Read fills `piece` with the next

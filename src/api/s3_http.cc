@@ -15,6 +15,7 @@ namespace tf::api {
 namespace {
 
 constexpr std::string_view kAmzMetaPrefix = "x-amz-meta-";
+constexpr std::string_view kAmzChecksumPrefix = "x-amz-checksum-";
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -172,6 +173,22 @@ s3::Outcome<objects::PutOptions> PutOptionsFor(const S3Call& call) {
   s3::Outcome<std::string> md5 = ContentMd5(call.request);
   if (!md5.ok()) return md5.error();
   out.expected_md5 = std::move(*md5);
+  for (const auto& [name, value] : call.request.headers) {
+    const std::string lower = Lower(name);
+    if (lower.rfind(kAmzChecksumPrefix, 0) != 0) continue;
+    std::optional<objects::ChecksumAlgorithm> algorithm =
+        objects::ChecksumAlgorithmNamed(std::string_view(lower).substr(kAmzChecksumPrefix.size()));
+    if (!algorithm) continue;  // x-amz-checksum-type, or an algorithm of another day
+    if (out.checksum_algorithm != objects::ChecksumAlgorithm::kNone) {
+      return s3::MakeError("InvalidRequest", "Expecting a single x-amz-checksum- header");
+    }
+    std::optional<std::string> raw = Base64Decode(value);
+    if (!raw || raw->size() != objects::ChecksumBytes(*algorithm)) {
+      return s3::MakeError("InvalidRequest", "Value for " + lower + " header is invalid.");
+    }
+    out.checksum_algorithm = *algorithm;
+    out.expected_checksum = std::move(*raw);
+  }
   if (call.signer.payload == s3::Payload::kSha256) out.expected_sha256 = call.signer.payload_sha256;
   return out;
 }
@@ -180,6 +197,11 @@ s3::Outcome<objects::PutOptions> PutOptionsFor(const S3Call& call) {
 // (objects/object_service.h, objects/multipart.h), and say which.
 s3::Error ContentError(const Status& s) {
   if (s.code() == StatusCode::kInvalidArgument) {
+    if (s.message().find(" checksum is ") != std::string::npos) {
+      return s3::MakeError("BadDigest",
+                           "The checksum you specified did not match the calculated checksum: " +
+                               s.message());
+    }
     if (s.message().find("SHA-256") != std::string::npos) {
       return s3::MakeError("XAmzContentSHA256Mismatch",
                            "The provided 'x-amz-content-sha256' header does not match what was "
@@ -193,6 +215,16 @@ s3::Error ContentError(const Status& s) {
     }
   }
   return s3::FromStatus(s);
+}
+
+void EchoChecksum(const S3Call& call, http::Response& response) {
+  for (const auto& [name, value] : call.request.headers) {
+    const std::string lower = Lower(name);
+    if (lower.rfind(kAmzChecksumPrefix, 0) == 0 &&
+        objects::ChecksumAlgorithmNamed(std::string_view(lower).substr(kAmzChecksumPrefix.size()))) {
+      response.headers.emplace_back(lower, value);
+    }
+  }
 }
 
 std::optional<s3::Error> CheckBufferedBody(S3Call& call) {

@@ -191,6 +191,7 @@ awaitable<http::Response> UploadPart(S3Call& call) {
   http::Response r;
   r.content_type.clear();
   r.headers.emplace_back("ETag", "\"" + part->etag + "\"");
+  EchoChecksum(call, r);
   co_return r;
 }
 

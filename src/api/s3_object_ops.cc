@@ -87,6 +87,7 @@ awaitable<http::Response> PutObject(S3Call& call) {
   http::Response r;
   r.content_type.clear();
   r.headers.emplace_back("ETag", "\"" + info->etag + "\"");
+  EchoChecksum(call, r);
   co_return r;
 }
 
@@ -129,6 +130,8 @@ awaitable<http::Response> CopyObject(S3Call& call) {
   if (!options.ok()) co_return S3ErrorResponse(call, options.error());
   options->expected_md5.clear();  // the digests are of the (empty) request body
   options->expected_sha256.clear();
+  options->checksum_algorithm = objects::ChecksumAlgorithm::kNone;
+  options->expected_checksum.clear();
 
   Services& s = call.services();
   auto copied = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<objects::ObjectInfo> {

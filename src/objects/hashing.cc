@@ -28,6 +28,21 @@ ContentHasher::~ContentHasher() = default;
 void ContentHasher::Update(std::string_view data) {
   UpdateMd5(data);
   UpdateSha256(data);
+  if (checksum_) checksum_->Update(data);
+}
+
+void ContentHasher::AlsoChecksum(ChecksumAlgorithm algorithm) {
+  checksum_ = algorithm == ChecksumAlgorithm::kNone ? nullptr
+                                                    : std::make_unique<ContentChecksum>(algorithm);
+}
+
+Status ContentHasher::CheckChecksum(const std::string& expected) {
+  if (!checksum_) return OkStatus();
+  const std::string got = checksum_->Finish();
+  if (got == expected) return OkStatus();
+  const std::string name(ChecksumName(checksum_->algorithm()));
+  return InvalidArgument("the content's " + name + " checksum is " + HexEncode(got) +
+                         ", not the expected " + HexEncode(expected));
 }
 
 void ContentHasher::UpdateMd5(std::string_view data) {
@@ -60,6 +75,7 @@ Status HashWhileWriting(ContentHasher& hasher, std::string_view data,
     if (!sha256.valid()) hasher.UpdateSha256(data);
   }
   Status written = write();
+  if (ContentChecksum* checksum = hasher.checksum()) checksum->Update(data);
   if (md5.valid()) md5.wait();
   if (sha256.valid()) sha256.wait();
   return written;

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "objects/checksums.h"
 
 namespace tf::objects {
 
@@ -24,9 +25,18 @@ class ContentHasher {
   // Both digests in hex. Call once, after the last Update.
   void Finish(std::string* md5_hex, std::string* sha256_hex);
 
+  // Also takes a checksum a client sent (x-amz-checksum-*), before the first Update: fed by
+  // Update and HashWhileWriting with the rest.
+  void AlsoChecksum(ChecksumAlgorithm algorithm);
+  ContentChecksum* checksum() { return checksum_.get(); }
+  // OK if no checksum was asked for or it is `expected` (its bytes); kInvalidArgument saying
+  // "checksum" and both values (hex) otherwise. Call once, after the last Update.
+  Status CheckChecksum(const std::string& expected);
+
  private:
   struct Contexts;
   std::unique_ptr<Contexts> contexts_;
+  std::unique_ptr<ContentChecksum> checksum_;
 };
 
 // Runs `write` while the two digests of `data` are computed on two other threads (each takes

@@ -27,7 +27,7 @@ struct PartWriter::State {
   std::string blob_id;
   std::unique_ptr<BlobWriter> writer;
   ContentHasher hasher;
-  std::string expected_sha256, expected_md5;
+  std::string expected_sha256, expected_md5, expected_checksum;
   Status failed;
   bool done = false;  // committed, or given up
 };
@@ -71,6 +71,7 @@ Result<PartInfo> PartWriter::Commit() {
     return st.failed = InvalidArgument("the content's MD5 is " + part.info.etag +
                                        ", not the expected " + st.expected_md5);
   }
+  TF_RETURN_IF_ERROR(st.failed = st.hasher.CheckChecksum(st.expected_checksum));
   TF_RETURN_IF_ERROR(st.failed = st.writer->Seal());
   part.info.modified_at = st.uploads->Now();
   TF_RETURN_IF_ERROR(st.failed = st.uploads->AddPart(st.upload_id, part));
@@ -236,6 +237,8 @@ Result<std::unique_ptr<PartWriter>> MultipartUploads::BeginPart(
   state->blob_id = NewBlobId();
   state->expected_sha256 = expected.expected_sha256;
   state->expected_md5 = expected.expected_md5;
+  state->expected_checksum = expected.expected_checksum;
+  state->hasher.AlsoChecksum(expected.checksum_algorithm);
   {
     std::lock_guard lock(objects_.mu_);
     objects_.writing_.insert(state->blob_id);

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "objects/checksums.h"
 #include "base/status.h"
 #include "objects/blob_store.h"
 #include "store/store.h"
@@ -57,6 +58,9 @@ struct PutOptions {
   std::string expected_md5;                     // hex; when set, a mismatch fails the commit
   // The ETag to record instead of the content's MD5.
   std::string etag;
+  // A checksum the client sent (x-amz-checksum-*): its bytes, checked at commit.
+  ChecksumAlgorithm checksum_algorithm = ChecksumAlgorithm::kNone;
+  std::string expected_checksum;
   // What must hold of the object the upload replaces when it commits (kFailedPrecondition,
   // nothing committed, if it does not).
   store::PutCondition condition;

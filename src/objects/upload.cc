@@ -37,6 +37,7 @@ Result<std::unique_ptr<Upload>> ObjectService::BeginPut(const std::string& proje
   state->key = key;
   state->blob_id = NewBlobId();
   state->options = std::move(options);
+  state->hasher.AlsoChecksum(state->options.checksum_algorithm);
   {
     std::lock_guard lock(mu_);
     writing_.insert(state->blob_id);
@@ -95,6 +96,10 @@ Result<ObjectInfo> Upload::Commit() {
     Abort();
     return InvalidArgument("the content's MD5 is " + record.etag + ", not the expected " +
                            st.options.expected_md5);
+  }
+  if (Status s = st.hasher.CheckChecksum(st.options.expected_checksum); !s.ok()) {
+    Abort();
+    return s;
   }
   if (!st.options.etag.empty()) record.etag = st.options.etag;
   if (Status s = st.writer->Seal(); !s.ok()) {

@@ -2,6 +2,7 @@
 complete (with S3's ETag), abort, and every way a completion can be wrong; then boto3's own
 managed transfers, which split large files into parts and download them in ranges."""
 
+import base64
 import hashlib
 import os
 import tempfile
@@ -91,7 +92,13 @@ check(s3.get_object(Bucket=bucket, Key="assembled-copy.bin")["Body"].read() == w
 
 # Part re-uploaded: the last one counts; parts may be skipped.
 up, parts = upload("redo.bin", [os.urandom(5 * MiB), b"old tail"])
-r = s3.upload_part(Bucket=bucket, Key="redo.bin", UploadId=up, PartNumber=2, Body=b"new tail")
+expect_error("BadDigest", 400, s3.upload_part, Bucket=bucket, Key="redo.bin", UploadId=up,
+             PartNumber=2, Body=b"new tail", ChecksumCRC32="AAAAAA==")
+r = s3.upload_part(Bucket=bucket, Key="redo.bin", UploadId=up, PartNumber=2, Body=b"new tail",
+                   ChecksumAlgorithm="SHA256")
+check(r.get("ChecksumSHA256") ==
+      base64.b64encode(hashlib.sha256(b"new tail").digest()).decode(),
+      "UploadPart answers with the checksum it checked: %s" % r.get("ChecksumSHA256"))
 parts[1]["ETag"] = r["ETag"]
 s3.complete_multipart_upload(Bucket=bucket, Key="redo.bin", UploadId=up,
                              MultipartUpload={"Parts": parts})

@@ -5,6 +5,7 @@ import base64
 import datetime
 import hashlib
 import os
+import zlib
 
 from s3check import BUCKET, check, client, done, expect_error
 
@@ -94,6 +95,25 @@ check(body(s3.get_object(Bucket=b1, Key="hello.txt", IfMatch=etag,
                          IfUnmodifiedSince=now - day)) == hello, "If-Match decides first")
 check(body(s3.get_object(Bucket=b1, Key="hello.txt", IfNoneMatch='"0123"',
                          IfModifiedSince=now + day)) == hello, "If-None-Match decides first")
+
+# Additional checksums (x-amz-checksum-*): checked, and answered with.
+for algorithm in ("CRC32", "CRC32C", "SHA1", "SHA256"):
+    r = s3.put_object(Bucket=b1, Key="summed", Body=hello, ChecksumAlgorithm=algorithm)
+    check(r.get("Checksum" + algorithm), "PutObject answers with its %s" % algorithm)
+expected = {"CRC32": zlib.crc32(hello).to_bytes(4, "big"), "SHA1": hashlib.sha1(hello).digest(),
+            "SHA256": hashlib.sha256(hello).digest()}
+for algorithm, digest in expected.items():
+    r = s3.put_object(Bucket=b1, Key="summed", Body=hello,
+                      **{"Checksum" + algorithm: base64.b64encode(digest).decode()})
+    check(r.get("Checksum" + algorithm) == base64.b64encode(digest).decode(),
+          "a %s the client computed holds" % algorithm)
+    wrong = bytes(len(digest))
+    expect_error("BadDigest", 400, s3.put_object, Bucket=b1, Key="summed-wrong", Body=hello,
+                 **{"Checksum" + algorithm: base64.b64encode(wrong).decode()})
+expect_error("404", 404, s3.head_object, Bucket=b1, Key="summed-wrong")  # nothing was stored
+expect_error("InvalidRequest", 400, s3.put_object, Bucket=b1, Key="summed-wrong", Body=hello,
+             ChecksumCRC32="not base64!")
+s3.delete_object(Bucket=b1, Key="summed")
 
 # Conditional writes (If-None-Match: *, If-Match), sent as headers: this boto3 predates the
 # parameters.

@@ -1,0 +1,79 @@
+// The additional checksums S3 clients send with content: each algorithm's known value, and the
+// same checksum whether the content comes whole or in pieces.
+#include <gtest/gtest.h>
+
+#include "base/crypto.h"
+#include "objects/checksums.h"
+#include "objects/hashing.h"
+
+namespace tf::objects {
+namespace {
+
+std::string ChecksumHex(ChecksumAlgorithm algorithm, std::string_view data) {
+  ContentChecksum c(algorithm);
+  c.Update(data);
+  return HexEncode(c.Finish());
+}
+
+TEST(ChecksumsTest, EachAlgorithmGivesItsCheckValue) {
+  const std::string check = "123456789";
+  EXPECT_EQ(ChecksumHex(ChecksumAlgorithm::kCrc32, check), "cbf43926");
+  EXPECT_EQ(ChecksumHex(ChecksumAlgorithm::kCrc32c, check), "e3069283");
+  EXPECT_EQ(ChecksumHex(ChecksumAlgorithm::kCrc64Nvme, check), "ae8b14860a799888");
+  EXPECT_EQ(ChecksumHex(ChecksumAlgorithm::kSha1, check),
+            "f7c3bc1d808e04732adf679965ccc34ca7ae3441");
+  EXPECT_EQ(ChecksumHex(ChecksumAlgorithm::kSha256, check),
+            "15e2b0d3c33891ebb0f1ef609ec419420c20e320ce94c65fbc8c3312448eb225");
+  EXPECT_EQ(Crc64Nvme(check), 0xae8b14860a799888ULL);
+  EXPECT_EQ(ChecksumHex(ChecksumAlgorithm::kCrc32, ""), "00000000");
+}
+
+TEST(ChecksumsTest, PiecesGiveTheChecksumOfTheWhole) {
+  std::string data(3 << 20, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 131 + (i >> 9));
+  for (auto algorithm : {ChecksumAlgorithm::kCrc32, ChecksumAlgorithm::kCrc32c,
+                         ChecksumAlgorithm::kCrc64Nvme, ChecksumAlgorithm::kSha1,
+                         ChecksumAlgorithm::kSha256}) {
+    ContentChecksum pieces(algorithm);
+    for (size_t at = 0; at < data.size(); at += 700'001) {
+      pieces.Update(std::string_view(data).substr(at, 700'001));
+    }
+    EXPECT_EQ(HexEncode(pieces.Finish()), ChecksumHex(algorithm, data)) << ChecksumName(algorithm);
+  }
+}
+
+TEST(ChecksumsTest, NamesAndSizesAreS3s) {
+  EXPECT_EQ(ChecksumAlgorithmNamed("crc64nvme"), ChecksumAlgorithm::kCrc64Nvme);
+  EXPECT_EQ(ChecksumAlgorithmNamed("sha256"), ChecksumAlgorithm::kSha256);
+  EXPECT_FALSE(ChecksumAlgorithmNamed("algorithm").has_value());
+  EXPECT_FALSE(ChecksumAlgorithmNamed("md5").has_value());
+  EXPECT_EQ(ChecksumBytes(ChecksumAlgorithm::kCrc32), 4u);
+  EXPECT_EQ(ChecksumBytes(ChecksumAlgorithm::kCrc64Nvme), 8u);
+  EXPECT_EQ(ChecksumBytes(ChecksumAlgorithm::kSha1), 20u);
+}
+
+TEST(ChecksumsTest, TheHasherChecksTheChecksumItWasAskedFor) {
+  ContentHasher hasher;
+  hasher.AlsoChecksum(ChecksumAlgorithm::kCrc32);
+  ASSERT_TRUE(HashWhileWriting(hasher, "1234", [] { return OkStatus(); }).ok());
+  hasher.Update("56789");
+  std::string md5, sha256;
+  hasher.Finish(&md5, &sha256);
+  EXPECT_TRUE(hasher.CheckChecksum(std::string("\xcb\xf4\x39\x26", 4)).ok());
+
+  ContentHasher wrong;
+  wrong.AlsoChecksum(ChecksumAlgorithm::kCrc32);
+  wrong.Update("123456789");
+  Status s = wrong.CheckChecksum(std::string(4, '\0'));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("crc32 checksum is cbf43926, not the expected 00000000"),
+            std::string::npos)
+      << s.ToString();
+
+  ContentHasher none;  // nothing asked for: nothing to check
+  none.Update("x");
+  EXPECT_TRUE(none.CheckChecksum("").ok());
+}
+
+}  // namespace
+}  // namespace tf::objects
