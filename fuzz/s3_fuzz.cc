@@ -44,5 +44,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)decoder.Feed(std::string_view(input).substr(split), &out);
   }
   if (out.size() > size || decoder.decoded_bytes() != out.size()) std::abort();
+  // The same bytes as an unsigned body with trailing headers.
+  tf::s3::AwsChunkedDecoder plain(tf::s3::AwsChunkedDecoder::UnsignedWithTrailer{});
+  out.clear();
+  if (plain.Feed(std::string_view(input).substr(0, split), &out).ok()) {
+    (void)plain.Feed(std::string_view(input).substr(split), &out);
+  }
+  if (out.size() > size || plain.decoded_bytes() != out.size()) std::abort();
+  if (plain.trailers().size() > tf::s3::AwsChunkedDecoder::kMaxTrailers) std::abort();
   return 0;
 }

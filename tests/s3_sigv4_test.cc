@@ -237,6 +237,49 @@ TEST_F(ChunkedUploadExample, AlteredDroppedOrTruncatedBodiesAreRefused) {
 }
 
 // VerifyRequest over whole requests signed as the documentation signs them.
+// STREAMING-UNSIGNED-PAYLOAD-TRAILER: unsigned chunks (extensions ignored), then trailing
+// headers and a blank line, decoded however the network splits them.
+TEST(UnsignedChunksTest, DecodeChunksAndTrailersFedInAnyPieces) {
+  const std::string body =
+      "5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\n"
+      "X-Amz-Checksum-CRC32: DUoRhQ==\r\nx-amz-other:\tb\r\n\r\n";
+  for (size_t step : {size_t{1}, size_t{3}, size_t{7}, body.size()}) {
+    AwsChunkedDecoder d(AwsChunkedDecoder::UnsignedWithTrailer{});
+    std::string out;
+    for (size_t at = 0; at < body.size(); at += step) {
+      ASSERT_TRUE(d.Feed(std::string_view(body).substr(at, step), &out).ok()) << step;
+    }
+    EXPECT_TRUE(d.done()) << step;
+    EXPECT_EQ(out, "hello world");
+    EXPECT_EQ(d.decoded_bytes(), 11u);
+    EXPECT_EQ(d.trailers().at("x-amz-checksum-crc32"), "DUoRhQ==");
+    EXPECT_EQ(d.trailers().at("x-amz-other"), "b");
+  }
+}
+
+TEST(UnsignedChunksTest, MalformedOrEndlessTrailersAreRefused) {
+  auto decode = [](const std::string& body) {
+    AwsChunkedDecoder d(AwsChunkedDecoder::UnsignedWithTrailer{});
+    std::string out;
+    Status s = d.Feed(body, &out);
+    return std::make_pair(s, d.done());
+  };
+  EXPECT_EQ(decode("0\r\nno-colon\r\n\r\n").first.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(decode("0\r\n:value\r\n\r\n").first.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(decode("0\r\nname:v\n\r\n").first.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(decode("0\r\n" + std::string(300, 'x') + ":v\r\n").first.code(),
+            StatusCode::kInvalidArgument);
+  std::string many = "0\r\n";
+  for (int i = 0; i < 9; ++i) many += "h" + std::to_string(i) + ":v\r\n";
+  EXPECT_EQ(decode(many + "\r\n").first.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(decode("3\r\nabc\r\n0\r\n\r\nmore").first.code(), StatusCode::kInvalidArgument);
+  auto unfinished = decode("3\r\nabc\r\n0\r\nname:v\r\n");  // no blank line yet
+  EXPECT_TRUE(unfinished.first.ok());
+  EXPECT_FALSE(unfinished.second);
+  EXPECT_EQ(decode("3;chunk-signature=zz\r\nabc\r\n0\r\n\r\n").first.code(),
+            StatusCode::kOk);  // a signature where none is asked for is an ignored extension
+}
+
 class VerifyRequestTest : public ::testing::Test {
  protected:
   KeyLookup Lookup() {

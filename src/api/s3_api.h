@@ -11,6 +11,7 @@
 #include "api/services.h"
 #include "objects/multipart.h"
 #include "s3/access_keys.h"
+#include "s3/aws_chunked.h"
 #include "s3/errors.h"
 #include "s3/request_auth.h"
 
@@ -94,11 +95,25 @@ void EchoChecksum(const S3Call& call, http::Response& response);
 // after checking that the body had the length the client announced) and returns an error to
 // stop, with S3's codes (SignatureDoesNotMatch for a bad chunk, IncompleteBody, EntityTooLarge,
 // ...).
+// A checksum sent in an aws-chunked body's trailer (STREAMING-UNSIGNED-PAYLOAD-TRAILER).
+struct TrailingChecksum {
+  objects::ChecksumAlgorithm algorithm = objects::ChecksumAlgorithm::kNone;  // kNone: none
+  std::string name;   // "x-amz-checksum-crc32"
+  std::string value;  // base64, as sent
+  std::string raw;    // its bytes
+};
+// The checksum the request's x-amz-trailer announced, from the decoded body's trailers:
+// IncompleteBody if it was not sent, InvalidRequest if malformed or of an unknown algorithm.
+s3::Outcome<TrailingChecksum> TrailingChecksumOf(const S3Call& call,
+                                                 const s3::AwsChunkedDecoder& decoder);
+
 class S3Body {
  public:
   explicit S3Body(S3Call& call);
   ~S3Body();
   awaitable<std::optional<s3::Error>> Read(std::string& piece);
+  // After the last Read: the checksum the body's trailer carried (algorithm kNone if none).
+  const TrailingChecksum& trailing_checksum() const;
 
  private:
   struct State;

@@ -189,6 +189,18 @@ s3::Outcome<objects::PutOptions> PutOptionsFor(const S3Call& call) {
     out.checksum_algorithm = *algorithm;
     out.expected_checksum = std::move(*raw);
   }
+  // A checksum sent after the body: its algorithm now, its value once the body is read
+  // (S3Body::trailing_checksum, then Upload::ExpectChecksum).
+  const std::string& trailer = call.signer.trailer;
+  if (trailer.rfind(kAmzChecksumPrefix, 0) == 0) {
+    std::optional<objects::ChecksumAlgorithm> algorithm =
+        objects::ChecksumAlgorithmNamed(std::string_view(trailer).substr(kAmzChecksumPrefix.size()));
+    if (!algorithm) return s3::MakeError("InvalidRequest", "Unsupported trailing checksum " + trailer);
+    if (out.checksum_algorithm != objects::ChecksumAlgorithm::kNone) {
+      return s3::MakeError("InvalidRequest", "Expecting a single x-amz-checksum- header");
+    }
+    out.checksum_algorithm = *algorithm;
+  }
   if (call.signer.payload == s3::Payload::kSha256) out.expected_sha256 = call.signer.payload_sha256;
   return out;
 }
@@ -227,22 +239,71 @@ void EchoChecksum(const S3Call& call, http::Response& response) {
   }
 }
 
+namespace {
+
+// The decoder of an aws-chunked body, or nullptr for a plain one.
+std::unique_ptr<s3::AwsChunkedDecoder> DecoderFor(const s3::SignedRequest& signer) {
+  if (signer.payload == s3::Payload::kStreaming) {
+    return std::make_unique<s3::AwsChunkedDecoder>(signer.signing_key, signer.amz_date,
+                                                   signer.scope, signer.seed_signature);
+  }
+  if (signer.payload == s3::Payload::kStreamingUnsignedTrailer) {
+    return std::make_unique<s3::AwsChunkedDecoder>(s3::AwsChunkedDecoder::UnsignedWithTrailer{});
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+s3::Outcome<TrailingChecksum> TrailingChecksumOf(const S3Call& call,
+                                                 const s3::AwsChunkedDecoder& decoder) {
+  const std::string& name = call.signer.trailer;
+  TrailingChecksum out;
+  if (name.rfind(kAmzChecksumPrefix, 0) != 0) return out;
+  std::optional<objects::ChecksumAlgorithm> algorithm =
+      objects::ChecksumAlgorithmNamed(std::string_view(name).substr(kAmzChecksumPrefix.size()));
+  if (!algorithm) return s3::MakeError("InvalidRequest", "Unsupported trailing checksum " + name);
+  auto sent = decoder.trailers().find(name);
+  if (sent == decoder.trailers().end()) {
+    return s3::MakeError("IncompleteBody",
+                         "The trailing header " + name + " was announced but not sent");
+  }
+  std::optional<std::string> raw = Base64Decode(sent->second);
+  if (!raw || raw->size() != objects::ChecksumBytes(*algorithm)) {
+    return s3::MakeError("InvalidRequest", "Value for " + name + " trailing header is invalid.");
+  }
+  out.algorithm = *algorithm;
+  out.name = name;
+  out.value = sent->second;
+  out.raw = std::move(*raw);
+  return out;
+}
+
 std::optional<s3::Error> CheckBufferedBody(S3Call& call) {
   http::Request& r = call.request;
   if (r.body_reader != nullptr) return std::nullopt;  // S3Body checks it as it is read
   const s3::SignedRequest& signer = call.signer;
-  if (signer.payload == s3::Payload::kStreaming) {
-    s3::AwsChunkedDecoder decoder(signer.signing_key, signer.amz_date, signer.scope,
-                                  signer.seed_signature);
+  if (std::unique_ptr<s3::AwsChunkedDecoder> decoder = DecoderFor(signer)) {
     std::string decoded;
-    Status s = decoder.Feed(r.body, &decoded);
-    if (s.ok() && !decoder.done()) s = InvalidArgument("the body ended before its final chunk");
+    Status s = decoder->Feed(r.body, &decoded);
+    if (s.ok() && !decoder->done()) s = InvalidArgument("the body ended before its final chunk");
     if (s.ok() && decoded.size() != signer.decoded_length) {
       s = InvalidArgument("the body holds " + std::to_string(decoded.size()) + " bytes, not the " +
                           std::to_string(signer.decoded_length) +
                           " of x-amz-decoded-content-length");
     }
     if (!s.ok()) return BodyError(s);
+    s3::Outcome<TrailingChecksum> trailing = TrailingChecksumOf(call, *decoder);
+    if (!trailing.ok()) return trailing.error();
+    if (trailing->algorithm != objects::ChecksumAlgorithm::kNone) {
+      objects::ContentChecksum sum(trailing->algorithm);
+      sum.Update(decoded);
+      if (sum.Finish() != trailing->raw) {
+        return s3::MakeError("BadDigest", "The " + trailing->name +
+                                              " you specified did not match the calculated "
+                                              "checksum.");
+      }
+    }
     r.body = std::move(decoded);
   } else if (signer.payload == s3::Payload::kSha256) {
     std::string actual = Sha256Hex(r.body);
@@ -270,15 +331,14 @@ struct S3Body::State {
   std::unique_ptr<s3::AwsChunkedDecoder> decoder;  // for an aws-chunked body
   bool finished = false;
   uint64_t read_bytes = 0;  // of the body as it came
+  TrailingChecksum trailing;  // once the body has ended
 };
 
 S3Body::S3Body(S3Call& call) : state_(std::make_unique<State>(call)) {
-  const s3::SignedRequest& signer = call.signer;
-  if (signer.payload == s3::Payload::kStreaming) {
-    state_->decoder = std::make_unique<s3::AwsChunkedDecoder>(signer.signing_key, signer.amz_date,
-                                                              signer.scope, signer.seed_signature);
-  }
+  state_->decoder = DecoderFor(call.signer);
 }
+
+const TrailingChecksum& S3Body::trailing_checksum() const { return state_->trailing; }
 
 S3Body::~S3Body() = default;
 
@@ -315,6 +375,9 @@ awaitable<std::optional<s3::Error>> S3Body::Read(std::string& piece) {
             "the body holds " + std::to_string(st.decoder->decoded_bytes()) + " bytes, not the " +
             std::to_string(announced) + " of x-amz-decoded-content-length"));
       }
+      s3::Outcome<TrailingChecksum> trailing = TrailingChecksumOf(st.call, *st.decoder);
+      if (!trailing.ok()) co_return trailing.error();
+      st.trailing = std::move(*trailing);
       co_return std::nullopt;
     }
     Status fed = st.decoder->Feed(in, &piece);

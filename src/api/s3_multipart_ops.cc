@@ -180,6 +180,8 @@ awaitable<http::Response> UploadPart(S3Call& call) {
     co_await Release(s.pool, writer);
     co_return S3ErrorResponse(call, *failed);
   }
+  const TrailingChecksum& trailing = body.trailing_checksum();
+  if (trailing.algorithm != objects::ChecksumAlgorithm::kNone) writer->ExpectChecksum(trailing.raw);
   auto part = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<objects::PartInfo> {
     auto info = writer->Commit();
     if (info.ok()) return std::move(info).value();
@@ -192,6 +194,9 @@ awaitable<http::Response> UploadPart(S3Call& call) {
   r.content_type.clear();
   r.headers.emplace_back("ETag", "\"" + part->etag + "\"");
   EchoChecksum(call, r);
+  if (trailing.algorithm != objects::ChecksumAlgorithm::kNone) {
+    r.headers.emplace_back(trailing.name, trailing.value);
+  }
   co_return r;
 }
 

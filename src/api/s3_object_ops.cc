@@ -78,6 +78,8 @@ awaitable<http::Response> PutObject(S3Call& call) {
     co_await Release(s.pool, upload);
     co_return S3ErrorResponse(call, *failed);
   }
+  const TrailingChecksum& trailing = body.trailing_checksum();
+  if (trailing.algorithm != objects::ChecksumAlgorithm::kNone) upload->ExpectChecksum(trailing.raw);
   auto info = co_await RunBlocking(s.pool, [&] { return upload->Commit(); });
   co_await Release(s.pool, upload);
   if (!info.ok() && info.status().code() == StatusCode::kFailedPrecondition) {
@@ -88,6 +90,9 @@ awaitable<http::Response> PutObject(S3Call& call) {
   r.content_type.clear();
   r.headers.emplace_back("ETag", "\"" + info->etag + "\"");
   EchoChecksum(call, r);
+  if (trailing.algorithm != objects::ChecksumAlgorithm::kNone) {
+    r.headers.emplace_back(trailing.name, trailing.value);
+  }
   co_return r;
 }
 

@@ -53,6 +53,8 @@ Status PartWriter::Write(std::string_view data) {
   return st.failed;
 }
 
+void PartWriter::ExpectChecksum(std::string raw) { state_->expected_checksum = std::move(raw); }
+
 Result<PartInfo> PartWriter::Commit() {
   State& st = *state_;
   if (st.done) return FailedPrecondition("the part has ended");

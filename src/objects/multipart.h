@@ -70,6 +70,8 @@ class PartWriter {
   // Appends content; kInvalidArgument once the part passes kMaxPartBytes. After an error the
   // writer is dead: later calls fail too.
   Status Write(std::string_view data);
+  // As Upload::ExpectChecksum. Before Commit.
+  void ExpectChecksum(std::string raw);
   // Syncs the part and adds it to its upload, replacing an earlier part of that number.
   // kInvalidArgument if an expected digest does not match; kNotFound if the upload was
   // completed or aborted meanwhile. Either way nothing is kept.

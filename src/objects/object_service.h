@@ -85,6 +85,9 @@ class Upload {
 
   // Appends content. After an error the upload is dead: later calls fail too.
   Status Write(std::string_view data);
+  // The bytes of the checksum (PutOptions::checksum_algorithm) the content must have, when
+  // they come after the content (an aws-chunked body's trailer). Before Commit.
+  void ExpectChecksum(std::string raw);
   // Syncs the content, then makes the object visible, replacing any object of that key, whose
   // content is then removed. kInvalidArgument if expected_sha256 does not match (nothing
   // changes); kNotFound if the bucket was deleted meanwhile.

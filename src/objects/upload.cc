@@ -74,6 +74,8 @@ Status Upload::Write(std::string_view data) {
   return st.failed;
 }
 
+void Upload::ExpectChecksum(std::string raw) { state_->options.expected_checksum = std::move(raw); }
+
 Result<ObjectInfo> Upload::Commit() {
   State& st = *state_;
   ObjectService& service = *st.service;

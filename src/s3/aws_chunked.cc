@@ -1,6 +1,7 @@
 #include "s3/aws_chunked.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "objects/hashing.h"
 
@@ -12,6 +13,8 @@ AwsChunkedDecoder::AwsChunkedDecoder(std::string signing_key, std::string amz_da
       date_(std::move(amz_date)),
       scope_(std::move(scope)),
       previous_(std::move(seed_signature)) {}
+
+AwsChunkedDecoder::AwsChunkedDecoder(UnsignedWithTrailer) : signed_(false) {}
 
 AwsChunkedDecoder::~AwsChunkedDecoder() = default;
 
@@ -41,6 +44,12 @@ Status AwsChunkedDecoder::ParseHeader() {
     if (v < 0) return InvalidArgument(where + ": the size is not hex");
     n = n * 16 + static_cast<uint64_t>(v);
   }
+  if (!signed_) {  // any chunk extensions after ';' are ignored, as HTTP's chunked coding says
+    remaining_ = n;
+    line_.clear();
+    state_ = n > 0 ? State::kData : State::kTrailer;
+    return OkStatus();
+  }
   constexpr std::string_view kSignature = "chunk-signature=";
   std::string_view rest =
       semi == std::string_view::npos ? std::string_view() : line.substr(semi + 1);
@@ -63,6 +72,33 @@ Status AwsChunkedDecoder::ParseHeader() {
   }
   state_ = State::kFinalEnd;
   return CheckSignature();
+}
+
+Status AwsChunkedDecoder::ParseTrailer() {
+  if (line_.size() < 2 || line_[line_.size() - 2] != '\r') {
+    return InvalidArgument("a trailing header line does not end with CRLF");
+  }
+  std::string_view line(line_.data(), line_.size() - 2);
+  if (line.empty()) {  // the blank line that ends the body
+    line_.clear();
+    state_ = State::kDone;
+    return OkStatus();
+  }
+  const size_t colon = line.find(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    return InvalidArgument("a trailing header is not NAME:VALUE");
+  }
+  if (trailers_.size() >= kMaxTrailers) {
+    return InvalidArgument("more than " + std::to_string(kMaxTrailers) + " trailing headers");
+  }
+  std::string name(line.substr(0, colon));
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string_view value = line.substr(colon + 1);
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+  trailers_[name] = std::string(value);
+  line_.clear();
+  return OkStatus();
 }
 
 Status AwsChunkedDecoder::CheckSignature() {
@@ -96,9 +132,23 @@ Status AwsChunkedDecoder::Feed(std::string_view in, std::string* out) {
         }
         break;
       }
+      case State::kTrailer: {
+        size_t newline = in.find('\n');
+        size_t take = newline == std::string_view::npos ? in.size() : newline + 1;
+        if (line_.size() + take > kMaxHeaderBytes) {
+          return Fail(InvalidArgument("a trailing header line is longer than " +
+                                      std::to_string(kMaxHeaderBytes) + " bytes"));
+        }
+        line_.append(in.substr(0, take));
+        in.remove_prefix(take);
+        if (newline != std::string_view::npos) {
+          if (Status s = ParseTrailer(); !s.ok()) return Fail(s);
+        }
+        break;
+      }
       case State::kData: {
         size_t take = static_cast<size_t>(std::min<uint64_t>(remaining_, in.size()));
-        hasher_->Update(in.substr(0, take));
+        if (hasher_) hasher_->Update(in.substr(0, take));
         out->append(in.substr(0, take));
         in.remove_prefix(take);
         remaining_ -= take;
@@ -119,6 +169,9 @@ Status AwsChunkedDecoder::Feed(std::string_view in, std::string* out) {
         line_.clear();
         if (state_ == State::kFinalEnd) {
           state_ = State::kDone;
+        } else if (!signed_) {
+          ++chunks_;
+          state_ = State::kHeader;
         } else if (Status s = CheckSignature(); !s.ok()) {
           return Fail(s);
         } else {

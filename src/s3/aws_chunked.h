@@ -4,10 +4,17 @@
 //
 // Each chunk's signature covers its bytes and the signature before it (sigv4.h,
 // ChunkStringToSign), so the chunks can be neither altered, reordered, dropped nor added to.
+//
+// Or of one sent STREAMING-UNSIGNED-PAYLOAD-TRAILER (what the newer AWS SDKs send over HTTPS):
+// unsigned chunks, and after the last trailing headers, typically the body's checksum:
+//
+//   <hex size>\r\n<size bytes>\r\n ... 0\r\nx-amz-checksum-crc32:<base64>\r\n\r\n
+//
 // Incremental and free of I/O: fed whatever the network delivers; the fuzzer drives it too.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -27,6 +34,9 @@ class AwsChunkedDecoder {
   // signing_key: from SigningKey(); seed_signature: the request's own signature.
   AwsChunkedDecoder(std::string signing_key, std::string amz_date, std::string scope,
                     std::string seed_signature);
+  // For unsigned chunks followed by trailing headers.
+  struct UnsignedWithTrailer {};
+  explicit AwsChunkedDecoder(UnsignedWithTrailer);
   ~AwsChunkedDecoder();
 
   // Decodes `in`, appending content to *out. A chunk's bytes are handed out as they arrive,
@@ -35,19 +45,26 @@ class AwsChunkedDecoder {
   // chunk whose signature does not match. After an error every later call fails too.
   Status Feed(std::string_view in, std::string* out);
 
-  // The final, empty chunk has been read and every signature matched.
+  // The final, empty chunk has been read and every signature matched (and, unsigned, the
+  // trailing headers).
   bool done() const { return state_ == State::kDone; }
   uint64_t decoded_bytes() const { return decoded_; }
+  // The trailing headers, by lower-case name (unsigned chunks only), once done().
+  const std::map<std::string, std::string>& trailers() const { return trailers_; }
 
-  // A chunk header line longer than this is refused (a real one is about 90 bytes).
+  // A chunk header line longer than this is refused (a real one is about 90 bytes), as is a
+  // trailing header line.
   static constexpr size_t kMaxHeaderBytes = 256;
+  static constexpr size_t kMaxTrailers = 8;
 
  private:
-  enum class State { kHeader, kData, kDataEnd, kFinalEnd, kDone, kFailed };
+  enum class State { kHeader, kData, kDataEnd, kFinalEnd, kTrailer, kDone, kFailed };
   Status Fail(Status s);
   Status ParseHeader();
   Status CheckSignature();
+  Status ParseTrailer();
 
+  const bool signed_ = true;
   const std::string key_, date_, scope_;
   std::string previous_;  // the last signature checked (the seed at first)
   State state_ = State::kHeader;
@@ -57,6 +74,7 @@ class AwsChunkedDecoder {
   uint64_t decoded_ = 0;
   uint64_t chunks_ = 0;
   std::unique_ptr<objects::Sha256Hasher> hasher_;  // of the current chunk
+  std::map<std::string, std::string> trailers_;
   Status failed_;
 };
 

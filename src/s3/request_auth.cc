@@ -148,6 +148,7 @@ Outcome<Claimed> FromQuery(const http::Request& r, TimeMs now) {
 Outcome<Payload> PayloadOf(const std::string& hash) {
   if (hash == kUnsignedPayload) return Payload::kUnsigned;
   if (hash == kStreamingPayload) return Payload::kStreaming;
+  if (hash == kStreamingUnsignedTrailer) return Payload::kStreamingUnsignedTrailer;
   bool hex = hash.size() == 64 && std::all_of(hash.begin(), hash.end(), [](char c) {
                return std::isxdigit(static_cast<unsigned char>(c)) != 0;
              });
@@ -155,8 +156,9 @@ Outcome<Payload> PayloadOf(const std::string& hash) {
   if (hash.rfind("STREAMING-", 0) == 0) {
     return MakeError("NotImplemented", "x-amz-content-sha256 '" + hash.substr(0, 64) +
                                            "' is not supported here: use a hex SHA-256, "
-                                           "UNSIGNED-PAYLOAD or " +
-                                           std::string(kStreamingPayload));
+                                           "UNSIGNED-PAYLOAD, " +
+                                           std::string(kStreamingPayload) + " or " +
+                                           std::string(kStreamingUnsignedTrailer));
   }
   return MakeError("InvalidArgument",
                    "x-amz-content-sha256 must be the hex SHA-256 of the body, UNSIGNED-PAYLOAD "
@@ -208,7 +210,8 @@ Outcome<SignedRequest> VerifyRequest(const http::Request& r, TimeMs now, const K
   }
   Outcome<Payload> payload = PayloadOf(c.payload_hash);
   if (!payload.ok()) return payload.error();
-  if (*payload == Payload::kStreaming && c.presigned) {
+  if ((*payload == Payload::kStreaming || *payload == Payload::kStreamingUnsignedTrailer) &&
+      c.presigned) {
     return MakeError("InvalidRequest", "a presigned URL cannot sign a streamed (aws-chunked) body");
   }
 
@@ -261,16 +264,25 @@ Outcome<SignedRequest> VerifyRequest(const http::Request& r, TimeMs now, const K
   out.key = std::move(*key);
   out.payload = *payload;
   if (out.payload == Payload::kSha256) out.payload_sha256 = Lower(c.payload_hash);
-  if (out.payload == Payload::kStreaming) {
+  if (out.payload == Payload::kStreaming ||
+      out.payload == Payload::kStreamingUnsignedTrailer) {
     const std::string& length = r.Header("x-amz-decoded-content-length");
     bool digits =
         !length.empty() && length.size() <= 19 &&
         std::all_of(length.begin(), length.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
     if (!digits) {
       return MakeError("MissingContentLength", "x-amz-decoded-content-length is required with " +
-                                                   std::string(kStreamingPayload));
+                                                   c.payload_hash);
     }
     out.decoded_length = std::stoull(length);
+  }
+  if (out.payload == Payload::kStreamingUnsignedTrailer) {
+    out.trailer = Lower(r.Header("x-amz-trailer"));
+    if (out.trailer.find(',') != std::string::npos) {
+      return MakeError("InvalidRequest", "x-amz-trailer names more than one trailing header");
+    }
+  }
+  if (out.payload == Payload::kStreaming) {
     out.signing_key = signing_key;
     out.amz_date = c.amz_date;
     out.scope = scope;

@@ -33,6 +33,7 @@ enum class Payload {
   kUnsigned,   // nothing to check
   kSha256,     // the whole body must hash to SignedRequest::payload_sha256
   kStreaming,  // aws-chunked, each chunk signed (aws_chunked.h)
+  kStreamingUnsignedTrailer,  // aws-chunked, unsigned, with trailing headers (a checksum)
 };
 
 struct SignedRequest {
@@ -45,7 +46,10 @@ struct SignedRequest {
   std::string amz_date;
   std::string scope;
   std::string seed_signature;
-  uint64_t decoded_length = 0;
+  uint64_t decoded_length = 0;  // both streamed forms
+  // kStreamingUnsignedTrailer: the trailing header x-amz-trailer announced ("" if none),
+  // lower-case: "x-amz-checksum-crc32".
+  std::string trailer;
 };
 
 // Returns an active key by id: kNotFound if unknown or revoked, another code if the store

@@ -21,6 +21,7 @@ namespace tf::s3 {
 inline constexpr std::string_view kAlgorithm = "AWS4-HMAC-SHA256";
 inline constexpr std::string_view kUnsignedPayload = "UNSIGNED-PAYLOAD";
 inline constexpr std::string_view kStreamingPayload = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD";
+inline constexpr std::string_view kStreamingUnsignedTrailer = "STREAMING-UNSIGNED-PAYLOAD-TRAILER";
 // SHA-256 of no bytes, in hex.
 inline constexpr std::string_view kEmptySha256 =
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
