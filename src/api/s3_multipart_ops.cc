@@ -1,5 +1,6 @@
 // S3's multipart uploads: CreateMultipartUpload, UploadPart, CompleteMultipartUpload,
 // AbortMultipartUpload, ListParts and ListMultipartUploads, over objects/multipart.h.
+#include <algorithm>
 #include <charconv>
 
 #include "api/body_pump.h"
@@ -261,7 +262,9 @@ awaitable<http::Response> ListParts(S3Call& call) {
                                                   "max-parts and part-number-marker must be "
                                                   "numbers from 0 up"));
   }
-  const int64_t limit = std::min<int64_t>(*max_parts, 1000);
+  // At least one a page: with max-parts=0 a client following NextPartNumberMarker would never
+  // get past the marker.
+  const int64_t limit = std::clamp<int64_t>(*max_parts, 1, 1000);
   const std::string& upload_id = call.Query("uploadId");
   Services& s = call.services();
   auto parts = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<std::vector<objects::PartInfo>> {

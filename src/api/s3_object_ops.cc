@@ -35,6 +35,15 @@ s3::Error CommitError(S3Call& call, const Status& s) {
   return ContentError(s);
 }
 
+// GetObject's response-* query parameters and the headers they set.
+constexpr std::pair<const char*, std::string_view> kResponseOverrides[] = {
+    {"response-content-type", "Content-Type"},
+    {"response-content-language", "Content-Language"},
+    {"response-expires", "Expires"},
+    {"response-cache-control", "Cache-Control"},
+    {"response-content-disposition", "Content-Disposition"},
+    {"response-content-encoding", "Content-Encoding"}};
+
 void SetS3ObjectHeaders(const objects::ObjectInfo& info, http::Response& r) {
   r.content_type = info.content_type;
   r.headers.emplace_back("ETag", "\"" + info.etag + "\"");
@@ -196,6 +205,15 @@ awaitable<http::Response> GetObject(S3Call& call, bool head) {
   }
   http::Response response;
   SetS3ObjectHeaders(info, response);
+  // What a (presigned) GET asks the answer to say instead: a download link's file name, say.
+  for (const auto& [parameter, header] : kResponseOverrides) {
+    if (!call.Has(parameter)) continue;
+    if (header == "Content-Type") {
+      response.content_type = call.Query(parameter);
+    } else {
+      response.headers.emplace_back(std::string(header), call.Query(parameter));
+    }
+  }
   if (condition.kind == ConditionOutcome::kNotModified) {
     response.status = 304;
     response.content_type.clear();

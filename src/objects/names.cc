@@ -104,9 +104,10 @@ Status ValidateMetadata(const std::map<std::string, std::string>& metadata) {
       return InvalidArgument("metadata name " + Show(name) + " must be 1-128 characters");
     }
     for (char c : name) {
-      if (!IsLowerAlnum(c) && c != '-' && c != '_') {
+      // An HTTP header name's characters (RFC 9110's tchar), lower-case as S3 keeps them.
+      if (!IsLowerAlnum(c) && std::string_view("!#$%&'*+-.^_`|~").find(c) == std::string_view::npos) {
         return InvalidArgument("metadata name " + Show(name) +
-                               " may hold only lowercase letters, digits, '-' and '_'");
+                               " may hold only lowercase letters, digits and !#$%&'*+-.^_`|~");
       }
     }
     for (unsigned char c : value) {

@@ -43,6 +43,17 @@ check([p["PartNumber"] for p in listed["Parts"]] == [1, 2, 3], "ListParts lists 
 check([p["Size"] for p in listed["Parts"]] == [len(p1), len(p2), len(p3)], "with their sizes")
 first = s3.list_parts(Bucket=bucket, Key="assembled.bin", UploadId=up, MaxParts=2)
 check(first["IsTruncated"] and first["NextPartNumberMarker"] == 2, "ListParts pages")
+# max-parts=0 still moves on, so that a client following the marker gets to the end.
+marker, pages = 0, 0
+while pages < 10:
+    page = s3.list_parts(Bucket=bucket, Key="assembled.bin", UploadId=up, MaxParts=0,
+                         PartNumberMarker=marker)
+    pages += 1
+    if not page["IsTruncated"]:
+        break
+    check(page["NextPartNumberMarker"] > marker, "max-parts=0 advances the marker")
+    marker = page["NextPartNumberMarker"]
+check(pages == 3, "max-parts=0 lists one part a page: %d pages" % pages)
 uploads = s3.list_multipart_uploads(Bucket=bucket).get("Uploads", [])
 check([u["UploadId"] for u in uploads] == [up], "ListMultipartUploads names the upload")
 expect_error("NoSuchKey", 404, s3.get_object, Bucket=bucket, Key="assembled.bin")

@@ -5,6 +5,7 @@ import base64
 import datetime
 import hashlib
 import os
+import urllib.request
 import zlib
 
 from s3check import BUCKET, check, client, done, expect_error
@@ -95,6 +96,24 @@ check(body(s3.get_object(Bucket=b1, Key="hello.txt", IfMatch=etag,
                          IfUnmodifiedSince=now - day)) == hello, "If-Match decides first")
 check(body(s3.get_object(Bucket=b1, Key="hello.txt", IfNoneMatch='"0123"',
                          IfModifiedSince=now + day)) == hello, "If-None-Match decides first")
+
+# Metadata names are HTTP header names: dots and the like are fine.
+s3.put_object(Bucket=b1, Key="dotted", Body=b"x", Metadata={"my.key": "v", "a+b~c": "w"})
+check(s3.head_object(Bucket=b1, Key="dotted")["Metadata"] == {"my.key": "v", "a+b~c": "w"},
+      "metadata names with dots round-trip")
+# response-* parameters set the answer's headers (a download link's file name, say).
+got = s3.get_object(Bucket=b1, Key="dotted", ResponseContentType="text/csv",
+                    ResponseContentDisposition='attachment; filename="x.csv"',
+                    ResponseCacheControl="no-cache")
+check(got["ContentType"] == "text/csv" and
+      got["ContentDisposition"] == 'attachment; filename="x.csv"' and
+      got["CacheControl"] == "no-cache", "response-* overrides: %s" % got["ResponseMetadata"])
+link = s3.generate_presigned_url("get_object", Params={
+    "Bucket": b1, "Key": "dotted", "ResponseContentDisposition": 'attachment; filename="y.bin"'})
+with urllib.request.urlopen(link) as answer:
+    check(answer.headers["Content-Disposition"] == 'attachment; filename="y.bin"',
+          "a presigned link names the file: %s" % answer.headers)
+s3.delete_object(Bucket=b1, Key="dotted")
 
 # Additional checksums (x-amz-checksum-*): checked, and answered with.
 for algorithm in ("CRC32", "CRC32C", "SHA1", "SHA256"):
