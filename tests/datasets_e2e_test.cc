@@ -120,10 +120,14 @@ TEST_F(DatasetsE2eTest, FilesAndTextFormats) {
   WriteFile(Local("files/x/1.bin"), std::string("\0\1\2", 3));
   WriteFile(Local("files/x/2.bin"), "two");
   WriteFile(Local("files/y"), "");
+  WriteFile(Local("files/.DS_Store"), "hidden");  // left out, as is all of .git
+  WriteFile(Local("files/.git/config"), "hidden");
   WriteFile(Local("lines.txt"), "first line\n\n  \nsecond line\nthird");
   auto files = Run({"dataset", "create", "blobs", "--from", Local("files").string(),
-                    Local("lines.txt").string()});
+                    Local("lines.txt").string(), "--shard-size", "4096B"});
   ASSERT_EQ(files.exit_code, 0) << files.output;
+  EXPECT_NE(files.output.find("left out 2 hidden files or folders"), std::string::npos)
+      << files.output;
   DatasetIndex blobs = Index("blobs");
   EXPECT_EQ(blobs.samples, 4);  // three files below files/, and lines.txt whole
   std::map<int64_t, std::string> got;
@@ -189,6 +193,11 @@ TEST_F(DatasetsE2eTest, BadInputIsRefusedClearlyAndLeavesNothingBehind) {
   auto again = Run({"dataset", "create", "d", "--from", Local("jsonl/a.jsonl").string()});
   EXPECT_EQ(again.exit_code, 1);
   EXPECT_NE(again.output.find("already exists"), std::string::npos) << again.output;
+  auto rank = Run({"dataset", "read", "d", "--rank", "3", "--world-size", "3"});
+  EXPECT_EQ(rank.exit_code, 1);
+  EXPECT_NE(rank.output.find("--rank (or $RANK) must be from 0 to 2 with a world size of 3, got 3"),
+            std::string::npos)
+      << rank.output;
 
   if (::geteuid() != 0) {  // root reads files whatever their mode
     WriteFile(Local("secret.txt"), "x");

@@ -29,16 +29,15 @@ struct CreateFlags {
   std::string bucket = "datasets";
 };
 
-// "64MiB", "64Mi", "1.5GB", "1000" -> bytes.
-Result<int64_t> ParseShardSize(std::string text) {
-  if (text.size() > 1 && text.back() == 'B' &&
-      !std::isdigit(static_cast<unsigned char>(text[text.size() - 2]))) {
-    text.pop_back();
-  }
+// "64MiB", "64Mi", "1.5GB", "4096B", "1000" -> bytes.
+Result<int64_t> ParseShardSize(const std::string& given) {
+  std::string text = given;
+  if (text.size() > 1 && text.back() == 'B') text.pop_back();  // "64MiB", "1.5GB", "4096B"
   auto bytes = jobs::ParseMemory(text);
   if (!bytes.ok() || *bytes < 4096 || *bytes > (int64_t{4} << 30)) {
-    return InvalidArgument("--shard-size must be a size from 4KiB to 4GiB such as 64MiB, got '" +
-                           text + "'");
+    return InvalidArgument(
+        "--shard-size must be a size from 4KiB to 4GiB such as 64MiB (Ki, Mi, Gi binary; k, M, "
+        "G decimal; a trailing B optional), got '" + given + "'");
   }
   return *bytes;
 }
@@ -62,7 +61,13 @@ Status Create(const Connection& conn, const CreateFlags& f) {
   TF_RETURN_IF_ERROR(datasets::ValidateDatasetName(f.name));
   TF_RETURN_IF_ERROR(datasets::ValidateSourceFormat(f.format));
   TF_ASSIGN_OR_RETURN(int64_t shard_size, ParseShardSize(f.shard_size));
-  TF_ASSIGN_OR_RETURN(std::vector<fs::path> files, datasets::ListSourceFiles(f.from));
+  int hidden = 0;
+  TF_ASSIGN_OR_RETURN(std::vector<fs::path> files, datasets::ListSourceFiles(f.from, &hidden));
+  if (hidden > 0) {
+    std::cerr << "left out " << hidden << " hidden file" << (hidden == 1 ? "" : "s")
+              << " or folder" << (hidden == 1 ? "" : "s")
+              << " (names starting with '.'); name a file to pack it\n";
+  }
   uint64_t input_bytes = 0;
   for (const auto& file : files) {
     std::error_code ec;

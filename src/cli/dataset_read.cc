@@ -54,6 +54,15 @@ Status Read(const Connection& conn, ReadFlags f) {
   if (f.rank < 0) f.rank = EnvInt("RANK", 0);
   if (f.world_size < 0) f.world_size = EnvInt("WORLD_SIZE", 1);
   if (f.workers < 1 || f.workers > 256) return InvalidArgument("--workers must be 1 to 256");
+  if (f.world_size < 1) {
+    return InvalidArgument("--world-size (or $WORLD_SIZE) must be at least 1, got " +
+                           std::to_string(f.world_size));
+  }
+  if (f.rank >= f.world_size) {
+    return InvalidArgument("--rank (or $RANK) must be from 0 to " +
+                           std::to_string(f.world_size - 1) + " with a world size of " +
+                           std::to_string(f.world_size) + ", got " + std::to_string(f.rank));
+  }
   if (f.cache_dir.empty()) {
     const char* env = std::getenv("TENSORFLEET_DATASET_CACHE");
     f.cache_dir = env != nullptr && *env != '\0'

@@ -34,8 +34,10 @@ Status ValidateSourceFormat(const std::string& format) {
   return InvalidArgument("--format must be files, jsonl or text, got '" + format + "'");
 }
 
-Result<std::vector<fs::path>> ListSourceFiles(const std::vector<std::string>& paths) {
+Result<std::vector<fs::path>> ListSourceFiles(const std::vector<std::string>& paths,
+                                              int* hidden) {
   std::vector<fs::path> out;
+  if (hidden != nullptr) *hidden = 0;
   for (const std::string& p : paths) {
     std::error_code ec;
     fs::file_status st = fs::status(p, ec);
@@ -52,6 +54,11 @@ Result<std::vector<fs::path>> ListSourceFiles(const std::vector<std::string>& pa
     if (ec) return InvalidArgument("cannot list " + p + ": " + ec.message());
     for (; it != end; it.increment(ec)) {
       if (ec) return InvalidArgument("cannot list " + p + ": " + ec.message());
+      if (it->path().filename().string().starts_with(".")) {
+        if (hidden != nullptr) ++*hidden;
+        if (it->is_directory(ec)) it.disable_recursion_pending();
+        continue;
+      }
       if (it->is_regular_file(ec)) found.push_back(it->path());
     }
     std::sort(found.begin(), found.end());

@@ -21,10 +21,12 @@ namespace tf::datasets {
 // kInvalidArgument unless files, jsonl or text.
 Status ValidateSourceFormat(const std::string& format);
 
-// The files `paths` name, in packing order. kNotFound for a path that does not exist,
-// kInvalidArgument for one that is neither a regular file nor a directory, or when there are no
-// files at all.
-Result<std::vector<std::filesystem::path>> ListSourceFiles(const std::vector<std::string>& paths);
+// The files `paths` name, in packing order: a file named, or the files below a directory named,
+// leaving out what is hidden below it (names starting with '.', such as .git or .DS_Store;
+// counted in *hidden when given). kNotFound for a path that does not exist, kInvalidArgument
+// for one that is neither a regular file nor a directory, or when there are no files at all.
+Result<std::vector<std::filesystem::path>> ListSourceFiles(const std::vector<std::string>& paths,
+                                                           int* hidden = nullptr);
 
 // Collects samples into shards of at most `shard_size` bytes (a sample larger than that gets
 // a shard of its own) and hands each finished shard to `emit` with its sample count. Not
