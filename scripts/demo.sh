@@ -8,7 +8,7 @@
 #   cost;
 #   objects copied up and back, and a damaged blob refused on read; an S3 access key and the AWS
 #   CLI copying into and listing the same buckets (a 24 MiB file in three parts, kept as those
-#   parts); a second server keeping its objects' content in an S3-compatible bucket (the first
+#   parts; a checksum sent with an upload checked, and a wrong one refused); a second server keeping its objects' content in an S3-compatible bucket (the first
 #   server's); a budget, the alerts it fired and a job it refused; a dataset packed into shards
 #   and read by a managed job with PyTorch's DataLoader.
 set -euo pipefail
@@ -215,6 +215,19 @@ aws_ s3api head-object --bucket checkpoints --key run-7/from-aws-parts.bin \
 tf cp tf://checkpoints/run-7/from-aws-parts.bin "$data_dir/demo-files/from-aws-parts.bin"
 same_bytes "$run_dir/shards/model-00001.bin" "$data_dir/demo-files/from-aws-parts.bin" \
   "the multipart object (ETag ending -3: three parts) reads back whole, checked by SHA-256"
+# A checksum the client computes travels with the upload and is checked before the object is
+# stored; one that does not match stores nothing.
+aws_ s3api put-object --bucket checkpoints --key run-7/metrics-summed.txt --body "$run_dir/metrics.txt" \
+  --checksum-algorithm SHA256 --query ChecksumSHA256 --output text
+if bad=$(aws_ s3api put-object --bucket checkpoints --key run-7/metrics-bad.txt \
+  --body "$run_dir/metrics.txt" --checksum-crc32 AAAAAA== 2>&1); then
+  echo "$bad"; echo "a wrong checksum was not refused"; exit 1
+fi
+echo "$bad"
+case "$bad" in
+  *BadDigest*) echo "  (refused: the CRC32 sent does not match the content; nothing was stored)" ;;
+  *) echo "refused, but not as BadDigest"; exit 1 ;;
+esac
 
 step "Objects in an external S3-compatible bucket: a second server keeps its content in the first one's"
 # The first server stands in for any S3-compatible service; the second signs its requests with
