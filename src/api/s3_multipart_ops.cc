@@ -6,6 +6,7 @@
 #include "api/body_pump.h"
 #include "api/s3_api.h"
 #include "api/s3_conditions.h"
+#include "api/s3_upload_listing.h"
 #include "base/time_format.h"
 #include "s3/multipart_rules.h"
 #include "s3/request_xml.h"
@@ -304,6 +305,19 @@ awaitable<http::Response> ListParts(S3Call& call) {
 }
 
 awaitable<http::Response> ListMultipartUploads(S3Call& call) {
+  std::optional<int64_t> max_uploads = QueryNumber(call, "max-uploads", 1000);
+  if (!max_uploads) {
+    co_return S3ErrorResponse(
+        call, s3::MakeError("InvalidArgument", "max-uploads must be a number from 0 up")
+                  .With("ArgumentName", "max-uploads"));
+  }
+  UploadListingRequest request;
+  request.prefix = call.Query("prefix");
+  request.delimiter = call.Query("delimiter");
+  request.key_marker = call.Query("key-marker");
+  request.upload_id_marker = call.Query("upload-id-marker");
+  // At least one a page, as ListParts: a page of none would never move past its marker.
+  request.max_uploads = std::clamp<int64_t>(*max_uploads, 1, 1000);
   Services& s = call.services();
   auto uploads =
       co_await RunBlocking(s.pool, [&]() -> s3::Outcome<std::vector<objects::MultipartUpload>> {
@@ -312,22 +326,31 @@ awaitable<http::Response> ListMultipartUploads(S3Call& call) {
         return std::move(list).value();
       });
   if (!uploads.ok()) co_return S3ErrorResponse(call, uploads.error());
-  const std::string& prefix = call.Query("prefix");
+  const UploadListing page = ListUploadsPage(std::move(*uploads), request);
   s3::XmlWriter w;
   w.Open("ListMultipartUploadsResult", s3::kS3Namespace);
   w.Element("Bucket", call.bucket);
-  w.Element("KeyMarker", "");
-  w.Element("UploadIdMarker", "");
-  w.Element("Prefix", prefix);
-  w.Element("MaxUploads", "10000");
-  w.Element("IsTruncated", "false");
-  for (const auto& u : *uploads) {
-    if (u.key.compare(0, prefix.size(), prefix) != 0) continue;
+  w.Element("KeyMarker", request.key_marker);
+  w.Element("UploadIdMarker", request.upload_id_marker);
+  if (page.truncated) {
+    w.Element("NextKeyMarker", page.next_key_marker);
+    w.Element("NextUploadIdMarker", page.next_upload_id_marker);
+  }
+  w.Element("Prefix", request.prefix);
+  if (!request.delimiter.empty()) w.Element("Delimiter", request.delimiter);
+  w.Element("MaxUploads", std::to_string(request.max_uploads));
+  w.Element("IsTruncated", page.truncated ? "true" : "false");
+  for (const auto& u : page.uploads) {
     w.Open("Upload");
     w.Element("Key", u.key);
     w.Element("UploadId", u.upload_id);
     w.Element("Initiated", FormatTime(u.initiated_at));
     w.Element("StorageClass", "STANDARD");
+    w.Close();
+  }
+  for (const auto& p : page.common_prefixes) {
+    w.Open("CommonPrefixes");
+    w.Element("Prefix", p);
     w.Close();
   }
   co_return XmlResponse(w.Finish());

@@ -56,6 +56,21 @@ while pages < 10:
 check(pages == 3, "max-parts=0 lists one part a page: %d pages" % pages)
 uploads = s3.list_multipart_uploads(Bucket=bucket).get("Uploads", [])
 check([u["UploadId"] for u in uploads] == [up], "ListMultipartUploads names the upload")
+# Pages of uploads, and a delimiter.
+more = [(key, s3.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"])
+        for key in ["lmu/a", "lmu/a", "lmu/b", "lmu/d/x", "lmu/d/y"]]
+paged = [u["UploadId"]
+         for page in s3.get_paginator("list_multipart_uploads").paginate(
+             Bucket=bucket, Prefix="lmu/", PaginationConfig={"PageSize": 2})
+         for u in page.get("Uploads", [])]
+check(sorted(paged) == sorted(u for _, u in more) and len(set(paged)) == 5,
+      "pages of 2 list each of 5 uploads once: %s" % paged)
+grouped = s3.list_multipart_uploads(Bucket=bucket, Prefix="lmu/", Delimiter="/")
+check([u["Key"] for u in grouped["Uploads"]] == ["lmu/a", "lmu/a", "lmu/b"] and
+      [p["Prefix"] for p in grouped["CommonPrefixes"]] == ["lmu/d/"],
+      "a delimiter groups lmu/d/: %s" % grouped)
+for key, upload_id in more:
+    s3.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
 expect_error("NoSuchKey", 404, s3.get_object, Bucket=bucket, Key="assembled.bin")
 done_resp = s3.complete_multipart_upload(Bucket=bucket, Key="assembled.bin", UploadId=up,
                                          MultipartUpload={"Parts": parts})
