@@ -15,22 +15,12 @@ import hashlib
 import mmap
 import os
 import queue
-import socket
 import sys
 import threading
 
+from bare_server import listen_on_loopback, read_head
+
 PIECE = 16 << 20
-
-
-def read_head(conn):
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = conn.recv(65536)
-        if not chunk:
-            return None, b""
-        head += chunk
-    head, rest = head.split(b"\r\n\r\n", 1)
-    return head.decode("latin-1").split("\r\n"), rest
 
 
 def take_body(conn, length, rest, path, with_md5):
@@ -120,13 +110,7 @@ def take_body(conn, length, rest, path, with_md5):
 
 
 def serve(directory, port_file, with_md5):
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    with open(port_file + ".tmp", "w") as f:
-        f.write(str(listener.getsockname()[1]))
-    os.rename(port_file + ".tmp", port_file)
+    listener = listen_on_loopback(port_file)
     while True:
         conn, _ = listener.accept()
         with conn:

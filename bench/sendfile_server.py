@@ -10,28 +10,18 @@ fetch it with the same curl as the S3 GETs, so that a GET through the S3 API can
 what any server could do with the same client on the same cores.
 """
 import os
-import socket
 import sys
+
+from bare_server import listen_on_loopback, read_head
 
 
 def serve(path, port_file):
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    with open(port_file + ".tmp", "w") as f:
-        f.write(str(listener.getsockname()[1]))
-    os.rename(port_file + ".tmp", port_file)
+    listener = listen_on_loopback(port_file)
     while True:
         conn, _ = listener.accept()
         with conn:
-            request = b""
-            while b"\r\n\r\n" not in request:
-                chunk = conn.recv(65536)
-                if not chunk:
-                    break
-                request += chunk
-            if b"\r\n\r\n" not in request:
+            lines, _ = read_head(conn)
+            if not lines:
                 continue
             with open(path, "rb") as f:
                 size = os.fstat(f.fileno()).st_size

@@ -113,36 +113,31 @@ Status AwsChunkedDecoder::CheckSignature() {
   return OkStatus();
 }
 
+Result<bool> AwsChunkedDecoder::GatherLine(std::string_view& in, const std::string& what) {
+  const size_t newline = in.find('\n');
+  const size_t take = newline == std::string_view::npos ? in.size() : newline + 1;
+  if (line_.size() + take > kMaxHeaderBytes) {
+    return InvalidArgument(what + " is longer than " + std::to_string(kMaxHeaderBytes) +
+                           " bytes");
+  }
+  line_.append(in.substr(0, take));
+  in.remove_prefix(take);
+  return newline != std::string_view::npos;
+}
+
 Status AwsChunkedDecoder::Feed(std::string_view in, std::string* out) {
   if (state_ == State::kFailed) return failed_;
   while (!in.empty()) {
     switch (state_) {
-      case State::kHeader: {
-        size_t newline = in.find('\n');
-        size_t take = newline == std::string_view::npos ? in.size() : newline + 1;
-        if (line_.size() + take > kMaxHeaderBytes) {
-          return Fail(InvalidArgument("chunk " + std::to_string(chunks_ + 1) +
-                                      ": the header line is longer than " +
-                                      std::to_string(kMaxHeaderBytes) + " bytes"));
-        }
-        line_.append(in.substr(0, take));
-        in.remove_prefix(take);
-        if (newline != std::string_view::npos) {
-          if (Status s = ParseHeader(); !s.ok()) return Fail(s);
-        }
-        break;
-      }
+      case State::kHeader:
       case State::kTrailer: {
-        size_t newline = in.find('\n');
-        size_t take = newline == std::string_view::npos ? in.size() : newline + 1;
-        if (line_.size() + take > kMaxHeaderBytes) {
-          return Fail(InvalidArgument("a trailing header line is longer than " +
-                                      std::to_string(kMaxHeaderBytes) + " bytes"));
-        }
-        line_.append(in.substr(0, take));
-        in.remove_prefix(take);
-        if (newline != std::string_view::npos) {
-          if (Status s = ParseTrailer(); !s.ok()) return Fail(s);
+        const bool header = state_ == State::kHeader;
+        Result<bool> whole = GatherLine(
+            in, header ? "chunk " + std::to_string(chunks_ + 1) + ": the header line"
+                       : std::string("a trailing header line"));
+        if (!whole.ok()) return Fail(whole.status());
+        if (*whole) {
+          if (Status s = header ? ParseHeader() : ParseTrailer(); !s.ok()) return Fail(s);
         }
         break;
       }

@@ -63,6 +63,9 @@ class AwsChunkedDecoder {
   Status ParseHeader();
   Status CheckSignature();
   Status ParseTrailer();
+  // Moves `in` into line_ up to and with its next '\n': true once line_ holds a whole line.
+  // kInvalidArgument, naming `what`, for a line longer than kMaxHeaderBytes.
+  Result<bool> GatherLine(std::string_view& in, const std::string& what);
 
   const bool signed_ = true;
   const std::string key_, date_, scope_;
