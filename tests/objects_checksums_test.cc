@@ -59,20 +59,31 @@ TEST(ChecksumsTest, TheHasherChecksTheChecksumItWasAskedFor) {
   hasher.Update("56789");
   std::string md5, sha256;
   hasher.Finish(&md5, &sha256);
-  EXPECT_TRUE(hasher.CheckChecksum(std::string("\xcb\xf4\x39\x26", 4)).ok());
+  auto got = hasher.FinishChecksum(std::string("\xcb\xf4\x39\x26", 4));
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got, std::string("\xcb\xf4\x39\x26", 4));
 
   ContentHasher wrong;
   wrong.AlsoChecksum(ChecksumAlgorithm::kCrc32);
   wrong.Update("123456789");
-  Status s = wrong.CheckChecksum(std::string(4, '\0'));
+  Status s = wrong.FinishChecksum(std::string(4, '\0')).status();
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("crc32 checksum is cbf43926, not the expected 00000000"),
             std::string::npos)
       << s.ToString();
 
+  ContentHasher computed;  // an algorithm without a value: computed, not checked
+  computed.AlsoChecksum(ChecksumAlgorithm::kCrc32);
+  computed.Update("123456789");
+  auto sum = computed.FinishChecksum("");
+  ASSERT_TRUE(sum.ok()) << sum.status().ToString();
+  EXPECT_EQ(*sum, std::string("\xcb\xf4\x39\x26", 4));
+
   ContentHasher none;  // nothing asked for: nothing to check
   none.Update("x");
-  EXPECT_TRUE(none.CheckChecksum("").ok());
+  auto nothing = none.FinishChecksum("");
+  ASSERT_TRUE(nothing.ok());
+  EXPECT_EQ(*nothing, "");
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ class MultipartTest : public ::testing::TestWithParam<std::string> {
   }
 
   std::string Begin(const std::string& key = "big") {
-    auto id = uploads_->Create(project_, "data", key, {"text/plain", {{"k", "v"}}, "", "", ""});
+    auto id = uploads_->Create(project_, "data", key, {"text/plain", {{"k", "v"}}});
     EXPECT_TRUE(id.ok()) << id.status().ToString();
     return id.ok() ? *id : "";
   }
@@ -125,9 +125,9 @@ TEST_P(MultipartTest, CompleteNamingAMissingPartChangesNothingAndCanBeRetried) {
   auto p1 = Part(id, 1, "one");
   ASSERT_TRUE(p1.ok());
   auto bad = uploads_->Complete(project_, "data", "big", id, {{1, p1->etag}, {2, "x"}}, "e-2");
-  EXPECT_EQ(bad.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   auto wrong = uploads_->Complete(project_, "data", "big", id, {{1, Md5Hex("other")}}, "e-1");
-  EXPECT_EQ(wrong.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(wrong.status().code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(objects_->Head(project_, "data", "big").ok());
   auto good = uploads_->Complete(project_, "data", "big", id, {{1, p1->etag}}, "e-1");
   ASSERT_TRUE(good.ok()) << good.status().ToString();

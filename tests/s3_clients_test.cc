@@ -124,6 +124,8 @@ TEST_F(S3ClientsTest, BotoBucketsObjectsRangesCopiesListingsAndPathLikeKeys) {
 
 TEST_F(S3ClientsTest, BotoMultipartUploadsAndManagedTransfers) { RunScript("boto_multipart.py"); }
 
+TEST_F(S3ClientsTest, BotoStoredHeadersAndChecksumsComeBack) { RunScript("boto_headers.py"); }
+
 TEST_F(S3ClientsTest, BotoSignaturesPresignedUrlsAndSignedChunks) { RunScript("boto_auth.py"); }
 
 TEST_F(S3ClientsTest, AwsCliCopiesListsAndSyncsATreeUpAndBackByteForByte) {

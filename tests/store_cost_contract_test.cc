@@ -480,6 +480,8 @@ TEST_P(CostStoreContractTest, AStoreMigratedFromSchema4KeepsWorking) {
                        "DROP TABLE dataset_shards; DROP TABLE datasets; "
                        "DROP TABLE multipart_parts; DROP TABLE multipart_uploads; "
                        "DROP TABLE object_segments; "
+                       "ALTER TABLE objects DROP COLUMN headers; "
+                       "ALTER TABLE objects DROP COLUMN checksum; "
                        "DELETE FROM schema_migrations WHERE version >= 5;");
   ASSERT_TRUE(down.ok()) << down.ToString();
 

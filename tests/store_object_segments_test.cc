@@ -164,6 +164,9 @@ TEST_P(SegmentStoreTest, ADatabaseFromBeforeSegmentsKeepsItsObjects) {
   }
   Status down = RunSql(GetParam(), url,
                        "DROP TABLE object_segments; "
+                       "ALTER TABLE objects DROP COLUMN headers; "
+                       "ALTER TABLE objects DROP COLUMN checksum; "
+                       "ALTER TABLE multipart_uploads DROP COLUMN headers; "
                        "DELETE FROM schema_migrations WHERE version >= 8;");
   ASSERT_TRUE(down.ok()) << down.ToString();
 

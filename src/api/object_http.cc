@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "base/time_format.h"
+#include "objects/names.h"
 
 namespace tf::api {
 namespace {
@@ -32,6 +33,8 @@ Result<objects::PutOptions> PutOptionsFromHeaders(const http::Headers& headers) 
       out.content_type = value;
     } else if (lower.rfind(kMetaPrefix, 0) == 0) {
       out.metadata[lower.substr(kMetaPrefix.size())] = value;
+    } else if (std::string_view stored = objects::StoredHeaderNamed(lower); !stored.empty()) {
+      out.headers[std::string(stored)] = value;
     } else if (lower == kChecksumHeader) {
       out.expected_sha256 = Lower(value);
       bool hex = out.expected_sha256.size() == 64 &&
@@ -74,6 +77,7 @@ void SetObjectHeaders(const objects::ObjectInfo& info, http::Response& response)
   response.headers.emplace_back("Last-Modified", HttpDate(info.modified_at));
   response.headers.emplace_back(std::string(kChecksumHeader), info.sha256);
   response.headers.emplace_back("Accept-Ranges", "bytes");
+  for (const auto& [name, value] : info.headers) response.headers.emplace_back(name, value);
   for (const auto& [name, value] : info.metadata) {
     response.headers.emplace_back(std::string(kMetaPrefix) + name, value);
   }
@@ -87,6 +91,7 @@ nlohmann::json ObjectToJson(const objects::ObjectInfo& info) {
           {"sha256", info.sha256},
           {"content_type", info.content_type},
           {"metadata", info.metadata},
+          {"headers", info.headers},
           {"modified_at", FormatTime(info.modified_at)}};
 }
 

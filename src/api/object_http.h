@@ -22,11 +22,12 @@ namespace tf::api {
 inline constexpr std::string_view kMetaPrefix = "x-tf-meta-";
 inline constexpr std::string_view kChecksumHeader = "x-tf-checksum-sha256";
 
-// Content type, metadata and expected checksum from a PUT's headers. kInvalidArgument for a
-// malformed checksum.
+// Content type, metadata, stored headers (objects/names.h, kStoredHeaders) and expected checksum
+// from a PUT's headers. kInvalidArgument for a malformed checksum.
 Result<objects::PutOptions> PutOptionsFromHeaders(const http::Headers& headers);
 
-// ETag, Last-Modified, checksum, metadata and Accept-Ranges headers, and the content type.
+// ETag, Last-Modified, checksum, stored headers, metadata and Accept-Ranges headers, and the
+// content type.
 void SetObjectHeaders(const objects::ObjectInfo& info, http::Response& response);
 
 nlohmann::json ObjectToJson(const objects::ObjectInfo& info);

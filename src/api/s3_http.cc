@@ -25,38 +25,6 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-// Standard base64 with padding; nullopt for anything else.
-std::optional<std::string> Base64Decode(std::string_view in) {
-  if (in.size() % 4 != 0) return std::nullopt;
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  for (size_t i = 0; i < in.size(); i += 4) {
-    int v[4];
-    int pad = 0;
-    for (int k = 0; k < 4; ++k) {
-      char c = in[i + k];
-      if (c == '=' && i + 4 == in.size() && k >= 2) {
-        v[k] = 0;
-        ++pad;
-        continue;
-      }
-      if (pad > 0 || (v[k] = value(c)) < 0) return std::nullopt;
-    }
-    uint32_t bits = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
-    out.push_back(static_cast<char>(bits >> 16));
-    if (pad < 2) out.push_back(static_cast<char>((bits >> 8) & 0xff));
-    if (pad < 1) out.push_back(static_cast<char>(bits & 0xff));
-  }
-  return out;
-}
-
 // The MD5 a Content-MD5 header names, in hex; "" when there is none. InvalidDigest if it is not
 // the base64 of 16 bytes.
 s3::Outcome<std::string> ContentMd5(const http::Request& request) {
@@ -92,6 +60,22 @@ s3::Error BodyError(const Status& s) {
     default:
       return s3::FromStatus(s);
   }
+}
+
+// A Content-Encoding without its "aws-chunked" codings: "aws-chunked,gzip" is "gzip".
+std::string WithoutAwsChunked(std::string_view encoding) {
+  std::string out;
+  while (!encoding.empty()) {
+    const size_t comma = encoding.find(',');
+    std::string_view coding = encoding.substr(0, comma);
+    encoding = comma == std::string_view::npos ? std::string_view() : encoding.substr(comma + 1);
+    while (!coding.empty() && coding.front() == ' ') coding.remove_prefix(1);
+    while (!coding.empty() && coding.back() == ' ') coding.remove_suffix(1);
+    if (coding.empty() || Lower(coding) == "aws-chunked") continue;
+    if (!out.empty()) out += ",";
+    out += coding;
+  }
+  return out;
 }
 
 }  // namespace
@@ -168,7 +152,14 @@ s3::Outcome<objects::PutOptions> PutOptionsFor(const S3Call& call) {
       out.content_type = value;
     } else if (lower.rfind(kAmzMetaPrefix, 0) == 0) {
       out.metadata[lower.substr(kAmzMetaPrefix.size())] = value;
+    } else if (std::string_view stored = objects::StoredHeaderNamed(lower); !stored.empty()) {
+      out.headers[std::string(stored)] = value;
     }
+  }
+  // "aws-chunked" says how this request's body is framed, not what the object holds.
+  if (auto encoding = out.headers.find("Content-Encoding"); encoding != out.headers.end()) {
+    encoding->second = WithoutAwsChunked(encoding->second);
+    if (encoding->second.empty()) out.headers.erase(encoding);
   }
   s3::Outcome<std::string> md5 = ContentMd5(call.request);
   if (!md5.ok()) return md5.error();

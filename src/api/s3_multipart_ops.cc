@@ -208,6 +208,9 @@ awaitable<http::Response> CompleteMultipartUpload(S3Call& call) {
     co_return S3ErrorResponse(call, s3::MakeError("MalformedXML", requested.status().message()));
   }
   const std::string& upload_id = call.Query("uploadId");
+  // S3's conditional writes apply to the object a completion makes too.
+  s3::Outcome<store::PutCondition> condition = PutConditionOf(call.request);
+  if (!condition.ok()) co_return S3ErrorResponse(call, condition.error());
   Services& s = call.services();
   auto made = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<objects::ObjectInfo> {
     auto uploaded = call.api.multipart.ListParts(call.project(), call.bucket, call.key, upload_id);
@@ -222,11 +225,14 @@ awaitable<http::Response> CompleteMultipartUpload(S3Call& call) {
       parts.emplace_back(p.part_number, md5s.back());
     }
     auto info = call.api.multipart.Complete(call.project(), call.bucket, call.key, upload_id, parts,
-                                            s3::MultipartEtag(md5s));
+                                            s3::MultipartEtag(md5s), *condition);
     if (info.ok()) return std::move(info).value();
-    if (info.status().code() == StatusCode::kFailedPrecondition) {
+    if (info.status().code() == StatusCode::kInvalidArgument) {
       // A part was uploaded again between the check above and the completion.
       return s3::MakeError("InvalidPart", info.status().message()).With("UploadId", upload_id);
+    }
+    if (info.status().code() == StatusCode::kFailedPrecondition) {
+      return PutConditionError(info.status(), *condition);
     }
     return UploadError(call, info.status());
   });

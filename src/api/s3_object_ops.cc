@@ -5,6 +5,7 @@
 #include "api/object_stream.h"
 #include "api/s3_api.h"
 #include "api/s3_conditions.h"
+#include "base/crypto.h"
 #include "base/log.h"
 #include "base/time_format.h"
 #include "http/url.h"
@@ -49,8 +50,26 @@ void SetS3ObjectHeaders(const objects::ObjectInfo& info, http::Response& r) {
   r.headers.emplace_back("ETag", "\"" + info.etag + "\"");
   r.headers.emplace_back("Last-Modified", HttpDate(info.modified_at));
   r.headers.emplace_back("Accept-Ranges", "bytes");
+  for (const auto& [name, value] : info.headers) r.headers.emplace_back(name, value);
   for (const auto& [name, value] : info.metadata)
     r.headers.emplace_back("x-amz-meta-" + name, value);
+}
+
+// The checksum the object was stored with, when the client asks for it (x-amz-checksum-mode:
+// ENABLED) and reads the whole object: S3 sends none with a part.
+void SetChecksumHeaders(const S3Call& call, const objects::ObjectInfo& info, http::Response& r) {
+  if (info.checksum_algorithm == objects::ChecksumAlgorithm::kNone) return;
+  if (call.request.Header("x-amz-checksum-mode") != "ENABLED") return;
+  const std::string_view name = objects::ChecksumName(info.checksum_algorithm);
+  r.headers.emplace_back("x-amz-checksum-" + std::string(name), Base64Encode(info.checksum));
+  r.headers.emplace_back("x-amz-checksum-type", "FULL_OBJECT");
+}
+
+// The XML element that carries a checksum in S3's answers: "ChecksumCRC32C".
+std::string ChecksumElement(objects::ChecksumAlgorithm algorithm) {
+  std::string name(objects::ChecksumName(algorithm));
+  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return "Checksum" + name;
 }
 
 // The rest of a reader's range, checked. Only for small ranges: it is held in memory.
@@ -146,6 +165,19 @@ awaitable<http::Response> CopyObject(S3Call& call) {
   options->expected_sha256.clear();
   options->checksum_algorithm = objects::ChecksumAlgorithm::kNone;
   options->expected_checksum.clear();
+  // A checksum to compute for the copy; without one, the source's is kept (and checked).
+  std::optional<objects::ChecksumAlgorithm> new_checksum;
+  if (const std::string& named = call.request.Header("x-amz-checksum-algorithm"); !named.empty()) {
+    std::string lower = named;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    new_checksum = objects::ChecksumAlgorithmNamed(lower);
+    if (!new_checksum) {
+      co_return S3ErrorResponse(
+          call, s3::MakeError("InvalidRequest",
+                              "Checksum algorithm '" + named.substr(0, 32) +
+                                  "' is not one of CRC32, CRC32C, CRC64NVME, SHA1, SHA256"));
+    }
+  }
 
   Services& s = call.services();
   auto copied = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<objects::ObjectInfo> {
@@ -156,9 +188,17 @@ awaitable<http::Response> CopyObject(S3Call& call) {
         c.kind != ConditionOutcome::kHolds) {
       return CopySourcePreconditionFailed(c);
     }
+    const objects::ObjectInfo& from = (*reader)->info();
     if (!replace) {
-      options->content_type = (*reader)->info().content_type;
-      options->metadata = (*reader)->info().metadata;
+      options->content_type = from.content_type;
+      options->metadata = from.metadata;
+      options->headers = from.headers;
+    }
+    if (new_checksum) {
+      options->checksum_algorithm = *new_checksum;
+    } else {
+      options->checksum_algorithm = from.checksum_algorithm;
+      options->expected_checksum = from.checksum;
     }
     auto upload = s.objects.BeginPut(call.project(), call.bucket, call.key, std::move(*options));
     if (!upload.ok()) return ObjectError(call, upload.status());
@@ -177,6 +217,9 @@ awaitable<http::Response> CopyObject(S3Call& call) {
   w.Open("CopyObjectResult", s3::kS3Namespace);
   w.Element("LastModified", FormatTime(copied->modified_at));
   w.Element("ETag", "\"" + copied->etag + "\"");
+  if (copied->checksum_algorithm != objects::ChecksumAlgorithm::kNone) {
+    w.Element(ChecksumElement(copied->checksum_algorithm), Base64Encode(copied->checksum));
+  }
   co_return XmlResponse(w.Finish());
 }
 
@@ -211,7 +254,7 @@ awaitable<http::Response> GetObject(S3Call& call, bool head) {
     if (header == "Content-Type") {
       response.content_type = call.Query(parameter);
     } else {
-      response.headers.emplace_back(std::string(header), call.Query(parameter));
+      http::ReplaceHeader(response.headers, header, call.Query(parameter));
     }
   }
   if (condition.kind == ConditionOutcome::kNotModified) {
@@ -238,6 +281,7 @@ awaitable<http::Response> GetObject(S3Call& call, bool head) {
                                                        std::to_string(range.last) + "/" +
                                                        std::to_string(info.size));
   }
+  if (range.kind != ByteRange::kPart) SetChecksumHeaders(call, info, response);
   response.content_length = length;
   if (head) co_return response;
 

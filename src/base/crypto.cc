@@ -5,6 +5,7 @@
 #include <openssl/rand.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -116,6 +117,55 @@ std::string Sha256Hex(std::string_view data) {
 std::string Md5Hex(std::string_view data) {
   static const EVP_MD* const md = FetchOr("MD5", EVP_md5());
   return Digest(md, data);
+}
+
+std::string Base64Encode(std::string_view bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const size_t n = std::min<size_t>(3, bytes.size() - i);
+    uint32_t bits = 0;
+    for (size_t k = 0; k < 3; ++k) {
+      bits = (bits << 8) | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
+    }
+    for (size_t k = 0; k < 4; ++k) {
+      out.push_back(k <= n ? kAlphabet[(bits >> (18 - 6 * k)) & 0x3f] : '=');
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> Base64Decode(std::string_view in) {
+  if (in.size() % 4 != 0) return std::nullopt;
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  for (size_t i = 0; i < in.size(); i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      char c = in[i + k];
+      if (c == '=' && i + 4 == in.size() && k >= 2) {
+        v[k] = 0;
+        ++pad;
+        continue;
+      }
+      if (pad > 0 || (v[k] = value(c)) < 0) return std::nullopt;
+    }
+    uint32_t bits = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
+    out.push_back(static_cast<char>(bits >> 16));
+    if (pad < 2) out.push_back(static_cast<char>((bits >> 8) & 0xff));
+    if (pad < 1) out.push_back(static_cast<char>(bits & 0xff));
+  }
+  return out;
 }
 
 }  // namespace tf

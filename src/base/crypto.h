@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,5 +19,9 @@ uint64_t RandomU64();
 std::string Sha256Hex(std::string_view data);
 std::string Md5Hex(std::string_view data);
 std::string HexEncode(std::string_view bytes);
+// Standard base64 with padding (RFC 4648, section 4).
+std::string Base64Encode(std::string_view bytes);
+// The bytes of standard base64 with padding; nullopt for anything else.
+std::optional<std::string> Base64Decode(std::string_view in);
 
 }  // namespace tf

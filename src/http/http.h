@@ -23,6 +23,8 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 
 // Case-insensitive header lookup; "" when absent.
 const std::string& FindHeader(const Headers& headers, std::string_view name);
+// Sets header `name` to `value`, in place of every header of that name (in any case).
+void ReplaceHeader(Headers& headers, std::string_view name, std::string value);
 
 // Reads a request body as it arrives, for routes that stream their body (see
 // ServerOptions::stream_body) instead of receiving it whole in Request::body.

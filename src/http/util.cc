@@ -27,4 +27,9 @@ const std::string& FindHeader(const Headers& headers, std::string_view name) {
   return *kEmpty;
 }
 
+void ReplaceHeader(Headers& headers, std::string_view name, std::string value) {
+  std::erase_if(headers, [&](const auto& header) { return EqualsIgnoreCase(header.first, name); });
+  headers.emplace_back(std::string(name), std::move(value));
+}
+
 }  // namespace tf::http

@@ -36,10 +36,10 @@ void ContentHasher::AlsoChecksum(ChecksumAlgorithm algorithm) {
                                                     : std::make_unique<ContentChecksum>(algorithm);
 }
 
-Status ContentHasher::CheckChecksum(const std::string& expected) {
-  if (!checksum_) return OkStatus();
-  const std::string got = checksum_->Finish();
-  if (got == expected) return OkStatus();
+Result<std::string> ContentHasher::FinishChecksum(const std::string& expected) {
+  if (!checksum_) return std::string();
+  std::string got = checksum_->Finish();
+  if (expected.empty() || got == expected) return got;
   const std::string name(ChecksumName(checksum_->algorithm()));
   return InvalidArgument("the content's " + name + " checksum is " + HexEncode(got) +
                          ", not the expected " + HexEncode(expected));

@@ -29,9 +29,10 @@ class ContentHasher {
   // Update and HashWhileWriting with the rest.
   void AlsoChecksum(ChecksumAlgorithm algorithm);
   ContentChecksum* checksum() { return checksum_.get(); }
-  // OK if no checksum was asked for or it is `expected` (its bytes); kInvalidArgument saying
-  // "checksum" and both values (hex) otherwise. Call once, after the last Update.
-  Status CheckChecksum(const std::string& expected);
+  // The checksum's bytes ("" if none was asked for), when `expected` is "" or they are
+  // `expected`; kInvalidArgument saying "checksum" and both values (hex) otherwise. Call once,
+  // after the last Update.
+  Result<std::string> FinishChecksum(const std::string& expected);
 
  private:
   struct Contexts;

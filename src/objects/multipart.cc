@@ -73,7 +73,7 @@ Result<PartInfo> PartWriter::Commit() {
     return st.failed = InvalidArgument("the content's MD5 is " + part.info.etag +
                                        ", not the expected " + st.expected_md5);
   }
-  TF_RETURN_IF_ERROR(st.failed = st.hasher.CheckChecksum(st.expected_checksum));
+  TF_RETURN_IF_ERROR(st.failed = st.hasher.FinishChecksum(st.expected_checksum).status());
   TF_RETURN_IF_ERROR(st.failed = st.writer->Seal());
   part.info.modified_at = st.uploads->Now();
   TF_RETURN_IF_ERROR(st.failed = st.uploads->AddPart(st.upload_id, part));
@@ -121,6 +121,7 @@ Status MultipartUploads::LoadLocked() {
     u.public_info = {r.upload_id, r.bucket, r.key, r.initiated_at};
     u.options.content_type = r.content_type;
     u.options.metadata = ParseMetadata(r.user_metadata);
+    u.options.headers = ParseMetadata(r.headers);
     u.touched_at = r.initiated_at;
     for (const store::MultipartPartRecord& p : r.parts) {
       Part part;
@@ -150,6 +151,7 @@ Result<std::string> MultipartUploads::Create(const std::string& project_id,
   TF_RETURN_IF_ERROR(objects_.FindBucket(project_id, bucket).status());
   TF_RETURN_IF_ERROR(ValidateKey(key));
   TF_RETURN_IF_ERROR(ValidateMetadata(options.metadata));
+  TF_RETURN_IF_ERROR(ValidateStoredHeaders(options.headers));
   TF_RETURN_IF_ERROR(ValidateContentType(options.content_type));
   if (options.content_type.empty()) options.content_type = kDefaultContentType;
   options.expected_md5.clear();
@@ -172,6 +174,7 @@ Result<std::string> MultipartUploads::Create(const std::string& project_id,
       record.key = key;
       record.content_type = options.content_type;
       record.user_metadata = nlohmann::json(options.metadata).dump();
+      record.headers = nlohmann::json(options.headers).dump();
       record.initiated_at = now;
       stored = objects_.store_.AddMultipartUpload(record);
       if (stored.ok()) {
@@ -331,7 +334,8 @@ Result<ObjectInfo> MultipartUploads::Complete(const std::string& project_id,
                                               const std::string& bucket, const std::string& key,
                                               const std::string& upload_id,
                                               const std::vector<std::pair<int, std::string>>& parts,
-                                              const std::string& etag) {
+                                              const std::string& etag,
+                                              const store::PutCondition& condition) {
   std::vector<Part> chosen;
   PutOptions options;
   {
@@ -347,13 +351,14 @@ Result<ObjectInfo> MultipartUploads::Complete(const std::string& project_id,
       }
       auto it = u->parts.find(number);
       if (it == u->parts.end() || it->second.info.etag != wanted) {
-        return FailedPrecondition("part " + std::to_string(number) + " with ETag '" +
+        return InvalidArgument("part " + std::to_string(number) + " with ETag '" +
                                   wanted.substr(0, 64) + "' was not uploaded");
       }
       chosen.push_back(it->second);
     }
     u->completing = true;
     options = u->options;
+    options.condition = condition;
   }
   Result<ObjectInfo> made = Assemble(project_id, bucket, key, upload_id, chosen, options, etag);
 
@@ -401,6 +406,7 @@ Result<ObjectInfo> MultipartUploads::Assemble(const std::string& project_id,
   record.etag = etag;
   record.content_type = options.content_type;
   record.user_metadata = nlohmann::json(options.metadata).dump();
+  record.headers = nlohmann::json(options.headers).dump();
   for (const Part& part : chosen) {
     record.segments.push_back({part.blob_id, static_cast<int64_t>(part.info.size)});
     record.size += static_cast<int64_t>(part.info.size);
@@ -414,7 +420,7 @@ Result<ObjectInfo> MultipartUploads::Assemble(const std::string& project_id,
   record.modified_at = Now();
   TF_ASSIGN_OR_RETURN(std::vector<std::string> replaced,
                       objects_.store_.PutObjectCompletingUpload(record, objects_.blobs_.owner(),
-                                                                upload_id));
+                                                                upload_id, options.condition));
   objects_.DiscardReplaced(replaced, "the replaced content of '" + key + "'");
   return ToObjectInfo(bucket, record);
 }

@@ -111,15 +111,16 @@ class MultipartUploads {
 
   // Makes the object of the named parts, in the order given, recording `etag` as its ETag, and
   // forgets the upload; the parts not named are removed. Each entry names a part number (at
-  // most once) and the ETag (MD5 hex) it must have. While Complete runs, parts of the upload are
-  // refused. kInternal, naming the part and its blob, if a part's content is damaged. If it
-  // fails the upload stays as it was, so that it may be completed again or aborted (after
-  // kUnavailable, whether the commit happened is known from the store: the upload is read from
-  // it again).
+  // most once) and the ETag (MD5 hex) it must have (kInvalidArgument if one does not). While
+  // Complete runs, parts of the upload are refused. kInternal, naming the part and its blob, if
+  // a part's content is damaged; kFailedPrecondition if `condition` does not hold of the object
+  // the upload would replace, checked in the commit's transaction. If it fails the upload stays
+  // as it was, so that it may be completed again or aborted (after kUnavailable, whether the
+  // commit happened is known from the store: the upload is read from it again).
   Result<ObjectInfo> Complete(const std::string& project_id, const std::string& bucket,
                               const std::string& key, const std::string& upload_id,
                               const std::vector<std::pair<int, std::string>>& parts,
-                              const std::string& etag);
+                              const std::string& etag, const store::PutCondition& condition = {});
 
   // Removes the upload's parts and forgets it.
   Status Abort(const std::string& project_id, const std::string& bucket, const std::string& key,

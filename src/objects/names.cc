@@ -1,6 +1,7 @@
 #include "objects/names.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 
 namespace tf::objects {
@@ -132,6 +133,37 @@ Status ValidateContentType(std::string_view content_type) {
   for (unsigned char c : content_type) {
     if (c < 0x20 || c >= 0x7f) return InvalidArgument("content type " + Show(content_type) +
                                                        " must be printable ASCII");
+  }
+  return OkStatus();
+}
+
+std::string_view StoredHeaderNamed(std::string_view name) {
+  for (std::string_view known : kStoredHeaders) {
+    if (known.size() != name.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < name.size() && same; ++i) {
+      same = std::tolower(static_cast<unsigned char>(name[i])) ==
+             std::tolower(static_cast<unsigned char>(known[i]));
+    }
+    if (same) return known;
+  }
+  return {};
+}
+
+Status ValidateStoredHeaders(const std::map<std::string, std::string>& headers) {
+  for (const auto& [name, value] : headers) {
+    if (StoredHeaderNamed(name) != name) {
+      return InvalidArgument("header " + Show(name) + " is not one an object keeps");
+    }
+    if (value.size() > kMaxStoredHeaderBytes) {
+      return InvalidArgument(name + " of " + std::to_string(value.size()) +
+                             " bytes is longer than " + std::to_string(kMaxStoredHeaderBytes));
+    }
+    for (unsigned char c : value) {
+      if ((c < 0x20 && c != '\t') || c == 0x7f) {
+        return InvalidArgument(name + " holds a control character");
+      }
+    }
   }
   return OkStatus();
 }

@@ -14,6 +14,12 @@ namespace tf::objects {
 inline constexpr size_t kMaxKeyBytes = 1024;
 inline constexpr size_t kMaxMetadataBytes = 2048;  // names and values together
 inline constexpr size_t kMaxContentTypeBytes = 256;
+inline constexpr size_t kMaxStoredHeaderBytes = 2048;  // one stored header's value
+
+// The representation headers an object keeps beside its content type, sent back as they were
+// given on every GET and HEAD of it.
+inline constexpr std::string_view kStoredHeaders[] = {
+    "Cache-Control", "Content-Disposition", "Content-Encoding", "Content-Language", "Expires"};
 
 // 3-63 characters of [a-z0-9.-], starting and ending with a letter or digit, no "..".
 // kInvalidArgument naming the rule otherwise.
@@ -28,6 +34,13 @@ Status ValidateMetadata(const std::map<std::string, std::string>& metadata);
 
 // Printable ASCII, at most kMaxContentTypeBytes; "" is allowed (the default applies).
 Status ValidateContentType(std::string_view content_type);
+
+// The name in kStoredHeaders that `name` is in any case; "" if none.
+std::string_view StoredHeaderNamed(std::string_view name);
+
+// Names from kStoredHeaders; values of at most kMaxStoredHeaderBytes without control characters
+// ("" is allowed: the header is sent empty).
+Status ValidateStoredHeaders(const std::map<std::string, std::string>& headers);
 
 // Whether `s` is valid UTF-8 (as ValidateKey means it).
 bool IsValidUtf8(std::string_view s);

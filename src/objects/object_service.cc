@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/crypto.h"
 #include "base/log.h"
 #include "objects/blob_format.h"
 #include "objects/names.h"
@@ -27,10 +28,33 @@ std::map<std::string, std::string> ParseMetadata(const std::string& json) {
   return out;
 }
 
+std::string StoredChecksum(ChecksumAlgorithm algorithm, std::string_view raw) {
+  if (algorithm == ChecksumAlgorithm::kNone) return "";
+  return std::string(ChecksumName(algorithm)) + " " + Base64Encode(raw);
+}
+
 ObjectInfo ToObjectInfo(const std::string& bucket, const store::ObjectRecord& r) {
-  return ObjectInfo{bucket,   r.key,          static_cast<uint64_t>(r.size),
-                    r.etag,   r.sha256,       r.content_type,
-                    ParseMetadata(r.user_metadata), r.modified_at};
+  ObjectInfo info;
+  info.bucket = bucket;
+  info.key = r.key;
+  info.size = static_cast<uint64_t>(r.size);
+  info.etag = r.etag;
+  info.sha256 = r.sha256;
+  info.content_type = r.content_type;
+  info.metadata = ParseMetadata(r.user_metadata);
+  info.modified_at = r.modified_at;
+  info.headers = ParseMetadata(r.headers);
+  // What cannot be read back (written by nothing this version knows) is left out.
+  if (const size_t space = r.checksum.find(' '); space != std::string::npos) {
+    std::optional<ChecksumAlgorithm> algorithm =
+        ChecksumAlgorithmNamed(std::string_view(r.checksum).substr(0, space));
+    std::optional<std::string> raw = Base64Decode(std::string_view(r.checksum).substr(space + 1));
+    if (algorithm && raw && raw->size() == ChecksumBytes(*algorithm)) {
+      info.checksum_algorithm = *algorithm;
+      info.checksum = std::move(*raw);
+    }
+  }
+  return info;
 }
 
 Status ObjectReader::SetRange(uint64_t first, uint64_t last) {

@@ -49,16 +49,23 @@ struct ObjectInfo {
   std::string content_type;
   std::map<std::string, std::string> metadata;
   TimeMs modified_at = 0;
+  std::map<std::string, std::string> headers;  // see kStoredHeaders (names.h)
+  // The checksum a client sent with the content (or asked for on a copy), kNone if none: its
+  // bytes, as ContentChecksum::Finish gives them.
+  ChecksumAlgorithm checksum_algorithm = ChecksumAlgorithm::kNone;
+  std::string checksum;
 };
 
 struct PutOptions {
   std::string content_type;                     // "": kDefaultContentType
   std::map<std::string, std::string> metadata;  // see ValidateMetadata
+  std::map<std::string, std::string> headers;   // see ValidateStoredHeaders
   std::string expected_sha256;                  // hex; when set, a mismatch fails the commit
   std::string expected_md5;                     // hex; when set, a mismatch fails the commit
   // The ETag to record instead of the content's MD5.
   std::string etag;
-  // A checksum the client sent (x-amz-checksum-*): its bytes, checked at commit.
+  // A checksum the client sent (x-amz-checksum-*): its bytes, checked at commit and kept with the
+  // object. With an algorithm and no bytes, the checksum is only computed and kept.
   ChecksumAlgorithm checksum_algorithm = ChecksumAlgorithm::kNone;
   std::string expected_checksum;
   // What must hold of the object the upload replaces when it commits (kFailedPrecondition,
@@ -202,5 +209,7 @@ ObjectInfo ToObjectInfo(const std::string& bucket, const store::ObjectRecord& re
 // User metadata as the store keeps it (a JSON object of strings); what is not a string is left
 // out, and text that is not a JSON object gives none.
 std::map<std::string, std::string> ParseMetadata(const std::string& json);
+// A checksum as the store keeps it: "<name> <base64>" ("crc32c q3k3Aw=="), "" for kNone.
+std::string StoredChecksum(ChecksumAlgorithm algorithm, std::string_view raw);
 
 }  // namespace tf::objects

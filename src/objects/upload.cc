@@ -28,6 +28,7 @@ Result<std::unique_ptr<Upload>> ObjectService::BeginPut(const std::string& proje
   TF_ASSIGN_OR_RETURN(store::Bucket b, FindBucket(project_id, bucket));
   TF_RETURN_IF_ERROR(ValidateKey(key));
   TF_RETURN_IF_ERROR(ValidateMetadata(options.metadata));
+  TF_RETURN_IF_ERROR(ValidateStoredHeaders(options.headers));
   TF_RETURN_IF_ERROR(ValidateContentType(options.content_type));
   if (options.content_type.empty()) options.content_type = kDefaultContentType;
 
@@ -99,9 +100,10 @@ Result<ObjectInfo> Upload::Commit() {
     return InvalidArgument("the content's MD5 is " + record.etag + ", not the expected " +
                            st.options.expected_md5);
   }
-  if (Status s = st.hasher.CheckChecksum(st.options.expected_checksum); !s.ok()) {
+  Result<std::string> checksum = st.hasher.FinishChecksum(st.options.expected_checksum);
+  if (!checksum.ok()) {
     Abort();
-    return s;
+    return checksum.status();
   }
   if (!st.options.etag.empty()) record.etag = st.options.etag;
   if (Status s = st.writer->Seal(); !s.ok()) {
@@ -110,6 +112,8 @@ Result<ObjectInfo> Upload::Commit() {
   }
   record.content_type = st.options.content_type;
   record.user_metadata = nlohmann::json(st.options.metadata).dump();
+  record.headers = nlohmann::json(st.options.headers).dump();
+  record.checksum = StoredChecksum(st.options.checksum_algorithm, *checksum);
   record.blob_id = st.blob_id;
   record.modified_at = service.clock_.Now();
 

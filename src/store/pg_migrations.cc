@@ -250,6 +250,15 @@ const std::vector<std::string>& Migrations() {
         PRIMARY KEY (bucket_id, key, number),
         FOREIGN KEY (bucket_id, key) REFERENCES objects (bucket_id, key) ON DELETE CASCADE);
       )sql",
+      // 9: what an object keeps beyond its content type and metadata: the representation
+      // headers it was stored with (a JSON object: {"Cache-Control": "..."}), and the checksum a
+      // client sent with it ("crc32c <base64>", or ''). An upload keeps its headers for the
+      // object that Complete makes.
+      R"sql(
+      ALTER TABLE objects ADD COLUMN headers TEXT NOT NULL DEFAULT '{}';
+      ALTER TABLE objects ADD COLUMN checksum TEXT NOT NULL DEFAULT '';
+      ALTER TABLE multipart_uploads ADD COLUMN headers TEXT NOT NULL DEFAULT '{}';
+      )sql",
   };
   return kMigrations;
 }

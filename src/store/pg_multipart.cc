@@ -10,7 +10,7 @@ Status PostgresStore::AddMultipartUpload(const MultipartUploadRecord& u) {
   return pool_->Run(PgTxMode::kAutocommit, [&](PgConnection& conn) -> Status {
     Status s = conn.Run(
         "INSERT INTO multipart_uploads (upload_id, owner, project_id, bucket, key, content_type, "
-        "user_metadata, initiated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        "user_metadata, initiated_at, headers) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         PgParams()
             .Add(u.upload_id)
             .Add(u.owner)
@@ -19,7 +19,8 @@ Status PostgresStore::AddMultipartUpload(const MultipartUploadRecord& u) {
             .AddBytes(u.key)
             .Add(u.content_type)
             .Add(u.user_metadata)
-            .Add(u.initiated_at));
+            .Add(u.initiated_at)
+            .Add(u.headers));
     if (s.code() == StatusCode::kAlreadyExists) {
       return AlreadyExists("multipart upload '" + u.upload_id + "' already exists");
     }
@@ -64,7 +65,7 @@ Result<std::vector<MultipartUploadRecord>> PostgresStore::ListMultipartUploads(
     out.clear();
     TF_ASSIGN_OR_RETURN(PgResult r,
                         conn.Exec("SELECT upload_id, owner, project_id, bucket, key, content_type, "
-                                  "user_metadata, initiated_at FROM multipart_uploads "
+                                  "user_metadata, initiated_at, headers FROM multipart_uploads "
                                   "WHERE owner = $1 ORDER BY upload_id",
                                   PgParams().Add(owner)));
     std::map<std::string, size_t> at;  // upload id -> index in out
@@ -78,7 +79,8 @@ Result<std::vector<MultipartUploadRecord>> PostgresStore::ListMultipartUploads(
                                           std::string(r.Text(i, 5)),
                                           std::string(r.Text(i, 6)),
                                           r.Int(i, 7),
-                                          {}});
+                                          {},
+                                          std::string(r.Text(i, 8))});
     }
     TF_ASSIGN_OR_RETURN(
         PgResult parts,

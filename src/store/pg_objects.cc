@@ -14,7 +14,7 @@ namespace {
 constexpr const char* kBucketColumns = "SELECT id, project_id, name, created_at FROM buckets ";
 constexpr const char* kObjectColumns =
     "SELECT bucket_id, key, size, etag, sha256, content_type, user_metadata, blob_id, "
-    "modified_at FROM objects ";
+    "modified_at, headers, checksum FROM objects ";
 constexpr std::string_view kForeignKeyViolation = "23503";
 // PutObject's insert loses to a concurrent insert of the same key at most this often in a row.
 constexpr int kPutAttempts = 10;
@@ -35,6 +35,8 @@ ObjectRecord ReadObject(const PgResult& r, int row) {
   o.user_metadata = r.Text(row, 6);
   o.blob_id = r.Text(row, 7);
   o.modified_at = r.Int(row, 8);
+  o.headers = r.Text(row, 9);
+  o.checksum = r.Text(row, 10);
   return o;
 }
 
@@ -61,7 +63,8 @@ Result<std::optional<std::string>> Upsert(PgConnection& conn, const ObjectRecord
     if (current.rows() > 0) {
       TF_RETURN_IF_ERROR(conn.Run(
           "UPDATE objects SET size = $3, etag = $4, sha256 = $5, content_type = $6, "
-          "user_metadata = $7, blob_id = $8, modified_at = $9 WHERE bucket_id = $1 AND key = $2",
+          "user_metadata = $7, blob_id = $8, modified_at = $9, headers = $10, checksum = $11 "
+          "WHERE bucket_id = $1 AND key = $2",
           PgParams()
               .Add(o.bucket_id)
               .AddBytes(o.key)
@@ -71,12 +74,15 @@ Result<std::optional<std::string>> Upsert(PgConnection& conn, const ObjectRecord
               .Add(o.content_type)
               .Add(o.user_metadata)
               .Add(o.blob_id)
-              .Add(o.modified_at)));
+              .Add(o.modified_at)
+              .Add(o.headers)
+              .Add(o.checksum)));
       return std::optional<std::string>(std::string(current.Text(0, 0)));
     }
     Result<PgResult> inserted = conn.Exec(
         "INSERT INTO objects (bucket_id, key, size, etag, sha256, content_type, user_metadata, "
-        "blob_id, modified_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
+        "blob_id, modified_at, headers, checksum) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
         "ON CONFLICT (bucket_id, key) DO NOTHING RETURNING 1",
         PgParams()
             .Add(o.bucket_id)
@@ -87,7 +93,9 @@ Result<std::optional<std::string>> Upsert(PgConnection& conn, const ObjectRecord
             .Add(o.content_type)
             .Add(o.user_metadata)
             .Add(o.blob_id)
-            .Add(o.modified_at));
+            .Add(o.modified_at)
+            .Add(o.headers)
+            .Add(o.checksum));
     if (!inserted.ok() && conn.last_sqlstate() == kForeignKeyViolation) {
       return NotFound("the bucket does not exist");
     }
@@ -275,7 +283,8 @@ Result<std::vector<std::string>> PostgresStore::PutObject(const ObjectRecord& o,
 }
 
 Result<std::vector<std::string>> PostgresStore::PutObjectCompletingUpload(
-    const ObjectRecord& o, const std::string& owner, const std::string& upload_id) {
+    const ObjectRecord& o, const std::string& owner, const std::string& upload_id,
+    const PutCondition& condition) {
   std::vector<std::string> replaced;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kTransaction, [&](PgConnection& conn) -> Status {
     // Deleting the upload first locks its row: a second completion waits, then finds nothing.
@@ -285,7 +294,7 @@ Result<std::vector<std::string>> PostgresStore::PutObjectCompletingUpload(
                                   "RETURNING upload_id",
                                   PgParams().Add(upload_id)));
     if (gone.rows() == 0) return NotFound("multipart upload '" + upload_id + "' does not exist");
-    TF_ASSIGN_OR_RETURN(replaced, PutObjectIn(conn, o, owner));
+    TF_ASSIGN_OR_RETURN(replaced, PutObjectIn(conn, o, owner, condition));
     return OkStatus();
   }));
   return replaced;

@@ -93,9 +93,9 @@ class PostgresStore final : public Store,
   Result<std::vector<std::string>> PutObject(const ObjectRecord& object,
                                              const std::string& owner,
                                              const PutCondition& condition = {}) override;
-  Result<std::vector<std::string>> PutObjectCompletingUpload(const ObjectRecord& object,
-                                                             const std::string& owner,
-                                                             const std::string& upload_id) override;
+  Result<std::vector<std::string>> PutObjectCompletingUpload(
+      const ObjectRecord& object, const std::string& owner, const std::string& upload_id,
+      const PutCondition& condition = {}) override;
   Result<ObjectRecord> GetObject(int64_t bucket_id, const std::string& key) override;
   Result<ObjectListing> ListObjects(int64_t bucket_id, const ListObjectsOptions& options) override;
   Result<std::vector<std::string>> DeleteObject(int64_t bucket_id, const std::string& key,

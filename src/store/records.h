@@ -143,6 +143,8 @@ struct ObjectRecord {
   TimeMs modified_at = 0;
   // Filled by GetObject (not by ListObjects) for an object kept as segments; empty otherwise.
   std::vector<BlobSegment> segments;
+  std::string headers = "{}";  // representation headers kept with it: {"Cache-Control": "..."}
+  std::string checksum;        // "" or the one a client sent: "<algorithm> <base64>"
 };
 
 // What must hold of the object that a put would replace, checked in the put's transaction so
@@ -174,6 +176,7 @@ struct MultipartUploadRecord {
   std::string user_metadata;  // likewise, a JSON object of strings
   TimeMs initiated_at = 0;
   std::vector<MultipartPartRecord> parts;  // by number (filled by ListMultipartUploads)
+  std::string headers = "{}";  // representation headers, likewise
 };
 
 // Content written (or being written) that no object refers to yet, or any more: an upload in

@@ -9,7 +9,9 @@ namespace tf::store {
 Status SqliteStore::AddMultipartUpload(const MultipartUploadRecord& u) {
   return writer_->Write([&](SqliteDb& db) -> Status {
     TF_ASSIGN_OR_RETURN(
-        Stmt q, db.Prepare("INSERT INTO multipart_uploads VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
+        Stmt q, db.Prepare("INSERT INTO multipart_uploads (upload_id, owner, project_id, "
+                           "bucket, key, content_type, user_metadata, initiated_at, headers) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     Status s = q.Bind(1, u.upload_id)
                    .Bind(2, u.owner)
                    .Bind(3, u.project_id)
@@ -18,6 +20,7 @@ Status SqliteStore::AddMultipartUpload(const MultipartUploadRecord& u) {
                    .Bind(6, u.content_type)
                    .Bind(7, u.user_metadata)
                    .Bind(8, u.initiated_at)
+                   .Bind(9, u.headers)
                    .Run();
     if (s.code() == StatusCode::kAlreadyExists) {
       return AlreadyExists("multipart upload '" + u.upload_id + "' already exists");
@@ -58,7 +61,8 @@ Result<std::vector<MultipartUploadRecord>> SqliteStore::ListMultipartUploads(
     out.clear();
     std::map<std::string, size_t> at;  // upload id -> index in out
     TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("SELECT upload_id, owner, project_id, bucket, key, "
-                                           "content_type, user_metadata, initiated_at FROM "
+                                           "content_type, user_metadata, initiated_at, headers "
+                                           "FROM "
                                            "multipart_uploads WHERE owner = ? ORDER BY upload_id"));
     q.Bind(1, owner);
     for (;;) {
@@ -73,7 +77,8 @@ Result<std::vector<MultipartUploadRecord>> SqliteStore::ListMultipartUploads(
                                           q.Text(5),
                                           q.Text(6),
                                           q.Int(7),
-                                          {}});
+                                          {},
+                                          q.Text(8)});
     }
     TF_ASSIGN_OR_RETURN(
         Stmt parts,

@@ -10,7 +10,7 @@ namespace {
 constexpr const char* kBucketColumns = "SELECT id, project_id, name, created_at FROM buckets ";
 constexpr const char* kObjectColumns =
     "SELECT bucket_id, key, size, etag, sha256, content_type, user_metadata, blob_id, "
-    "modified_at FROM objects ";
+    "modified_at, headers, checksum FROM objects ";
 
 Bucket ReadBucket(const Stmt& q) { return Bucket{q.Int(0), q.Text(1), q.Text(2), q.Int(3)}; }
 
@@ -25,6 +25,8 @@ ObjectRecord ReadObject(const Stmt& q) {
   o.user_metadata = q.Text(6);
   o.blob_id = q.Text(7);
   o.modified_at = q.Int(8);
+  o.headers = q.Text(9);
+  o.checksum = q.Text(10);
   return o;
 }
 
@@ -171,7 +173,9 @@ Status PutObjectIn(SqliteDb& db, const ObjectRecord& o, const std::string& owner
   bool had_object = false;
   TF_ASSIGN_OR_RETURN(*replaced, TakeBlobs(db, o.bucket_id, o.key, &had_object));
   TF_ASSIGN_OR_RETURN(
-      Stmt put, db.Prepare("INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+      Stmt put, db.Prepare("INSERT OR REPLACE INTO objects (bucket_id, key, size, etag, sha256, "
+                           "content_type, user_metadata, blob_id, modified_at, headers, checksum) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   TF_RETURN_IF_ERROR(put.Bind(1, o.bucket_id)
                          .BindBlob(2, o.key)
                          .Bind(3, o.size)
@@ -181,6 +185,8 @@ Status PutObjectIn(SqliteDb& db, const ObjectRecord& o, const std::string& owner
                          .Bind(7, o.user_metadata)
                          .Bind(8, o.blob_id)
                          .Bind(9, o.modified_at)
+                         .Bind(10, o.headers)
+                         .Bind(11, o.checksum)
                          .Run());
   auto forget_pending = [&](const std::string& blob_id) -> Status {
     TF_ASSIGN_OR_RETURN(Stmt done, db.Prepare("DELETE FROM pending_blobs WHERE blob_id = ?"));
@@ -216,14 +222,15 @@ Result<std::vector<std::string>> SqliteStore::PutObject(const ObjectRecord& o,
 }
 
 Result<std::vector<std::string>> SqliteStore::PutObjectCompletingUpload(
-    const ObjectRecord& o, const std::string& owner, const std::string& upload_id) {
+    const ObjectRecord& o, const std::string& owner, const std::string& upload_id,
+    const PutCondition& condition) {
   std::vector<std::string> replaced;
   TF_RETURN_IF_ERROR(writer_->Write([&](SqliteDb& db) -> Status {
     TF_ASSIGN_OR_RETURN(Stmt upload,
                         db.Prepare("SELECT 1 FROM multipart_uploads WHERE upload_id = ?"));
     TF_ASSIGN_OR_RETURN(bool exists, upload.Bind(1, upload_id).Step());
     if (!exists) return NotFound("multipart upload '" + upload_id + "' does not exist");
-    TF_RETURN_IF_ERROR(PutObjectIn(db, o, owner, &replaced));
+    TF_RETURN_IF_ERROR(PutObjectIn(db, o, owner, &replaced, condition));
     TF_ASSIGN_OR_RETURN(Stmt parts, db.Prepare("DELETE FROM multipart_parts WHERE upload_id = ?"));
     TF_RETURN_IF_ERROR(parts.Bind(1, upload_id).Run());
     TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("DELETE FROM multipart_uploads WHERE upload_id = ?"));

@@ -174,9 +174,11 @@ class ObjectStore {
   // its parts are forgotten, so that an upload makes its object at most once, even across a
   // crash. The parts' blobs that the object's segments name become the object's; the others
   // are pending blobs again, for the caller to remove. kNotFound, changing nothing, if the
-  // upload does not exist (it was completed or aborted) or the bucket does not.
+  // upload does not exist (it was completed or aborted) or the bucket does not;
+  // kFailedPrecondition, changing nothing, if `condition` does not hold (as for PutObject).
   virtual Result<std::vector<std::string>> PutObjectCompletingUpload(
-      const ObjectRecord& object, const std::string& owner, const std::string& upload_id) = 0;
+      const ObjectRecord& object, const std::string& owner, const std::string& upload_id,
+      const PutCondition& condition = {}) = 0;
   // The object's record, with its segments when it is kept as segments. kNotFound if there is
   // no such object.
   virtual Result<ObjectRecord> GetObject(int64_t bucket_id, const std::string& key) = 0;

@@ -173,6 +173,40 @@ up, _ = upload("pending.bin", [b"p"])
 expect_error("BucketNotEmpty", 409, s3.delete_bucket, Bucket=bucket)
 s3.abort_multipart_upload(Bucket=bucket, Key="pending.bin", UploadId=up)
 
+# Conditional completion (If-None-Match: *, If-Match), checked when the object commits: a
+# failed one leaves the upload as it was, to be completed another way.
+def complete_with(headers, **kwargs):
+    w = client()
+    def add_headers(request, **_):
+        for name, value in headers.items():
+            request.headers[name] = value
+    w.meta.events.register("before-sign.s3.CompleteMultipartUpload", add_headers)
+    return w.complete_multipart_upload(**kwargs)
+
+
+existing = s3.put_object(Bucket=bucket, Key="guarded.bin", Body=b"already here")["ETag"]
+up, parts = upload("guarded.bin", [b"new content"])
+expect_error("PreconditionFailed", 412, complete_with, {"If-None-Match": "*"}, Bucket=bucket,
+             Key="guarded.bin", UploadId=up, MultipartUpload={"Parts": parts})
+check(s3.get_object(Bucket=bucket, Key="guarded.bin")["Body"].read() == b"already here",
+      "a failed conditional completion leaves the object as it was")
+expect_error("PreconditionFailed", 412, complete_with, {"If-Match": '"0123"'}, Bucket=bucket,
+             Key="guarded.bin", UploadId=up, MultipartUpload={"Parts": parts})
+check([p["PartNumber"] for p in s3.list_parts(Bucket=bucket, Key="guarded.bin",
+                                              UploadId=up)["Parts"]] == [1],
+      "and the upload with its parts")
+complete_with({"If-Match": existing}, Bucket=bucket, Key="guarded.bin", UploadId=up,
+              MultipartUpload={"Parts": parts})
+check(s3.get_object(Bucket=bucket, Key="guarded.bin")["Body"].read() == b"new content",
+      "a completion whose If-Match holds replaces the object")
+up, parts = upload("guarded-new.bin", [b"x"])
+complete_with({"If-None-Match": "*"}, Bucket=bucket, Key="guarded-new.bin", UploadId=up,
+              MultipartUpload={"Parts": parts})
+up, parts = upload("guarded-missing.bin", [b"x"])
+expect_error("NoSuchKey", 404, complete_with, {"If-Match": existing}, Bucket=bucket,
+             Key="guarded-missing.bin", UploadId=up, MultipartUpload={"Parts": parts})
+s3.abort_multipart_upload(Bucket=bucket, Key="guarded-missing.bin", UploadId=up)
+
 # boto3's managed transfers: multipart upload in parallel parts, ranged parallel download.
 config = TransferConfig(multipart_threshold=5 * MiB, multipart_chunksize=5 * MiB,
                         max_concurrency=4)
@@ -198,7 +232,7 @@ with tempfile.TemporaryDirectory() as tmp:
         check(f.read() == data, "the managed copy has the same bytes")
 
 for key in ["assembled.bin", "redo.bin", "wrong.bin", "managed.bin", "copied.bin",
-            "managed-copy.bin", "assembled-copy.bin"]:
+            "managed-copy.bin", "assembled-copy.bin", "guarded.bin", "guarded-new.bin"]:
     s3.delete_object(Bucket=bucket, Key=key)
 s3.delete_bucket(Bucket=bucket)
 done("boto_multipart")

@@ -1,0 +1,151 @@
+"""boto3 against tensorfleet's S3 API: what an object keeps beside its content. The
+representation headers it was put with (Cache-Control, Content-Disposition, Content-Encoding,
+Content-Language, Expires) come back on GET and HEAD, through copies and multipart uploads; the
+checksum a client sent comes back when asked for (ChecksumMode=ENABLED), and boto3 checks it.
+Exits non-zero at the first failed check, saying which."""
+
+import base64
+import datetime
+import gzip
+import hashlib
+import zlib
+
+from s3check import BUCKET, check, client, done, expect_error
+
+s3 = client()
+b = BUCKET + "-headers"
+s3.create_bucket(Bucket=b)
+
+STORED = dict(CacheControl="max-age=3600, public",
+              ContentDisposition='attachment; filename="a.txt"',
+              ContentEncoding="gzip", ContentLanguage="de-CH",
+              Expires=datetime.datetime(2031, 5, 4, 3, 2, 1, tzinfo=datetime.timezone.utc))
+packed = gzip.compress(b"hello, stored headers\n" * 50)
+
+
+def stored_headers(answer):
+    return {name: answer.get(name) for name in STORED}
+
+
+def headers_of(key):
+    head = s3.head_object(Bucket=b, Key=key)
+    got = s3.get_object(Bucket=b, Key=key)
+    got["Body"].read()
+    return stored_headers(head), stored_headers(got)
+
+
+# Put with every stored header: HEAD and GET both send them back.
+s3.put_object(Bucket=b, Key="page.txt.gz", Body=packed, ContentType="text/plain", **STORED)
+head, get = headers_of("page.txt.gz")
+check(head == STORED, "HeadObject sends the stored headers back: %s" % head)
+check(get == STORED, "GetObject sends the stored headers back: %s" % get)
+got = s3.get_object(Bucket=b, Key="page.txt.gz")
+check(got["Body"].read() == packed, "the content is as put (not decoded by anyone)")
+
+# A response-* override wins over what is stored, and only for that request.
+got = s3.get_object(Bucket=b, Key="page.txt.gz", ResponseCacheControl="no-store")
+got["Body"].read()
+check(got["CacheControl"] == "no-store", "the override is sent: %s" % got.get("CacheControl"))
+raw_headers = got["ResponseMetadata"]["HTTPHeaders"]
+check(raw_headers.get("cache-control") == "no-store",
+      "the override replaces the stored header, not beside it: %s" % raw_headers)
+check(s3.head_object(Bucket=b, Key="page.txt.gz")["CacheControl"] == STORED["CacheControl"],
+      "the stored header is unchanged")
+
+# A put without them leaves none; a replacing put replaces them.
+s3.put_object(Bucket=b, Key="plain", Body=b"x")
+head = s3.head_object(Bucket=b, Key="plain")
+check(all(head.get(name) is None for name in STORED), "no stored headers: %s" % head)
+s3.put_object(Bucket=b, Key="page.txt.gz", Body=packed, CacheControl="no-cache")
+head, _ = headers_of("page.txt.gz")
+check(head == dict({name: None for name in STORED}, CacheControl="no-cache"),
+      "a replacing put replaces the stored headers: %s" % head)
+s3.put_object(Bucket=b, Key="page.txt.gz", Body=packed, **STORED)
+
+# Copies: COPY keeps them, REPLACE takes the request's.
+s3.copy_object(Bucket=b, Key="copy", CopySource={"Bucket": b, "Key": "page.txt.gz"})
+head, get = headers_of("copy")
+check(head == STORED and get == STORED, "CopyObject keeps the stored headers: %s" % head)
+s3.copy_object(Bucket=b, Key="copy", CopySource={"Bucket": b, "Key": "page.txt.gz"},
+               MetadataDirective="REPLACE", ContentLanguage="fr")
+head, _ = headers_of("copy")
+check(head == dict({name: None for name in STORED}, ContentLanguage="fr"),
+      "CopyObject with REPLACE takes the request's headers: %s" % head)
+
+# Multipart: the headers given at the start are the completed object's.
+upload = s3.create_multipart_upload(Bucket=b, Key="parts", **STORED)["UploadId"]
+part1, part2 = b"a" * (5 << 20), b"tail"
+e1 = s3.upload_part(Bucket=b, Key="parts", UploadId=upload, PartNumber=1, Body=part1)["ETag"]
+e2 = s3.upload_part(Bucket=b, Key="parts", UploadId=upload, PartNumber=2, Body=part2)["ETag"]
+s3.complete_multipart_upload(Bucket=b, Key="parts", UploadId=upload, MultipartUpload={
+    "Parts": [{"PartNumber": 1, "ETag": e1}, {"PartNumber": 2, "ETag": e2}]})
+head, get = headers_of("parts")
+check(head == STORED and get == STORED, "a multipart upload's object keeps them: %s" % head)
+
+# "aws-chunked" is how a request's body was framed, never what the object holds.
+def add_encoding(value):
+    def handler(request, **kwargs):
+        request.headers["Content-Encoding"] = value
+    return handler
+
+
+framed = client()
+framed.meta.events.register("before-sign.s3.PutObject", add_encoding("aws-chunked"))
+framed.put_object(Bucket=b, Key="framed", Body=b"x")
+check(s3.head_object(Bucket=b, Key="framed").get("ContentEncoding") is None,
+      "Content-Encoding: aws-chunked alone is not stored")
+framed = client()
+framed.meta.events.register("before-sign.s3.PutObject", add_encoding("aws-chunked, gzip"))
+framed.put_object(Bucket=b, Key="framed", Body=b"x")
+check(s3.head_object(Bucket=b, Key="framed").get("ContentEncoding") == "gzip",
+      "of 'aws-chunked, gzip' only gzip is stored")
+
+# A value longer than an object keeps is refused, and nothing is stored.
+expect_error("InvalidArgument", 400, s3.put_object, Bucket=b, Key="bad", Body=b"x",
+             ContentLanguage="de" * 1100)
+expect_error("404", 404, s3.head_object, Bucket=b, Key="bad")
+
+# Checksums: kept with the object and sent back when asked for, which boto3 then checks.
+hello = b"hello checksums"
+expected = {"CRC32": zlib.crc32(hello).to_bytes(4, "big"), "SHA1": hashlib.sha1(hello).digest(),
+            "SHA256": hashlib.sha256(hello).digest()}
+for algorithm, digest in expected.items():
+    key = "summed-" + algorithm.lower()
+    s3.put_object(Bucket=b, Key=key, Body=hello, ChecksumAlgorithm=algorithm)
+    want = base64.b64encode(digest).decode()
+    head = s3.head_object(Bucket=b, Key=key, ChecksumMode="ENABLED")
+    check(head.get("Checksum" + algorithm) == want,
+          "HeadObject sends the stored %s: %s" % (algorithm, head.get("Checksum" + algorithm)))
+    got = s3.get_object(Bucket=b, Key=key, ChecksumMode="ENABLED")
+    check(got["Body"].read() == hello and got.get("Checksum" + algorithm) == want,
+          "GetObject sends the stored %s, and boto3 found it right" % algorithm)
+    plain = s3.head_object(Bucket=b, Key=key)
+    check(plain.get("Checksum" + algorithm) is None, "without ChecksumMode no checksum is sent")
+    part = s3.get_object(Bucket=b, Key=key, ChecksumMode="ENABLED", Range="bytes=0-3")
+    check(part["Body"].read() == hello[:4] and part.get("Checksum" + algorithm) is None,
+          "a range gets no whole-object checksum")
+check(s3.head_object(Bucket=b, Key="plain", ChecksumMode="ENABLED").get("ChecksumCRC32") is None,
+      "an object put without a checksum has none to send")
+
+# A copy keeps the source's checksum, or computes the one it is asked for.
+copied = s3.copy_object(Bucket=b, Key="summed-copy",
+                        CopySource={"Bucket": b, "Key": "summed-sha256"})
+want = base64.b64encode(expected["SHA256"]).decode()
+check(copied["CopyObjectResult"].get("ChecksumSHA256") == want,
+      "CopyObject answers with the kept checksum: %s" % copied["CopyObjectResult"])
+check(s3.head_object(Bucket=b, Key="summed-copy", ChecksumMode="ENABLED").get("ChecksumSHA256")
+      == want, "the copy keeps the source's checksum")
+copied = s3.copy_object(Bucket=b, Key="summed-copy", ChecksumAlgorithm="CRC32",
+                        CopySource={"Bucket": b, "Key": "summed-sha256"})
+want = base64.b64encode(expected["CRC32"]).decode()
+check(copied["CopyObjectResult"].get("ChecksumCRC32") == want,
+      "CopyObject computes the checksum asked for: %s" % copied["CopyObjectResult"])
+head = s3.head_object(Bucket=b, Key="summed-copy", ChecksumMode="ENABLED")
+check(head.get("ChecksumCRC32") == want and head.get("ChecksumSHA256") is None,
+      "the copy keeps only the new checksum: %s" % head)
+
+
+for o in s3.list_objects_v2(Bucket=b)["Contents"]:
+    s3.delete_object(Bucket=b, Key=o["Key"])
+s3.delete_bucket(Bucket=b)
+done("boto_headers.py")
