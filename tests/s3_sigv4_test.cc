@@ -236,6 +236,101 @@ TEST_F(ChunkedUploadExample, AlteredDroppedOrTruncatedBodiesAreRefused) {
   EXPECT_EQ(d6.Feed(std::string(300, '1'), &out).code(), StatusCode::kInvalidArgument);
 }
 
+// The documentation's chunked upload with a trailing checksum
+// (STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER): the same content, its chunks signed, then an
+// x-amz-checksum-crc32c trailer signed in its turn.
+class ChunkedUploadWithTrailerExample : public ::testing::Test {
+ protected:
+  static constexpr const char* kSeed =
+      "106e2a8a18243abcf37539882f36619c00e2dfc72633413f02d3b74544bfeb8e";
+  static constexpr const char* kChunkSignatures[] = {
+      "b474d8862b1487a5145d686f57f013e54db672cee1c953b3010fb58501ef5aa2",
+      "1c1344b170168f8e65b41376b44b20fe354e373826ccbbe2c1d40a8cae51e5c7",
+      "2ca2aba2005185cf7159c6277faf83795951dd77a3a99e6e65d5c9f85863f992",
+  };
+  static constexpr const char* kTrailerSignature =
+      "d81f82fc3505edab99d459891051a732e8730629a2e4a59689829ca17fe2e435";
+
+  static CanonicalInput Request() {
+    return {"PUT",
+            "/examplebucket/chunkObject.txt",
+            "",
+            {{"content-encoding", "aws-chunked"},
+             {"host", "s3.amazonaws.com"},
+             {"x-amz-content-sha256", std::string(kStreamingSignedTrailer)},
+             {"x-amz-date", kDate},
+             {"x-amz-decoded-content-length", "66560"},
+             {"x-amz-storage-class", "REDUCED_REDUNDANCY"},
+             {"x-amz-trailer", "x-amz-checksum-crc32c"}},
+            std::string(kStreamingSignedTrailer)};
+  }
+
+  static std::string Body(const std::string& checksum = "sOO8/Q==",
+                          const std::string& signature = kTrailerSignature) {
+    std::string body;
+    const size_t sizes[] = {65536, 1024};
+    for (int i = 0; i < 2; ++i) {
+      char head[32];
+      std::snprintf(head, sizeof head, "%zx", sizes[i]);
+      body += std::string(head) + ";chunk-signature=" + kChunkSignatures[i] + "\r\n" +
+              std::string(sizes[i], 'a') + "\r\n";
+    }
+    return body + "0;chunk-signature=" + kChunkSignatures[2] + "\r\n" +
+           "x-amz-checksum-crc32c:" + checksum + "\r\n" +
+           "x-amz-trailer-signature:" + signature + "\r\n\r\n";
+  }
+
+  static AwsChunkedDecoder Decoder() {
+    return AwsChunkedDecoder(SigningKey(kSecret, kCredential), kDate, kCredential.Scope(), kSeed,
+                             /*signed_trailer=*/true);
+  }
+};
+
+TEST_F(ChunkedUploadWithTrailerExample, SeedChunkAndTrailerSignatures) {
+  EXPECT_EQ(Sign(Request()), kSeed);
+  const std::string body = Body();
+  AwsChunkedDecoder whole = Decoder();
+  std::string out;
+  ASSERT_TRUE(whole.Feed(body, &out).ok());
+  EXPECT_TRUE(whole.done());
+  EXPECT_EQ(out, std::string(66560, 'a'));
+  EXPECT_EQ(whole.trailers().size(), 1u);  // the signature is not one of them
+  EXPECT_EQ(whole.trailers().at("x-amz-checksum-crc32c"), "sOO8/Q==");
+
+  AwsChunkedDecoder bytewise = Decoder();
+  std::string out2;
+  for (char c : body) ASSERT_TRUE(bytewise.Feed(std::string_view(&c, 1), &out2).ok());
+  EXPECT_TRUE(bytewise.done());
+  EXPECT_EQ(out2, out);
+}
+
+TEST_F(ChunkedUploadWithTrailerExample, AlteredMissingOrMisplacedTrailersAreRefused) {
+  std::string out;
+  AwsChunkedDecoder altered = Decoder();  // another checksum than the one signed
+  EXPECT_EQ(altered.Feed(Body("AAAAAA=="), &out).code(), StatusCode::kUnauthenticated);
+  EXPECT_FALSE(altered.done());
+
+  AwsChunkedDecoder wrong = Decoder();
+  EXPECT_EQ(wrong.Feed(Body("sOO8/Q==", std::string(64, '0')), &out).code(),
+            StatusCode::kUnauthenticated);
+
+  const std::string body = Body();
+  const size_t signature = body.find("x-amz-trailer-signature:");
+  AwsChunkedDecoder unsigned_trailer = Decoder();  // the signature line left out
+  EXPECT_EQ(unsigned_trailer.Feed(body.substr(0, signature) + "\r\n", &out).code(),
+            StatusCode::kInvalidArgument);
+
+  const size_t checksum = body.find("x-amz-checksum-crc32c:");
+  const std::string moved = body.substr(0, checksum) + body.substr(signature, 90) +
+                            body.substr(checksum, signature - checksum) + "\r\n";
+  AwsChunkedDecoder after = Decoder();  // a header after the signature
+  EXPECT_EQ(after.Feed(moved, &out).code(), StatusCode::kInvalidArgument);
+
+  // Without a trailer a signed body ends at its final chunk: this one does not.
+  AwsChunkedDecoder plain(SigningKey(kSecret, kCredential), kDate, kCredential.Scope(), kSeed);
+  EXPECT_FALSE(plain.Feed(body, &out).ok());
+}
+
 // VerifyRequest over whole requests signed as the documentation signs them.
 // STREAMING-UNSIGNED-PAYLOAD-TRAILER: unsigned chunks (extensions ignored), then trailing
 // headers and a blank line, decoded however the network splits them.

@@ -234,9 +234,11 @@ namespace {
 
 // The decoder of an aws-chunked body, or nullptr for a plain one.
 std::unique_ptr<s3::AwsChunkedDecoder> DecoderFor(const s3::SignedRequest& signer) {
-  if (signer.payload == s3::Payload::kStreaming) {
-    return std::make_unique<s3::AwsChunkedDecoder>(signer.signing_key, signer.amz_date,
-                                                   signer.scope, signer.seed_signature);
+  if (signer.payload == s3::Payload::kStreaming ||
+      signer.payload == s3::Payload::kStreamingSignedTrailer) {
+    return std::make_unique<s3::AwsChunkedDecoder>(
+        signer.signing_key, signer.amz_date, signer.scope, signer.seed_signature,
+        /*signed_trailer=*/signer.payload == s3::Payload::kStreamingSignedTrailer);
   }
   if (signer.payload == s3::Payload::kStreamingUnsignedTrailer) {
     return std::make_unique<s3::AwsChunkedDecoder>(s3::AwsChunkedDecoder::UnsignedWithTrailer{});

@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/crypto.h"
 #include "objects/hashing.h"
 
 namespace tf::s3 {
 
 AwsChunkedDecoder::AwsChunkedDecoder(std::string signing_key, std::string amz_date,
-                                     std::string scope, std::string seed_signature)
-    : key_(std::move(signing_key)),
+                                     std::string scope, std::string seed_signature,
+                                     bool signed_trailer)
+    : trailer_(signed_trailer),
+      key_(std::move(signing_key)),
       date_(std::move(amz_date)),
       scope_(std::move(scope)),
       previous_(std::move(seed_signature)) {}
@@ -70,7 +73,7 @@ Status AwsChunkedDecoder::ParseHeader() {
     state_ = State::kData;
     return OkStatus();
   }
-  state_ = State::kFinalEnd;
+  state_ = trailer_ ? State::kTrailer : State::kFinalEnd;
   return CheckSignature();
 }
 
@@ -81,6 +84,7 @@ Status AwsChunkedDecoder::ParseTrailer() {
   std::string_view line(line_.data(), line_.size() - 2);
   if (line.empty()) {  // the blank line that ends the body
     line_.clear();
+    if (signed_) TF_RETURN_IF_ERROR(CheckTrailerSignature());
     state_ = State::kDone;
     return OkStatus();
   }
@@ -96,8 +100,32 @@ Status AwsChunkedDecoder::ParseTrailer() {
   std::string_view value = line.substr(colon + 1);
   while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
   while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
-  trailers_[name] = std::string(value);
   line_.clear();
+  if (signed_ && name == "x-amz-trailer-signature") {
+    if (!trailer_signature_.empty()) return InvalidArgument("the trailer signature comes twice");
+    trailer_signature_ = std::string(value);
+    return OkStatus();
+  }
+  if (!trailer_signature_.empty()) {
+    return InvalidArgument("trailing header '" + name + "' comes after the trailer signature");
+  }
+  trailers_[name] = std::string(value);
+  return OkStatus();
+}
+
+Status AwsChunkedDecoder::CheckTrailerSignature() {
+  if (trailer_signature_.empty()) {
+    return InvalidArgument("the trailing headers end without x-amz-trailer-signature");
+  }
+  // As canonical headers are written: by name, inner runs of spaces as one.
+  std::string canonical;
+  for (const auto& [name, value] : trailers_) {
+    canonical += name + ":" + CanonicalHeaderValue(value) + "\n";
+  }
+  const std::string to_sign = TrailerStringToSign(date_, scope_, previous_, Sha256Hex(canonical));
+  if (!ConstantTimeEquals(Signature(key_, to_sign), trailer_signature_)) {
+    return Unauthenticated("the signature of the trailing headers does not match them");
+  }
   return OkStatus();
 }
 

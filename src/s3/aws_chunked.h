@@ -10,6 +10,12 @@
 //
 //   <hex size>\r\n<size bytes>\r\n ... 0\r\nx-amz-checksum-crc32:<base64>\r\n\r\n
 //
+// Or of one sent STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER: signed chunks, then trailing
+// headers signed in their turn, chained to the final chunk's signature:
+//
+//   ... 0;chunk-signature=<64 hex>\r\nx-amz-checksum-crc32:<base64>\r\n
+//   x-amz-trailer-signature:<64 hex>\r\n\r\n
+//
 // Incremental and free of I/O: fed whatever the network delivers; the fuzzer drives it too.
 #pragma once
 
@@ -31,9 +37,10 @@ namespace tf::s3 {
 // Not thread-safe.
 class AwsChunkedDecoder {
  public:
-  // signing_key: from SigningKey(); seed_signature: the request's own signature.
+  // signing_key: from SigningKey(); seed_signature: the request's own signature. With
+  // `signed_trailer`, signed trailing headers follow the final chunk.
   AwsChunkedDecoder(std::string signing_key, std::string amz_date, std::string scope,
-                    std::string seed_signature);
+                    std::string seed_signature, bool signed_trailer = false);
   // For unsigned chunks followed by trailing headers.
   struct UnsignedWithTrailer {};
   explicit AwsChunkedDecoder(UnsignedWithTrailer);
@@ -45,11 +52,11 @@ class AwsChunkedDecoder {
   // chunk whose signature does not match. After an error every later call fails too.
   Status Feed(std::string_view in, std::string* out);
 
-  // The final, empty chunk has been read and every signature matched (and, unsigned, the
-  // trailing headers).
+  // The final, empty chunk has been read and every signature matched (and the trailing
+  // headers, where they come: their signature too, when signed).
   bool done() const { return state_ == State::kDone; }
   uint64_t decoded_bytes() const { return decoded_; }
-  // The trailing headers, by lower-case name (unsigned chunks only), once done().
+  // The trailing headers, by lower-case name (without x-amz-trailer-signature), once done().
   const std::map<std::string, std::string>& trailers() const { return trailers_; }
 
   // A chunk header line longer than this is refused (a real one is about 90 bytes), as is a
@@ -63,11 +70,13 @@ class AwsChunkedDecoder {
   Status ParseHeader();
   Status CheckSignature();
   Status ParseTrailer();
+  Status CheckTrailerSignature();
   // Moves `in` into line_ up to and with its next '\n': true once line_ holds a whole line.
   // kInvalidArgument, naming `what`, for a line longer than kMaxHeaderBytes.
   Result<bool> GatherLine(std::string_view& in, const std::string& what);
 
   const bool signed_ = true;
+  const bool trailer_ = true;  // trailing headers follow the final chunk
   const std::string key_, date_, scope_;
   std::string previous_;  // the last signature checked (the seed at first)
   State state_ = State::kHeader;
@@ -78,6 +87,7 @@ class AwsChunkedDecoder {
   uint64_t chunks_ = 0;
   std::unique_ptr<objects::Sha256Hasher> hasher_;  // of the current chunk
   std::map<std::string, std::string> trailers_;
+  std::string trailer_signature_;  // signed trailers: the claimed signature, once read
   Status failed_;
 };
 

@@ -149,6 +149,7 @@ Outcome<Payload> PayloadOf(const std::string& hash) {
   if (hash == kUnsignedPayload) return Payload::kUnsigned;
   if (hash == kStreamingPayload) return Payload::kStreaming;
   if (hash == kStreamingUnsignedTrailer) return Payload::kStreamingUnsignedTrailer;
+  if (hash == kStreamingSignedTrailer) return Payload::kStreamingSignedTrailer;
   bool hex = hash.size() == 64 && std::all_of(hash.begin(), hash.end(), [](char c) {
                return std::isxdigit(static_cast<unsigned char>(c)) != 0;
              });
@@ -157,7 +158,8 @@ Outcome<Payload> PayloadOf(const std::string& hash) {
     return MakeError("NotImplemented", "x-amz-content-sha256 '" + hash.substr(0, 64) +
                                            "' is not supported here: use a hex SHA-256, "
                                            "UNSIGNED-PAYLOAD, " +
-                                           std::string(kStreamingPayload) + " or " +
+                                           std::string(kStreamingPayload) + ", " +
+                                           std::string(kStreamingSignedTrailer) + " or " +
                                            std::string(kStreamingUnsignedTrailer));
   }
   return MakeError("InvalidArgument",
@@ -210,8 +212,7 @@ Outcome<SignedRequest> VerifyRequest(const http::Request& r, TimeMs now, const K
   }
   Outcome<Payload> payload = PayloadOf(c.payload_hash);
   if (!payload.ok()) return payload.error();
-  if ((*payload == Payload::kStreaming || *payload == Payload::kStreamingUnsignedTrailer) &&
-      c.presigned) {
+  if (*payload != Payload::kUnsigned && *payload != Payload::kSha256 && c.presigned) {
     return MakeError("InvalidRequest", "a presigned URL cannot sign a streamed (aws-chunked) body");
   }
 
@@ -264,8 +265,10 @@ Outcome<SignedRequest> VerifyRequest(const http::Request& r, TimeMs now, const K
   out.key = std::move(*key);
   out.payload = *payload;
   if (out.payload == Payload::kSha256) out.payload_sha256 = Lower(c.payload_hash);
-  if (out.payload == Payload::kStreaming ||
-      out.payload == Payload::kStreamingUnsignedTrailer) {
+  const bool streamed = out.payload != Payload::kUnsigned && out.payload != Payload::kSha256;
+  const bool trailer = out.payload == Payload::kStreamingUnsignedTrailer ||
+                       out.payload == Payload::kStreamingSignedTrailer;
+  if (streamed) {
     const std::string& length = r.Header("x-amz-decoded-content-length");
     bool digits =
         !length.empty() && length.size() <= 19 &&
@@ -276,13 +279,13 @@ Outcome<SignedRequest> VerifyRequest(const http::Request& r, TimeMs now, const K
     }
     out.decoded_length = std::stoull(length);
   }
-  if (out.payload == Payload::kStreamingUnsignedTrailer) {
+  if (trailer) {
     out.trailer = Lower(r.Header("x-amz-trailer"));
     if (out.trailer.find(',') != std::string::npos) {
       return MakeError("InvalidRequest", "x-amz-trailer names more than one trailing header");
     }
   }
-  if (out.payload == Payload::kStreaming) {
+  if (out.payload == Payload::kStreaming || out.payload == Payload::kStreamingSignedTrailer) {
     out.signing_key = signing_key;
     out.amz_date = c.amz_date;
     out.scope = scope;

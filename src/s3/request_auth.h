@@ -34,21 +34,22 @@ enum class Payload {
   kSha256,     // the whole body must hash to SignedRequest::payload_sha256
   kStreaming,  // aws-chunked, each chunk signed (aws_chunked.h)
   kStreamingUnsignedTrailer,  // aws-chunked, unsigned, with trailing headers (a checksum)
+  kStreamingSignedTrailer,    // aws-chunked, each chunk signed, then signed trailing headers
 };
 
 struct SignedRequest {
   store::AccessKey key;
   Payload payload = Payload::kUnsigned;
   std::string payload_sha256;  // kSha256: lower-case hex
-  // kStreaming: what the chunk signatures chain from, and the decoded length announced in
-  // x-amz-decoded-content-length.
+  // kStreaming and kStreamingSignedTrailer: what the chunk signatures chain from, and the
+  // decoded length announced in x-amz-decoded-content-length.
   std::string signing_key;
   std::string amz_date;
   std::string scope;
   std::string seed_signature;
-  uint64_t decoded_length = 0;  // both streamed forms
-  // kStreamingUnsignedTrailer: the trailing header x-amz-trailer announced ("" if none),
-  // lower-case: "x-amz-checksum-crc32".
+  uint64_t decoded_length = 0;  // every streamed form
+  // The trailer forms: the trailing header x-amz-trailer announced ("" if none), lower-case:
+  // "x-amz-checksum-crc32".
   std::string trailer;
 };
 

@@ -239,6 +239,13 @@ std::string ChunkStringToSign(std::string_view amz_date, std::string_view scope,
          std::string(chunk_sha256);
 }
 
+std::string TrailerStringToSign(std::string_view amz_date, std::string_view scope,
+                                std::string_view previous_signature,
+                                std::string_view trailers_sha256) {
+  return "AWS4-HMAC-SHA256-TRAILER\n" + std::string(amz_date) + "\n" + std::string(scope) + "\n" +
+         std::string(previous_signature) + "\n" + std::string(trailers_sha256);
+}
+
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   unsigned char diff = 0;

@@ -22,6 +22,8 @@ inline constexpr std::string_view kAlgorithm = "AWS4-HMAC-SHA256";
 inline constexpr std::string_view kUnsignedPayload = "UNSIGNED-PAYLOAD";
 inline constexpr std::string_view kStreamingPayload = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD";
 inline constexpr std::string_view kStreamingUnsignedTrailer = "STREAMING-UNSIGNED-PAYLOAD-TRAILER";
+inline constexpr std::string_view kStreamingSignedTrailer =
+    "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER";
 // SHA-256 of no bytes, in hex.
 inline constexpr std::string_view kEmptySha256 =
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
@@ -89,6 +91,13 @@ std::string Signature(std::string_view signing_key, std::string_view string_to_s
 // chunk's signature (the request's for the first chunk) chains every chunk to the one before.
 std::string ChunkStringToSign(std::string_view amz_date, std::string_view scope,
                               std::string_view previous_signature, std::string_view chunk_sha256);
+
+// What the trailing headers of such a body sign (STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER),
+// chained to the final chunk's signature: `trailers_sha256` is the hex SHA-256 of the headers
+// as canonical headers are written, "name:value\n" for each, by name.
+std::string TrailerStringToSign(std::string_view amz_date, std::string_view scope,
+                                std::string_view previous_signature,
+                                std::string_view trailers_sha256);
 
 // Raw HMAC-SHA256 of `data` under `key`.
 std::string HmacSha256(std::string_view key, std::string_view data);

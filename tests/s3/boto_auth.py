@@ -125,30 +125,47 @@ check(status == 400 and b"AuthorizationQueryParametersError" in text, "longer th
 # aws-chunked bodies with signed chunks, signed here by hand.
 class StreamingSigner(botocore.auth.S3SigV4Auth):
     """botocore's own (pure Python) signer, signing the payload as aws-chunked."""
+    form = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"
 
     def payload(self, request):
-        return "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"
+        return self.form
+
+
+class StreamingTrailerSigner(StreamingSigner):
+    """The same, with signed trailing headers after the chunks."""
+    form = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER"
 
 
 def hmac_sha256(key, text):
     return hmac.new(key, text.encode(), hashlib.sha256).digest()
 
 
-def signed_chunked_put(key, data, chunk=64 * 1024, tamper=None, omit_final=False):
+def signed_chunked_put(key, data, chunk=64 * 1024, tamper=None, omit_final=False, trailer=None,
+                       sent_trailer=None):
     """PUTs `data` as STREAMING-AWS4-HMAC-SHA256-PAYLOAD; `tamper(body)` may alter the encoded
     body after signing (keeping its length), and `omit_final` leaves out the final empty chunk.
+    With `trailer` (NAME, VALUE) it is sent as STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER, the
+    header signed after the chunks; `sent_trailer` is then what goes on the wire instead.
     Returns (status, response body)."""
     sizes = [min(chunk, len(data) - i) for i in range(0, len(data), chunk)]
     if not omit_final:
         sizes.append(0)
     encoded_length = sum(len("%x;chunk-signature=" % n) + 64 + 4 + n for n in sizes)
+    wire_trailer = sent_trailer or trailer
+    if trailer:
+        encoded_length += -2 + len("%s:%s\r\n" % wire_trailer) + len(
+            "x-amz-trailer-signature:") + 64 + 4
     url = "%s/%s/%s" % (ENDPOINT, bucket, urllib.parse.quote(key))
-    request = AWSRequest(method="PUT", url=url, headers={
+    headers = {
         "Content-Encoding": "aws-chunked",
         "Content-Length": str(encoded_length),
         "X-Amz-Decoded-Content-Length": str(len(data)),
-    })
-    StreamingSigner(Credentials(KEY_ID, SECRET), "s3", "us-east-1").add_auth(request)
+    }
+    if trailer:
+        headers["X-Amz-Trailer"] = trailer[0]
+    request = AWSRequest(method="PUT", url=url, headers=headers)
+    signer = StreamingTrailerSigner if trailer else StreamingSigner
+    signer(Credentials(KEY_ID, SECRET), "s3", "us-east-1").add_auth(request)
     amz_date = request.context["timestamp"]
     scope = "%s/us-east-1/s3/aws4_request" % amz_date[:8]
     signing_key = b"AWS4" + SECRET.encode()
@@ -163,6 +180,14 @@ def signed_chunked_put(key, data, chunk=64 * 1024, tamper=None, omit_final=False
                              hashlib.sha256(b"").hexdigest(), hashlib.sha256(piece).hexdigest()])
         previous = hmac.new(signing_key, to_sign.encode(), hashlib.sha256).hexdigest()
         body += b"%x;chunk-signature=%s\r\n" % (n, previous.encode()) + piece + b"\r\n"
+    if trailer:
+        body = body[:-2]  # the final chunk's line is followed by the trailer at once
+        canonical = "%s:%s\n" % trailer
+        to_sign = "\n".join(["AWS4-HMAC-SHA256-TRAILER", amz_date, scope, previous,
+                             hashlib.sha256(canonical.encode()).hexdigest()])
+        signature = hmac.new(signing_key, to_sign.encode(), hashlib.sha256).hexdigest()
+        body += ("%s:%s\r\nx-amz-trailer-signature:%s\r\n\r\n" %
+                 (wire_trailer[0], wire_trailer[1], signature)).encode()
     assert len(body) == encoded_length
     if tamper:
         body = tamper(body)
@@ -200,12 +225,33 @@ check(status == 400 and b"IncompleteBody" in text,
 for key in ["chunked-bad.bin", "chunked-short.bin"]:
     expect_error("NoSuchKey", 404, s3.get_object, Bucket=bucket, Key=key)
 
+# STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER: signed chunks, then a checksum in a trailer that
+# is signed too (what the AWS SDKs for Java, Go and Rust send when asked for a checksum).
+import base64  # noqa: E402
+import zlib  # noqa: E402
+
+crc = ("x-amz-checksum-crc32", base64.b64encode(zlib.crc32(data).to_bytes(4, "big")).decode())
+status, text = signed_chunked_put("signed-trailer.bin", data, trailer=crc)
+check(status == 200, "a chunk-signed upload with a signed trailer: %d %s" % (status, text[:300]))
+check(s3.get_object(Bucket=bucket, Key="signed-trailer.bin")["Body"].read() == data,
+      "its content, decoded")
+check(s3.head_object(Bucket=bucket, Key="signed-trailer.bin",
+                     ChecksumMode="ENABLED").get("ChecksumCRC32") == crc[1],
+      "its trailing checksum is kept with it")
+wrong_crc = (crc[0], base64.b64encode(bytes(4)).decode())
+status, text = signed_chunked_put("signed-trailer-bad.bin", data, trailer=wrong_crc)
+check(status == 400 and b"BadDigest" in text,
+      "a signed trailer whose checksum is wrong: %d %s" % (status, text[:300]))
+status, text = signed_chunked_put("signed-trailer-bad.bin", data, trailer=crc,
+                                  sent_trailer=wrong_crc)
+check(status == 403 and b"SignatureDoesNotMatch" in text,
+      "a trailer changed after signing: %d %s" % (status, text[:300]))
+expect_error("NoSuchKey", 404, s3.get_object, Bucket=bucket, Key="signed-trailer-bad.bin")
+
 # STREAMING-UNSIGNED-PAYLOAD-TRAILER: what boto3 sends over TLS when it is asked for a checksum
 # (and newer SDKs send by default): unsigned aws-chunked content, in chunked transfer coding,
 # with the checksum in a trailer. This boto3 picks it for https:// only, so the choice is made
 # as if the endpoint were one.
-import base64  # noqa: E402
-import zlib  # noqa: E402
 import botocore.httpchecksum as httpchecksum  # noqa: E402
 
 plain_resolve = httpchecksum.resolve_request_checksum_algorithm
@@ -250,7 +296,8 @@ expect_error("NoSuchKey", 404, s3.get_object, Bucket=bucket, Key="trailer-bad.bi
 httpchecksum._CHECKSUM_CLS["sha256"] = plain_sha256
 httpchecksum.resolve_request_checksum_algorithm = plain_resolve
 
-for key in ["note.txt", "up.txt", "chunked.bin", "chunked-empty.bin", "trailer.bin"]:
+for key in ["note.txt", "up.txt", "chunked.bin", "chunked-empty.bin", "trailer.bin",
+            "signed-trailer.bin"]:
     s3.delete_object(Bucket=bucket, Key=key)
 s3.delete_bucket(Bucket=bucket)
 done("boto_auth")
