@@ -44,6 +44,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)decoder.Feed(std::string_view(input).substr(split), &out);
   }
   if (out.size() > size || decoder.decoded_bytes() != out.size()) std::abort();
+  // The same bytes as signed chunks with signed trailing headers.
+  tf::s3::AwsChunkedDecoder trailed(std::string(32, 'k'), "20130524T000000Z",
+                                    "20130524/us-east-1/s3/aws4_request", std::string(64, '0'),
+                                    /*signed_trailer=*/true);
+  out.clear();
+  if (trailed.Feed(std::string_view(input).substr(0, split), &out).ok()) {
+    (void)trailed.Feed(std::string_view(input).substr(split), &out);
+  }
+  if (out.size() > size || trailed.decoded_bytes() != out.size()) std::abort();
   // The same bytes as an unsigned body with trailing headers.
   tf::s3::AwsChunkedDecoder plain(tf::s3::AwsChunkedDecoder::UnsignedWithTrailer{});
   out.clear();
