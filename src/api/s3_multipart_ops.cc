@@ -317,6 +317,15 @@ awaitable<http::Response> ListMultipartUploads(S3Call& call) {
         call, s3::MakeError("InvalidArgument", "max-uploads must be a number from 0 up")
                   .With("ArgumentName", "max-uploads"));
   }
+  const bool url_encoding = call.Has("encoding-type");
+  if (url_encoding && call.Query("encoding-type") != "url") {
+    co_return S3ErrorResponse(
+        call, s3::MakeError("InvalidArgument", "Invalid Encoding Method specified in Request"));
+  }
+  // Keys as XML 1.0 cannot carry them (control characters), when the client asks.
+  auto encode = [&](std::string_view text) {
+    return url_encoding ? s3::UriEncode(text, /*keep_slash=*/true) : std::string(text);
+  };
   UploadListingRequest request;
   request.prefix = call.Query("prefix");
   request.delimiter = call.Query("delimiter");
@@ -336,19 +345,20 @@ awaitable<http::Response> ListMultipartUploads(S3Call& call) {
   s3::XmlWriter w;
   w.Open("ListMultipartUploadsResult", s3::kS3Namespace);
   w.Element("Bucket", call.bucket);
-  w.Element("KeyMarker", request.key_marker);
+  w.Element("KeyMarker", encode(request.key_marker));
   w.Element("UploadIdMarker", request.upload_id_marker);
   if (page.truncated) {
-    w.Element("NextKeyMarker", page.next_key_marker);
+    w.Element("NextKeyMarker", encode(page.next_key_marker));
     w.Element("NextUploadIdMarker", page.next_upload_id_marker);
   }
-  w.Element("Prefix", request.prefix);
-  if (!request.delimiter.empty()) w.Element("Delimiter", request.delimiter);
+  w.Element("Prefix", encode(request.prefix));
+  if (!request.delimiter.empty()) w.Element("Delimiter", encode(request.delimiter));
+  if (url_encoding) w.Element("EncodingType", "url");
   w.Element("MaxUploads", std::to_string(request.max_uploads));
   w.Element("IsTruncated", page.truncated ? "true" : "false");
   for (const auto& u : page.uploads) {
     w.Open("Upload");
-    w.Element("Key", u.key);
+    w.Element("Key", encode(u.key));
     w.Element("UploadId", u.upload_id);
     w.Element("Initiated", FormatTime(u.initiated_at));
     w.Element("StorageClass", "STANDARD");
@@ -356,7 +366,7 @@ awaitable<http::Response> ListMultipartUploads(S3Call& call) {
   }
   for (const auto& p : page.common_prefixes) {
     w.Open("CommonPrefixes");
-    w.Element("Prefix", p);
+    w.Element("Prefix", encode(p));
     w.Close();
   }
   co_return XmlResponse(w.Finish());

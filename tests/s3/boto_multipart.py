@@ -71,6 +71,15 @@ check([u["Key"] for u in grouped["Uploads"]] == ["lmu/a", "lmu/a", "lmu/b"] and
       "a delimiter groups lmu/d/: %s" % grouped)
 for key, upload_id in more:
     s3.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
+# encoding-type=url: keys as XML 1.0 cannot carry them come percent-encoded.
+odd = s3.create_multipart_upload(Bucket=bucket, Key="lmu/c d\x01")["UploadId"]
+encoded = s3.list_multipart_uploads(Bucket=bucket, Prefix="lmu/", EncodingType="url")
+check([u["Key"] for u in encoded["Uploads"]] == ["lmu/c%20d%01"] and
+      encoded.get("EncodingType") == "url",
+      "ListMultipartUploads encodes keys when asked: %s" % encoded.get("Uploads"))
+expect_error("InvalidArgument", 400, s3.list_multipart_uploads, Bucket=bucket,
+             EncodingType="base64")
+s3.abort_multipart_upload(Bucket=bucket, Key="lmu/c d\x01", UploadId=odd)
 expect_error("NoSuchKey", 404, s3.get_object, Bucket=bucket, Key="assembled.bin")
 done_resp = s3.complete_multipart_upload(Bucket=bucket, Key="assembled.bin", UploadId=up,
                                          MultipartUpload={"Parts": parts})
