@@ -228,6 +228,21 @@ case "$bad" in
   *BadDigest*) echo "  (refused: the CRC32 sent does not match the content; nothing was stored)" ;;
   *) echo "refused, but not as BadDigest"; exit 1 ;;
 esac
+# The checksum stays with the object: a client that asks for it gets it back and checks it.
+shown=$(aws_ s3api head-object --bucket checkpoints --key run-7/metrics-summed.txt \
+  --checksum-mode ENABLED --query ChecksumSHA256 --output text)
+echo "$shown"
+summed=$(printf '%s\n' "$shown" | tail -n 1)
+expected=$(python3 -c 'import base64, hashlib, sys
+print(base64.b64encode(hashlib.sha256(open(sys.argv[1], "rb").read()).digest()).decode())' \
+  "$run_dir/metrics.txt")
+[ "$summed" = "$expected" ] || { echo "the kept checksum is not the content's SHA-256"; exit 1; }
+# Headers given at upload come back on every GET and HEAD: a compressed log served as such.
+gzip -c "$run_dir/metrics.txt" > "$data_dir/demo-files/metrics.txt.gz"
+aws_ s3 cp --no-progress "$data_dir/demo-files/metrics.txt.gz" s3://checkpoints/run-7/metrics.txt.gz \
+  --content-type text/plain --content-encoding gzip --cache-control "max-age=86400"
+aws_ s3api head-object --bucket checkpoints --key run-7/metrics.txt.gz \
+  --query '[ContentType, ContentEncoding, CacheControl]' --output text
 
 step "Objects in an external S3-compatible bucket: a second server keeps its content in the first one's"
 # The first server stands in for any S3-compatible service; the second signs its requests with
