@@ -251,6 +251,14 @@ awaitable<http::Response> GetObject(S3Call& call, bool head) {
   // What a (presigned) GET asks the answer to say instead: a download link's file name, say.
   for (const auto& [parameter, header] : kResponseOverrides) {
     if (!call.Has(parameter)) continue;
+    for (unsigned char c : call.Query(parameter)) {
+      if ((c < 0x20 && c != '\t') || c == 0x7f) {  // a CR or LF would split the answer
+        co_return S3ErrorResponse(
+            call, s3::MakeError("InvalidArgument",
+                                std::string(parameter) + " holds a control character")
+                      .With("ArgumentName", parameter));
+      }
+    }
     if (header == "Content-Type") {
       response.content_type = call.Query(parameter);
     } else {

@@ -11,6 +11,7 @@
 #include "objects/blob_format.h"
 #include "objects/hashing.h"
 #include "objects/names.h"
+#include "store/put_condition.h"
 
 namespace tf::objects {
 namespace {
@@ -336,6 +337,17 @@ Result<ObjectInfo> MultipartUploads::Complete(const std::string& project_id,
                                               const std::vector<std::pair<int, std::string>>& parts,
                                               const std::string& etag,
                                               const store::PutCondition& condition) {
+  // Checked again in the commit's transaction, which decides; checked here first, a completion
+  // bound to fail answers before the parts are read back.
+  if (condition.must_be_absent || !condition.etag.empty()) {
+    TF_ASSIGN_OR_RETURN(store::Bucket b, objects_.FindBucket(project_id, bucket));
+    Result<store::ObjectRecord> current = objects_.store_.GetObject(b.id, key);
+    if (!current.ok() && current.status().code() != StatusCode::kNotFound) {
+      return current.status();
+    }
+    TF_RETURN_IF_ERROR(store::PutConditionHolds(
+        key, condition, current.ok() ? std::optional<std::string>(current->etag) : std::nullopt));
+  }
   std::vector<Part> chosen;
   PutOptions options;
   {

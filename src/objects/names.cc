@@ -164,6 +164,8 @@ Status ValidateStoredHeaders(const std::map<std::string, std::string>& headers) 
         return InvalidArgument(name + " holds a control character");
       }
     }
+    // Kept as JSON text, which is UTF-8: a Latin-1 "é" (one byte, 0xe9) is not taken.
+    if (!IsValidUtf8(value)) return InvalidArgument(name + " is not valid UTF-8");
   }
   return OkStatus();
 }

@@ -38,8 +38,8 @@ Status ValidateContentType(std::string_view content_type);
 // The name in kStoredHeaders that `name` is in any case; "" if none.
 std::string_view StoredHeaderNamed(std::string_view name);
 
-// Names from kStoredHeaders; values of at most kMaxStoredHeaderBytes without control characters
-// ("" is allowed: the header is sent empty).
+// Names from kStoredHeaders; values of at most kMaxStoredHeaderBytes of valid UTF-8 without
+// control characters other than tab ("" is allowed: the header is sent empty).
 Status ValidateStoredHeaders(const std::map<std::string, std::string>& headers);
 
 // Whether `s` is valid UTF-8 (as ValidateKey means it).

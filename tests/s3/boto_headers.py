@@ -103,7 +103,29 @@ check(s3.head_object(Bucket=b, Key="framed").get("ContentEncoding") == "gzip",
 # A value longer than an object keeps is refused, and nothing is stored.
 expect_error("InvalidArgument", 400, s3.put_object, Bucket=b, Key="bad", Body=b"x",
              ContentLanguage="de" * 1100)
+# UTF-8 in a value is kept as sent; a Latin-1 "é" (one byte, 0xe9, which is not UTF-8) is refused
+# with a clear error, and the server goes on.
+s3.put_object(Bucket=b, Key="utf8", Body=b"x",
+              ContentDisposition='attachment; filename="caf\u00e9.txt"')
+raw = s3.head_object(Bucket=b, Key="utf8")["ResponseMetadata"]["HTTPHeaders"]
+sent = 'attachment; filename="caf\u00e9.txt"'.encode()
+check(raw["content-disposition"].encode("latin-1") == sent,
+      "a UTF-8 value is kept as sent: %r" % raw["content-disposition"])
+
+
+def latin1_disposition(request, **kwargs):
+    request.headers["Content-Disposition"] = b'attachment; filename="caf\xe9.txt"'
+
+
+latin1 = client()
+latin1.meta.events.register("before-send.s3.PutObject", latin1_disposition)
+latin1.meta.events.register("before-send.s3.CreateMultipartUpload", latin1_disposition)
+expect_error("InvalidArgument", 400, latin1.put_object, Bucket=b, Key="bad", Body=b"x")
+expect_error("InvalidArgument", 400, latin1.create_multipart_upload, Bucket=b, Key="bad")
 expect_error("404", 404, s3.head_object, Bucket=b, Key="bad")
+# A response-* override cannot add a header of its own to the answer (a CR LF is refused).
+expect_error("InvalidArgument", 400, s3.get_object, Bucket=b, Key="page.txt.gz",
+             ResponseCacheControl="no-cache\r\nSet-Cookie: x=1")
 
 # Checksums: kept with the object and sent back when asked for, which boto3 then checks.
 hello = b"hello checksums"
