@@ -235,6 +235,48 @@ TEST_P(MultipartTest, AnUploadAndItsPartsSurviveARestartAndCompleteAfterIt) {
 // Complete's commit forgets the upload in the same transaction that makes the object of its
 // parts' blobs. A crash right after it (before the parts left out and the replaced object's blob
 // are removed) leaves those pending, for Recover, and the upload cannot be completed again.
+// With a checksum algorithm, each part's checksum is kept (checked when sent, computed when
+// not), across a restart, and the object's is the checksum of the parts' checksums.
+TEST_P(MultipartTest, PartsChecksumsMakeTheObjectsCompositeChecksum) {
+  PutOptions options;
+  options.checksum_algorithm = ChecksumAlgorithm::kCrc32;
+  auto id = uploads_->Create(project_, "data", "summed", options);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  const std::string a(kMinPartBytes, 'a'), b = "tail";
+  auto crc32 = [](std::string_view data) {
+    ContentChecksum sum(ChecksumAlgorithm::kCrc32);
+    sum.Update(data);
+    return sum.Finish();
+  };
+  PutOptions sent;
+  sent.checksum_algorithm = ChecksumAlgorithm::kCrc32;
+  sent.expected_checksum = crc32(a);
+  auto p1 = Part(*id, 1, a, sent, "summed");
+  ASSERT_TRUE(p1.ok()) << p1.status().ToString();
+  EXPECT_EQ(p1->checksum, crc32(a));
+  PutOptions other;  // another algorithm than the upload's
+  other.checksum_algorithm = ChecksumAlgorithm::kSha1;
+  EXPECT_EQ(Part(*id, 2, b, other, "summed").status().code(), StatusCode::kInvalidArgument);
+  auto p2 = Part(*id, 2, b, {}, "summed");  // computed
+  ASSERT_TRUE(p2.ok()) << p2.status().ToString();
+  EXPECT_EQ(p2->checksum, crc32(b));
+
+  Reopen();
+  auto parts = uploads_->ListParts(project_, "data", "summed", *id);
+  ASSERT_TRUE(parts.ok() && parts->size() == 2u);
+  EXPECT_EQ((*parts)[1].checksum, crc32(b));
+  auto info =
+      uploads_->Complete(project_, "data", "summed", *id, {{1, p1->etag}, {2, p2->etag}}, "e-2");
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->checksum_algorithm, ChecksumAlgorithm::kCrc32);
+  EXPECT_EQ(info->checksum, crc32(crc32(a) + crc32(b)));
+  EXPECT_EQ(info->checksum_parts, 2);
+  auto head = objects_->Head(project_, "data", "summed");
+  ASSERT_TRUE(head.ok());
+  EXPECT_EQ(head->checksum, info->checksum);
+  EXPECT_EQ(head->checksum_parts, 2);
+}
+
 TEST_P(MultipartTest, ACrashAfterCompletesCommitLeavesNoUploadToCompleteAgain) {
   auto old = objects_->BeginPut(project_, "data", "big", {});
   ASSERT_TRUE(old.ok());

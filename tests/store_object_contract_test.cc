@@ -357,16 +357,25 @@ TEST_P(ObjectContractTest, AnObjectKeepsItsHeadersAndChecksum) {
   EXPECT_EQ(got->checksum, "");
 }
 
-TEST_P(ObjectContractTest, AMultipartUploadKeepsItsHeadersForItsObject) {
+TEST_P(ObjectContractTest, AMultipartUploadKeepsItsHeadersAndItsPartsChecksums) {
   MakeBucket("parts");
   MultipartUploadRecord u{"up-" + RandomHex(8), owner_, project_, "parts", "k", "text/plain",
                           "{}", kT0, {}};
   u.headers = R"({"Content-Disposition":"attachment"})";
+  u.checksum_algorithm = "sha256";
   ASSERT_TRUE(objects().AddMultipartUpload(u).ok());
+  const std::string blob = "blob-" + RandomHex(8);
+  ASSERT_TRUE(objects().AddPendingBlob({blob, owner_, kT0}).ok());
+  MultipartPartRecord part{u.upload_id, 1,   5, "etag", blob,
+                           kT0,         "n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg="};
+  ASSERT_TRUE(objects().PutMultipartPart(part).ok());
   auto listed = objects().ListMultipartUploads(owner_);
   ASSERT_TRUE(listed.ok()) << listed.status().ToString();
   ASSERT_EQ(listed->size(), 1u);
   EXPECT_EQ(listed->front().headers, u.headers);
+  EXPECT_EQ(listed->front().checksum_algorithm, "sha256");
+  ASSERT_EQ(listed->front().parts.size(), 1u);
+  EXPECT_EQ(listed->front().parts[0].checksum, part.checksum);
 }
 
 // A database at schema 8 (before objects kept headers and checksums) is opened by this version:
@@ -396,6 +405,8 @@ TEST_P(ObjectContractTest, ADatabaseFromBeforeStoredHeadersKeepsItsObjectsAndUpl
                        "ALTER TABLE objects DROP COLUMN headers; "
                        "ALTER TABLE objects DROP COLUMN checksum; "
                        "ALTER TABLE multipart_uploads DROP COLUMN headers; "
+                       "ALTER TABLE multipart_uploads DROP COLUMN checksum_algorithm; "
+                       "ALTER TABLE multipart_parts DROP COLUMN checksum; "
                        "DELETE FROM schema_migrations WHERE version >= 9;");
   ASSERT_TRUE(down.ok()) << down.ToString();
 

@@ -167,6 +167,8 @@ TEST_P(SegmentStoreTest, ADatabaseFromBeforeSegmentsKeepsItsObjects) {
                        "ALTER TABLE objects DROP COLUMN headers; "
                        "ALTER TABLE objects DROP COLUMN checksum; "
                        "ALTER TABLE multipart_uploads DROP COLUMN headers; "
+                       "ALTER TABLE multipart_uploads DROP COLUMN checksum_algorithm; "
+                       "ALTER TABLE multipart_parts DROP COLUMN checksum; "
                        "DELETE FROM schema_migrations WHERE version >= 8;");
   ASSERT_TRUE(down.ok()) << down.ToString();
 

@@ -88,6 +88,17 @@ s3::Outcome<objects::PutOptions> PutOptionsFor(const S3Call& call);
 // Answers a PutObject or UploadPart whose x-amz-checksum-* header held with that header, as S3
 // does.
 void EchoChecksum(const S3Call& call, http::Response& response);
+// The algorithm an x-amz-checksum-algorithm header names (CopyObject, CreateMultipartUpload);
+// kNone without one, InvalidRequest for an unknown one.
+s3::Outcome<objects::ChecksumAlgorithm> ChecksumAlgorithmAskedFor(const S3Call& call);
+// An object's checksum as S3 shows it: base64, and "-<parts>" after a composite one.
+std::string ShownChecksum(const objects::ObjectInfo& info);
+// An algorithm as S3 names it in headers and answers: "CRC32C".
+std::string S3ChecksumName(objects::ChecksumAlgorithm algorithm);
+// The XML element that carries a checksum in S3's answers: "ChecksumCRC32C".
+inline std::string ChecksumElement(objects::ChecksumAlgorithm algorithm) {
+  return "Checksum" + S3ChecksumName(algorithm);
+}
 
 // The request's body, streamed (PutObject, UploadPart): decoded from aws-chunked when the
 // request was signed so, with each chunk's signature checked. Read fills `piece` with the next

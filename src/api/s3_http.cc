@@ -220,6 +220,31 @@ s3::Error ContentError(const Status& s) {
   return s3::FromStatus(s);
 }
 
+s3::Outcome<objects::ChecksumAlgorithm> ChecksumAlgorithmAskedFor(const S3Call& call) {
+  const std::string& named = call.request.Header("x-amz-checksum-algorithm");
+  if (named.empty()) return objects::ChecksumAlgorithm::kNone;
+  std::optional<objects::ChecksumAlgorithm> algorithm =
+      objects::ChecksumAlgorithmNamed(Lower(named));
+  if (!algorithm) {
+    return s3::MakeError("InvalidRequest",
+                         "Checksum algorithm '" + named.substr(0, 32) +
+                             "' is not one of CRC32, CRC32C, CRC64NVME, SHA1, SHA256");
+  }
+  return *algorithm;
+}
+
+std::string ShownChecksum(const objects::ObjectInfo& info) {
+  std::string shown = Base64Encode(info.checksum);
+  if (info.checksum_parts > 0) shown += "-" + std::to_string(info.checksum_parts);
+  return shown;
+}
+
+std::string S3ChecksumName(objects::ChecksumAlgorithm algorithm) {
+  std::string name(objects::ChecksumName(algorithm));
+  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return name;
+}
+
 void EchoChecksum(const S3Call& call, http::Response& response) {
   for (const auto& [name, value] : call.request.headers) {
     const std::string lower = Lower(name);

@@ -75,6 +75,18 @@ awaitable<void> Release(asio::thread_pool& pool, std::unique_ptr<PartWriter>& wr
 awaitable<http::Response> CreateMultipartUpload(S3Call& call) {
   s3::Outcome<objects::PutOptions> options = PutOptionsFor(call);
   if (!options.ok()) co_return S3ErrorResponse(call, options.error());
+  // The algorithm of the parts' checksums, and the object's composite checksum of them.
+  s3::Outcome<objects::ChecksumAlgorithm> algorithm = ChecksumAlgorithmAskedFor(call);
+  if (!algorithm.ok()) co_return S3ErrorResponse(call, algorithm.error());
+  if (const std::string& type = call.request.Header("x-amz-checksum-type");
+      !type.empty() && type != "COMPOSITE") {
+    co_return S3ErrorResponse(
+        call, s3::MakeError("NotImplemented",
+                            "x-amz-checksum-type '" + type.substr(0, 32) +
+                                "' is not supported here: a multipart upload's checksum is "
+                                "COMPOSITE"));
+  }
+  options->checksum_algorithm = *algorithm;
   Services& s = call.services();
   auto created = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<std::string> {
     auto id = call.api.multipart.Create(call.project(), call.bucket, call.key, std::move(*options));
@@ -89,7 +101,12 @@ awaitable<http::Response> CreateMultipartUpload(S3Call& call) {
   w.Element("Bucket", call.bucket);
   w.Element("Key", call.key);
   w.Element("UploadId", *created);
-  co_return XmlResponse(w.Finish());
+  http::Response r = XmlResponse(w.Finish());
+  if (*algorithm != objects::ChecksumAlgorithm::kNone) {
+    r.headers.emplace_back("x-amz-checksum-algorithm", S3ChecksumName(*algorithm));
+    r.headers.emplace_back("x-amz-checksum-type", "COMPOSITE");
+  }
+  co_return r;
 }
 
 // UploadPartCopy: a part made of (a range of) an existing object.
@@ -243,6 +260,10 @@ awaitable<http::Response> CompleteMultipartUpload(S3Call& call) {
   w.Element("Bucket", call.bucket);
   w.Element("Key", call.key);
   w.Element("ETag", "\"" + made->etag + "\"");
+  if (made->checksum_algorithm != objects::ChecksumAlgorithm::kNone) {
+    w.Element(ChecksumElement(made->checksum_algorithm), ShownChecksum(*made));
+    w.Element("ChecksumType", "COMPOSITE");
+  }
   co_return XmlResponse(w.Finish());
 }
 

@@ -61,15 +61,9 @@ void SetChecksumHeaders(const S3Call& call, const objects::ObjectInfo& info, htt
   if (info.checksum_algorithm == objects::ChecksumAlgorithm::kNone) return;
   if (call.request.Header("x-amz-checksum-mode") != "ENABLED") return;
   const std::string_view name = objects::ChecksumName(info.checksum_algorithm);
-  r.headers.emplace_back("x-amz-checksum-" + std::string(name), Base64Encode(info.checksum));
-  r.headers.emplace_back("x-amz-checksum-type", "FULL_OBJECT");
-}
-
-// The XML element that carries a checksum in S3's answers: "ChecksumCRC32C".
-std::string ChecksumElement(objects::ChecksumAlgorithm algorithm) {
-  std::string name(objects::ChecksumName(algorithm));
-  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return "Checksum" + name;
+  r.headers.emplace_back("x-amz-checksum-" + std::string(name), ShownChecksum(info));
+  r.headers.emplace_back("x-amz-checksum-type",
+                         info.checksum_parts > 0 ? "COMPOSITE" : "FULL_OBJECT");
 }
 
 // The rest of a reader's range, checked. Only for small ranges: it is held in memory.
@@ -166,18 +160,8 @@ awaitable<http::Response> CopyObject(S3Call& call) {
   options->checksum_algorithm = objects::ChecksumAlgorithm::kNone;
   options->expected_checksum.clear();
   // A checksum to compute for the copy; without one, the source's is kept (and checked).
-  std::optional<objects::ChecksumAlgorithm> new_checksum;
-  if (const std::string& named = call.request.Header("x-amz-checksum-algorithm"); !named.empty()) {
-    std::string lower = named;
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    new_checksum = objects::ChecksumAlgorithmNamed(lower);
-    if (!new_checksum) {
-      co_return S3ErrorResponse(
-          call, s3::MakeError("InvalidRequest",
-                              "Checksum algorithm '" + named.substr(0, 32) +
-                                  "' is not one of CRC32, CRC32C, CRC64NVME, SHA1, SHA256"));
-    }
-  }
+  s3::Outcome<objects::ChecksumAlgorithm> new_checksum = ChecksumAlgorithmAskedFor(call);
+  if (!new_checksum.ok()) co_return S3ErrorResponse(call, new_checksum.error());
 
   Services& s = call.services();
   auto copied = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<objects::ObjectInfo> {
@@ -194,11 +178,13 @@ awaitable<http::Response> CopyObject(S3Call& call) {
       options->metadata = from.metadata;
       options->headers = from.headers;
     }
-    if (new_checksum) {
+    if (*new_checksum != objects::ChecksumAlgorithm::kNone) {
       options->checksum_algorithm = *new_checksum;
     } else {
+      // A composite checksum (of a multipart upload's parts) cannot be checked against one
+      // piece of content: the copy's own checksum of that algorithm is computed instead.
       options->checksum_algorithm = from.checksum_algorithm;
-      options->expected_checksum = from.checksum;
+      if (from.checksum_parts == 0) options->expected_checksum = from.checksum;
     }
     auto upload = s.objects.BeginPut(call.project(), call.bucket, call.key, std::move(*options));
     if (!upload.ok()) return ObjectError(call, upload.status());

@@ -29,6 +29,7 @@ struct PartWriter::State {
   std::unique_ptr<BlobWriter> writer;
   ContentHasher hasher;
   std::string expected_sha256, expected_md5, expected_checksum;
+  bool keep_checksum = false;  // the checksum is of the upload's algorithm
   Status failed;
   bool done = false;  // committed, or given up
 };
@@ -74,7 +75,9 @@ Result<PartInfo> PartWriter::Commit() {
     return st.failed = InvalidArgument("the content's MD5 is " + part.info.etag +
                                        ", not the expected " + st.expected_md5);
   }
-  TF_RETURN_IF_ERROR(st.failed = st.hasher.FinishChecksum(st.expected_checksum).status());
+  Result<std::string> checksum = st.hasher.FinishChecksum(st.expected_checksum);
+  TF_RETURN_IF_ERROR(st.failed = checksum.status());
+  if (st.keep_checksum) part.info.checksum = std::move(*checksum);
   TF_RETURN_IF_ERROR(st.failed = st.writer->Seal());
   part.info.modified_at = st.uploads->Now();
   TF_RETURN_IF_ERROR(st.failed = st.uploads->AddPart(st.upload_id, part));
@@ -123,10 +126,13 @@ Status MultipartUploads::LoadLocked() {
     u.options.content_type = r.content_type;
     u.options.metadata = ParseMetadata(r.user_metadata);
     u.options.headers = ParseMetadata(r.headers);
+    u.options.checksum_algorithm =
+        ChecksumAlgorithmNamed(r.checksum_algorithm).value_or(ChecksumAlgorithm::kNone);
     u.touched_at = r.initiated_at;
     for (const store::MultipartPartRecord& p : r.parts) {
       Part part;
-      part.info = {p.number, static_cast<uint64_t>(p.size), p.etag, p.modified_at};
+      part.info = {p.number, static_cast<uint64_t>(p.size), p.etag, p.modified_at,
+                   Base64Decode(p.checksum).value_or("")};
       part.blob_id = p.blob_id;
       u.parts.emplace(p.number, std::move(part));
       u.touched_at = std::max(u.touched_at, p.modified_at);
@@ -157,6 +163,7 @@ Result<std::string> MultipartUploads::Create(const std::string& project_id,
   if (options.content_type.empty()) options.content_type = kDefaultContentType;
   options.expected_md5.clear();
   options.expected_sha256.clear();
+  options.expected_checksum.clear();
 
   const TimeMs now = objects_.clock_.Now();
   std::vector<std::string> expired;
@@ -176,6 +183,7 @@ Result<std::string> MultipartUploads::Create(const std::string& project_id,
       record.content_type = options.content_type;
       record.user_metadata = nlohmann::json(options.metadata).dump();
       record.headers = nlohmann::json(options.headers).dump();
+      record.checksum_algorithm = std::string(ChecksumName(options.checksum_algorithm));
       record.initiated_at = now;
       stored = objects_.store_.AddMultipartUpload(record);
       if (stored.ok()) {
@@ -229,12 +237,21 @@ Result<std::unique_ptr<PartWriter>> MultipartUploads::BeginPart(
     return InvalidArgument("part number must be 1-" + std::to_string(kMaxPartNumber) + ", not " +
                            std::to_string(number));
   }
+  ChecksumAlgorithm upload_algorithm = ChecksumAlgorithm::kNone;
   {
     std::lock_guard lock(mu_);
     TF_RETURN_IF_ERROR(LoadLocked());
     Upload* u = Find(project_id, bucket, key, upload_id);
     if (u == nullptr || u->completing) return NoSuchUpload(upload_id);
     u->touched_at = objects_.clock_.Now();
+    upload_algorithm = u->options.checksum_algorithm;
+  }
+  if (upload_algorithm != ChecksumAlgorithm::kNone &&
+      expected.checksum_algorithm != ChecksumAlgorithm::kNone &&
+      expected.checksum_algorithm != upload_algorithm) {
+    return InvalidArgument("this upload's parts carry " +
+                           std::string(ChecksumName(upload_algorithm)) + " checksums, not " +
+                           std::string(ChecksumName(expected.checksum_algorithm)));
   }
   auto state = std::make_unique<PartWriter::State>();
   state->uploads = this;
@@ -244,7 +261,12 @@ Result<std::unique_ptr<PartWriter>> MultipartUploads::BeginPart(
   state->expected_sha256 = expected.expected_sha256;
   state->expected_md5 = expected.expected_md5;
   state->expected_checksum = expected.expected_checksum;
-  state->hasher.AlsoChecksum(expected.checksum_algorithm);
+  // The upload's algorithm is computed for a part sent without its checksum.
+  const ChecksumAlgorithm algorithm = expected.checksum_algorithm != ChecksumAlgorithm::kNone
+                                          ? expected.checksum_algorithm
+                                          : upload_algorithm;
+  state->keep_checksum = algorithm != ChecksumAlgorithm::kNone && algorithm == upload_algorithm;
+  state->hasher.AlsoChecksum(algorithm);
   {
     std::lock_guard lock(objects_.mu_);
     objects_.writing_.insert(state->blob_id);
@@ -274,9 +296,13 @@ Status MultipartUploads::AddPart(const std::string& upload_id, const Part& part)
     auto it = uploads_.find(upload_id);
     if (it == uploads_.end() || it->second.completing) return NoSuchUpload(upload_id);
     Upload& u = it->second;
-    store::MultipartPartRecord record{
-        upload_id,      part.info.number, static_cast<int64_t>(part.info.size),
-        part.info.etag, part.blob_id,     part.info.modified_at};
+    store::MultipartPartRecord record{upload_id,
+                                      part.info.number,
+                                      static_cast<int64_t>(part.info.size),
+                                      part.info.etag,
+                                      part.blob_id,
+                                      part.info.modified_at,
+                                      Base64Encode(part.info.checksum)};
     Result<std::string> put = objects_.store_.PutMultipartPart(record);
     if (put.status().code() == StatusCode::kNotFound) return NoSuchUpload(upload_id);
     TF_RETURN_IF_ERROR(put.status());
@@ -425,6 +451,17 @@ Result<ObjectInfo> MultipartUploads::Assemble(const std::string& project_id,
   }
   if (record.segments.empty()) {
     return InvalidArgument("a multipart upload is completed with at least one part");
+  }
+  if (options.checksum_algorithm != ChecksumAlgorithm::kNone) {
+    ContentChecksum composite(options.checksum_algorithm);
+    for (const Part& part : chosen) {
+      if (part.info.checksum.empty()) {  // kept since the upload began: not expected
+        return Internal("part " + std::to_string(part.info.number) + " has no checksum");
+      }
+      composite.Update(part.info.checksum);
+    }
+    record.checksum = StoredChecksum(options.checksum_algorithm, composite.Finish()) + "-" +
+                      std::to_string(chosen.size());
   }
   // The object's SHA-256, read back from the parts (each block checked against its CRC as it
   // is read): written nowhere, but read once, while the client waits.

@@ -49,6 +49,7 @@ struct PartInfo {
   uint64_t size = 0;
   std::string etag;  // MD5 of the part, hex
   TimeMs modified_at = 0;
+  std::string checksum;  // its bytes, of the upload's checksum algorithm; "" if it has none
 };
 
 struct MultipartUpload {
@@ -89,8 +90,11 @@ class MultipartUploads {
   explicit MultipartUploads(ObjectService& objects) : objects_(objects) {}
   ~MultipartUploads();  // parts stay pending: Recover removes them at the next start
 
-  // Starts an upload of `key`; `options` (content type, metadata) apply to the object made at
-  // Complete. Returns the upload id.
+  // Starts an upload of `key`; `options` (content type, metadata, kept headers) apply to the
+  // object made at Complete. With a checksum_algorithm in `options`, each part's checksum of
+  // that algorithm is kept (checked when sent, computed when not), and the object gets S3's
+  // composite checksum: the checksum of the parts' checksums, with "-<parts>" after it.
+  // Returns the upload id.
   Result<std::string> Create(const std::string& project_id, const std::string& bucket,
                              const std::string& key, PutOptions options);
 

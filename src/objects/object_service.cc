@@ -1,5 +1,7 @@
 #include "objects/object_service.h"
 
+#include <charconv>
+
 #include <nlohmann/json.hpp>
 
 #include "base/crypto.h"
@@ -48,10 +50,19 @@ ObjectInfo ToObjectInfo(const std::string& bucket, const store::ObjectRecord& r)
   if (const size_t space = r.checksum.find(' '); space != std::string::npos) {
     std::optional<ChecksumAlgorithm> algorithm =
         ChecksumAlgorithmNamed(std::string_view(r.checksum).substr(0, space));
-    std::optional<std::string> raw = Base64Decode(std::string_view(r.checksum).substr(space + 1));
+    std::string_view value = std::string_view(r.checksum).substr(space + 1);
+    int parts = 0;
+    if (const size_t dash = value.find('-'); dash != std::string_view::npos) {
+      const std::string_view count = value.substr(dash + 1);
+      auto [end, error] = std::from_chars(count.data(), count.data() + count.size(), parts);
+      if (error != std::errc() || end != count.data() + count.size() || parts < 1) algorithm.reset();
+      value = value.substr(0, dash);
+    }
+    std::optional<std::string> raw = Base64Decode(value);
     if (algorithm && raw && raw->size() == ChecksumBytes(*algorithm)) {
       info.checksum_algorithm = *algorithm;
       info.checksum = std::move(*raw);
+      info.checksum_parts = parts;
     }
   }
   return info;

@@ -54,6 +54,8 @@ struct ObjectInfo {
   // bytes, as ContentChecksum::Finish gives them.
   ChecksumAlgorithm checksum_algorithm = ChecksumAlgorithm::kNone;
   std::string checksum;
+  // A multipart upload's object: `checksum` is of its parts' checksums, and this many parts.
+  int checksum_parts = 0;
 };
 
 struct PutOptions {
@@ -209,7 +211,8 @@ ObjectInfo ToObjectInfo(const std::string& bucket, const store::ObjectRecord& re
 // User metadata as the store keeps it (a JSON object of strings); what is not a string is left
 // out, and text that is not a JSON object gives none.
 std::map<std::string, std::string> ParseMetadata(const std::string& json);
-// A checksum as the store keeps it: "<name> <base64>" ("crc32c q3k3Aw=="), "" for kNone.
+// A checksum as the store keeps it: "<name> <base64>" ("crc32c q3k3Aw=="), "" for kNone; a
+// composite one (multipart.h) has "-<parts>" after it.
 std::string StoredChecksum(ChecksumAlgorithm algorithm, std::string_view raw);
 
 }  // namespace tf::objects

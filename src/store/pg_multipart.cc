@@ -10,7 +10,8 @@ Status PostgresStore::AddMultipartUpload(const MultipartUploadRecord& u) {
   return pool_->Run(PgTxMode::kAutocommit, [&](PgConnection& conn) -> Status {
     Status s = conn.Run(
         "INSERT INTO multipart_uploads (upload_id, owner, project_id, bucket, key, content_type, "
-        "user_metadata, initiated_at, headers) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        "user_metadata, initiated_at, headers, checksum_algorithm) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         PgParams()
             .Add(u.upload_id)
             .Add(u.owner)
@@ -20,7 +21,8 @@ Status PostgresStore::AddMultipartUpload(const MultipartUploadRecord& u) {
             .Add(u.content_type)
             .Add(u.user_metadata)
             .Add(u.initiated_at)
-            .Add(u.headers));
+            .Add(u.headers)
+            .Add(u.checksum_algorithm));
     if (s.code() == StatusCode::kAlreadyExists) {
       return AlreadyExists("multipart upload '" + u.upload_id + "' already exists");
     }
@@ -45,15 +47,16 @@ Result<std::string> PostgresStore::PutMultipartPart(const MultipartPartRecord& p
                                   PgParams().Add(p.upload_id).Add(int64_t{p.number})));
     if (old.rows() > 0) replaced = std::string(old.Text(0, 0));
     return conn.Run(
-        "INSERT INTO multipart_parts (upload_id, number, size, etag, blob_id, modified_at) "
-        "VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO multipart_parts (upload_id, number, size, etag, blob_id, modified_at, "
+        "checksum) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         PgParams()
             .Add(p.upload_id)
             .Add(int64_t{p.number})
             .Add(p.size)
             .Add(p.etag)
             .Add(p.blob_id)
-            .Add(p.modified_at));
+            .Add(p.modified_at)
+            .Add(p.checksum));
   }));
   return replaced;
 }
@@ -65,7 +68,8 @@ Result<std::vector<MultipartUploadRecord>> PostgresStore::ListMultipartUploads(
     out.clear();
     TF_ASSIGN_OR_RETURN(PgResult r,
                         conn.Exec("SELECT upload_id, owner, project_id, bucket, key, content_type, "
-                                  "user_metadata, initiated_at, headers FROM multipart_uploads "
+                                  "user_metadata, initiated_at, headers, checksum_algorithm "
+                                  "FROM multipart_uploads "
                                   "WHERE owner = $1 ORDER BY upload_id",
                                   PgParams().Add(owner)));
     std::map<std::string, size_t> at;  // upload id -> index in out
@@ -80,11 +84,13 @@ Result<std::vector<MultipartUploadRecord>> PostgresStore::ListMultipartUploads(
                                           std::string(r.Text(i, 6)),
                                           r.Int(i, 7),
                                           {},
-                                          std::string(r.Text(i, 8))});
+                                          std::string(r.Text(i, 8)),
+                                          std::string(r.Text(i, 9))});
     }
     TF_ASSIGN_OR_RETURN(
         PgResult parts,
-        conn.Exec("SELECT p.upload_id, p.number, p.size, p.etag, p.blob_id, p.modified_at "
+        conn.Exec("SELECT p.upload_id, p.number, p.size, p.etag, p.blob_id, p.modified_at, "
+                  "p.checksum "
                   "FROM multipart_parts p JOIN multipart_uploads u USING (upload_id) "
                   "WHERE u.owner = $1 ORDER BY p.upload_id, p.number",
                   PgParams().Add(owner)));
@@ -93,7 +99,8 @@ Result<std::vector<MultipartUploadRecord>> PostgresStore::ListMultipartUploads(
       if (it == at.end()) continue;
       out[it->second].parts.push_back(MultipartPartRecord{
           std::string(parts.Text(i, 0)), static_cast<int>(parts.Int(i, 1)), parts.Int(i, 2),
-          std::string(parts.Text(i, 3)), std::string(parts.Text(i, 4)), parts.Int(i, 5)});
+          std::string(parts.Text(i, 3)), std::string(parts.Text(i, 4)), parts.Int(i, 5),
+          std::string(parts.Text(i, 6))});
     }
     return OkStatus();
   }));

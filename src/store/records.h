@@ -162,6 +162,7 @@ struct MultipartPartRecord {
   std::string etag;  // MD5 of the part, hex
   std::string blob_id;
   TimeMs modified_at = 0;
+  std::string checksum;  // base64, of the upload's checksum_algorithm; "" if it has none
 };
 
 // A multipart upload in progress, kept until it is completed or aborted. `owner` names the blob
@@ -177,6 +178,7 @@ struct MultipartUploadRecord {
   TimeMs initiated_at = 0;
   std::vector<MultipartPartRecord> parts;  // by number (filled by ListMultipartUploads)
   std::string headers = "{}";  // representation headers, likewise
+  std::string checksum_algorithm;  // of its parts' checksums ("crc32c"), "" for none
 };
 
 // Content written (or being written) that no object refers to yet, or any more: an upload in

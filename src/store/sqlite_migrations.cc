@@ -236,12 +236,15 @@ const std::vector<std::string>& Migrations() {
       )sql",
       // 9: what an object keeps beyond its content type and metadata: the representation
       // headers it was stored with (a JSON object: {"Cache-Control": "..."}), and the checksum a
-      // client sent with it ("crc32c <base64>", or ''). An upload keeps its headers for the
-      // object that Complete makes.
+      // client sent with it ("crc32c <base64>", or ''; a multipart upload's "crc32c <base64>-N").
+      // An upload keeps its headers for the object that Complete makes, and the algorithm its
+      // parts' checksums are of ("crc32c", or ''), and each part its checksum (base64, or '').
       R"sql(
       ALTER TABLE objects ADD COLUMN headers TEXT NOT NULL DEFAULT '{}';
       ALTER TABLE objects ADD COLUMN checksum TEXT NOT NULL DEFAULT '';
       ALTER TABLE multipart_uploads ADD COLUMN headers TEXT NOT NULL DEFAULT '{}';
+      ALTER TABLE multipart_uploads ADD COLUMN checksum_algorithm TEXT NOT NULL DEFAULT '';
+      ALTER TABLE multipart_parts ADD COLUMN checksum TEXT NOT NULL DEFAULT '';
       )sql",
   };
   return kMigrations;

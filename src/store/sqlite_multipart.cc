@@ -10,8 +10,8 @@ Status SqliteStore::AddMultipartUpload(const MultipartUploadRecord& u) {
   return writer_->Write([&](SqliteDb& db) -> Status {
     TF_ASSIGN_OR_RETURN(
         Stmt q, db.Prepare("INSERT INTO multipart_uploads (upload_id, owner, project_id, "
-                           "bucket, key, content_type, user_metadata, initiated_at, headers) "
-                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                           "bucket, key, content_type, user_metadata, initiated_at, headers, "
+                           "checksum_algorithm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     Status s = q.Bind(1, u.upload_id)
                    .Bind(2, u.owner)
                    .Bind(3, u.project_id)
@@ -21,6 +21,7 @@ Status SqliteStore::AddMultipartUpload(const MultipartUploadRecord& u) {
                    .Bind(7, u.user_metadata)
                    .Bind(8, u.initiated_at)
                    .Bind(9, u.headers)
+                   .Bind(10, u.checksum_algorithm)
                    .Run();
     if (s.code() == StatusCode::kAlreadyExists) {
       return AlreadyExists("multipart upload '" + u.upload_id + "' already exists");
@@ -41,14 +42,16 @@ Result<std::string> SqliteStore::PutMultipartPart(const MultipartPartRecord& p) 
                                              "WHERE upload_id = ? AND number = ?"));
     TF_ASSIGN_OR_RETURN(bool had, old.Bind(1, p.upload_id).Bind(2, int64_t{p.number}).Step());
     if (had) replaced = old.Text(0);
-    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("INSERT OR REPLACE INTO multipart_parts "
-                                           "VALUES (?, ?, ?, ?, ?, ?)"));
+    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("INSERT OR REPLACE INTO multipart_parts (upload_id, "
+                                           "number, size, etag, blob_id, modified_at, checksum) "
+                                           "VALUES (?, ?, ?, ?, ?, ?, ?)"));
     return q.Bind(1, p.upload_id)
         .Bind(2, int64_t{p.number})
         .Bind(3, p.size)
         .Bind(4, p.etag)
         .Bind(5, p.blob_id)
         .Bind(6, p.modified_at)
+        .Bind(7, p.checksum)
         .Run();
   }));
   return replaced;
@@ -61,8 +64,8 @@ Result<std::vector<MultipartUploadRecord>> SqliteStore::ListMultipartUploads(
     out.clear();
     std::map<std::string, size_t> at;  // upload id -> index in out
     TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("SELECT upload_id, owner, project_id, bucket, key, "
-                                           "content_type, user_metadata, initiated_at, headers "
-                                           "FROM "
+                                           "content_type, user_metadata, initiated_at, headers, "
+                                           "checksum_algorithm FROM "
                                            "multipart_uploads WHERE owner = ? ORDER BY upload_id"));
     q.Bind(1, owner);
     for (;;) {
@@ -78,11 +81,13 @@ Result<std::vector<MultipartUploadRecord>> SqliteStore::ListMultipartUploads(
                                           q.Text(6),
                                           q.Int(7),
                                           {},
-                                          q.Text(8)});
+                                          q.Text(8),
+                                          q.Text(9)});
     }
     TF_ASSIGN_OR_RETURN(
         Stmt parts,
-        db.Prepare("SELECT p.upload_id, p.number, p.size, p.etag, p.blob_id, p.modified_at "
+        db.Prepare("SELECT p.upload_id, p.number, p.size, p.etag, p.blob_id, p.modified_at, "
+                   "p.checksum "
                    "FROM multipart_parts p JOIN multipart_uploads u USING (upload_id) "
                    "WHERE u.owner = ? ORDER BY p.upload_id, p.number"));
     parts.Bind(1, owner);
@@ -93,7 +98,7 @@ Result<std::vector<MultipartUploadRecord>> SqliteStore::ListMultipartUploads(
       if (it == at.end()) continue;  // an upload added between the two reads
       out[it->second].parts.push_back(
           MultipartPartRecord{parts.Text(0), static_cast<int>(parts.Int(1)), parts.Int(2),
-                              parts.Text(3), parts.Text(4), parts.Int(5)});
+                              parts.Text(3), parts.Text(4), parts.Int(5), parts.Text(6)});
     }
   }));
   return out;

@@ -8,6 +8,7 @@ import base64
 import datetime
 import gzip
 import hashlib
+import os
 import zlib
 
 from s3check import BUCKET, check, client, done, expect_error
@@ -166,6 +167,40 @@ head = s3.head_object(Bucket=b, Key="summed-copy", ChecksumMode="ENABLED")
 check(head.get("ChecksumCRC32") == want and head.get("ChecksumSHA256") is None,
       "the copy keeps only the new checksum: %s" % head)
 
+
+# A multipart upload with a checksum algorithm: each part's checksum is kept (checked when sent,
+# computed when not), and the object gets S3's composite checksum: the checksum of the parts'
+# checksums, with "-<parts>" after it.
+part1, part2 = os.urandom(5 << 20), b"the tail of the object"
+created = s3.create_multipart_upload(Bucket=b, Key="composite", ChecksumAlgorithm="SHA256")
+check(created.get("ChecksumAlgorithm") == "SHA256",
+      "CreateMultipartUpload names the algorithm: %s" % created.get("ChecksumAlgorithm"))
+up = created["UploadId"]
+r1 = s3.upload_part(Bucket=b, Key="composite", UploadId=up, PartNumber=1, Body=part1,
+                    ChecksumAlgorithm="SHA256")
+r2 = s3.upload_part(Bucket=b, Key="composite", UploadId=up, PartNumber=2, Body=part2)
+expect_error("InvalidArgument", 400, s3.upload_part, Bucket=b, Key="composite", UploadId=up,
+             PartNumber=3, Body=b"x", ChecksumAlgorithm="CRC32")
+finished = s3.complete_multipart_upload(Bucket=b, Key="composite", UploadId=up, MultipartUpload={
+    "Parts": [{"PartNumber": 1, "ETag": r1["ETag"], "ChecksumSHA256": r1["ChecksumSHA256"]},
+              {"PartNumber": 2, "ETag": r2["ETag"]}]})
+want = base64.b64encode(hashlib.sha256(
+    hashlib.sha256(part1).digest() + hashlib.sha256(part2).digest()).digest()).decode() + "-2"
+check(finished.get("ChecksumSHA256") == want,
+      "CompleteMultipartUpload answers with the composite checksum: %s" %
+      finished.get("ChecksumSHA256"))
+head = s3.head_object(Bucket=b, Key="composite", ChecksumMode="ENABLED")
+check(head.get("ChecksumSHA256") == want and
+      head["ResponseMetadata"]["HTTPHeaders"].get("x-amz-checksum-type") == "COMPOSITE",
+      "HeadObject sends it, as COMPOSITE: %s" % head.get("ChecksumSHA256"))
+got = s3.get_object(Bucket=b, Key="composite", ChecksumMode="ENABLED")
+check(got["Body"].read() == part1 + part2 and got.get("ChecksumSHA256") == want,
+      "GetObject sends it with the content")
+# A copy is one piece of content: it gets its own whole-object checksum of that algorithm.
+s3.copy_object(Bucket=b, Key="composite-copy", CopySource={"Bucket": b, "Key": "composite"})
+check(s3.head_object(Bucket=b, Key="composite-copy", ChecksumMode="ENABLED").get(
+      "ChecksumSHA256") == base64.b64encode(hashlib.sha256(part1 + part2).digest()).decode(),
+      "a copy of it has the whole content's SHA-256")
 
 for o in s3.list_objects_v2(Bucket=b)["Contents"]:
     s3.delete_object(Bucket=b, Key=o["Key"])
