@@ -55,7 +55,8 @@ ObjectInfo ToObjectInfo(const std::string& bucket, const store::ObjectRecord& r)
     if (const size_t dash = value.find('-'); dash != std::string_view::npos) {
       const std::string_view count = value.substr(dash + 1);
       auto [end, error] = std::from_chars(count.data(), count.data() + count.size(), parts);
-      if (error != std::errc() || end != count.data() + count.size() || parts < 1) algorithm.reset();
+      const bool whole = error == std::errc() && end == count.data() + count.size();
+      if (!whole || parts < 1) algorithm.reset();
       value = value.substr(0, dash);
     }
     std::optional<std::string> raw = Base64Decode(value);
