@@ -14,24 +14,20 @@
 #include "base/crypto.h"
 #include "store/store.h"
 #include "store_test_env.h"
+#include "store_test_fixture.h"
 
 namespace tf::store {
 namespace {
 
 using tf::testing::StoreBackends;
-using tf::testing::StoreUrl;
-using tf::testing::TempDir;
 
 constexpr TimeMs kT0 = 1'700'000'000'000;
 
-class StoreContractTest : public ::testing::TestWithParam<std::string> {
+class StoreContractTest : public testing::StoreTest {
  protected:
   void SetUp() override {
-    auto opened = OpenStore(StoreUrl(GetParam(), dir_));
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(opened).value();
-    // Each test works in a project of its own, so tests never see each other's rows.
-    project_ = "prj_" + RandomHex(8);
+    StoreTest::SetUp();
+    if (HasFatalFailure()) return;
     ASSERT_TRUE(store_->auth().CreateProject({project_, "p-" + project_, kT0}).ok());
   }
 
@@ -82,9 +78,6 @@ class StoreContractTest : public ::testing::TestWithParam<std::string> {
     return out;
   }
 
-  TempDir dir_;
-  std::unique_ptr<Store> store_;
-  std::string project_;
 };
 
 TEST_P(StoreContractTest, ProjectsAreUniqueByName) {

@@ -10,23 +10,19 @@
 #include "base/crypto.h"
 #include "store/store.h"
 #include "store_test_env.h"
+#include "store_test_fixture.h"
 
 namespace tf::store {
 namespace {
 
 using testing::StoreBackends;
-using testing::StoreUrl;
-using testing::TempDir;
 
 constexpr TimeMs kT0 = 1'700'000'000'000;
 
-class DatasetStoreContractTest : public ::testing::TestWithParam<std::string> {
+class DatasetStoreContractTest : public testing::StoreTest {
  protected:
   void SetUp() override {
-    auto opened = OpenStore(StoreUrl(GetParam(), dir_));
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(opened).value();
-    project_ = "prj_" + RandomHex(8);
+    StoreTest::SetUp();
     other_ = "prj_" + RandomHex(8);
   }
 
@@ -60,9 +56,7 @@ class DatasetStoreContractTest : public ::testing::TestWithParam<std::string> {
     return out;
   }
 
-  TempDir dir_;
-  std::unique_ptr<Store> store_;
-  std::string project_, other_;
+  std::string other_;
 };
 
 TEST_P(DatasetStoreContractTest, CreateGetListShardsAndDelete) {

@@ -6,26 +6,18 @@
 #include "base/crypto.h"
 #include "store/store.h"
 #include "store_test_env.h"
+#include "store_test_fixture.h"
 
 namespace tf::store {
 namespace {
 
 using testing::StoreBackends;
-using testing::StoreUrl;
-using testing::TempDir;
 
 constexpr TimeMs kT0 = 1'700'000'000'000;
 
-class JobStoreContractTest : public ::testing::TestWithParam<std::string> {
+// The PostgreSQL database is shared by every test: each test uses ids of its own.
+class JobStoreContractTest : public testing::StoreTest {
  protected:
-  void SetUp() override {
-    auto opened = OpenStore(StoreUrl(GetParam(), dir_));
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(opened).value();
-    // The PostgreSQL database is shared by every test: each test uses ids of its own.
-    project_ = "prj_" + RandomHex(8);
-  }
-
   JobRecord MakeJob(const std::string& state = "queued", TimeMs created = kT0) {
     JobRecord j;
     j.id = "job_" + RandomHex(8);
@@ -43,9 +35,6 @@ class JobStoreContractTest : public ::testing::TestWithParam<std::string> {
     return JobEvent{0, j.id, at, kind, "because " + kind};
   }
 
-  TempDir dir_;
-  std::unique_ptr<Store> store_;
-  std::string project_;
 };
 
 TEST_P(JobStoreContractTest, RegisteringANodeAgainBumpsItsEpochAndMakesItReady) {

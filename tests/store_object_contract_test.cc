@@ -12,6 +12,7 @@
 #include "base/crypto.h"
 #include "store/store.h"
 #include "store_test_env.h"
+#include "store_test_fixture.h"
 #include "store_upgrade_util.h"
 
 namespace tf::store {
@@ -19,21 +20,16 @@ namespace {
 
 using tf::testing::RunSql;
 using tf::testing::StoreBackends;
-using tf::testing::StoreUrl;
-using tf::testing::TempDir;
 using tf::testing::UpgradeDatabase;
 
 constexpr TimeMs kT0 = 1'700'000'000'000;
 
 // Objects: a bucket of this test's project, and objects whose blobs were first pending.
-class ObjectContractTest : public ::testing::TestWithParam<std::string> {
+class ObjectContractTest : public testing::StoreTest {
  protected:
   void SetUp() override {
-    auto opened = OpenStore(StoreUrl(GetParam(), dir_));
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(opened).value();
-    // Each test works in a project of its own, so tests never see each other's rows.
-    project_ = "prj_" + RandomHex(8);
+    StoreTest::SetUp();
+    if (HasFatalFailure()) return;
     ASSERT_TRUE(store_->auth().CreateProject({project_, "p-" + project_, kT0}).ok());
   }
 
@@ -86,9 +82,6 @@ class ObjectContractTest : public ::testing::TestWithParam<std::string> {
     return out;
   }
 
-  TempDir dir_;
-  std::unique_ptr<Store> store_;
-  std::string project_;
   std::string owner_ = "owner-" + RandomHex(4);
 };
 

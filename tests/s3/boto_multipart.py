@@ -9,7 +9,7 @@ import tempfile
 
 from boto3.s3.transfer import TransferConfig
 
-from s3check import BUCKET, check, client, done, expect_error
+from s3check import BUCKET, call_with_headers, check, client, done, expect_error
 
 s3 = client()
 bucket = BUCKET + "-multipart"
@@ -185,12 +185,7 @@ s3.abort_multipart_upload(Bucket=bucket, Key="pending.bin", UploadId=up)
 # Conditional completion (If-None-Match: *, If-Match), checked when the object commits: a
 # failed one leaves the upload as it was, to be completed another way.
 def complete_with(headers, **kwargs):
-    w = client()
-    def add_headers(request, **_):
-        for name, value in headers.items():
-            request.headers[name] = value
-    w.meta.events.register("before-sign.s3.CompleteMultipartUpload", add_headers)
-    return w.complete_multipart_upload(**kwargs)
+    return call_with_headers("complete_multipart_upload", headers, **kwargs)
 
 
 existing = s3.put_object(Bucket=bucket, Key="guarded.bin", Body=b"already here")["ETag"]

@@ -8,7 +8,7 @@ import os
 import urllib.request
 import zlib
 
-from s3check import BUCKET, check, client, done, expect_error
+from s3check import BUCKET, call_with_headers, check, client, done, expect_error
 
 s3 = client()
 b1, b2 = BUCKET + "-objects", BUCKET + "-listing"
@@ -137,12 +137,7 @@ s3.delete_object(Bucket=b1, Key="summed")
 # Conditional writes (If-None-Match: *, If-Match), sent as headers: this boto3 predates the
 # parameters.
 def put_with(headers, **kwargs):
-    w = client()
-    def add_headers(request, **_):
-        for name, value in headers.items():
-            request.headers[name] = value
-    w.meta.events.register("before-sign.s3.PutObject", add_headers)
-    return w.put_object(**kwargs)
+    return call_with_headers("put_object", headers, **kwargs)
 
 
 put_with({"If-None-Match": "*"}, Bucket=b1, Key="create-only", Body=b"first")

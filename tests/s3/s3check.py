@@ -28,6 +28,19 @@ def client(key_id=KEY_ID, secret=SECRET, **config):
                         config=Config(**options))
 
 
+def call_with_headers(operation, headers, **kwargs):
+    """Calls client operation `operation` ("put_object") with `kwargs`, sending `headers` too:
+    ones this boto3 has no parameter for (If-None-Match on a put, say)."""
+    c = client()
+    name = "".join(word.capitalize() for word in operation.split("_"))
+
+    def add_headers(request, **_):
+        for header, value in headers.items():
+            request.headers[header] = value
+    c.meta.events.register("before-sign.s3." + name, add_headers)
+    return getattr(c, operation)(**kwargs)
+
+
 def check(condition, what):
     global _checks
     _checks += 1

@@ -1,0 +1,31 @@
+// The fixture the store's contract tests share: a store of the test's back end (the parameter,
+// one of StoreBackends()), opened for each test, and a project id of the test's own, since the
+// PostgreSQL database is shared by every test.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "base/crypto.h"
+#include "store/store.h"
+#include "store_test_env.h"
+
+namespace tf::testing {
+
+class StoreTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    auto opened = store::OpenStore(StoreUrl(GetParam(), dir_));
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    store_ = std::move(opened).value();
+    project_ = "prj_" + RandomHex(8);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<store::Store> store_;
+  std::string project_;
+};
+
+}  // namespace tf::testing
