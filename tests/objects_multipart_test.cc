@@ -265,6 +265,7 @@ TEST_P(MultipartTest, PartsChecksumsMakeTheObjectsCompositeChecksum) {
   auto parts = uploads_->ListParts(project_, "data", "summed", *id);
   ASSERT_TRUE(parts.ok() && parts->size() == 2u);
   EXPECT_EQ((*parts)[1].checksum, crc32(b));
+  EXPECT_EQ((*parts)[1].checksum_algorithm, ChecksumAlgorithm::kCrc32);
   auto info =
       uploads_->Complete(project_, "data", "summed", *id, {{1, p1->etag}, {2, p2->etag}}, "e-2");
   ASSERT_TRUE(info.ok()) << info.status().ToString();

@@ -96,13 +96,16 @@ TEST(RequestXmlTest, DeleteRequest) {
 TEST(RequestXmlTest, CompleteMultipartUploadAndBucketConfiguration) {
   auto parts = ParseCompleteMultipartUpload(
       "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>\"abc\"</ETag></Part>"
-      "<Part><ETag>&quot;def&quot;</ETag><PartNumber>2</PartNumber></Part>"
+      "<Part><ETag>&quot;def&quot;</ETag><PartNumber>2</PartNumber>"
+      "<ChecksumCRC32>y/Q5Jg==</ChecksumCRC32></Part>"
       "</CompleteMultipartUpload>");
   ASSERT_TRUE(parts.ok()) << parts.status().ToString();
   ASSERT_EQ(parts->size(), 2u);
   EXPECT_EQ((*parts)[0].part_number, 1);
   EXPECT_EQ((*parts)[0].etag, "abc");
   EXPECT_EQ((*parts)[1].etag, "def");
+  EXPECT_TRUE((*parts)[0].checksums.empty());
+  EXPECT_EQ((*parts)[1].checksums.at("ChecksumCRC32"), "y/Q5Jg==");
   EXPECT_FALSE(ParseCompleteMultipartUpload("<CompleteMultipartUpload/>").ok());
   EXPECT_FALSE(ParseCompleteMultipartUpload(
                    "<CompleteMultipartUpload><Part><PartNumber>x</PartNumber><ETag>a</ETag></Part>"

@@ -7,6 +7,7 @@
 #include "api/s3_api.h"
 #include "api/s3_conditions.h"
 #include "api/s3_upload_listing.h"
+#include "base/crypto.h"
 #include "base/time_format.h"
 #include "s3/multipart_rules.h"
 #include "s3/request_xml.h"
@@ -219,6 +220,36 @@ awaitable<http::Response> UploadPart(S3Call& call) {
   co_return r;
 }
 
+namespace {
+
+// A checksum that CompleteMultipartUpload names for a part must be the one the part was kept
+// with: InvalidPart otherwise, as S3 answers.
+std::optional<s3::Error> CheckPartChecksums(const std::vector<s3::CompletedPart>& requested,
+                                            const std::vector<objects::PartInfo>& uploaded,
+                                            const std::string& upload_id) {
+  for (const s3::CompletedPart& p : requested) {
+    const objects::PartInfo* kept = nullptr;
+    for (const objects::PartInfo& u : uploaded) {
+      if (u.number == p.part_number) kept = &u;
+    }
+    for (const auto& [element, value] : p.checksums) {
+      const bool same = kept != nullptr && !kept->checksum.empty() &&
+                        element == ChecksumElement(kept->checksum_algorithm) &&
+                        value == Base64Encode(kept->checksum);
+      if (!same) {
+        return s3::MakeError("InvalidPart", "The " + element.substr(0, 32) + " of part " +
+                                                std::to_string(p.part_number) +
+                                                " is not the one it was uploaded with")
+            .With("UploadId", upload_id)
+            .With("PartNumber", std::to_string(p.part_number));
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 awaitable<http::Response> CompleteMultipartUpload(S3Call& call) {
   auto requested = s3::ParseCompleteMultipartUpload(call.request.body);
   if (!requested.ok()) {
@@ -233,6 +264,7 @@ awaitable<http::Response> CompleteMultipartUpload(S3Call& call) {
     auto uploaded = call.api.multipart.ListParts(call.project(), call.bucket, call.key, upload_id);
     if (!uploaded.ok()) return UploadError(call, uploaded.status());
     if (auto bad = s3::CheckCompletion(*requested, *uploaded, upload_id)) return *bad;
+    if (auto bad = CheckPartChecksums(*requested, *uploaded, upload_id)) return *bad;
     std::vector<std::pair<int, std::string>> parts;
     std::vector<std::string> md5s;
     for (const auto& p : *requested) {
@@ -322,6 +354,9 @@ awaitable<http::Response> ListParts(S3Call& call) {
     w.Element("LastModified", FormatTime(p.modified_at));
     w.Element("ETag", "\"" + p.etag + "\"");
     w.Element("Size", std::to_string(p.size));
+    if (!p.checksum.empty()) {
+      w.Element(ChecksumElement(p.checksum_algorithm), Base64Encode(p.checksum));
+    }
     w.Close();
     ++listed;
     last = p.number;

@@ -77,7 +77,10 @@ Result<PartInfo> PartWriter::Commit() {
   }
   Result<std::string> checksum = st.hasher.FinishChecksum(st.expected_checksum);
   TF_RETURN_IF_ERROR(st.failed = checksum.status());
-  if (st.keep_checksum) part.info.checksum = std::move(*checksum);
+  if (st.keep_checksum) {
+    part.info.checksum = std::move(*checksum);
+    part.info.checksum_algorithm = st.hasher.checksum()->algorithm();
+  }
   TF_RETURN_IF_ERROR(st.failed = st.writer->Seal());
   part.info.modified_at = st.uploads->Now();
   TF_RETURN_IF_ERROR(st.failed = st.uploads->AddPart(st.upload_id, part));
@@ -133,6 +136,9 @@ Status MultipartUploads::LoadLocked() {
       Part part;
       part.info = {p.number, static_cast<uint64_t>(p.size), p.etag, p.modified_at,
                    Base64Decode(p.checksum).value_or("")};
+      if (!part.info.checksum.empty()) {
+        part.info.checksum_algorithm = u.options.checksum_algorithm;
+      }
       part.blob_id = p.blob_id;
       u.parts.emplace(p.number, std::move(part));
       u.touched_at = std::max(u.touched_at, p.modified_at);

@@ -49,7 +49,9 @@ struct PartInfo {
   uint64_t size = 0;
   std::string etag;  // MD5 of the part, hex
   TimeMs modified_at = 0;
-  std::string checksum;  // its bytes, of the upload's checksum algorithm; "" if it has none
+  // Its checksum's bytes, of the upload's checksum algorithm; "" (and kNone) if it has none.
+  std::string checksum;
+  ChecksumAlgorithm checksum_algorithm = ChecksumAlgorithm::kNone;
 };
 
 struct MultipartUpload {

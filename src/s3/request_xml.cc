@@ -74,6 +74,9 @@ Result<std::vector<CompletedPart>> ParseCompleteMultipartUpload(std::string_view
     if (part.etag.size() >= 2 && part.etag.front() == '"' && part.etag.back() == '"') {
       part.etag = part.etag.substr(1, part.etag.size() - 2);
     }
+    for (const XmlElement& field : child.children) {
+      if (field.name.rfind("Checksum", 0) == 0) part.checksums[field.name] = field.text;
+    }
     out.push_back(std::move(part));
   }
   if (out.empty()) return InvalidArgument("CompleteMultipartUpload names no Part");

@@ -2,6 +2,7 @@
 // what is wrong; the routes answer it with MalformedXML.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,10 +26,12 @@ Result<DeleteRequest> ParseDeleteRequest(std::string_view body);
 
 // <CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>"..."</ETag></Part>...
 // </CompleteMultipartUpload>: at least one part. Numbers are returned as given (checking
-// their range and order is the upload's business); ETags lose their quotes.
+// their range and order is the upload's business); ETags lose their quotes. A part's
+// checksums (<ChecksumSHA256>...) are kept by element name, as sent.
 struct CompletedPart {
   int part_number = 0;
   std::string etag;
+  std::map<std::string, std::string> checksums;
 };
 Result<std::vector<CompletedPart>> ParseCompleteMultipartUpload(std::string_view body);
 

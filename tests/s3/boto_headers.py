@@ -181,6 +181,15 @@ r1 = s3.upload_part(Bucket=b, Key="composite", UploadId=up, PartNumber=1, Body=p
 r2 = s3.upload_part(Bucket=b, Key="composite", UploadId=up, PartNumber=2, Body=part2)
 expect_error("InvalidArgument", 400, s3.upload_part, Bucket=b, Key="composite", UploadId=up,
              PartNumber=3, Body=b"x", ChecksumAlgorithm="CRC32")
+listed = s3.list_parts(Bucket=b, Key="composite", UploadId=up)["Parts"]
+check([p.get("ChecksumSHA256") for p in listed] ==
+      [r1["ChecksumSHA256"], base64.b64encode(hashlib.sha256(part2).digest()).decode()],
+      "ListParts shows each part's checksum, computed where the part sent none: %s" % listed)
+expect_error("InvalidPart", 400, s3.complete_multipart_upload, Bucket=b, Key="composite",
+             UploadId=up, MultipartUpload={"Parts": [
+                 {"PartNumber": 1, "ETag": r1["ETag"],
+                  "ChecksumSHA256": base64.b64encode(bytes(32)).decode()},
+                 {"PartNumber": 2, "ETag": r2["ETag"]}]})
 finished = s3.complete_multipart_upload(Bucket=b, Key="composite", UploadId=up, MultipartUpload={
     "Parts": [{"PartNumber": 1, "ETag": r1["ETag"], "ChecksumSHA256": r1["ChecksumSHA256"]},
               {"PartNumber": 2, "ETag": r2["ETag"]}]})
