@@ -23,14 +23,8 @@ using tf::testing::StoreBackends;
 
 constexpr TimeMs kT0 = 1'700'000'000'000;
 
-class StoreContractTest : public testing::StoreTest {
+class StoreContractTest : public testing::StoreWithProjectTest {
  protected:
-  void SetUp() override {
-    StoreTest::SetUp();
-    if (HasFatalFailure()) return;
-    ASSERT_TRUE(store_->auth().CreateProject({project_, "p-" + project_, kT0}).ok());
-  }
-
   QueueStore& queues() { return store_->queues(); }
 
   Queue MakeQueue(const std::string& name, QueueConfig config = {}) {

@@ -25,14 +25,8 @@ using tf::testing::UpgradeDatabase;
 constexpr TimeMs kT0 = 1'700'000'000'000;
 
 // Objects: a bucket of this test's project, and objects whose blobs were first pending.
-class ObjectContractTest : public testing::StoreTest {
+class ObjectContractTest : public testing::StoreWithProjectTest {
  protected:
-  void SetUp() override {
-    StoreTest::SetUp();
-    if (HasFatalFailure()) return;
-    ASSERT_TRUE(store_->auth().CreateProject({project_, "p-" + project_, kT0}).ok());
-  }
-
   ObjectStore& objects() { return store_->objects(); }
 
   Bucket MakeBucket(const std::string& name) {

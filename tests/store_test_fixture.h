@@ -28,4 +28,14 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
   std::string project_;
 };
 
+// StoreTest whose project also exists in the store, for what refers to it.
+class StoreWithProjectTest : public StoreTest {
+ protected:
+  void SetUp() override {
+    StoreTest::SetUp();
+    if (HasFatalFailure()) return;
+    ASSERT_TRUE(store_->auth().CreateProject({project_, "p-" + project_, 1'700'000'000'000}).ok());
+  }
+};
+
 }  // namespace tf::testing
