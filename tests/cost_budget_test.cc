@@ -275,6 +275,7 @@ TEST(BudgetNotifierBackoff, DoublesFromTenSecondsToAnHour) {
 class BudgetServiceTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
+    TF_SKIP_UNLESS_STORE_REACHABLE(GetParam());
     auto store = store::OpenStore(StoreUrl(GetParam(), dir_));
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();

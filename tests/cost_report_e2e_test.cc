@@ -28,6 +28,7 @@ constexpr double kPrice = 12.5;  // the worker's --price, per hour
 class CostReportE2eTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
+    TF_SKIP_UNLESS_STORE_REACHABLE(GetParam());
     api::AppOptions o = InProcessAppOptions(dir_.path() / "server");
     o.controller_interval = std::chrono::milliseconds(100);
     o.heartbeat_timeout_ms = 3000;

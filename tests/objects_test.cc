@@ -36,6 +36,7 @@ std::set<std::string> FilesUnder(const fs::path& dir) {
 class ObjectServiceTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
+    TF_SKIP_UNLESS_STORE_REACHABLE(GetParam());
     auto store = store::OpenStore(StoreUrl(GetParam(), dir_));
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();

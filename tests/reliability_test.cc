@@ -43,6 +43,8 @@ struct Api {
 
 class ReliabilityTest : public ::testing::TestWithParam<std::string> {
  protected:
+  void SetUp() override { TF_SKIP_UNLESS_STORE_REACHABLE(GetParam()); }
+
   // The server's flags for the store under test (SQLite in its data directory by default).
   std::vector<std::string> StoreFlags() {
     if (GetParam() != "postgresql") return {};

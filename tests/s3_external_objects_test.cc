@@ -390,8 +390,9 @@ class ExternalMultipartTest : public ExternalObjectsTest,
                               public ::testing::WithParamInterface<std::string> {
  protected:
   void SetUp() override {
+    TF_SKIP_UNLESS_STORE_REACHABLE(GetParam());
     ExternalObjectsTest::SetUp();
-    if (HasFatalFailure()) return;
+    if (HasFatalFailure() || IsSkipped()) return;
     std::string store_url;
     if (GetParam() == "postgresql") {
       schema_ = std::make_unique<PgTestSchema>(std::getenv("TENSORFLEET_TEST_POSTGRES_URL"),

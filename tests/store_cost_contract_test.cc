@@ -27,6 +27,7 @@ constexpr TimeMs kT0 = 1'700'000'000'000;
 class CostStoreContractTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
+    TF_SKIP_UNLESS_STORE_REACHABLE(GetParam());
     store_ = Open(StoreUrl(GetParam(), dir_));
     ASSERT_NE(store_, nullptr);
     // Ids share a random stem and end in a letter, so that their order is known.

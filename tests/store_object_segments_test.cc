@@ -26,6 +26,7 @@ constexpr TimeMs kT0 = 1'700'000'000'000;
 class SegmentStoreTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
+    TF_SKIP_UNLESS_STORE_REACHABLE(GetParam());
     store_ = Open(StoreUrl(GetParam(), dir_));
     ASSERT_NE(store_, nullptr);
     project_ = "prj_" + RandomHex(8);

@@ -1,6 +1,10 @@
-// Which stores the store tests run against: SQLite always (a fresh file per test), PostgreSQL
-// when TENSORFLEET_TEST_POSTGRES_URL names a server (scripts/with-postgres.sh sets it).
+// Which stores the store tests run against: SQLite (a fresh file per test) and PostgreSQL, the
+// server TENSORFLEET_TEST_POSTGRES_URL names (scripts/with-postgres.sh sets it). Every test is
+// instantiated for both; a PostgreSQL case with no server named skips itself with the reason
+// (TF_SKIP_UNLESS_STORE_REACHABLE), so that a run without one shows what it left out.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -13,12 +17,20 @@
 
 namespace tf::testing {
 
-inline std::vector<std::string> StoreBackends() {
-  std::vector<std::string> out = {"sqlite"};
+inline std::vector<std::string> StoreBackends() { return {"sqlite", "postgresql"}; }
+
+// Whether this run can open `backend`: SQLite always, PostgreSQL when a server is named.
+inline bool StoreReachable(const std::string& backend) {
+  if (backend != "postgresql") return true;
   const char* pg = std::getenv("TENSORFLEET_TEST_POSTGRES_URL");
-  if (pg != nullptr && *pg != '\0') out.push_back("postgresql");
-  return out;
+  return pg != nullptr && *pg != '\0';
 }
+
+// Skips the calling test, from its SetUp or its body, when `backend` cannot be opened here.
+#define TF_SKIP_UNLESS_STORE_REACHABLE(backend)                                    \
+  if (!::tf::testing::StoreReachable(backend))                                     \
+  GTEST_SKIP() << "no PostgreSQL server: TENSORFLEET_TEST_POSTGRES_URL is not set " \
+                  "(scripts/with-postgres.sh starts one and sets it)"
 
 // A temporary directory removed when this object dies.
 class TempDir {

@@ -17,6 +17,7 @@ namespace tf::testing {
 class StoreTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
+    TF_SKIP_UNLESS_STORE_REACHABLE(GetParam());
     auto opened = store::OpenStore(StoreUrl(GetParam(), dir_));
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     store_ = std::move(opened).value();
@@ -33,7 +34,7 @@ class StoreWithProjectTest : public StoreTest {
  protected:
   void SetUp() override {
     StoreTest::SetUp();
-    if (HasFatalFailure()) return;
+    if (HasFatalFailure() || IsSkipped()) return;
     ASSERT_TRUE(store_->auth().CreateProject({project_, "p-" + project_, 1'700'000'000'000}).ok());
   }
 };
