@@ -351,6 +351,11 @@ TEST_P(ObjectContractTest, AMultipartUploadKeepsItsHeadersAndItsPartsChecksums) 
   u.headers = R"({"Content-Disposition":"attachment"})";
   u.checksum_algorithm = "sha256";
   ASSERT_TRUE(objects().AddMultipartUpload(u).ok());
+  MultipartUploadRecord full{"up-" + RandomHex(8), owner_, project_, "parts", "whole", "", "{}",
+                             kT0, {}};
+  full.checksum_algorithm = "crc64nvme";
+  full.checksum_type = "FULL_OBJECT";
+  ASSERT_TRUE(objects().AddMultipartUpload(full).ok());
   const std::string blob = "blob-" + RandomHex(8);
   ASSERT_TRUE(objects().AddPendingBlob({blob, owner_, kT0}).ok());
   MultipartPartRecord part{u.upload_id, 1,   5, "etag", blob,
@@ -358,15 +363,22 @@ TEST_P(ObjectContractTest, AMultipartUploadKeepsItsHeadersAndItsPartsChecksums) 
   ASSERT_TRUE(objects().PutMultipartPart(part).ok());
   auto listed = objects().ListMultipartUploads(owner_);
   ASSERT_TRUE(listed.ok()) << listed.status().ToString();
-  ASSERT_EQ(listed->size(), 1u);
-  EXPECT_EQ(listed->front().headers, u.headers);
-  EXPECT_EQ(listed->front().checksum_algorithm, "sha256");
-  ASSERT_EQ(listed->front().parts.size(), 1u);
-  EXPECT_EQ(listed->front().parts[0].checksum, part.checksum);
+  ASSERT_EQ(listed->size(), 2u);
+  const bool in_order = listed->front().upload_id == u.upload_id;
+  const MultipartUploadRecord& got = in_order ? listed->front() : listed->back();
+  const MultipartUploadRecord& got_full = in_order ? listed->back() : listed->front();
+  EXPECT_EQ(got.headers, u.headers);
+  EXPECT_EQ(got.checksum_algorithm, "sha256");
+  EXPECT_EQ(got.checksum_type, "");
+  ASSERT_EQ(got.parts.size(), 1u);
+  EXPECT_EQ(got.parts[0].checksum, part.checksum);
+  EXPECT_EQ(got_full.checksum_algorithm, "crc64nvme");
+  EXPECT_EQ(got_full.checksum_type, "FULL_OBJECT");
+  EXPECT_TRUE(got_full.parts.empty());
 }
 
 // A database at schema 8 (before objects kept headers and checksums) is opened by this version:
-// migration 9 runs, its objects and uploads read as having none, and new ones keep theirs.
+// migrations 9 and 10 run, its objects and uploads read as having none, and new ones keep theirs.
 TEST_P(ObjectContractTest, ADatabaseFromBeforeStoredHeadersKeepsItsObjectsAndUploads) {
   UpgradeDatabase database(GetParam(), dir_, "tf_headers_");
   ASSERT_TRUE(database.created().ok()) << database.created().ToString();
@@ -393,6 +405,8 @@ TEST_P(ObjectContractTest, ADatabaseFromBeforeStoredHeadersKeepsItsObjectsAndUpl
                        "ALTER TABLE objects DROP COLUMN checksum; "
                        "ALTER TABLE multipart_uploads DROP COLUMN headers; "
                        "ALTER TABLE multipart_uploads DROP COLUMN checksum_algorithm; "
+                       "ALTER TABLE multipart_uploads DROP COLUMN checksum_type; "
+                       "ALTER TABLE object_segments DROP COLUMN checksum; "
                        "ALTER TABLE multipart_parts DROP COLUMN checksum; "
                        "DELETE FROM schema_migrations WHERE version >= 9;");
   ASSERT_TRUE(down.ok()) << down.ToString();
@@ -408,6 +422,7 @@ TEST_P(ObjectContractTest, ADatabaseFromBeforeStoredHeadersKeepsItsObjectsAndUpl
   auto uploads = (*upgraded)->objects().ListMultipartUploads(owner_);
   ASSERT_TRUE(uploads.ok() && uploads->size() == 1u);
   EXPECT_EQ(uploads->front().headers, "{}");
+  EXPECT_EQ(uploads->front().checksum_type, "");
   const std::string next = "blob-" + RandomHex(8);
   ASSERT_TRUE((*upgraded)->objects().AddPendingBlob({next, owner_, kT0}).ok());
   ObjectRecord o{bucket_id, "new", 1, "etag", "sha", "text/plain", "{}", next, kT0, {}};

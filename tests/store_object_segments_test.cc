@@ -84,8 +84,9 @@ TEST_P(SegmentStoreTest, SegmentsComeAndGoWithTheirObject) {
   ASSERT_TRUE(objects().PutMultipartPart({id, 3, 9, "e3", p3, kT0}).ok());
   EXPECT_TRUE(PendingIds().empty());
 
-  // Parts 2 and 1, in that order, make the object; part 3, left out, is pending again.
-  ObjectRecord made = Record(b->id, key, "", {{p2, 7}, {p1, 5}});
+  // Parts 2 and 1, in that order, make the object; part 3, left out, is pending again. Each
+  // segment keeps its part's checksum (none for part 1).
+  ObjectRecord made = Record(b->id, key, "", {{p2, 7, "mYb+3w=="}, {p1, 5, ""}});
   auto replaced = objects().PutObjectCompletingUpload(made, owner_, id);
   ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
   EXPECT_TRUE(replaced->empty());
@@ -95,7 +96,7 @@ TEST_P(SegmentStoreTest, SegmentsComeAndGoWithTheirObject) {
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(got->blob_id, "");
   EXPECT_EQ(got->size, 12);
-  EXPECT_EQ(got->segments, (std::vector<BlobSegment>{{p2, 7}, {p1, 5}}));
+  EXPECT_EQ(got->segments, (std::vector<BlobSegment>{{p2, 7, "mYb+3w=="}, {p1, 5, ""}}));
   auto listed = objects().ListObjects(b->id, {});
   ASSERT_TRUE(listed.ok());
   ASSERT_EQ(listed->objects.size(), 1u);
@@ -169,6 +170,7 @@ TEST_P(SegmentStoreTest, ADatabaseFromBeforeSegmentsKeepsItsObjects) {
                        "ALTER TABLE objects DROP COLUMN checksum; "
                        "ALTER TABLE multipart_uploads DROP COLUMN headers; "
                        "ALTER TABLE multipart_uploads DROP COLUMN checksum_algorithm; "
+                       "ALTER TABLE multipart_uploads DROP COLUMN checksum_type; "
                        "ALTER TABLE multipart_parts DROP COLUMN checksum; "
                        "DELETE FROM schema_migrations WHERE version >= 8;");
   ASSERT_TRUE(down.ok()) << down.ToString();

@@ -262,6 +262,14 @@ const std::vector<std::string>& Migrations() {
       ALTER TABLE multipart_uploads ADD COLUMN checksum_algorithm TEXT NOT NULL DEFAULT '';
       ALTER TABLE multipart_parts ADD COLUMN checksum TEXT NOT NULL DEFAULT '';
       )sql",
+      // 10: how a multipart upload's object checksum is made of its parts' checksums:
+      // 'FULL_OBJECT' (the CRC of the whole content) or 'COMPOSITE' ('' too, for uploads begun
+      // before it was kept); and the checksum each part of a completed upload was kept with
+      // (base64, or ''), for GetObjectAttributes.
+      R"sql(
+      ALTER TABLE multipart_uploads ADD COLUMN checksum_type TEXT NOT NULL DEFAULT '';
+      ALTER TABLE object_segments ADD COLUMN checksum TEXT NOT NULL DEFAULT '';
+      )sql",
   };
   return kMigrations;
 }

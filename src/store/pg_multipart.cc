@@ -10,8 +10,8 @@ Status PostgresStore::AddMultipartUpload(const MultipartUploadRecord& u) {
   return pool_->Run(PgTxMode::kAutocommit, [&](PgConnection& conn) -> Status {
     Status s = conn.Run(
         "INSERT INTO multipart_uploads (upload_id, owner, project_id, bucket, key, content_type, "
-        "user_metadata, initiated_at, headers, checksum_algorithm) "
-        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        "user_metadata, initiated_at, headers, checksum_algorithm, checksum_type) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         PgParams()
             .Add(u.upload_id)
             .Add(u.owner)
@@ -22,7 +22,8 @@ Status PostgresStore::AddMultipartUpload(const MultipartUploadRecord& u) {
             .Add(u.user_metadata)
             .Add(u.initiated_at)
             .Add(u.headers)
-            .Add(u.checksum_algorithm));
+            .Add(u.checksum_algorithm)
+            .Add(u.checksum_type));
     if (s.code() == StatusCode::kAlreadyExists) {
       return AlreadyExists("multipart upload '" + u.upload_id + "' already exists");
     }
@@ -68,7 +69,8 @@ Result<std::vector<MultipartUploadRecord>> PostgresStore::ListMultipartUploads(
     out.clear();
     TF_ASSIGN_OR_RETURN(PgResult r,
                         conn.Exec("SELECT upload_id, owner, project_id, bucket, key, content_type, "
-                                  "user_metadata, initiated_at, headers, checksum_algorithm "
+                                  "user_metadata, initiated_at, headers, checksum_algorithm, "
+                                  "checksum_type "
                                   "FROM multipart_uploads "
                                   "WHERE owner = $1 ORDER BY upload_id",
                                   PgParams().Add(owner)));
@@ -85,7 +87,8 @@ Result<std::vector<MultipartUploadRecord>> PostgresStore::ListMultipartUploads(
                                           r.Int(i, 7),
                                           {},
                                           std::string(r.Text(i, 8)),
-                                          std::string(r.Text(i, 9))});
+                                          std::string(r.Text(i, 9)),
+                                          std::string(r.Text(i, 10))});
     }
     TF_ASSIGN_OR_RETURN(
         PgResult parts,

@@ -106,8 +106,8 @@ Result<std::optional<std::string>> Upsert(PgConnection& conn, const ObjectRecord
   return Aborted("object '" + o.key + "' is being written by too many others at once");
 }
 
-// A text[] literal of blob ids, each quoted.
-std::string BlobArray(const std::vector<std::string>& ids) {
+// A text[] literal of `ids` (blob ids, checksums), each quoted.
+std::string TextArray(const std::vector<std::string>& ids) {
   std::string out = "{";
   for (size_t i = 0; i < ids.size(); ++i) {
     out += i > 0 ? ",\"" : "\"";
@@ -154,20 +154,27 @@ Result<std::vector<std::string>> PutObjectIn(PgConnection& conn, const ObjectRec
     TF_RETURN_IF_ERROR(
         conn.Run("DELETE FROM pending_blobs WHERE blob_id = $1", PgParams().Add(o.blob_id)));
   } else {
-    std::vector<std::string> ids;
+    std::vector<std::string> ids, checksums;
     std::string sizes = "{";
     for (const BlobSegment& segment : o.segments) {
       ids.push_back(segment.blob_id);
+      checksums.push_back(segment.checksum);
       sizes += (sizes.size() > 1 ? "," : "") + std::to_string(segment.size);
     }
     sizes += "}";
-    const std::string id_array = BlobArray(ids);
+    const std::string id_array = TextArray(ids);
     // One statement for all segments, numbered from 0 in order.
     TF_RETURN_IF_ERROR(conn.Run(
-        "INSERT INTO object_segments (bucket_id, key, number, blob_id, size) "
-        "SELECT $1, $2, (s.n - 1)::int, s.blob_id, s.size "
-        "FROM unnest($3::text[], $4::bigint[]) WITH ORDINALITY AS s(blob_id, size, n)",
-        PgParams().Add(o.bucket_id).AddBytes(o.key).Add(id_array).Add(sizes)));
+        "INSERT INTO object_segments (bucket_id, key, number, blob_id, size, checksum) "
+        "SELECT $1, $2, (s.n - 1)::int, s.blob_id, s.size, s.checksum "
+        "FROM unnest($3::text[], $4::bigint[], $5::text[]) "
+        "WITH ORDINALITY AS s(blob_id, size, checksum, n)",
+        PgParams()
+            .Add(o.bucket_id)
+            .AddBytes(o.key)
+            .Add(id_array)
+            .Add(sizes)
+            .Add(TextArray(checksums))));
     TF_RETURN_IF_ERROR(conn.Run("DELETE FROM pending_blobs WHERE blob_id = ANY($1::text[])",
                                 PgParams().Add(id_array)));
   }
@@ -175,7 +182,7 @@ Result<std::vector<std::string>> PutObjectIn(PgConnection& conn, const ObjectRec
     TF_RETURN_IF_ERROR(conn.Run(
         "INSERT INTO pending_blobs (blob_id, owner, created_at) "
         "SELECT b, $2, $3 FROM unnest($1::text[]) AS b",
-        PgParams().Add(BlobArray(replaced)).Add(owner).Add(o.modified_at)));
+        PgParams().Add(TextArray(replaced)).Add(owner).Add(o.modified_at)));
   }
   return replaced;
 }
@@ -310,11 +317,12 @@ Result<ObjectRecord> PostgresStore::GetObject(int64_t bucket_id, const std::stri
     out = ReadObject(r, 0);
     if (!out.blob_id.empty()) return OkStatus();
     TF_ASSIGN_OR_RETURN(PgResult segments,
-                        conn.Exec("SELECT blob_id, size FROM object_segments "
+                        conn.Exec("SELECT blob_id, size, checksum FROM object_segments "
                                   "WHERE bucket_id = $1 AND key = $2 ORDER BY number",
                                   PgParams().Add(bucket_id).AddBytes(key)));
     for (int i = 0; i < segments.rows(); ++i) {
-      out.segments.push_back(BlobSegment{std::string(segments.Text(i, 0)), segments.Int(i, 1)});
+      out.segments.push_back(BlobSegment{std::string(segments.Text(i, 0)), segments.Int(i, 1),
+                                         std::string(segments.Text(i, 2))});
     }
     return OkStatus();
   }));
@@ -364,7 +372,7 @@ Result<std::vector<std::string>> PostgresStore::DeleteObject(int64_t bucket_id,
                                 PgParams().Add(bucket_id).AddBytes(key)));
     return conn.Run("INSERT INTO pending_blobs (blob_id, owner, created_at) "
                     "SELECT b, $2, $3 FROM unnest($1::text[]) AS b",
-                    PgParams().Add(BlobArray(blobs)).Add(owner).Add(now));
+                    PgParams().Add(TextArray(blobs)).Add(owner).Add(now));
   }));
   return blobs;
 }

@@ -122,10 +122,12 @@ struct Bucket {
 };
 
 // One piece of an object whose content is several blobs in a row (a completed multipart
-// upload's parts): blob `blob_id`, holding `size` bytes of the content.
+// upload's parts): blob `blob_id`, holding `size` bytes of the content, and the checksum the part
+// was kept with (base64, of the algorithm of the object's checksum; "" if none).
 struct BlobSegment {
   std::string blob_id;
   int64_t size = 0;
+  std::string checksum;
   bool operator==(const BlobSegment&) const = default;
 };
 
@@ -179,6 +181,9 @@ struct MultipartUploadRecord {
   std::vector<MultipartPartRecord> parts;  // by number (filled by ListMultipartUploads)
   std::string headers = "{}";  // representation headers, likewise
   std::string checksum_algorithm;  // of its parts' checksums ("crc32c"), "" for none
+  // How the object's checksum is made of its parts': "FULL_OBJECT", or "COMPOSITE" ("" reads as
+  // COMPOSITE: uploads begun before the type was kept).
+  std::string checksum_type;
 };
 
 // Content written (or being written) that no object refers to yet, or any more: an upload in

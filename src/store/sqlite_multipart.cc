@@ -11,7 +11,7 @@ Status SqliteStore::AddMultipartUpload(const MultipartUploadRecord& u) {
     TF_ASSIGN_OR_RETURN(
         Stmt q, db.Prepare("INSERT INTO multipart_uploads (upload_id, owner, project_id, "
                            "bucket, key, content_type, user_metadata, initiated_at, headers, "
-                           "checksum_algorithm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                           "checksum_algorithm, checksum_type) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     Status s = q.Bind(1, u.upload_id)
                    .Bind(2, u.owner)
                    .Bind(3, u.project_id)
@@ -22,6 +22,7 @@ Status SqliteStore::AddMultipartUpload(const MultipartUploadRecord& u) {
                    .Bind(8, u.initiated_at)
                    .Bind(9, u.headers)
                    .Bind(10, u.checksum_algorithm)
+                   .Bind(11, u.checksum_type)
                    .Run();
     if (s.code() == StatusCode::kAlreadyExists) {
       return AlreadyExists("multipart upload '" + u.upload_id + "' already exists");
@@ -65,7 +66,7 @@ Result<std::vector<MultipartUploadRecord>> SqliteStore::ListMultipartUploads(
     std::map<std::string, size_t> at;  // upload id -> index in out
     TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("SELECT upload_id, owner, project_id, bucket, key, "
                                            "content_type, user_metadata, initiated_at, headers, "
-                                           "checksum_algorithm FROM "
+                                           "checksum_algorithm, checksum_type FROM "
                                            "multipart_uploads WHERE owner = ? ORDER BY upload_id"));
     q.Bind(1, owner);
     for (;;) {
@@ -82,7 +83,8 @@ Result<std::vector<MultipartUploadRecord>> SqliteStore::ListMultipartUploads(
                                           q.Int(7),
                                           {},
                                           q.Text(8),
-                                          q.Text(9)});
+                                          q.Text(9),
+                                          q.Text(10)});
     }
     TF_ASSIGN_OR_RETURN(
         Stmt parts,

@@ -195,12 +195,14 @@ Status PutObjectIn(SqliteDb& db, const ObjectRecord& o, const std::string& owner
   if (!o.blob_id.empty()) TF_RETURN_IF_ERROR(forget_pending(o.blob_id));
   for (size_t i = 0; i < o.segments.size(); ++i) {
     const BlobSegment& segment = o.segments[i];
-    TF_ASSIGN_OR_RETURN(Stmt add, db.Prepare("INSERT INTO object_segments VALUES (?, ?, ?, ?, ?)"));
+    TF_ASSIGN_OR_RETURN(Stmt add, db.Prepare("INSERT INTO object_segments (bucket_id, key, number, "
+                                             "blob_id, size, checksum) VALUES (?, ?, ?, ?, ?, ?)"));
     TF_RETURN_IF_ERROR(add.Bind(1, o.bucket_id)
                            .BindBlob(2, o.key)
                            .Bind(3, static_cast<int64_t>(i))
                            .Bind(4, segment.blob_id)
                            .Bind(5, segment.size)
+                           .Bind(6, segment.checksum)
                            .Run());
     TF_RETURN_IF_ERROR(forget_pending(segment.blob_id));
   }
@@ -249,13 +251,13 @@ Result<ObjectRecord> SqliteStore::GetObject(int64_t bucket_id, const std::string
     out = ReadObject(q);
     if (!out.blob_id.empty()) return OkStatus();
     TF_ASSIGN_OR_RETURN(Stmt segments,
-                        db.Prepare("SELECT blob_id, size FROM object_segments "
+                        db.Prepare("SELECT blob_id, size, checksum FROM object_segments "
                                    "WHERE bucket_id = ? AND key = ? ORDER BY number"));
     segments.Bind(1, bucket_id).BindBlob(2, key);
     for (;;) {
       TF_ASSIGN_OR_RETURN(bool more, segments.Step());
       if (!more) return OkStatus();
-      out.segments.push_back(BlobSegment{segments.Text(0), segments.Int(1)});
+      out.segments.push_back(BlobSegment{segments.Text(0), segments.Int(1), segments.Text(2)});
     }
   }));
   return out;
