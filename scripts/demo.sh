@@ -8,9 +8,10 @@
 #   cost;
 #   objects copied up and back, and a damaged blob refused on read; an S3 access key and the AWS
 #   CLI copying into and listing the same buckets (a 24 MiB file in three parts, kept as those
-#   parts; a checksum sent with an upload checked, and a wrong one refused); a second server keeping its objects' content in an S3-compatible bucket (the first
-#   server's); a budget, the alerts it fired and a job it refused; a dataset packed into shards
-#   and read by a managed job with PyTorch's DataLoader.
+#   parts, whose attributes and second part are then read on their own; a checksum sent with an
+#   upload checked, and a wrong one refused); a second server keeping its objects' content in an
+#   S3-compatible bucket (the first server's); a budget, the alerts it fired and a job it
+#   refused; a dataset packed into shards and read by a managed job with PyTorch's DataLoader.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -215,6 +216,21 @@ aws_ s3api head-object --bucket checkpoints --key run-7/from-aws-parts.bin \
 tf cp tf://checkpoints/run-7/from-aws-parts.bin "$data_dir/demo-files/from-aws-parts.bin"
 same_bytes "$run_dir/shards/model-00001.bin" "$data_dir/demo-files/from-aws-parts.bin" \
   "the multipart object (ETag ending -3: three parts) reads back whole, checked by SHA-256"
+# What it is made of, without reading it, and one part fetched on its own, as S3's multipart
+# downloads fetch them.
+aws_ s3api get-object-attributes --bucket checkpoints --key run-7/from-aws-parts.bin \
+  --object-attributes ObjectSize ObjectParts --query '[ObjectSize, ObjectParts.TotalPartsCount]' \
+  --output text
+aws_ s3api get-object --bucket checkpoints --key run-7/from-aws-parts.bin --part-number 2 \
+  "$data_dir/demo-files/part-2.bin" --query '[ContentRange, PartsCount]' --output text
+python3 - "$run_dir/shards/model-00001.bin" "$data_dir/demo-files/part-2.bin" <<'PY'
+import sys
+whole, part = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
+chunk = 8 << 20  # the AWS CLI's part size
+if part != whole[chunk:2 * chunk]:
+    sys.exit("part 2 is not the second 8 MiB of the file")
+print("  (part 2 is the file's second 8 MiB, byte for byte)")
+PY
 # A checksum the client computes travels with the upload and is checked before the object is
 # stored; one that does not match stores nothing.
 aws_ s3api put-object --bucket checkpoints --key run-7/metrics-summed.txt --body "$run_dir/metrics.txt" \

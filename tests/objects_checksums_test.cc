@@ -2,6 +2,8 @@
 // same checksum whether the content comes whole or in pieces.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "base/crypto.h"
 #include "objects/checksums.h"
 #include "objects/hashing.h"
@@ -42,7 +44,43 @@ TEST(ChecksumsTest, PiecesGiveTheChecksumOfTheWhole) {
   }
 }
 
+// What a FULL_OBJECT multipart checksum rests on: the CRC of the whole, from the pieces' CRCs.
+TEST(ChecksumsTest, CrcsOfPiecesCombineIntoTheCrcOfTheWhole) {
+  std::string data(2 << 20, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7919 + (i >> 11));
+  // Splits at the ends (an empty piece on either side), at odd sizes and at a power of two.
+  const std::vector<size_t> splits = {0, 1, 3, 4096, 1'000'003, data.size() - 1, data.size()};
+  for (auto algorithm :
+       {ChecksumAlgorithm::kCrc32, ChecksumAlgorithm::kCrc32c, ChecksumAlgorithm::kCrc64Nvme}) {
+    ASSERT_TRUE(IsCrc(algorithm));
+    const std::string whole = ChecksumHex(algorithm, data);
+    for (size_t split : splits) {
+      ContentChecksum first(algorithm), second(algorithm);
+      first.Update(std::string_view(data).substr(0, split));
+      second.Update(std::string_view(data).substr(split));
+      EXPECT_EQ(HexEncode(CombineCrcs(algorithm, first.Finish(), second.Finish(),
+                                      data.size() - split)),
+                whole)
+          << ChecksumName(algorithm) << " split at " << split;
+    }
+    // Three pieces, combined left to right as Complete does with parts.
+    ContentChecksum a(algorithm), b(algorithm), c(algorithm);
+    a.Update(std::string_view(data).substr(0, 5));
+    b.Update(std::string_view(data).substr(5, 700'000));
+    c.Update(std::string_view(data).substr(700'005));
+    std::string combined = CombineCrcs(algorithm, a.Finish(), b.Finish(), 700'000);
+    combined = CombineCrcs(algorithm, combined, c.Finish(), data.size() - 700'005);
+    EXPECT_EQ(HexEncode(combined), whole) << ChecksumName(algorithm);
+  }
+  EXPECT_FALSE(IsCrc(ChecksumAlgorithm::kSha256));
+  EXPECT_FALSE(IsCrc(ChecksumAlgorithm::kNone));
+}
+
 TEST(ChecksumsTest, NamesAndSizesAreS3s) {
+  EXPECT_EQ(ChecksumTypeNamed("FULL_OBJECT"), ChecksumType::kFullObject);
+  EXPECT_EQ(ChecksumTypeNamed("COMPOSITE"), ChecksumType::kComposite);
+  EXPECT_FALSE(ChecksumTypeNamed("full_object").has_value());
+  EXPECT_EQ(ChecksumTypeName(ChecksumType::kFullObject), "FULL_OBJECT");
   EXPECT_EQ(ChecksumAlgorithmNamed("crc64nvme"), ChecksumAlgorithm::kCrc64Nvme);
   EXPECT_EQ(ChecksumAlgorithmNamed("sha256"), ChecksumAlgorithm::kSha256);
   EXPECT_FALSE(ChecksumAlgorithmNamed("algorithm").has_value());

@@ -279,6 +279,63 @@ TEST_P(MultipartTest, PartsChecksumsMakeTheObjectsCompositeChecksum) {
   EXPECT_EQ(head->checksum_parts, 2);
 }
 
+// FULL_OBJECT: the object's checksum is the CRC of its whole content, combined from the parts'
+// CRCs at Complete (content not read for it), and the upload keeps its type across a restart.
+TEST_P(MultipartTest, PartsCrcsMakeTheObjectsFullObjectChecksum) {
+  PutOptions options;
+  options.checksum_algorithm = ChecksumAlgorithm::kCrc64Nvme;
+  options.checksum_type = ChecksumType::kFullObject;
+  auto id = uploads_->Create(project_, "data", "whole", options);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  const std::string a = Content(kMinPartBytes + 3, 4), b = Content(kMinPartBytes, 5), c = "end";
+  auto crc64 = [](std::string_view data) {
+    ContentChecksum sum(ChecksumAlgorithm::kCrc64Nvme);
+    sum.Update(data);
+    return sum.Finish();
+  };
+  auto p1 = Part(*id, 1, a, {}, "whole");
+  auto p2 = Part(*id, 2, b, {}, "whole");
+  auto p3 = Part(*id, 3, c, {}, "whole");
+  ASSERT_TRUE(p1.ok() && p2.ok() && p3.ok());
+  EXPECT_EQ(p2->checksum, crc64(b));
+
+  Reopen();
+  auto upload = uploads_->Get(project_, "data", "whole", *id);
+  ASSERT_TRUE(upload.ok()) << upload.status().ToString();
+  EXPECT_EQ(upload->checksum_algorithm, ChecksumAlgorithm::kCrc64Nvme);
+  EXPECT_EQ(upload->checksum_type, ChecksumType::kFullObject);
+  // Parts 1 and 3: the object is what they hold, in that order.
+  auto info = uploads_->Complete(project_, "data", "whole", *id, {{1, p1->etag}, {3, p3->etag}},
+                                 "e-2");
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->checksum_algorithm, ChecksumAlgorithm::kCrc64Nvme);
+  EXPECT_EQ(HexEncode(info->checksum), HexEncode(crc64(a + c)));
+  EXPECT_EQ(info->checksum_parts, 0);
+  auto head = objects_->Head(project_, "data", "whole");
+  ASSERT_TRUE(head.ok());
+  EXPECT_EQ(head->checksum, crc64(a + c));
+  EXPECT_EQ(head->checksum_parts, 0);
+  // The object keeps its parts' sizes and checksums (GetObjectAttributes, GET by partNumber).
+  ASSERT_EQ(head->parts.size(), 2u);
+  EXPECT_EQ(head->parts[0].size, a.size());
+  EXPECT_EQ(head->parts[0].checksum, crc64(a));
+  EXPECT_EQ(head->parts[1].size, c.size());
+  EXPECT_EQ(head->parts[1].checksum, crc64(c));
+}
+
+TEST_P(MultipartTest, AFullObjectChecksumNeedsACrc) {
+  PutOptions options;
+  options.checksum_algorithm = ChecksumAlgorithm::kSha256;
+  options.checksum_type = ChecksumType::kFullObject;
+  auto sha = uploads_->Create(project_, "data", "k", options);
+  EXPECT_EQ(sha.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(sha.status().message().find("not sha256"), std::string::npos) << sha.status().ToString();
+  options.checksum_algorithm = ChecksumAlgorithm::kNone;
+  EXPECT_EQ(uploads_->Create(project_, "data", "k", options).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(uploads_->size(), 0u);
+}
+
 TEST_P(MultipartTest, ACrashAfterCompletesCommitLeavesNoUploadToCompleteAgain) {
   auto old = objects_->BeginPut(project_, "data", "big", {});
   ASSERT_TRUE(old.ok());

@@ -126,6 +126,8 @@ TEST_F(S3ClientsTest, BotoMultipartUploadsAndManagedTransfers) { RunScript("boto
 
 TEST_F(S3ClientsTest, BotoStoredHeadersAndChecksumsComeBack) { RunScript("boto_headers.py"); }
 
+TEST_F(S3ClientsTest, BotoObjectAttributesAndGetsByPartNumber) { RunScript("boto_parts.py"); }
+
 TEST_F(S3ClientsTest, BotoSignaturesPresignedUrlsAndSignedChunks) { RunScript("boto_auth.py"); }
 
 TEST_F(S3ClientsTest, AwsCliCopiesListsAndSyncsATreeUpAndBackByteForByte) {

@@ -144,6 +144,7 @@ awaitable<http::Response> CopyObject(S3Call& call);
 awaitable<http::Response> GetObject(S3Call& call, bool head);
 awaitable<http::Response> DeleteObject(S3Call& call);
 awaitable<http::Response> GetObjectTagging(S3Call& call);  // always an empty tag set
+awaitable<http::Response> GetObjectAttributes(S3Call& call);
 awaitable<http::Response> CreateMultipartUpload(S3Call& call);
 awaitable<http::Response> UploadPart(S3Call& call);
 awaitable<http::Response> CompleteMultipartUpload(S3Call& call);

@@ -64,6 +64,110 @@ std::optional<std::pair<uint64_t, uint64_t>> ParseCopyRange(std::string_view tex
   return std::make_pair(first, last);
 }
 
+// The checksum type CreateMultipartUpload asks for with `algorithm`, as S3 decides it: named by
+// x-amz-checksum-type, else FULL_OBJECT for CRC64NVME (it has no other) and COMPOSITE for the
+// rest. A CRC may be either; SHA-1 and SHA-256 are COMPOSITE only, CRC64NVME FULL_OBJECT only.
+s3::Outcome<objects::ChecksumType> ChecksumTypeAskedFor(const S3Call& call,
+                                                        objects::ChecksumAlgorithm algorithm) {
+  using objects::ChecksumAlgorithm;
+  using objects::ChecksumType;
+  const std::string& named = call.request.Header("x-amz-checksum-type");
+  if (named.empty()) {
+    return algorithm == ChecksumAlgorithm::kCrc64Nvme ? ChecksumType::kFullObject
+                                                      : ChecksumType::kComposite;
+  }
+  std::optional<ChecksumType> type = objects::ChecksumTypeNamed(named);
+  if (!type) {
+    return s3::MakeError("InvalidRequest", "Value for x-amz-checksum-type header is invalid: '" +
+                                               named.substr(0, 32) +
+                                               "' is not COMPOSITE or FULL_OBJECT");
+  }
+  if (algorithm == ChecksumAlgorithm::kNone) {
+    return s3::MakeError("InvalidRequest",
+                         "x-amz-checksum-type needs x-amz-checksum-algorithm: the checksum type "
+                         "says how the parts' checksums make the object's");
+  }
+  const bool allowed = *type == ChecksumType::kFullObject
+                           ? objects::IsCrc(algorithm)
+                           : algorithm != ChecksumAlgorithm::kCrc64Nvme;
+  if (!allowed) {
+    return s3::MakeError("InvalidRequest", "The " + std::string(objects::ChecksumTypeName(*type)) +
+                                               " checksum type cannot be used with the " +
+                                               S3ChecksumName(algorithm) +
+                                               " checksum algorithm.");
+  }
+  return *type;
+}
+
+// The object checksum a CompleteMultipartUpload request claims (x-amz-checksum-<algorithm>),
+// as sent: base64, with "-<parts>" after a composite one. Algorithm kNone if it claims none.
+struct ClaimedChecksum {
+  objects::ChecksumAlgorithm algorithm = objects::ChecksumAlgorithm::kNone;
+  std::string header;
+  std::string value;
+};
+
+s3::Outcome<ClaimedChecksum> ClaimedChecksumOf(const S3Call& call) {
+  constexpr std::string_view kPrefix = "x-amz-checksum-";
+  ClaimedChecksum claimed;
+  for (const auto& [name, value] : call.request.headers) {
+    std::string lower = name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower.rfind(kPrefix, 0) != 0) continue;
+    auto algorithm = objects::ChecksumAlgorithmNamed(std::string_view(lower).substr(kPrefix.size()));
+    if (!algorithm) continue;  // x-amz-checksum-type
+    if (claimed.algorithm != objects::ChecksumAlgorithm::kNone) {
+      return s3::MakeError("InvalidRequest", "Expecting a single x-amz-checksum- header");
+    }
+    claimed = {*algorithm, lower, value};
+  }
+  return claimed;
+}
+
+// The check of a claimed object checksum against the one the named parts make, before anything
+// is committed: InvalidRequest if the upload keeps no checksum or one of another algorithm or
+// type, BadDigest if the values differ.
+std::optional<s3::Error> CheckClaimedChecksum(const S3Call& call, const ClaimedChecksum& claimed,
+                                              const objects::MultipartUpload& upload,
+                                              const std::vector<objects::PartInfo>& named) {
+  const std::string& type = call.request.Header("x-amz-checksum-type");
+  if (!type.empty() && upload.checksum_algorithm != objects::ChecksumAlgorithm::kNone &&
+      type != objects::ChecksumTypeName(upload.checksum_type)) {
+    return s3::MakeError("InvalidRequest",
+                         "The upload was created using the " +
+                             std::string(objects::ChecksumTypeName(upload.checksum_type)) +
+                             " checksum type, not " + type.substr(0, 32));
+  }
+  if (claimed.algorithm == objects::ChecksumAlgorithm::kNone) return std::nullopt;
+  if (upload.checksum_algorithm != claimed.algorithm) {
+    return s3::MakeError(
+        "InvalidRequest",
+        upload.checksum_algorithm == objects::ChecksumAlgorithm::kNone
+            ? "The upload was created without a checksum algorithm: its object's " +
+                  S3ChecksumName(claimed.algorithm) + " cannot be checked"
+            : "The upload was created using the " + S3ChecksumName(upload.checksum_algorithm) +
+                  " checksum algorithm, not " + S3ChecksumName(claimed.algorithm));
+  }
+  auto made = objects::MultipartChecksum(upload.checksum_algorithm, upload.checksum_type, named);
+  if (!made.ok()) return s3::FromStatus(made.status());
+  const std::string value = Base64Encode(*made);
+  const std::string composite = value + "-" + std::to_string(named.size());
+  const bool same = claimed.value == value ||
+                    (upload.checksum_type == objects::ChecksumType::kComposite &&
+                     claimed.value == composite);
+  if (!same) {
+    return s3::MakeError("BadDigest", "The " + claimed.header + " you specified, '" +
+                                          claimed.value.substr(0, 64) +
+                                          "', did not match the calculated checksum of the "
+                                          "named parts, '" +
+                                          (upload.checksum_type == objects::ChecksumType::kComposite
+                                               ? composite
+                                               : value) +
+                                          "'");
+  }
+  return std::nullopt;
+}
+
 awaitable<void> Release(asio::thread_pool& pool, std::unique_ptr<PartWriter>& writer) {
   co_await RunBlocking(pool, [&writer] {
     writer.reset();
@@ -79,15 +183,10 @@ awaitable<http::Response> CreateMultipartUpload(S3Call& call) {
   // The algorithm of the parts' checksums, and the object's composite checksum of them.
   s3::Outcome<objects::ChecksumAlgorithm> algorithm = ChecksumAlgorithmAskedFor(call);
   if (!algorithm.ok()) co_return S3ErrorResponse(call, algorithm.error());
-  if (const std::string& type = call.request.Header("x-amz-checksum-type");
-      !type.empty() && type != "COMPOSITE") {
-    co_return S3ErrorResponse(
-        call, s3::MakeError("NotImplemented",
-                            "x-amz-checksum-type '" + type.substr(0, 32) +
-                                "' is not supported here: a multipart upload's checksum is "
-                                "COMPOSITE"));
-  }
+  s3::Outcome<objects::ChecksumType> type = ChecksumTypeAskedFor(call, *algorithm);
+  if (!type.ok()) co_return S3ErrorResponse(call, type.error());
   options->checksum_algorithm = *algorithm;
+  options->checksum_type = *type;
   Services& s = call.services();
   auto created = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<std::string> {
     auto id = call.api.multipart.Create(call.project(), call.bucket, call.key, std::move(*options));
@@ -105,7 +204,8 @@ awaitable<http::Response> CreateMultipartUpload(S3Call& call) {
   http::Response r = XmlResponse(w.Finish());
   if (*algorithm != objects::ChecksumAlgorithm::kNone) {
     r.headers.emplace_back("x-amz-checksum-algorithm", S3ChecksumName(*algorithm));
-    r.headers.emplace_back("x-amz-checksum-type", "COMPOSITE");
+    r.headers.emplace_back("x-amz-checksum-type",
+                           std::string(objects::ChecksumTypeName(*type)));
   }
   co_return r;
 }
@@ -259,20 +359,29 @@ awaitable<http::Response> CompleteMultipartUpload(S3Call& call) {
   // S3's conditional writes apply to the object a completion makes too.
   s3::Outcome<store::PutCondition> condition = PutConditionOf(call.request);
   if (!condition.ok()) co_return S3ErrorResponse(call, condition.error());
+  s3::Outcome<ClaimedChecksum> claimed = ClaimedChecksumOf(call);
+  if (!claimed.ok()) co_return S3ErrorResponse(call, claimed.error());
   Services& s = call.services();
   auto made = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<objects::ObjectInfo> {
+    auto upload = call.api.multipart.Get(call.project(), call.bucket, call.key, upload_id);
+    if (!upload.ok()) return UploadError(call, upload.status());
     auto uploaded = call.api.multipart.ListParts(call.project(), call.bucket, call.key, upload_id);
     if (!uploaded.ok()) return UploadError(call, uploaded.status());
     if (auto bad = s3::CheckCompletion(*requested, *uploaded, upload_id)) return *bad;
     if (auto bad = CheckPartChecksums(*requested, *uploaded, upload_id)) return *bad;
     std::vector<std::pair<int, std::string>> parts;
     std::vector<std::string> md5s;
+    std::vector<objects::PartInfo> named;
     for (const auto& p : *requested) {
       for (const auto& u : *uploaded) {
-        if (u.number == p.part_number) md5s.push_back(u.etag);
+        if (u.number == p.part_number) named.push_back(u);
       }
+      md5s.push_back(named.back().etag);
       parts.emplace_back(p.part_number, md5s.back());
     }
+    // Complete checks each named part's ETag again as it commits, so that a part uploaded anew
+    // meanwhile is refused: the checksum checked here is the one the object gets.
+    if (auto bad = CheckClaimedChecksum(call, *claimed, *upload, named)) return *bad;
     auto info = call.api.multipart.Complete(call.project(), call.bucket, call.key, upload_id, parts,
                                             s3::MultipartEtag(md5s), *condition);
     if (info.ok()) return std::move(info).value();
@@ -294,7 +403,7 @@ awaitable<http::Response> CompleteMultipartUpload(S3Call& call) {
   w.Element("ETag", "\"" + made->etag + "\"");
   if (made->checksum_algorithm != objects::ChecksumAlgorithm::kNone) {
     w.Element(ChecksumElement(made->checksum_algorithm), ShownChecksum(*made));
-    w.Element("ChecksumType", "COMPOSITE");
+    w.Element("ChecksumType", made->checksum_parts > 0 ? "COMPOSITE" : "FULL_OBJECT");
   }
   co_return XmlResponse(w.Finish());
 }
@@ -327,7 +436,11 @@ awaitable<http::Response> ListParts(S3Call& call) {
   const int64_t limit = std::clamp<int64_t>(*max_parts, 1, 1000);
   const std::string& upload_id = call.Query("uploadId");
   Services& s = call.services();
+  objects::MultipartUpload upload;
   auto parts = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<std::vector<objects::PartInfo>> {
+    auto got = call.api.multipart.Get(call.project(), call.bucket, call.key, upload_id);
+    if (!got.ok()) return UploadError(call, got.status());
+    upload = std::move(got).value();
     auto list = call.api.multipart.ListParts(call.project(), call.bucket, call.key, upload_id);
     if (!list.ok()) return UploadError(call, list.status());
     return std::move(list).value();
@@ -341,6 +454,10 @@ awaitable<http::Response> ListParts(S3Call& call) {
   w.Element("PartNumberMarker", std::to_string(*marker));
   w.Element("MaxParts", std::to_string(limit));
   w.Element("StorageClass", "STANDARD");
+  if (upload.checksum_algorithm != objects::ChecksumAlgorithm::kNone) {
+    w.Element("ChecksumAlgorithm", S3ChecksumName(upload.checksum_algorithm));
+    w.Element("ChecksumType", objects::ChecksumTypeName(upload.checksum_type));
+  }
   int64_t listed = 0, last = *marker;
   bool truncated = false;
   for (const auto& p : *parts) {
@@ -418,6 +535,10 @@ awaitable<http::Response> ListMultipartUploads(S3Call& call) {
     w.Element("UploadId", u.upload_id);
     w.Element("Initiated", FormatTime(u.initiated_at));
     w.Element("StorageClass", "STANDARD");
+    if (u.checksum_algorithm != objects::ChecksumAlgorithm::kNone) {
+      w.Element("ChecksumAlgorithm", S3ChecksumName(u.checksum_algorithm));
+      w.Element("ChecksumType", objects::ChecksumTypeName(u.checksum_type));
+    }
     w.Close();
   }
   for (const auto& p : page.common_prefixes) {

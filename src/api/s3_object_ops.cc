@@ -1,5 +1,8 @@
-// S3's object operations: PutObject, CopyObject, GetObject and HeadObject (with Range), and
-// DeleteObject. Uploads stream into the object service and downloads out of it, piece by piece.
+// S3's object operations: PutObject, CopyObject, GetObject and HeadObject (with Range or
+// partNumber), and DeleteObject. Uploads stream into the object service and downloads out of it,
+// piece by piece.
+#include <charconv>
+
 #include "api/body_pump.h"
 #include "api/object_http.h"
 #include "api/object_stream.h"
@@ -66,6 +69,78 @@ void SetChecksumHeaders(const S3Call& call, const objects::ObjectInfo& info, htt
                          info.checksum_parts > 0 ? "COMPOSITE" : "FULL_OBJECT");
 }
 
+// The bytes of part `number` (from 1) of an object: a multipart upload's object has its parts,
+// in content order; an object of one piece is its only part. Offset and size; nullopt past the
+// last part.
+std::optional<std::pair<uint64_t, uint64_t>> PartBytes(const objects::ObjectInfo& info,
+                                                       int64_t number) {
+  if (info.parts.empty()) {
+    if (number != 1) return std::nullopt;
+    return std::make_pair(uint64_t{0}, info.size);
+  }
+  if (number > static_cast<int64_t>(info.parts.size())) return std::nullopt;
+  uint64_t offset = 0;
+  for (int64_t i = 0; i + 1 < number; ++i) offset += info.parts[i].size;
+  return std::make_pair(offset, info.parts[number - 1].size);
+}
+
+// partNumber, when a GET or HEAD names one: 1-10000, and never with a Range. 0 when none.
+s3::Outcome<int64_t> PartNumberOf(const S3Call& call) {
+  if (!call.Has("partNumber")) return int64_t{0};
+  const std::string& text = call.Query("partNumber");
+  int64_t n = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (error != std::errc() || end != text.data() + text.size() || n < 1 ||
+      n > objects::kMaxPartNumber) {
+    return s3::MakeError("InvalidArgument", "Part number must be an integer between 1 and " +
+                                                std::to_string(objects::kMaxPartNumber) +
+                                                ", inclusive")
+        .With("ArgumentName", "partNumber")
+        .With("ArgumentValue", text.substr(0, 32));
+  }
+  if (!call.request.Header("Range").empty()) {
+    return s3::MakeError("InvalidRequest",
+                         "Cannot specify both Range header and partNumber query parameter");
+  }
+  return n;
+}
+
+// Readies a GET or HEAD of part `number` (PartBytes) of the reader's object, a ranged GET that
+// S3's multipart downloads make one part at a time: the reader's range, and in `response` 206
+// with the part's Content-Range, the object's part count, and with checksum mode the part's own
+// kept checksum (the whole object's, for an object of one piece). Returns the part's length;
+// InvalidPartNumber past the last part.
+s3::Outcome<uint64_t> SelectPart(const S3Call& call, ObjectReader& reader, int64_t number,
+                                 http::Response& response) {
+  const objects::ObjectInfo& info = reader.info();
+  auto part = PartBytes(info, number);
+  if (!part) {
+    return s3::MakeError("InvalidPartNumber", "The requested partnumber is not satisfiable")
+        .With("PartNumberRequested", std::to_string(number))
+        .With("ActualPartCount", std::to_string(std::max<size_t>(info.parts.size(), 1)));
+  }
+  const auto [offset, size] = *part;
+  if (!info.parts.empty()) {
+    response.headers.emplace_back("x-amz-mp-parts-count", std::to_string(info.parts.size()));
+  }
+  if (size > 0) {  // an empty object's only part is all of it
+    (void)reader.SetRange(offset, offset + size - 1);  // inside the object: its own part
+    response.status = 206;
+    response.headers.emplace_back("Content-Range", "bytes " + std::to_string(offset) + "-" +
+                                                       std::to_string(offset + size - 1) + "/" +
+                                                       std::to_string(info.size));
+  }
+  if (info.parts.empty()) {
+    SetChecksumHeaders(call, info, response);
+  } else if (const std::string& kept = info.parts[number - 1].checksum;
+             !kept.empty() && call.request.Header("x-amz-checksum-mode") == "ENABLED") {
+    response.headers.emplace_back(
+        "x-amz-checksum-" + std::string(objects::ChecksumName(info.checksum_algorithm)),
+        Base64Encode(kept));
+  }
+  return size;
+}
+
 // The rest of a reader's range, checked. Only for small ranges: it is held in memory.
 Result<std::string> ReadRest(ObjectReader& reader) {
   std::string out;
@@ -74,6 +149,27 @@ Result<std::string> ReadRest(ObjectReader& reader) {
     if (piece.empty()) return out;
     out += piece;
   }
+}
+
+// The answer to a GET with `length` bytes of the reader's range: content up to one block is
+// read (and checked) before answering, so damage there is a clean 500; larger content streams
+// with a Content-Length, and damage found on the way cuts the connection before any bad block
+// is sent.
+awaitable<http::Response> SendContent(S3Call& call, std::shared_ptr<ObjectReader> reader,
+                                      http::Response response, uint64_t length) {
+  Services& s = call.services();
+  if (length <= objects::kBlockBytes) {
+    auto content = co_await RunBlocking(s.pool, [&] { return ReadRest(*reader); });
+    if (!content.ok()) {
+      spdlog::error("s3: {}", content.status().ToString());
+      co_return S3ErrorResponse(call, s3::FromStatus(content.status()));
+    }
+    response.body = std::move(*content);
+    response.content_length.reset();
+    co_return response;
+  }
+  response.stream = StreamContent(s.pool, std::move(reader), "s3");
+  co_return response;
 }
 
 }  // namespace
@@ -209,14 +305,10 @@ awaitable<http::Response> CopyObject(S3Call& call) {
   co_return XmlResponse(w.Finish());
 }
 
-// GET and HEAD. Content up to one block is read (and checked) before answering, so damage there
-// is a clean 500; larger content streams with a Content-Length, and damage found on the way
-// cuts the connection before any bad block is sent.
+// GET and HEAD, of the whole object, a Range or a partNumber.
 awaitable<http::Response> GetObject(S3Call& call, bool head) {
-  if (call.Has("partNumber")) {
-    co_return S3ErrorResponse(
-        call, s3::MakeError("NotImplemented", "GET by partNumber is not supported here"));
-  }
+  s3::Outcome<int64_t> part_number = PartNumberOf(call);
+  if (!part_number.ok()) co_return S3ErrorResponse(call, part_number.error());
   Services& s = call.services();
   auto opened = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<std::shared_ptr<ObjectReader>> {
     auto reader = s.objects.Open(call.project(), call.bucket, call.key);
@@ -257,6 +349,13 @@ awaitable<http::Response> GetObject(S3Call& call, bool head) {
     co_return response;
   }
   uint64_t length = info.size;
+  if (*part_number > 0) {
+    s3::Outcome<uint64_t> part = SelectPart(call, *reader, *part_number, response);
+    if (!part.ok()) co_return S3ErrorResponse(call, part.error());
+    response.content_length = *part;
+    if (head) co_return response;
+    co_return co_await SendContent(call, std::move(reader), std::move(response), *part);
+  }
   const std::string& range_header = call.request.Header("Range");
   ByteRange range = ParseRange(range_header, info.size);
   if (range.kind == ByteRange::kUnsatisfiable) {
@@ -278,19 +377,7 @@ awaitable<http::Response> GetObject(S3Call& call, bool head) {
   if (range.kind != ByteRange::kPart) SetChecksumHeaders(call, info, response);
   response.content_length = length;
   if (head) co_return response;
-
-  if (length <= objects::kBlockBytes) {
-    auto content = co_await RunBlocking(s.pool, [&] { return ReadRest(*reader); });
-    if (!content.ok()) {
-      spdlog::error("s3: {}", content.status().ToString());
-      co_return S3ErrorResponse(call, s3::FromStatus(content.status()));
-    }
-    response.body = std::move(*content);
-    response.content_length.reset();
-    co_return response;
-  }
-  response.stream = StreamContent(s.pool, std::move(reader), "s3");
-  co_return response;
+  co_return co_await SendContent(call, std::move(reader), std::move(response), length);
 }
 
 awaitable<http::Response> GetObjectTagging(S3Call& call) {

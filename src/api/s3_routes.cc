@@ -18,7 +18,6 @@ constexpr std::string_view kUnsupported[] = {
     "accelerate",
     "acl",
     "analytics",
-    "attributes",
     "cors",
     "encryption",
     "inventory",
@@ -84,6 +83,10 @@ awaitable<http::Response> Dispatch(S3Call& call) {
   if (call.request.method == "GET" && !call.key.empty() && call.Has("tagging")) {
     if (auto bad = CheckNames(call.bucket, call.key)) co_return S3ErrorResponse(call, *bad);
     co_return co_await GetObjectTagging(call);
+  }
+  if (call.request.method == "GET" && !call.key.empty() && call.Has("attributes")) {
+    if (auto bad = CheckNames(call.bucket, call.key)) co_return S3ErrorResponse(call, *bad);
+    co_return co_await GetObjectAttributes(call);
   }
   for (std::string_view sub : kUnsupported) {
     if (call.Has(std::string(sub).c_str())) {

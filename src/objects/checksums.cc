@@ -21,15 +21,47 @@ constexpr Named kAlgorithms[] = {{"crc32", ChecksumAlgorithm::kCrc32, 4},
                                  {"sha1", ChecksumAlgorithm::kSha1, 20},
                                  {"sha256", ChecksumAlgorithm::kSha256, 32}};
 
+constexpr uint64_t kCrc32Reflected = 0xedb88320;
+constexpr uint64_t kCrc32cReflected = 0x82f63b78;
+constexpr uint64_t kCrc64NvmeReflected = 0x9a6c9329ac4bc9b5ULL;  // 0xad93d23594c93659
+
 std::array<uint64_t, 256> Crc64NvmeTable() {
-  constexpr uint64_t kReflectedPolynomial = 0x9a6c9329ac4bc9b5ULL;  // 0xad93d23594c93659
   std::array<uint64_t, 256> table{};
   for (uint64_t i = 0; i < 256; ++i) {
     uint64_t c = i;
-    for (int bit = 0; bit < 8; ++bit) c = (c & 1) ? (c >> 1) ^ kReflectedPolynomial : c >> 1;
+    for (int bit = 0; bit < 8; ++bit) c = (c & 1) ? (c >> 1) ^ kCrc64NvmeReflected : c >> 1;
     table[i] = c;
   }
   return table;
+}
+
+// Polynomials modulo a CRC's generator, in the CRC's reflected form: the coefficient of x^0 is
+// the top bit (`one`), that of x^(width-1) bit 0. The product of a and b modulo the generator,
+// whose reflected low terms are `generator`.
+uint64_t MultiplyModulo(uint64_t a, uint64_t b, uint64_t generator, uint64_t one) {
+  uint64_t product = 0;
+  for (uint64_t term = one; term != 0; term >>= 1) {  // x^0, x^1, ... of a
+    if ((a & term) != 0) product ^= b;
+    b = (b & 1) != 0 ? (b >> 1) ^ generator : b >> 1;  // b *= x
+  }
+  return product;
+}
+
+// x^(8 * bytes) modulo the generator, by squaring.
+uint64_t PowerOfXForBytes(uint64_t bytes, uint64_t generator, uint64_t one) {
+  uint64_t result = one;
+  uint64_t power = one >> 8;  // x^8
+  for (; bytes != 0; bytes >>= 1) {
+    if ((bytes & 1) != 0) result = MultiplyModulo(power, result, generator, one);
+    power = MultiplyModulo(power, power, generator, one);
+  }
+  return result;
+}
+
+uint64_t FromBigEndian(std::string_view bytes) {
+  uint64_t value = 0;
+  for (unsigned char c : bytes) value = (value << 8) | c;
+  return value;
 }
 
 std::string BigEndian(uint64_t value, size_t bytes) {
@@ -61,6 +93,35 @@ size_t ChecksumBytes(ChecksumAlgorithm algorithm) {
     if (n.algorithm == algorithm) return n.bytes;
   }
   return 0;
+}
+
+std::optional<ChecksumType> ChecksumTypeNamed(std::string_view name) {
+  if (name == "COMPOSITE") return ChecksumType::kComposite;
+  if (name == "FULL_OBJECT") return ChecksumType::kFullObject;
+  return std::nullopt;
+}
+
+std::string_view ChecksumTypeName(ChecksumType type) {
+  return type == ChecksumType::kFullObject ? "FULL_OBJECT" : "COMPOSITE";
+}
+
+bool IsCrc(ChecksumAlgorithm algorithm) {
+  return algorithm == ChecksumAlgorithm::kCrc32 || algorithm == ChecksumAlgorithm::kCrc32c ||
+         algorithm == ChecksumAlgorithm::kCrc64Nvme;
+}
+
+// A CRC with all-ones initial value and final xor, as these three are, of A then B is A's CRC
+// times x^(8 * |B|), plus B's CRC: the initial values' effects cancel.
+std::string CombineCrcs(ChecksumAlgorithm algorithm, std::string_view first,
+                        std::string_view second, uint64_t second_size) {
+  const bool wide = algorithm == ChecksumAlgorithm::kCrc64Nvme;
+  const uint64_t generator = wide                                      ? kCrc64NvmeReflected
+                             : algorithm == ChecksumAlgorithm::kCrc32c ? kCrc32cReflected
+                                                                       : kCrc32Reflected;
+  const uint64_t one = wide ? uint64_t{1} << 63 : uint64_t{1} << 31;
+  const uint64_t shifted = MultiplyModulo(PowerOfXForBytes(second_size, generator, one),
+                                          FromBigEndian(first), generator, one);
+  return BigEndian(shifted ^ FromBigEndian(second), ChecksumBytes(algorithm));
 }
 
 uint64_t Crc64Nvme(std::string_view data, uint64_t crc) {

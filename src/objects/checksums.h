@@ -24,6 +24,25 @@ size_t ChecksumBytes(ChecksumAlgorithm algorithm);
 // Crc64Nvme("123456789") == 0xae8b14860a799888.
 uint64_t Crc64Nvme(std::string_view data, uint64_t crc = 0);
 
+// How a multipart upload's object gets its checksum from its parts' (S3's x-amz-checksum-type).
+//  - kComposite: the checksum of the parts' checksums, shown with "-<parts>" after it.
+//  - kFullObject: the checksum of the whole content, combined from the parts' CRCs and sizes
+//    without reading the content again (CRCs only).
+enum class ChecksumType { kComposite, kFullObject };
+
+// "COMPOSITE" or "FULL_OBJECT", as S3 names them; nullopt for another name.
+std::optional<ChecksumType> ChecksumTypeNamed(std::string_view name);
+std::string_view ChecksumTypeName(ChecksumType type);
+
+// Whether `algorithm` is a CRC: the checksum of content can be combined from its pieces'.
+bool IsCrc(ChecksumAlgorithm algorithm);
+
+// The CRC bytes (as ContentChecksum::Finish gives them) of content A followed by content B, from
+// A's CRC bytes, B's CRC bytes and B's size. `algorithm` must be a CRC, and both checksums of
+// its size.
+std::string CombineCrcs(ChecksumAlgorithm algorithm, std::string_view first,
+                        std::string_view second, uint64_t second_size);
+
 // One checksum of content fed piece by piece.
 class ContentChecksum {
  public:

@@ -118,6 +118,30 @@ Status NoSuchUpload(const std::string& upload_id) {
 
 }  // namespace
 
+Result<std::string> MultipartChecksum(ChecksumAlgorithm algorithm, ChecksumType type,
+                                      const std::vector<PartInfo>& parts) {
+  for (const PartInfo& part : parts) {
+    if (part.checksum.empty() || part.checksum_algorithm != algorithm) {
+      return Internal("part " + std::to_string(part.number) + " has no " +
+                      std::string(ChecksumName(algorithm)) + " checksum");
+    }
+  }
+  if (type == ChecksumType::kFullObject) {
+    if (!IsCrc(algorithm)) {
+      return Internal("a FULL_OBJECT checksum of " + std::string(ChecksumName(algorithm)));
+    }
+    if (parts.empty()) return ContentChecksum(algorithm).Finish();
+    std::string whole = parts.front().checksum;
+    for (size_t i = 1; i < parts.size(); ++i) {
+      whole = CombineCrcs(algorithm, whole, parts[i].checksum, parts[i].size);
+    }
+    return whole;
+  }
+  ContentChecksum composite(algorithm);
+  for (const PartInfo& part : parts) composite.Update(part.checksum);
+  return composite.Finish();
+}
+
 Status MultipartUploads::LoadLocked() {
   if (loaded_) return OkStatus();
   TF_ASSIGN_OR_RETURN(std::vector<store::MultipartUploadRecord> stored,
@@ -131,6 +155,10 @@ Status MultipartUploads::LoadLocked() {
     u.options.headers = ParseMetadata(r.headers);
     u.options.checksum_algorithm =
         ChecksumAlgorithmNamed(r.checksum_algorithm).value_or(ChecksumAlgorithm::kNone);
+    u.options.checksum_type =
+        ChecksumTypeNamed(r.checksum_type).value_or(ChecksumType::kComposite);
+    u.public_info.checksum_algorithm = u.options.checksum_algorithm;
+    u.public_info.checksum_type = u.options.checksum_type;
     u.touched_at = r.initiated_at;
     for (const store::MultipartPartRecord& p : r.parts) {
       Part part;
@@ -166,6 +194,14 @@ Result<std::string> MultipartUploads::Create(const std::string& project_id,
   TF_RETURN_IF_ERROR(ValidateMetadata(options.metadata));
   TF_RETURN_IF_ERROR(ValidateStoredHeaders(options.headers));
   TF_RETURN_IF_ERROR(ValidateContentType(options.content_type));
+  if (options.checksum_type == ChecksumType::kFullObject && !IsCrc(options.checksum_algorithm)) {
+    return InvalidArgument(
+        "a FULL_OBJECT checksum is combined from the parts' CRCs: its algorithm must be CRC32, "
+        "CRC32C or CRC64NVME, not " +
+        (options.checksum_algorithm == ChecksumAlgorithm::kNone
+             ? std::string("none")
+             : std::string(ChecksumName(options.checksum_algorithm))));
+  }
   if (options.content_type.empty()) options.content_type = kDefaultContentType;
   options.expected_md5.clear();
   options.expected_sha256.clear();
@@ -190,12 +226,16 @@ Result<std::string> MultipartUploads::Create(const std::string& project_id,
       record.user_metadata = nlohmann::json(options.metadata).dump();
       record.headers = nlohmann::json(options.headers).dump();
       record.checksum_algorithm = std::string(ChecksumName(options.checksum_algorithm));
+      if (options.checksum_algorithm != ChecksumAlgorithm::kNone) {
+        record.checksum_type = std::string(ChecksumTypeName(options.checksum_type));
+      }
       record.initiated_at = now;
       stored = objects_.store_.AddMultipartUpload(record);
       if (stored.ok()) {
         Upload u;
         u.project_id = project_id;
-        u.public_info = {id, bucket, key, now};
+        u.public_info = {id, bucket, key, now, options.checksum_algorithm,
+                         options.checksum_type};
         u.options = std::move(options);
         u.touched_at = now;
         uploads_.emplace(id, std::move(u));
@@ -330,6 +370,16 @@ void MultipartUploads::DropBlobs(const std::vector<std::string>& blob_ids) {
   }
 }
 
+Result<MultipartUpload> MultipartUploads::Get(const std::string& project_id,
+                                              const std::string& bucket, const std::string& key,
+                                              const std::string& upload_id) {
+  std::lock_guard lock(mu_);
+  TF_RETURN_IF_ERROR(LoadLocked());
+  Upload* u = Find(project_id, bucket, key, upload_id);
+  if (u == nullptr) return NoSuchUpload(upload_id);
+  return u->public_info;
+}
+
 Result<std::vector<PartInfo>> MultipartUploads::ListParts(const std::string& project_id,
                                                           const std::string& bucket,
                                                           const std::string& key,
@@ -452,22 +502,22 @@ Result<ObjectInfo> MultipartUploads::Assemble(const std::string& project_id,
   record.user_metadata = nlohmann::json(options.metadata).dump();
   record.headers = nlohmann::json(options.headers).dump();
   for (const Part& part : chosen) {
-    record.segments.push_back({part.blob_id, static_cast<int64_t>(part.info.size)});
+    record.segments.push_back(
+        {part.blob_id, static_cast<int64_t>(part.info.size), Base64Encode(part.info.checksum)});
     record.size += static_cast<int64_t>(part.info.size);
   }
   if (record.segments.empty()) {
     return InvalidArgument("a multipart upload is completed with at least one part");
   }
   if (options.checksum_algorithm != ChecksumAlgorithm::kNone) {
-    ContentChecksum composite(options.checksum_algorithm);
-    for (const Part& part : chosen) {
-      if (part.info.checksum.empty()) {  // kept since the upload began: not expected
-        return Internal("part " + std::to_string(part.info.number) + " has no checksum");
-      }
-      composite.Update(part.info.checksum);
+    std::vector<PartInfo> infos;
+    for (const Part& part : chosen) infos.push_back(part.info);
+    TF_ASSIGN_OR_RETURN(std::string checksum, MultipartChecksum(options.checksum_algorithm,
+                                                                options.checksum_type, infos));
+    record.checksum = StoredChecksum(options.checksum_algorithm, checksum);
+    if (options.checksum_type == ChecksumType::kComposite) {
+      record.checksum += "-" + std::to_string(chosen.size());
     }
-    record.checksum = StoredChecksum(options.checksum_algorithm, composite.Finish()) + "-" +
-                      std::to_string(chosen.size());
   }
   // The object's SHA-256, read back from the parts (each block checked against its CRC as it
   // is read): written nowhere, but read once, while the client waits.

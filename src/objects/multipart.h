@@ -59,7 +59,17 @@ struct MultipartUpload {
   std::string bucket;
   std::string key;
   TimeMs initiated_at = 0;
+  // What its parts' checksums are of (kNone if they have none), and how the object's is made.
+  ChecksumAlgorithm checksum_algorithm = ChecksumAlgorithm::kNone;
+  ChecksumType checksum_type = ChecksumType::kComposite;
 };
+
+// The checksum an object made of `parts`, in that order, gets (ContentChecksum::Finish's form):
+// kComposite, the checksum of the parts' checksums (shown with "-<parts>" after it);
+// kFullObject, the CRC of the whole content, combined from the parts' CRCs and sizes. Every part
+// must have a checksum of `algorithm` (kInternal naming the first that has none).
+Result<std::string> MultipartChecksum(ChecksumAlgorithm algorithm, ChecksumType type,
+                                      const std::vector<PartInfo>& parts);
 
 class MultipartUploads;
 
@@ -94,9 +104,9 @@ class MultipartUploads {
 
   // Starts an upload of `key`; `options` (content type, metadata, kept headers) apply to the
   // object made at Complete. With a checksum_algorithm in `options`, each part's checksum of
-  // that algorithm is kept (checked when sent, computed when not), and the object gets S3's
-  // composite checksum: the checksum of the parts' checksums, with "-<parts>" after it.
-  // Returns the upload id.
+  // that algorithm is kept (checked when sent, computed when not), and the object gets the
+  // checksum of its parts' that options.checksum_type names (MultipartChecksum).
+  // kInvalidArgument for kFullObject with an algorithm that is not a CRC. Returns the upload id.
   Result<std::string> Create(const std::string& project_id, const std::string& bucket,
                              const std::string& key, PutOptions options);
 
@@ -106,6 +116,10 @@ class MultipartUploads {
                                                 const std::string& bucket, const std::string& key,
                                                 const std::string& upload_id, int number,
                                                 const PutOptions& expected);
+
+  // The upload, as ListUploads shows it.
+  Result<MultipartUpload> Get(const std::string& project_id, const std::string& bucket,
+                              const std::string& key, const std::string& upload_id);
 
   // The upload's parts, by number.
   Result<std::vector<PartInfo>> ListParts(const std::string& project_id, const std::string& bucket,

@@ -46,6 +46,10 @@ ObjectInfo ToObjectInfo(const std::string& bucket, const store::ObjectRecord& r)
   info.metadata = ParseMetadata(r.user_metadata);
   info.modified_at = r.modified_at;
   info.headers = ParseMetadata(r.headers);
+  for (const store::BlobSegment& segment : r.segments) {
+    info.parts.push_back(
+        {static_cast<uint64_t>(segment.size), Base64Decode(segment.checksum).value_or("")});
+  }
   // What cannot be read back (written by nothing this version knows) is left out.
   if (const size_t space = r.checksum.find(' '); space != std::string::npos) {
     std::optional<ChecksumAlgorithm> algorithm =
@@ -219,7 +223,7 @@ Result<std::unique_ptr<BlobReader>> ObjectService::OpenPinned(const store::Objec
   // One blob is read as an object of one segment.
   const std::vector<store::BlobSegment> segments =
       record.blob_id.empty() ? record.segments
-                             : std::vector<store::BlobSegment>{{record.blob_id, record.size}};
+                             : std::vector<store::BlobSegment>{{record.blob_id, record.size, ""}};
   if (segments.empty()) return Internal("object '" + record.key + "' has no content");
   auto unpin = [this, ids = segments] {
     std::lock_guard lock(mu_);

@@ -40,6 +40,14 @@ namespace tf::objects {
 
 inline constexpr const char* kDefaultContentType = "application/octet-stream";
 
+// One part of an object made by a multipart upload.
+struct ObjectPart {
+  uint64_t size = 0;
+  // The bytes of the checksum the part was kept with, of the object's checksum algorithm; ""
+  // if it has none.
+  std::string checksum;
+};
+
 struct ObjectInfo {
   std::string bucket;
   std::string key;
@@ -54,8 +62,12 @@ struct ObjectInfo {
   // bytes, as ContentChecksum::Finish gives them.
   ChecksumAlgorithm checksum_algorithm = ChecksumAlgorithm::kNone;
   std::string checksum;
-  // A multipart upload's object: `checksum` is of its parts' checksums, and this many parts.
+  // A multipart upload's object with a COMPOSITE checksum: `checksum` is of its parts'
+  // checksums, and this many parts. 0 when `checksum` is of the whole content (FULL_OBJECT).
   int checksum_parts = 0;
+  // A multipart upload's object: its parts, in content order (from Head and Open; List leaves
+  // them out). Empty for an object of one piece.
+  std::vector<ObjectPart> parts;
 };
 
 struct PutOptions {
@@ -70,6 +82,9 @@ struct PutOptions {
   // object. With an algorithm and no bytes, the checksum is only computed and kept.
   ChecksumAlgorithm checksum_algorithm = ChecksumAlgorithm::kNone;
   std::string expected_checksum;
+  // A multipart upload's (MultipartUploads::Create): how its object's checksum is made of its
+  // parts'. kFullObject needs a CRC.
+  ChecksumType checksum_type = ChecksumType::kComposite;
   // What must hold of the object the upload replaces when it commits (kFailedPrecondition,
   // nothing committed, if it does not).
   store::PutCondition condition;

@@ -30,6 +30,7 @@ constexpr std::array kCodes = {
     Code{"InvalidBucketName", 400},
     Code{"InvalidDigest", 400},
     Code{"InvalidPart", 400},
+    Code{"InvalidPartNumber", 416},
     Code{"InvalidPartOrder", 400},
     Code{"InvalidRange", 416},
     Code{"InvalidRequest", 400},

@@ -1,7 +1,9 @@
 """boto3 against tensorfleet's S3 API: what an object keeps beside its content. The
 representation headers it was put with (Cache-Control, Content-Disposition, Content-Encoding,
 Content-Language, Expires) come back on GET and HEAD, through copies and multipart uploads; the
-checksum a client sent comes back when asked for (ChecksumMode=ENABLED), and boto3 checks it.
+checksum a client sent comes back when asked for (ChecksumMode=ENABLED), and boto3 checks it; a
+multipart upload's is COMPOSITE (of the parts' checksums) or FULL_OBJECT (the whole content's
+CRC, combined from the parts').
 Exits non-zero at the first failed check, saying which."""
 
 import base64
@@ -11,7 +13,7 @@ import hashlib
 import os
 import zlib
 
-from s3check import BUCKET, check, client, done, expect_error
+from s3check import BUCKET, call_with_headers, check, client, done, expect_error
 
 s3 = client()
 b = BUCKET + "-headers"
@@ -210,6 +212,65 @@ s3.copy_object(Bucket=b, Key="composite-copy", CopySource={"Bucket": b, "Key": "
 check(s3.head_object(Bucket=b, Key="composite-copy", ChecksumMode="ENABLED").get(
       "ChecksumSHA256") == base64.b64encode(hashlib.sha256(part1 + part2).digest()).decode(),
       "a copy of it has the whole content's SHA-256")
+
+
+# FULL_OBJECT: the object's checksum is the CRC of its whole content, which the server combines
+# from the parts' CRCs; a client may claim it at completion, and it is checked before anything is
+# made. This boto3 has no ChecksumType parameter: the header is sent as newer SDKs send it.
+def crc32_b64(data):
+    return base64.b64encode(zlib.crc32(data).to_bytes(4, "big")).decode()
+
+
+full1, full2 = os.urandom((5 << 20) + 17), os.urandom(1000)
+created = call_with_headers("create_multipart_upload", {"x-amz-checksum-type": "FULL_OBJECT"},
+                            Bucket=b, Key="full", ChecksumAlgorithm="CRC32")
+check(created["ResponseMetadata"]["HTTPHeaders"].get("x-amz-checksum-type") == "FULL_OBJECT",
+      "CreateMultipartUpload answers with the type: %s" % created["ResponseMetadata"])
+up = created["UploadId"]
+f1 = s3.upload_part(Bucket=b, Key="full", UploadId=up, PartNumber=1, Body=full1,
+                    ChecksumAlgorithm="CRC32")
+f2 = s3.upload_part(Bucket=b, Key="full", UploadId=up, PartNumber=2, Body=full2)
+check(f1.get("ChecksumCRC32") == crc32_b64(full1), "a part keeps its own CRC32")
+check(s3.list_parts(Bucket=b, Key="full", UploadId=up).get("ChecksumAlgorithm") == "CRC32",
+      "ListParts names the upload's algorithm")
+parts = [{"PartNumber": 1, "ETag": f1["ETag"]}, {"PartNumber": 2, "ETag": f2["ETag"]}]
+expect_error("BadDigest", 400, s3.complete_multipart_upload, Bucket=b, Key="full", UploadId=up,
+             ChecksumCRC32=crc32_b64(full1), MultipartUpload={"Parts": parts})
+expect_error("InvalidRequest", 400, s3.complete_multipart_upload, Bucket=b, Key="full",
+             UploadId=up, ChecksumSHA256=base64.b64encode(bytes(32)).decode(),
+             MultipartUpload={"Parts": parts})
+whole = crc32_b64(full1 + full2)
+finished = s3.complete_multipart_upload(Bucket=b, Key="full", UploadId=up, ChecksumCRC32=whole,
+                                        MultipartUpload={"Parts": parts})
+check(finished.get("ChecksumCRC32") == whole,
+      "CompleteMultipartUpload answers with the CRC32 of the whole content, not a composite: %s"
+      % finished.get("ChecksumCRC32"))
+head = s3.head_object(Bucket=b, Key="full", ChecksumMode="ENABLED")
+check(head.get("ChecksumCRC32") == whole and
+      head["ResponseMetadata"]["HTTPHeaders"].get("x-amz-checksum-type") == "FULL_OBJECT",
+      "HeadObject sends it, as FULL_OBJECT: %s" % head["ResponseMetadata"]["HTTPHeaders"])
+# boto3 checks a whole object's CRC32 against the body it receives.
+got = s3.get_object(Bucket=b, Key="full", ChecksumMode="ENABLED")
+check(got["Body"].read() == full1 + full2 and got.get("ChecksumCRC32") == whole,
+      "GetObject sends the content with its CRC32")
+# A copy checks the content against the kept checksum as it goes, and keeps it.
+s3.copy_object(Bucket=b, Key="full-copy", CopySource={"Bucket": b, "Key": "full"})
+check(s3.head_object(Bucket=b, Key="full-copy", ChecksumMode="ENABLED").get("ChecksumCRC32")
+      == whole, "a copy keeps the whole content's CRC32")
+# The combinations S3 refuses: a digest cannot be combined, and CRC64NVME is full-object only.
+expect_error("InvalidRequest", 400, call_with_headers, "create_multipart_upload",
+             {"x-amz-checksum-type": "FULL_OBJECT"}, Bucket=b, Key="k",
+             ChecksumAlgorithm="SHA256")
+expect_error("InvalidRequest", 400, call_with_headers, "create_multipart_upload",
+             {"x-amz-checksum-type": "COMPOSITE", "x-amz-checksum-algorithm": "CRC64NVME"},
+             Bucket=b, Key="k")
+expect_error("InvalidRequest", 400, call_with_headers, "create_multipart_upload",
+             {"x-amz-checksum-type": "WHOLE"}, Bucket=b, Key="k", ChecksumAlgorithm="CRC32")
+created = call_with_headers("create_multipart_upload", {"x-amz-checksum-algorithm": "CRC64NVME"},
+                            Bucket=b, Key="nvme")
+check(created["ResponseMetadata"]["HTTPHeaders"].get("x-amz-checksum-type") == "FULL_OBJECT",
+      "CRC64NVME is FULL_OBJECT when no type is named")
+s3.abort_multipart_upload(Bucket=b, Key="nvme", UploadId=created["UploadId"])
 
 for o in s3.list_objects_v2(Bucket=b)["Contents"]:
     s3.delete_object(Bucket=b, Key=o["Key"])
