@@ -10,6 +10,7 @@
 #include "object_content.h"
 #include "objects/multipart.h"
 #include "store_test_env.h"
+#include "store_test_fixture.h"
 
 namespace tf::objects {
 namespace {
@@ -17,18 +18,13 @@ namespace {
 namespace fs = std::filesystem;
 using tf::testing::Content;
 using tf::testing::StoreBackends;
-using tf::testing::StoreUrl;
-using tf::testing::TempDir;
 
-class MultipartTest : public ::testing::TestWithParam<std::string> {
+class MultipartTest : public tf::testing::StoreTest {
  protected:
   void SetUp() override {
-    TF_SKIP_UNLESS_STORE_REACHABLE(GetParam());
-    auto store = store::OpenStore(StoreUrl(GetParam(), dir_));
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    store_ = std::move(store).value();
+    StoreTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
     Reopen();
-    project_ = "prj_" + RandomHex(8);
     ASSERT_TRUE(objects_->CreateBucket(project_, "data").ok());
   }
 
@@ -80,13 +76,10 @@ class MultipartTest : public ::testing::TestWithParam<std::string> {
 
   size_t Pending() { return store_->objects().ListPendingBlobs(blobs_->owner())->size(); }
 
-  TempDir dir_;
   FakeClock clock_;
-  std::unique_ptr<store::Store> store_;
   std::unique_ptr<BlobStore> blobs_;
   std::unique_ptr<ObjectService> objects_;
   std::unique_ptr<MultipartUploads> uploads_;
-  std::string project_;
 };
 
 TEST_P(MultipartTest, PartsInAnyOrderCompleteIntoOneObjectAndLeaveNoBlob) {

@@ -16,6 +16,7 @@
 #include "objects/blob_format.h"
 #include "objects/multipart.h"
 #include "store_test_env.h"
+#include "store_test_fixture.h"
 
 namespace tf::objects {
 namespace {
@@ -23,22 +24,17 @@ namespace {
 namespace fs = std::filesystem;
 using tf::testing::Content;
 using tf::testing::StoreBackends;
-using tf::testing::StoreUrl;
-using tf::testing::TempDir;
 
-class SegmentsTest : public ::testing::TestWithParam<std::string> {
+class SegmentsTest : public tf::testing::StoreTest {
  protected:
   void SetUp() override {
-    TF_SKIP_UNLESS_STORE_REACHABLE(GetParam());
-    auto store = store::OpenStore(StoreUrl(GetParam(), dir_));
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    store_ = std::move(store).value();
+    StoreTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
     auto blobs = OpenLocalBlobStore(dir_.path() / "objects");
     ASSERT_TRUE(blobs.ok()) << blobs.status().ToString();
     blobs_ = std::move(blobs).value();
     objects_ = std::make_unique<ObjectService>(*store_, *blobs_, clock_);
     uploads_ = std::make_unique<MultipartUploads>(*objects_);
-    project_ = "prj_" + RandomHex(8);
     ASSERT_TRUE(objects_->CreateBucket(project_, "data").ok());
   }
 
@@ -117,13 +113,10 @@ class SegmentsTest : public ::testing::TestWithParam<std::string> {
     return record.ok() ? record->segments : std::vector<store::BlobSegment>{};
   }
 
-  TempDir dir_;
   FakeClock clock_;
-  std::unique_ptr<store::Store> store_;
   std::unique_ptr<BlobStore> blobs_;
   std::unique_ptr<ObjectService> objects_;
   std::unique_ptr<MultipartUploads> uploads_;
-  std::string project_;
 };
 
 TEST_P(SegmentsTest, AMultipartObjectReadsBackWholeAndByRangesAcrossItsParts) {

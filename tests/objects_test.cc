@@ -14,6 +14,7 @@
 #include "objects/blob_format.h"
 #include "objects/object_service.h"
 #include "store_test_env.h"
+#include "store_test_fixture.h"
 
 namespace tf::objects {
 namespace {
@@ -21,8 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 using tf::testing::Content;
 using tf::testing::StoreBackends;
-using tf::testing::StoreUrl;
-using tf::testing::TempDir;
 
 // Every regular file under `dir`, relative to it.
 std::set<std::string> FilesUnder(const fs::path& dir) {
@@ -33,15 +32,12 @@ std::set<std::string> FilesUnder(const fs::path& dir) {
   return out;
 }
 
-class ObjectServiceTest : public ::testing::TestWithParam<std::string> {
+class ObjectServiceTest : public tf::testing::StoreTest {
  protected:
   void SetUp() override {
-    TF_SKIP_UNLESS_STORE_REACHABLE(GetParam());
-    auto store = store::OpenStore(StoreUrl(GetParam(), dir_));
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    store_ = std::move(store).value();
+    StoreTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
     Reopen();
-    project_ = "prj_" + RandomHex(8);
     ASSERT_TRUE(service_->CreateBucket(project_, "data").ok());
   }
 
@@ -88,12 +84,9 @@ class ObjectServiceTest : public ::testing::TestWithParam<std::string> {
     return out;
   }
 
-  TempDir dir_;
   FakeClock clock_;
-  std::unique_ptr<store::Store> store_;
   std::unique_ptr<BlobStore> blobs_;
   std::unique_ptr<ObjectService> service_;
-  std::string project_;
 };
 
 TEST_P(ObjectServiceTest, RoundTripAcrossBlocksWithDigestsAndMetadata) {

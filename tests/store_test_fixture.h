@@ -1,6 +1,7 @@
-// The fixture the store's contract tests share: a store of the test's back end (the parameter,
-// one of StoreBackends()), opened for each test, and a project id of the test's own, since the
-// PostgreSQL database is shared by every test.
+// The fixture the tests over a real store share (the store's contract tests, the object
+// service's): a store of the test's back end (the parameter, one of StoreBackends()), opened for
+// each test, and a project id of the test's own, since the PostgreSQL database is shared by
+// every test.
 #pragma once
 
 #include <gtest/gtest.h>
