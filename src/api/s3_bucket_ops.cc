@@ -218,6 +218,10 @@ awaitable<http::Response> ListObjects(S3Call& call) {
     w.Element("ETag", "\"" + o.etag + "\"");
     w.Element("Size", std::to_string(o.size));
     w.Element("StorageClass", "STANDARD");
+    if (o.checksum_algorithm != objects::ChecksumAlgorithm::kNone) {  // kept with the object
+      w.Element("ChecksumAlgorithm", S3ChecksumName(o.checksum_algorithm));
+      w.Element("ChecksumType", o.checksum_parts > 0 ? "COMPOSITE" : "FULL_OBJECT");
+    }
     if (owner) {
       w.Open("Owner");
       w.Element("ID", call.project());

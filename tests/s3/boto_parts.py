@@ -72,6 +72,10 @@ check(summed["Checksum"].get("ChecksumCRC32") ==
       base64.b64encode(zlib.crc32(b"summed").to_bytes(4, "big")).decode(),
       "a put's kept checksum: %s" % summed)
 
+listed = {o["Key"]: o.get("ChecksumAlgorithm") for o in s3.list_objects_v2(Bucket=b)["Contents"]}
+check(listed == {"made": ["SHA256"], "single": None, "summed": ["CRC32"]},
+      "ListObjectsV2 names each object's checksum algorithm: %s" % listed)
+
 expect_error("NoSuchKey", 404, s3.get_object_attributes, Bucket=b, Key="absent",
              ObjectAttributes=ALL)
 expect_error("NoSuchBucket", 404, s3.get_object_attributes, Bucket=b + "-absent", Key="k",
