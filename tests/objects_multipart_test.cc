@@ -322,7 +322,8 @@ TEST_P(MultipartTest, AFullObjectChecksumNeedsACrc) {
   options.checksum_type = ChecksumType::kFullObject;
   auto sha = uploads_->Create(project_, "data", "k", options);
   EXPECT_EQ(sha.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(sha.status().message().find("not sha256"), std::string::npos) << sha.status().ToString();
+  EXPECT_NE(sha.status().message().find("not sha256"), std::string::npos)
+      << sha.status().ToString();
   options.checksum_algorithm = ChecksumAlgorithm::kNone;
   EXPECT_EQ(uploads_->Create(project_, "data", "k", options).status().code(),
             StatusCode::kInvalidArgument);

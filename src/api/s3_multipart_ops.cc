@@ -114,10 +114,23 @@ s3::Outcome<ClaimedChecksum> ClaimedChecksumOf(const S3Call& call) {
     std::string lower = name;
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (lower.rfind(kPrefix, 0) != 0) continue;
-    auto algorithm = objects::ChecksumAlgorithmNamed(std::string_view(lower).substr(kPrefix.size()));
+    auto algorithm =
+        objects::ChecksumAlgorithmNamed(std::string_view(lower).substr(kPrefix.size()));
     if (!algorithm) continue;  // x-amz-checksum-type
     if (claimed.algorithm != objects::ChecksumAlgorithm::kNone) {
       return s3::MakeError("InvalidRequest", "Expecting a single x-amz-checksum- header");
+    }
+    // Base64 of the algorithm's size, with "-<parts>" after it when composite.
+    std::string_view digest = value;
+    if (const size_t dash = digest.find('-'); dash != std::string_view::npos) {
+      const std::string_view parts = digest.substr(dash + 1);
+      const bool number = !parts.empty() && parts.size() <= 5 &&
+                          parts.find_first_not_of("0123456789") == std::string_view::npos;
+      digest = number ? digest.substr(0, dash) : std::string_view();
+    }
+    std::optional<std::string> raw = Base64Decode(digest);
+    if (!raw || raw->size() != objects::ChecksumBytes(*algorithm)) {
+      return s3::MakeError("InvalidRequest", "Value for " + lower + " header is invalid.");
     }
     claimed = {*algorithm, lower, value};
   }

@@ -100,7 +100,7 @@ void WriteParts(s3::XmlWriter& w, const objects::ObjectInfo& info, int64_t marke
     w.Open("Part");
     w.Element("PartNumber", std::to_string(i + 1));
     w.Element("Size", std::to_string(part.size));
-    if (!part.checksum.empty()) {
+    if (!part.checksum.empty() && info.checksum_algorithm != objects::ChecksumAlgorithm::kNone) {
       w.Element(ChecksumElement(info.checksum_algorithm), Base64Encode(part.checksum));
     }
     w.Close();
@@ -134,7 +134,8 @@ awaitable<http::Response> GetObjectAttributes(S3Call& call) {
   if (wanted->etag) w.Element("ETag", info->etag);  // unquoted here, unlike everywhere else
   if (wanted->checksum && info->checksum_algorithm != objects::ChecksumAlgorithm::kNone) {
     w.Open("Checksum");
-    w.Element(ChecksumElement(info->checksum_algorithm), ShownChecksum(*info));
+    // Without the "-<parts>" that HeadObject shows after a composite one: S3 sends it so here.
+    w.Element(ChecksumElement(info->checksum_algorithm), Base64Encode(info->checksum));
     w.Element("ChecksumType", info->checksum_parts > 0 ? "COMPOSITE" : "FULL_OBJECT");
     w.Close();
   }

@@ -123,7 +123,7 @@ s3::Outcome<uint64_t> SelectPart(const S3Call& call, ObjectReader& reader, int64
   if (!info.parts.empty()) {
     response.headers.emplace_back("x-amz-mp-parts-count", std::to_string(info.parts.size()));
   }
-  if (size > 0) {  // an empty object's only part is all of it
+  if (size > 0) {  // an empty part has no range: the caller sends nothing
     (void)reader.SetRange(offset, offset + size - 1);  // inside the object: its own part
     response.status = 206;
     response.headers.emplace_back("Content-Range", "bytes " + std::to_string(offset) + "-" +
@@ -133,7 +133,8 @@ s3::Outcome<uint64_t> SelectPart(const S3Call& call, ObjectReader& reader, int64
   if (info.parts.empty()) {
     SetChecksumHeaders(call, info, response);
   } else if (const std::string& kept = info.parts[number - 1].checksum;
-             !kept.empty() && call.request.Header("x-amz-checksum-mode") == "ENABLED") {
+             !kept.empty() && info.checksum_algorithm != objects::ChecksumAlgorithm::kNone &&
+             call.request.Header("x-amz-checksum-mode") == "ENABLED") {
     response.headers.emplace_back(
         "x-amz-checksum-" + std::string(objects::ChecksumName(info.checksum_algorithm)),
         Base64Encode(kept));
@@ -353,7 +354,8 @@ awaitable<http::Response> GetObject(S3Call& call, bool head) {
     s3::Outcome<uint64_t> part = SelectPart(call, *reader, *part_number, response);
     if (!part.ok()) co_return S3ErrorResponse(call, part.error());
     response.content_length = *part;
-    if (head) co_return response;
+    // An empty part (a last part may be) has no range to give the reader: nothing to send.
+    if (head || *part == 0) co_return response;
     co_return co_await SendContent(call, std::move(reader), std::move(response), *part);
   }
   const std::string& range_header = call.request.Header("Range");

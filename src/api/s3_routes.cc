@@ -84,7 +84,13 @@ awaitable<http::Response> Dispatch(S3Call& call) {
     if (auto bad = CheckNames(call.bucket, call.key)) co_return S3ErrorResponse(call, *bad);
     co_return co_await GetObjectTagging(call);
   }
-  if (call.request.method == "GET" && !call.key.empty() && call.Has("attributes")) {
+  if (call.Has("attributes")) {
+    if (call.request.method != "GET" || call.key.empty()) {  // never a plain put or delete
+      co_return S3ErrorResponse(
+          call, s3::MakeError("NotImplemented",
+                              "The 'attributes' sub-resource is supported only by a GET of an "
+                              "object (GetObjectAttributes)"));
+    }
     if (auto bad = CheckNames(call.bucket, call.key)) co_return S3ErrorResponse(call, *bad);
     co_return co_await GetObjectAttributes(call);
   }

@@ -11,7 +11,8 @@ Status SqliteStore::AddMultipartUpload(const MultipartUploadRecord& u) {
     TF_ASSIGN_OR_RETURN(
         Stmt q, db.Prepare("INSERT INTO multipart_uploads (upload_id, owner, project_id, "
                            "bucket, key, content_type, user_metadata, initiated_at, headers, "
-                           "checksum_algorithm, checksum_type) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                           "checksum_algorithm, checksum_type) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     Status s = q.Bind(1, u.upload_id)
                    .Bind(2, u.owner)
                    .Bind(3, u.project_id)

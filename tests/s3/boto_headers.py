@@ -239,6 +239,8 @@ expect_error("BadDigest", 400, s3.complete_multipart_upload, Bucket=b, Key="full
 expect_error("InvalidRequest", 400, s3.complete_multipart_upload, Bucket=b, Key="full",
              UploadId=up, ChecksumSHA256=base64.b64encode(bytes(32)).decode(),
              MultipartUpload={"Parts": parts})
+expect_error("InvalidRequest", 400, s3.complete_multipart_upload, Bucket=b, Key="full",
+             UploadId=up, ChecksumCRC32="not base64!", MultipartUpload={"Parts": parts})
 whole = crc32_b64(full1 + full2)
 finished = s3.complete_multipart_upload(Bucket=b, Key="full", UploadId=up, ChecksumCRC32=whole,
                                         MultipartUpload={"Parts": parts})
