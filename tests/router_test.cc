@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "api/router.h"
+#include "api/services.h"
 #include "store/store.h"
 #include "store_test_env.h"
 
@@ -36,11 +37,13 @@ class RouterTest : public ::testing::Test {
     };
   }
 
-  // Routes a request with this decoded path; returns "status body".
-  std::string Route(const std::string& method, const std::string& path) {
+  // Routes a request with this decoded path (and Host); returns "status body".
+  std::string Route(const std::string& method, const std::string& path,
+                    const std::string& host = "") {
     http::Request request;
     request.method = method;
     request.path = path;
+    if (!host.empty()) request.headers.emplace_back("Host", host);
     http::Response response;
     asio::io_context io;
     asio::co_spawn(io, [&]() -> awaitable<void> { response = co_await router_->Handle(request); },
@@ -49,10 +52,11 @@ class RouterTest : public ::testing::Test {
     return std::to_string(response.status) + " " + response.body;
   }
 
-  bool Streams(const std::string& method, const std::string& path) {
+  bool Streams(const std::string& method, const std::string& path, const std::string& host = "") {
     http::Request head;
     head.method = method;
     head.path = path;
+    if (!host.empty()) head.headers.emplace_back("Host", host);
     return router_->StreamsBody(head);
   }
 
@@ -88,6 +92,39 @@ TEST_F(RouterTest, OnlyRoutesThatAskForItStreamTheirBody) {
   EXPECT_FALSE(Streams("GET", "/v1/buckets/b/objects/a/b"));
   EXPECT_FALSE(Streams("PUT", "/v1/queues/q"));
   EXPECT_FALSE(Streams("PUT", "/nowhere"));
+}
+
+// A fallback takes paths no route knows, and, before any route, what claims_first takes (S3's
+// virtual-hosted requests, whose whole path is a key).
+TEST_F(RouterTest, AFallbackTakesUnknownPathsAndWhatItClaimsFirst) {
+  router_->SetFallback(Fallback{
+      [](const http::Request& head) { return head.path.rfind("/v1/", 0) != 0; },
+      [](const http::Request& head) { return head.method == "PUT"; },
+      [](http::Request& request) -> awaitable<http::Response> {
+        http::Response r;
+        r.body = "fallback " + request.path;
+        co_return r;
+      },
+      "fallback",
+      [](const http::Request& head) { return head.Header("Host") == "b.s3.test"; }});
+  EXPECT_EQ(Route("GET", "/bucket/key"), "200 fallback /bucket/key");
+  EXPECT_EQ(Route("GET", "/v1/queues/q"), "200 /v1/queues/{name}|name=q");
+  EXPECT_EQ(Route("GET", "/v1/queues/q", "b.s3.test"), "200 fallback /v1/queues/q");
+  EXPECT_EQ(Route("DELETE", "/v1/queues/q").substr(0, 3), "405");
+  EXPECT_TRUE(Streams("PUT", "/v1/queues/q", "b.s3.test"));
+  EXPECT_FALSE(Streams("PUT", "/v1/queues/q"));
+  EXPECT_TRUE(Streams("PUT", "/bucket/key"));
+}
+
+TEST(VirtualHostDomainTest, AHostNameIsTakenLowerCasedAndAnythingElseRefused) {
+  EXPECT_EQ(ValidateVirtualHostDomain("S3.Example.com").value(), "s3.example.com");
+  EXPECT_EQ(ValidateVirtualHostDomain("localhost").value(), "localhost");
+  for (const char* bad : {"", "http://s3.example.com", "s3.example.com:8470", ".s3.example.com",
+                          "s3..example.com", "s3.example.com.", "s3 example", "s3_example.com"}) {
+    auto got = ValidateVirtualHostDomain(bad);
+    ASSERT_FALSE(got.ok()) << bad;
+    EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument) << bad;
+  }
 }
 
 }  // namespace

@@ -81,6 +81,7 @@ class S3ClientsTest : public ::testing::Test {
             "AWS_DEFAULT_REGION=us-east-1",
             "AWS_PAGER=",
             "S3_ENDPOINT=" + url(),
+            "S3_DOMAIN=s3.tensorfleet.test",
             "S3_BUCKET=t" + RandomHex(4),
             "S3_DATA_DIR=" + data_dir()};
   }
@@ -114,7 +115,9 @@ class S3ClientsTest : public ::testing::Test {
 
   TempDir dir_;
   // On a fixed port, so that the clients' endpoint stays right across a restart.
-  TensorfleetServer server_{data_dir(), FreePort()};
+  // Also taking virtual-hosted requests, to BUCKET.s3.tensorfleet.test (a reserved name that
+  // boto_virtual_host.py resolves to this machine).
+  TensorfleetServer server_{data_dir(), FreePort(), {"--s3-domain", "S3.tensorfleet.test"}};
   std::string token_, key_id_, secret_;
 };
 
@@ -127,6 +130,8 @@ TEST_F(S3ClientsTest, BotoMultipartUploadsAndManagedTransfers) { RunScript("boto
 TEST_F(S3ClientsTest, BotoStoredHeadersAndChecksumsComeBack) { RunScript("boto_headers.py"); }
 
 TEST_F(S3ClientsTest, BotoObjectAttributesAndGetsByPartNumber) { RunScript("boto_parts.py"); }
+
+TEST_F(S3ClientsTest, BotoVirtualHostedAddressing) { RunScript("boto_virtual_host.py"); }
 
 TEST_F(S3ClientsTest, BotoSignaturesPresignedUrlsAndSignedChunks) { RunScript("boto_auth.py"); }
 

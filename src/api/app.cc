@@ -53,6 +53,10 @@ class AppImpl final : public App {
   }
 
   Status Init() {
+    std::string s3_domain;
+    if (!options_.s3_domain.empty()) {
+      TF_ASSIGN_OR_RETURN(s3_domain, ValidateVirtualHostDomain(options_.s3_domain));
+    }
     std::error_code ec;
     std::filesystem::create_directories(options_.data_dir, ec);
     if (ec) return Unavailable("cannot create data directory " + options_.data_dir.string() + ": " + ec.message());
@@ -97,7 +101,7 @@ class AppImpl final : public App {
     AddAuthRoutes(*router_, *services_);
     AddQueueRoutes(*router_, *services_);
     AddObjectRoutes(*router_, *services_);
-    AddS3Routes(*router_, *services_);
+    AddS3Routes(*router_, *services_, s3_domain);
     AddJobRoutes(*router_, *services_);
     AddNodeRoutes(*router_, *services_);
     AddBudgetRoutes(*router_, *services_, *budgets_, [this] { budget_loop_->Kick(); });

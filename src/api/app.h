@@ -22,6 +22,10 @@ struct AppOptions {
   // "s3://BUCKET[/PREFIX]?endpoint=http://HOST:PORT[&region=R]" (s3/request_signer.h), with the
   // credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
   std::string objects_url;
+  // S3's virtual-hosted addressing: a request to BUCKET.s3_domain names its bucket in its Host
+  // (the default of most AWS SDKs; *.s3_domain must reach this server). Empty: path style only,
+  // which is always taken.
+  std::string s3_domain;
   http::ServerOptions http;         // address and port to listen on
   int io_threads = 2;
   int blocking_threads = 64;        // store calls wait here; long polls do not

@@ -92,6 +92,7 @@ const Router::Route* Router::Find(const std::string& method, const std::string& 
 }
 
 bool Router::StreamsBody(const http::Request& head) const {
+  if (FallbackClaimsFirst(head)) return fallback_.streams_body(head);
   bool path_known;
   std::map<std::string, std::string> params;
   const Route* route = Find(head.method, head.path, &path_known, &params);
@@ -103,11 +104,13 @@ awaitable<http::Response> Router::Handle(http::Request& request) {
   auto start = std::chrono::steady_clock::now();
   bool path_known = false;
   std::map<std::string, std::string> params;
-  const Route* found = Find(request.method, request.path, &path_known, &params);
+  const bool first = FallbackClaimsFirst(request);
+  const Route* found =
+      first ? nullptr : Find(request.method, request.path, &path_known, &params);
 
   http::Response response;
   std::string route_label = found ? found->pattern : "unmatched";
-  if (found == nullptr && FallbackClaims(request, path_known)) {
+  if (first || (found == nullptr && FallbackClaims(request, path_known))) {
     route_label = fallback_.label;
     response = co_await fallback_.handler(request);
   } else if (found == nullptr) {

@@ -34,12 +34,16 @@ enum class Access { kPublic, kProject, kAdmin };
 enum class Body { kBuffered, kStreamed };
 
 // Where requests go whose path no route knows, when `claims` takes them (S3's path-style
-// addressing, api/s3_routes.cc). The handler authenticates them itself.
+// addressing, api/s3_routes.cc), and those `claims_first` takes before any route (S3's
+// virtual-hosted addressing). The handler authenticates them itself.
 struct Fallback {
   std::function<bool(const http::Request& head)> claims;
   std::function<bool(const http::Request& head)> streams_body;  // as Router::StreamsBody
   std::function<awaitable<http::Response>(http::Request&)> handler;
   std::string label;  // the route label in metrics
+  // Requests the fallback takes before any route is looked at, whatever their path (S3's
+  // virtual-hosted requests, whose path is all key); none when unset.
+  std::function<bool(const http::Request& head)> claims_first;
 };
 
 class Router {
@@ -75,6 +79,9 @@ class Router {
   // Whether the fallback takes a request that no route knows the path of.
   bool FallbackClaims(const http::Request& head, bool path_known) const {
     return !path_known && fallback_.handler && fallback_.claims(head);
+  }
+  bool FallbackClaimsFirst(const http::Request& head) const {
+    return fallback_.handler && fallback_.claims_first && fallback_.claims_first(head);
   }
   // The route for `method` on `path`; null if none. *path_known: some route has this path.
   const Route* Find(const std::string& method, const std::string& path, bool* path_known,

@@ -18,6 +18,7 @@ struct ServeFlags {
   uint16_t port = api::kDefaultPort;
   std::string store;
   std::string objects;
+  std::string s3_domain;
   std::string log_level = "info";
   std::string heartbeat_timeout = "10s";
 };
@@ -34,6 +35,10 @@ void AddServeFlags(CLI::App* cmd, ServeFlags& f) {
                   "S3-compatible bucket shared by several servers: "
                   "s3://BUCKET[/PREFIX]?endpoint=http://HOST:PORT[&region=R], with the "
                   "credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
+  cmd->add_option("--s3-domain", f.s3_domain,
+                  "Also take S3 requests addressed virtual-hosted style, to "
+                  "http://BUCKET.DOMAIN/KEY (the default of most AWS SDKs; point *.DOMAIN at "
+                  "this server). Path style, http://HOST/BUCKET/KEY, always works");
   cmd->add_option("--log-level", f.log_level, "debug, info, warn or error")->capture_default_str();
   cmd->add_option("--heartbeat-timeout", f.heartbeat_timeout,
                   "A node silent this long is lost, and its jobs resume elsewhere")
@@ -46,6 +51,7 @@ int Serve(const Connection& conn, const ServeFlags& f, const WorkerFlags* worker
   o.data_dir = conn.data_dir.empty() ? DefaultDataDir() : conn.data_dir;
   o.store_url = f.store;
   o.objects_url = f.objects;
+  o.s3_domain = f.s3_domain;
   o.http.address = f.listen;
   o.http.port = f.port;
   auto timeout = jobs::ParseDuration(f.heartbeat_timeout);

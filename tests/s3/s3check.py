@@ -18,12 +18,12 @@ BUCKET = os.environ.get("S3_BUCKET", "tf-test")
 _checks = 0
 
 
-def client(key_id=KEY_ID, secret=SECRET, **config):
+def client(key_id=KEY_ID, secret=SECRET, endpoint=ENDPOINT, **config):
     """A path-style SigV4 client that never retries, so that every error is seen as it is."""
     options = dict(signature_version="s3v4", s3={"addressing_style": "path"},
                    retries={"max_attempts": 1, "mode": "standard"})
     options.update(config)
-    return boto3.client("s3", endpoint_url=ENDPOINT, region_name="us-east-1",
+    return boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
                         aws_access_key_id=key_id, aws_secret_access_key=secret,
                         config=Config(**options))
 
