@@ -9,7 +9,7 @@
 #   objects copied up and back, and a damaged blob refused on read; an S3 access key and the AWS
 #   CLI copying into and listing the same buckets (a 24 MiB file in three parts, kept as those
 #   parts, whose attributes and second part are then read on their own; a checksum sent with an
-#   upload checked, and a wrong one refused); a second server keeping its objects' content in an
+#   upload checked, and a wrong one refused; an object read with the bucket in the host name); a second server keeping its objects' content in an
 #   S3-compatible bucket (the first server's); a budget, the alerts it fired and a job it
 #   refused; a dataset packed into shards and read by a managed job with PyTorch's DataLoader.
 set -euo pipefail
@@ -45,7 +45,8 @@ same_bytes() {
 }
 
 step "Start the platform on its embedded default (SQLite in $data_dir)"
-"$tf_bin" up --port 0 2>"$data_dir/server.log" &
+# --s3-domain: S3 requests may also name their bucket in the host (BUCKET.s3.demo.test).
+"$tf_bin" up --port 0 --s3-domain s3.demo.test 2>"$data_dir/server.log" &
 server_pid=$!
 for _ in $(seq 100); do [ -s "$data_dir/url" ] && break; sleep 0.1; done
 [ -s "$data_dir/url" ] || { cat "$data_dir/server.log"; echo "server did not start"; exit 1; }
@@ -253,6 +254,18 @@ expected=$(python3 -c 'import base64, hashlib, sys
 print(base64.b64encode(hashlib.sha256(open(sys.argv[1], "rb").read()).digest()).decode())' \
   "$run_dir/metrics.txt")
 [ "$summed" = "$expected" ] || { echo "the kept checksum is not the content's SHA-256"; exit 1; }
+# Most AWS SDKs put the bucket in the host name (virtual-hosted style). The server was started
+# with --s3-domain s3.demo.test; DNS would send *.s3.demo.test to it, curl is told instead.
+server_url=$(cat "$data_dir/url")
+port=${server_url##*:}
+vhost="checkpoints.s3.demo.test:$port"
+echo "$ curl --aws-sigv4 aws:amz:us-east-1:s3 http://$vhost/run-7/metrics-summed.txt   (connecting to 127.0.0.1:$port)"
+curl -sS --fail-with-body --connect-to "$vhost:127.0.0.1:$port" \
+  --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
+  -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
+  "http://$vhost/run-7/metrics-summed.txt" -o "$data_dir/demo-files/vhost-metrics.txt"
+same_bytes "$run_dir/metrics.txt" "$data_dir/demo-files/vhost-metrics.txt" \
+  "read virtual-hosted style (the bucket in the host name), byte for byte"
 # Headers given at upload come back on every GET and HEAD: a compressed log served as such.
 gzip -c "$run_dir/metrics.txt" > "$data_dir/demo-files/metrics.txt.gz"
 aws_ s3 cp --no-progress "$data_dir/demo-files/metrics.txt.gz" s3://checkpoints/run-7/metrics.txt.gz \
