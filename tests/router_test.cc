@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include "api/router.h"
-#include "api/services.h"
 #include "store/store.h"
 #include "store_test_env.h"
 
@@ -114,17 +113,6 @@ TEST_F(RouterTest, AFallbackTakesUnknownPathsAndWhatItClaimsFirst) {
   EXPECT_TRUE(Streams("PUT", "/v1/queues/q", "b.s3.test"));
   EXPECT_FALSE(Streams("PUT", "/v1/queues/q"));
   EXPECT_TRUE(Streams("PUT", "/bucket/key"));
-}
-
-TEST(VirtualHostDomainTest, AHostNameIsTakenLowerCasedAndAnythingElseRefused) {
-  EXPECT_EQ(ValidateVirtualHostDomain("S3.Example.com").value(), "s3.example.com");
-  EXPECT_EQ(ValidateVirtualHostDomain("localhost").value(), "localhost");
-  for (const char* bad : {"", "http://s3.example.com", "s3.example.com:8470", ".s3.example.com",
-                          "s3..example.com", "s3.example.com.", "s3 example", "s3_example.com"}) {
-    auto got = ValidateVirtualHostDomain(bad);
-    ASSERT_FALSE(got.ok()) << bad;
-    EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument) << bad;
-  }
 }
 
 }  // namespace

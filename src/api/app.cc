@@ -14,6 +14,7 @@
 #include "api/budget_routes.h"
 #include "api/dataset_routes.h"
 #include "api/router.h"
+#include "api/s3_addressing.h"
 #include "api/services.h"
 #include "base/log.h"
 #include "cost/budget_loop.h"

@@ -1,6 +1,7 @@
 // The S3-compatible API's handlers, shared by api/s3_*.cc: one call's context, the operations,
 // and the helpers that answer in S3's XML. Path-style addressing on the native API's port:
-// "/" is the service, "/BUCKET" a bucket, "/BUCKET/KEY" an object (docs/objects.md, "S3 API").
+// "/" is the service, "/BUCKET" a bucket, "/BUCKET/KEY" an object; virtual-hosted too, to
+// BUCKET.DOMAIN, with --s3-domain (docs/objects.md, "S3 API").
 // Requests are signed with access keys (s3/access_keys.h, s3/request_auth.h), never with tokens.
 #pragma once
 
@@ -35,6 +36,7 @@ struct S3Call {
   std::string key;     // "" for the bucket itself
   std::string request_id;
   s3::SignedRequest signer;
+  bool virtual_hosted = false;  // the bucket was named in the Host, not the path
 
   Services& services() { return api.services; }
   const std::string& project() const { return signer.key.project_id; }
@@ -43,6 +45,9 @@ struct S3Call {
   const std::string& Query(const char* param) const;
   // "/bucket/key", as S3 names the resource in an error.
   std::string resource() const;
+  // Where a client finds the resource again, for a Location: resource(), or "/key" (relative to
+  // the bucket's host) for a virtual-hosted request.
+  std::string location() const;
 };
 
 // An S3 error answer. HEAD answers carry the status and no body.

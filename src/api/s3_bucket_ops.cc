@@ -123,7 +123,7 @@ awaitable<http::Response> CreateBucket(S3Call& call) {
   }
   http::Response r;
   r.content_type.clear();
-  r.headers.emplace_back("Location", "/" + call.bucket);
+  r.headers.emplace_back("Location", call.location());
   co_return r;
 }
 

@@ -91,6 +91,8 @@ std::string S3Call::resource() const {
   return key.empty() ? "/" + bucket : "/" + bucket + "/" + key;
 }
 
+std::string S3Call::location() const { return virtual_hosted ? "/" + key : resource(); }
+
 http::Response XmlResponse(std::string document, int status) {
   http::Response r;
   r.status = status;

@@ -410,7 +410,7 @@ awaitable<http::Response> CompleteMultipartUpload(S3Call& call) {
   if (!made.ok()) co_return S3ErrorResponse(call, made.error());
   s3::XmlWriter w;
   w.Open("CompleteMultipartUploadResult", s3::kS3Namespace);
-  w.Element("Location", call.resource());
+  w.Element("Location", call.location());
   w.Element("Bucket", call.bucket);
   w.Element("Key", call.key);
   w.Element("ETag", "\"" + made->etag + "\"");

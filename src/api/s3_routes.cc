@@ -1,7 +1,9 @@
 // The S3-compatible API on the native API's port. The native API keeps /v1/, /healthz and
-// /metrics; every other path is S3's, path-style: "/" the service, "/BUCKET", "/BUCKET/KEY".
+// /metrics; every other path is S3's, path-style: "/" the service, "/BUCKET", "/BUCKET/KEY";
+// and with --s3-domain, every request to BUCKET.DOMAIN, whose whole path is the key.
 // Here: the routing of an S3 request to its operation (by method, path and sub-resource), after
 // its signature has checked out.
+#include "api/s3_addressing.h"
 #include "api/s3_api.h"
 #include "base/crypto.h"
 
@@ -43,64 +45,6 @@ constexpr std::string_view kUnsupported[] = {
     "versioning",
     "versions",
     "website",
-};
-
-// How a request names its bucket: in the path ("/bucket/some/key", path style, always), or in
-// its Host ("bucket.DOMAIN", virtual-hosted style, the default of most AWS SDKs but Python's)
-// when the server was given DOMAIN. The key is everything after the bucket, slashes and dots
-// included: it is a name, never a path.
-class Addressing {
- public:
-  explicit Addressing(std::string domain) : domain_(std::move(domain)) {}
-
-  // The bucket a virtual-hosted request's Host names ("" if it names none): the labels before
-  // ".DOMAIN", any port left out.
-  std::string HostBucket(const http::Request& head) const {
-    if (domain_.empty()) return "";
-    std::string host = head.Header("Host");
-    if (const size_t colon = host.rfind(':');
-        colon != std::string::npos && host.find(']') == std::string::npos) {
-      host.resize(colon);
-    }
-    for (char& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (host.size() <= domain_.size() + 1 || host[host.size() - domain_.size() - 1] != '.' ||
-        host.compare(host.size() - domain_.size(), domain_.size(), domain_) != 0) {
-      return "";
-    }
-    return host.substr(0, host.size() - domain_.size() - 1);
-  }
-
-  void Split(const http::Request& head, std::string* bucket, std::string* key) const {
-    std::string_view p = head.path;
-    if (!p.empty() && p.front() == '/') p.remove_prefix(1);
-    if (std::string host_bucket = HostBucket(head); !host_bucket.empty()) {
-      *bucket = std::move(host_bucket);
-      *key = std::string(p);
-      return;
-    }
-    const size_t slash = p.find('/');
-    *bucket = std::string(p.substr(0, slash));
-    *key = slash == std::string_view::npos ? std::string() : std::string(p.substr(slash + 1));
-  }
-
-  // Everything but the native API's paths is S3's.
-  static bool Claims(const http::Request& head) {
-    const std::string& p = head.path;
-    return !(p == "/healthz" || p == "/metrics" || p == "/v1" || p.rfind("/v1/", 0) == 0);
-  }
-  // A virtual-hosted request is S3's whatever its path, since a key may be "v1/...".
-  bool ClaimsFirst(const http::Request& head) const { return !HostBucket(head).empty(); }
-
-  // PutObject and UploadPart read their bodies as they arrive.
-  bool StreamsBody(const http::Request& head) const {
-    if (head.method != "PUT") return false;
-    std::string bucket, key;
-    Split(head, &bucket, &key);
-    return !key.empty();
-  }
-
- private:
-  std::string domain_;  // lower-case; "" for path style only
 };
 
 http::Response MethodNotAllowed(const S3Call& call) {
@@ -173,6 +117,7 @@ awaitable<http::Response> Handle(S3Api& api, const Addressing& addressing,
                                  http::Request& request) {
   S3Call call{api, request, "", "", RandomHex(8), {}};
   addressing.Split(request, &call.bucket, &call.key);
+  call.virtual_hosted = !addressing.HostBucket(request).empty();
   Services& s = api.services;
   auto verified = co_await RunBlocking(s.pool, [&] {
     return s3::VerifyRequest(request, s.clock.Now(),
@@ -194,22 +139,6 @@ awaitable<http::Response> Handle(S3Api& api, const Addressing& addressing,
 }
 
 }  // namespace
-
-Result<std::string> ValidateVirtualHostDomain(std::string_view domain) {
-  std::string lower(domain);
-  bool ok = !lower.empty() && lower.size() <= 253 && lower.front() != '.' &&
-            lower.back() != '.' && lower.find("..") == std::string::npos;
-  for (char& c : lower) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.');
-  }
-  if (!ok) {
-    return InvalidArgument("the S3 domain '" + std::string(domain.substr(0, 64)) +
-                           "' is not a host name: letters, digits, '-' and dots between them, "
-                           "no scheme or port (e.g. s3.example.com)");
-  }
-  return lower;
-}
 
 void AddS3Routes(Router& router, Services& services, const std::string& virtual_host_domain) {
   auto api = std::make_shared<S3Api>(services);

@@ -41,12 +41,9 @@ void AddAuthRoutes(Router& router, Services& services);
 void AddObjectRoutes(Router& router, Services& services);
 void AddBucketRoutes(Router& router, Services& services);
 // The S3-compatible API (api/s3_api.h): /v1/s3-keys, and every path outside /v1/, /healthz and
-// /metrics; with a `virtual_host_domain` (lower-case, ValidateVirtualHostDomain), also every
+// /metrics; with a `virtual_host_domain` (lower-case, api/s3_addressing.h), also every
 // request whose Host is BUCKET.DOMAIN, which names its bucket there.
 void AddS3Routes(Router& router, Services& services, const std::string& virtual_host_domain);
-// A domain for S3's virtual-hosted requests ("s3.example.com"), made lower-case:
-// kInvalidArgument unless it is a host name (letters, digits, '-' and inner dots, no port).
-Result<std::string> ValidateVirtualHostDomain(std::string_view domain);
 // /v1/jobs: submit, list, describe, cancel, events and metrics of a project's jobs.
 void AddJobRoutes(Router& router, Services& services);
 // /v1/nodes and the routes workers use: register, heartbeat, assignments, drain, reports.

@@ -38,8 +38,9 @@ def note_host(request, **_):
 
 virtual.meta.events.register("before-send.s3.*", note_host)
 
-virtual.create_bucket(Bucket=b)
+made = virtual.create_bucket(Bucket=b)
 check(seen_hosts[-1] == b + "." + DOMAIN, "the bucket travels in the Host: %s" % seen_hosts)
+check(made.get("Location") == "/", "the Location is the bucket's host's root: %s" % made)
 check(b in [x["Name"] for x in path.list_buckets()["Buckets"]],
       "a path-style client sees the bucket made by the virtual-hosted one")
 
@@ -61,8 +62,10 @@ check(virtual.head_object(Bucket=b, Key="healthz")["ContentLength"] == len(b"not
 part = os.urandom((5 << 20) + 1)
 up = virtual.create_multipart_upload(Bucket=b, Key="big.bin")["UploadId"]
 etag = virtual.upload_part(Bucket=b, Key="big.bin", UploadId=up, PartNumber=1, Body=part)["ETag"]
-virtual.complete_multipart_upload(Bucket=b, Key="big.bin", UploadId=up, MultipartUpload={
-    "Parts": [{"PartNumber": 1, "ETag": etag}]})
+finished = virtual.complete_multipart_upload(Bucket=b, Key="big.bin", UploadId=up,
+                                             MultipartUpload={
+                                                 "Parts": [{"PartNumber": 1, "ETag": etag}]})
+check(finished.get("Location") == "/big.bin", "the Location, relative to the bucket's host")
 check(path.get_object(Bucket=b, Key="big.bin")["Body"].read() == part, "the multipart object")
 link = virtual.generate_presigned_url("get_object", Params={"Bucket": b, "Key": "healthz"},
                                       ExpiresIn=60)
