@@ -35,7 +35,7 @@ class CostReportE2eTest : public ::testing::TestWithParam<std::string> {
     if (GetParam() == "postgresql") {
       // A schema of this test's own, so that other tests' jobs do not show up.
       schema_ =
-          std::make_unique<PgTestSchema>(std::getenv("TENSORFLEET_TEST_POSTGRES_URL"), "tf_cost_");
+          std::make_unique<PgTestSchema>(TestPostgresUrl(), "tf_cost_");
       o.store_url = schema_->url();
     }
     auto started = StartInProcessApp(o);

@@ -81,7 +81,7 @@ class ObjectsReliabilityTest : public ::testing::TestWithParam<std::string> {
   // The server's flags for the store under test (SQLite in its data directory by default).
   std::vector<std::string> StoreFlags() const {
     if (GetParam() != "postgresql") return {};
-    return {"--store", std::getenv("TENSORFLEET_TEST_POSTGRES_URL")};
+    return {"--store", TestPostgresUrl()};
   }
 
   void StartServer() {
@@ -147,7 +147,7 @@ class ObjectsReliabilityTest : public ::testing::TestWithParam<std::string> {
 
   // Pending blob records of this data directory's blob store.
   size_t PendingBlobs() {
-    std::string url = GetParam() == "postgresql" ? std::getenv("TENSORFLEET_TEST_POSTGRES_URL")
+    std::string url = GetParam() == "postgresql" ? TestPostgresUrl()
                                                  : data_dir() + "/tensorfleet.db";
     auto store = store::OpenStore(url);
     EXPECT_TRUE(store.ok()) << store.status().ToString();

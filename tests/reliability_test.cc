@@ -48,7 +48,7 @@ class ReliabilityTest : public ::testing::TestWithParam<std::string> {
   // The server's flags for the store under test (SQLite in its data directory by default).
   std::vector<std::string> StoreFlags() {
     if (GetParam() != "postgresql") return {};
-    return {"--store", std::getenv("TENSORFLEET_TEST_POSTGRES_URL")};
+    return {"--store", TestPostgresUrl()};
   }
   TempDir dir_;
 };

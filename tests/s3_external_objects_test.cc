@@ -395,7 +395,7 @@ class ExternalMultipartTest : public ExternalObjectsTest,
     if (HasFatalFailure() || IsSkipped()) return;
     std::string store_url;
     if (GetParam() == "postgresql") {
-      schema_ = std::make_unique<PgTestSchema>(std::getenv("TENSORFLEET_TEST_POSTGRES_URL"),
+      schema_ = std::make_unique<PgTestSchema>(TestPostgresUrl(),
                                                "tf_external_");
       store_url = schema_->url();
     }

@@ -19,11 +19,16 @@ namespace tf::testing {
 
 inline std::vector<std::string> StoreBackends() { return {"sqlite", "postgresql"}; }
 
+// The PostgreSQL server this run's tests may use (TENSORFLEET_TEST_POSTGRES_URL); "" when none
+// is named.
+inline std::string TestPostgresUrl() {
+  const char* pg = std::getenv("TENSORFLEET_TEST_POSTGRES_URL");
+  return pg == nullptr ? "" : pg;
+}
+
 // Whether this run can open `backend`: SQLite always, PostgreSQL when a server is named.
 inline bool StoreReachable(const std::string& backend) {
-  if (backend != "postgresql") return true;
-  const char* pg = std::getenv("TENSORFLEET_TEST_POSTGRES_URL");
-  return pg != nullptr && *pg != '\0';
+  return backend != "postgresql" || !TestPostgresUrl().empty();
 }
 
 // Skips the calling test, from its SetUp or its body, when `backend` cannot be opened here.
@@ -51,7 +56,7 @@ class TempDir {
 
 // The URL OpenStore takes for `backend`; `dir` holds the SQLite file.
 inline std::string StoreUrl(const std::string& backend, const TempDir& dir) {
-  if (backend == "postgresql") return std::getenv("TENSORFLEET_TEST_POSTGRES_URL");
+  if (backend == "postgresql") return TestPostgresUrl();
   return (dir.path() / "tensorfleet.db").string();
 }
 
