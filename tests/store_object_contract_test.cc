@@ -126,6 +126,26 @@ TEST_P(ObjectContractTest, PutReplacesAtomicallyAndHandsBackTheOldBlob) {
   EXPECT_EQ(PendingIds(), std::vector<std::string>{second});
 }
 
+TEST_P(ObjectContractTest, AConditionalDeleteTakesOnlyTheObjectWithThatEtag) {
+  Bucket b = MakeBucket("b");
+  const std::string blob = "blob-" + RandomHex(8);
+  Put(b, "k", blob, 5);
+  auto refused = objects().DeleteObject(b.id, "k", owner_, kT0, "not-its-etag");
+  ASSERT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("has ETag " + Md5Hex("k")), std::string::npos)
+      << refused.status().message();
+  EXPECT_TRUE(objects().GetObject(b.id, "k").ok()) << "a refused delete changed nothing";
+  EXPECT_TRUE(PendingIds().empty());
+
+  auto deleted = objects().DeleteObject(b.id, "k", owner_, kT0, Md5Hex("k"));
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  EXPECT_EQ(*deleted, std::vector<std::string>{blob});
+  EXPECT_EQ(objects().DeleteObject(b.id, "k", owner_, kT0, "*").status().code(),
+            StatusCode::kNotFound);
+  Put(b, "any", "blob-" + RandomHex(8), 1);
+  EXPECT_TRUE(objects().DeleteObject(b.id, "any", owner_, kT0, "*").ok());  // any ETag
+}
+
 TEST_P(ObjectContractTest, PendingBlobsBelongToTheirOwner) {
   std::string blob = "blob-" + RandomHex(8);
   ASSERT_TRUE(objects().AddPendingBlob({blob, "other-" + RandomHex(4), kT0}).ok());

@@ -200,11 +200,11 @@ Result<Listing> ObjectService::List(const std::string& project_id, const std::st
 }
 
 Status ObjectService::Delete(const std::string& project_id, const std::string& bucket,
-                             const std::string& key) {
+                             const std::string& key, const std::string& if_match) {
   TF_ASSIGN_OR_RETURN(store::Bucket b, FindBucket(project_id, bucket));
   TF_RETURN_IF_ERROR(ValidateKey(key));
   TF_ASSIGN_OR_RETURN(std::vector<std::string> blobs,
-                      store_.DeleteObject(b.id, key, blobs_.owner(), clock_.Now()));
+                      store_.DeleteObject(b.id, key, blobs_.owner(), clock_.Now(), if_match));
   DiscardReplaced(blobs, "the content of deleted object '" + key + "'");
   return OkStatus();
 }

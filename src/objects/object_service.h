@@ -186,7 +186,10 @@ class ObjectService {
   // Options as in store::ObjectStore::ListObjects; limit 1-1000.
   Result<Listing> List(const std::string& project_id, const std::string& bucket,
                        const store::ListObjectsOptions& options);
-  Status Delete(const std::string& project_id, const std::string& bucket, const std::string& key);
+  // kNotFound if there is no such object; kFailedPrecondition, deleting nothing, if `if_match`
+  // names an ETag ("*" for any, "" for no condition) the object does not have.
+  Status Delete(const std::string& project_id, const std::string& bucket, const std::string& key,
+                const std::string& if_match = "");
 
   // At start, before any upload: removes unsealed blobs and every pending blob of this blob
   // store. Returns how many blobs were removed.

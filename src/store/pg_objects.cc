@@ -359,14 +359,16 @@ Result<ObjectListing> PostgresStore::ListObjects(int64_t bucket_id,
 Result<std::vector<std::string>> PostgresStore::DeleteObject(int64_t bucket_id,
                                                              const std::string& key,
                                                              const std::string& owner,
-                                                             TimeMs now) {
+                                                             TimeMs now,
+                                                             const std::string& if_match) {
   std::vector<std::string> blobs;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kTransaction, [&](PgConnection& conn) -> Status {
-    TF_ASSIGN_OR_RETURN(PgResult r,
-                        conn.Exec("SELECT blob_id FROM objects WHERE bucket_id = $1 AND key = $2 "
-                                  "FOR UPDATE",
-                                  PgParams().Add(bucket_id).AddBytes(key)));
+    TF_ASSIGN_OR_RETURN(
+        PgResult r, conn.Exec("SELECT blob_id, etag FROM objects WHERE bucket_id = $1 AND key = $2 "
+                              "FOR UPDATE",
+                              PgParams().Add(bucket_id).AddBytes(key)));
     if (r.rows() == 0) return NotFound("object '" + key + "' does not exist");
+    TF_RETURN_IF_ERROR(DeleteConditionHolds(key, if_match, std::string(r.Text(0, 1))));
     TF_ASSIGN_OR_RETURN(blobs, TakeBlobs(conn, bucket_id, key, std::string(r.Text(0, 0))));
     TF_RETURN_IF_ERROR(conn.Run("DELETE FROM objects WHERE bucket_id = $1 AND key = $2",
                                 PgParams().Add(bucket_id).AddBytes(key)));

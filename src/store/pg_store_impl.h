@@ -99,7 +99,8 @@ class PostgresStore final : public Store,
   Result<ObjectRecord> GetObject(int64_t bucket_id, const std::string& key) override;
   Result<ObjectListing> ListObjects(int64_t bucket_id, const ListObjectsOptions& options) override;
   Result<std::vector<std::string>> DeleteObject(int64_t bucket_id, const std::string& key,
-                                                const std::string& owner, TimeMs now) override;
+                                                const std::string& owner, TimeMs now,
+                                                const std::string& if_match = "") override;
 
   // NodeStore (pg_nodes.cc)
   Result<NodeRecord> RegisterNode(NodeRecord node) override;

@@ -17,4 +17,10 @@ Status PutConditionHolds(const std::string& key, const PutCondition& condition,
   return OkStatus();
 }
 
+Status DeleteConditionHolds(const std::string& key, const std::string& if_match,
+                            const std::string& current_etag) {
+  if (if_match.empty() || if_match == "*" || if_match == current_etag) return OkStatus();
+  return FailedPrecondition("object '" + key + "' has ETag " + current_etag + ", not " + if_match);
+}
+
 }  // namespace tf::store

@@ -15,4 +15,9 @@ namespace tf::store {
 Status PutConditionHolds(const std::string& key, const PutCondition& condition,
                          const std::optional<std::string>& current_etag);
 
+// OK if a delete's `if_match` ("" for no condition, "*" for any ETag) holds of key `key`, whose
+// object has ETag `current_etag`; kFailedPrecondition saying which ETag it has otherwise.
+Status DeleteConditionHolds(const std::string& key, const std::string& if_match,
+                            const std::string& current_etag);
+
 }  // namespace tf::store

@@ -295,9 +295,17 @@ Result<ObjectListing> SqliteStore::ListObjects(int64_t bucket_id,
 
 Result<std::vector<std::string>> SqliteStore::DeleteObject(int64_t bucket_id,
                                                            const std::string& key,
-                                                           const std::string& owner, TimeMs now) {
+                                                           const std::string& owner, TimeMs now,
+                                                           const std::string& if_match) {
   std::vector<std::string> blobs;
   TF_RETURN_IF_ERROR(writer_->Write([&](SqliteDb& db) -> Status {
+    if (!if_match.empty()) {  // checked before anything changes
+      TF_ASSIGN_OR_RETURN(Stmt q,
+                          db.Prepare("SELECT etag FROM objects WHERE bucket_id = ? AND key = ?"));
+      TF_ASSIGN_OR_RETURN(bool found, q.Bind(1, bucket_id).BindBlob(2, key).Step());
+      if (!found) return NotFound("object '" + key + "' does not exist");
+      TF_RETURN_IF_ERROR(DeleteConditionHolds(key, if_match, q.Text(0)));
+    }
     bool exists = false;
     TF_ASSIGN_OR_RETURN(blobs, TakeBlobs(db, bucket_id, key, &exists));
     if (!exists) return NotFound("object '" + key + "' does not exist");

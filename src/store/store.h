@@ -191,11 +191,13 @@ class ObjectStore {
                                             const ListObjectsOptions& options) = 0;
   // In one transaction: deletes the object and makes its blobs (its one blob, or all its
   // segments' blobs) pending blobs of `owner` (created at `now`); returns their ids. kNotFound
-  // if there is no such object.
+  // if there is no such object; kFailedPrecondition, changing nothing, if `if_match` names an
+  // ETag ("" for no condition, "*" for any) that the object does not have (the message says
+  // which it has).
   virtual Result<std::vector<std::string>> DeleteObject(int64_t bucket_id,
                                                         const std::string& key,
-                                                        const std::string& owner,
-                                                        TimeMs now) = 0;
+                                                        const std::string& owner, TimeMs now,
+                                                        const std::string& if_match = "") = 0;
 };
 
 // Machines of the fleet. Nodes are shared by every project.
