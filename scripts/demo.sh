@@ -9,7 +9,9 @@
 #   objects copied up and back, and a damaged blob refused on read; an S3 access key and the AWS
 #   CLI copying into and listing the same buckets (a 24 MiB file in three parts, kept as those
 #   parts, whose attributes and second part are then read on their own; a checksum sent with an
-#   upload checked, and a wrong one refused; an object read with the bucket in the host name); a second server keeping its objects' content in an
+#   upload checked, and a wrong one refused; an object read with the bucket in the host name;
+#   rclone mirroring and checking the run's shards; a public-read upload refused, as there are no
+#   ACLs); a second server keeping its objects' content in an
 #   S3-compatible bucket (the first server's); a budget, the alerts it fired and a job it
 #   refused; a dataset packed into shards and read by a managed job with PyTorch's DataLoader.
 set -euo pipefail
@@ -272,6 +274,27 @@ aws_ s3 cp --no-progress "$data_dir/demo-files/metrics.txt.gz" s3://checkpoints/
   --content-type text/plain --content-encoding gzip --cache-control "max-age=86400"
 aws_ s3api head-object --bucket checkpoints --key run-7/metrics.txt.gz \
   --query '[ContentType, ContentEncoding, CacheControl]' --output text
+# rclone, with an S3 client of its own, mirrors the run's shards and checks every file by size
+# and MD5; its remote is defined by the environment alone.
+rclone_() {
+  printf '$ rclone'; printf ' %q' "$@"; printf '\n'
+  AWS_CA_BUNDLE= RCLONE_CONFIG_TF_TYPE=s3 RCLONE_CONFIG_TF_PROVIDER=Other \
+    RCLONE_CONFIG_TF_ENDPOINT="$(cat "$data_dir/url")" RCLONE_CONFIG_TF_REGION=us-east-1 \
+    RCLONE_CONFIG_TF_ACCESS_KEY_ID="$AWS_ACCESS_KEY_ID" \
+    RCLONE_CONFIG_TF_SECRET_ACCESS_KEY="$AWS_SECRET_ACCESS_KEY" rclone --config /dev/null "$@"
+}
+rclone_ sync "$run_dir/shards" tf:checkpoints/run-7/shards-by-rclone
+rclone_ check "$run_dir/shards" tf:checkpoints/run-7/shards-by-rclone
+# This server has no ACLs: a public upload is refused, saying so, rather than stored private.
+if refused=$(aws_ s3api put-object --bucket checkpoints --key run-7/public.txt \
+  --body "$run_dir/metrics.txt" --acl public-read 2>&1); then
+  echo "$refused"; echo "a public-read upload was not refused"; exit 1
+fi
+echo "$refused"
+case "$refused" in
+  *AccessControlListNotSupported*x-amz-acl*) echo "  (refused: nothing was stored)" ;;
+  *) echo "refused, but not as AccessControlListNotSupported naming x-amz-acl"; exit 1 ;;
+esac
 
 step "Objects in an external S3-compatible bucket: a second server keeps its content in the first one's"
 # The first server stands in for any S3-compatible service; the second signs its requests with

@@ -20,6 +20,8 @@ packages=(
   python3-jinja2
   # real clients and the example training job: PyTorch, boto3, the AWS CLI, a text corpus
   python3-torch python3-numpy libopenblas0-pthread python3-boto3 awscli fortunes pybind11-dev python3-dev
+  # more S3 tools the object service is tested with
+  rclone s3cmd
 )
 
 missing=()

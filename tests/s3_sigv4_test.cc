@@ -486,5 +486,25 @@ TEST_F(VerifyRequestTest, PresignedUrlWorksUntilItExpires) {
   EXPECT_EQ(VerifyRequest(other_object, t0_, Lookup()).error().code, "SignatureDoesNotMatch");
 }
 
+TEST_F(VerifyRequestTest, SignatureVersionTwoIsRefusedSayingWhatToUseInstead) {
+  // What `s3cmd signurl` makes, and the header form of older clients.
+  http::Request url;
+  url.method = "GET";
+  url.target = "/b/k?AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Expires=1796157259&Signature=1Upg%3D";
+  url.path = "/b/k";
+  url.query = http::ParseQuery(url.target.substr(url.target.find('?') + 1));
+  url.headers = {{"Host", "127.0.0.1:8470"}};
+  auto v = VerifyRequest(url, t0_, Lookup());
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.error().code, "InvalidRequest");
+  EXPECT_EQ(v.error().status, 400);
+  EXPECT_NE(v.error().message.find("AWS4-HMAC-SHA256"), std::string::npos) << v.error().message;
+
+  http::Request header = GetObject();
+  header.headers[4].second = "AWS AKIAIOSFODNN7EXAMPLE:frJIUN8DYpKDtOLCwo//yllqDzg=";
+  EXPECT_EQ(VerifyRequest(header, t0_, Lookup()).error().code, "InvalidRequest");
+  EXPECT_EQ(lookups_, 0);  // refused before the store is asked
+}
+
 }  // namespace
 }  // namespace tf::s3

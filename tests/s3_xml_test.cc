@@ -78,16 +78,25 @@ TEST(XmlParserTest, RefusesWhatIsNotStrictlyWellFormed) {
 TEST(RequestXmlTest, DeleteRequest) {
   auto d = ParseDeleteRequest(
       "<Delete><Quiet>true</Quiet><Object><Key>a</Key></Object>"
-      "<Object><Key>b/../c</Key><VersionId>v</VersionId></Object></Delete>");
+      "<Object><Key>b/../c</Key><VersionId>v</VersionId><ETag>&quot;e1&quot;</ETag></Object>"
+      "</Delete>");
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_TRUE(d->quiet);
-  EXPECT_EQ(d->keys, (std::vector<std::string>{"a", "b/../c"}));
+  ASSERT_EQ(d->objects.size(), 2u);
+  EXPECT_EQ(d->objects[0].key, "a");
+  EXPECT_EQ(d->objects[0].version_id, std::nullopt);
+  EXPECT_EQ(d->objects[1].key, "b/../c");
+  EXPECT_EQ(d->objects[1].version_id, "v");
+  EXPECT_EQ(d->objects[0].etag, std::nullopt);
+  EXPECT_EQ(d->objects[1].etag, "e1");
 
   std::string many = "<Delete>";
   for (int i = 0; i < 1001; ++i) many += "<Object><Key>k</Key></Object>";
   many += "</Delete>";
   for (const std::string& bad : {std::string("<Delete/>"), std::string("<Remove/>"),
                                  std::string("<Delete><Object/></Delete>"),
+                                 std::string("<Delete><Object><Key>k</Key><ETag>\"\"</ETag>"
+                                             "</Object></Delete>"),
                                  std::string("<Delete><Quiet>yes</Quiet></Delete>"), many}) {
     EXPECT_FALSE(ParseDeleteRequest(bad).ok()) << bad.substr(0, 60);
   }

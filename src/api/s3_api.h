@@ -67,6 +67,25 @@ s3::Error BucketError(const std::string& bucket, const Status& status);
 // refuse, so that those get S3's codes; nullopt when both are fine.
 std::optional<s3::Error> CheckNames(const std::string& bucket, const std::string& key);
 
+// Object versions: this server keeps one version of each object, S3's "null" version (that of a
+// bucket whose versioning was never enabled). A version id names it if it is "null", and no
+// version otherwise.
+inline constexpr std::string_view kNullVersion = "null";
+// NoSuchVersion (404) naming `key` and `version_id`.
+s3::Error NoSuchVersion(const std::string& key, const std::string& version_id);
+// NoSuchVersion for a call whose versionId query parameter is not "null"; nullopt otherwise.
+std::optional<s3::Error> CheckVersionId(const S3Call& call);
+
+// Deletes one object, if it has ETag `if_match` ("*" for any, "" for no condition): nullopt
+// when it is gone (or was not there, without a condition), else S3's error (PreconditionFailed
+// naming If-Match, NoSuchKey for a missing object with a condition, ...). Blocking.
+std::optional<s3::Error> DeleteOneObject(Services& services, const std::string& project_id,
+                                         const std::string& bucket, const std::string& key,
+                                         const std::string& if_match);
+
+// NoSuchKey (or NoSuchBucket) unless the call's object exists; nullopt if it does.
+awaitable<std::optional<s3::Error>> MissingObject(S3Call& call);
+
 // A refused commit of content (an object's or a part's) as S3 names it: a digest that does not
 // match is XAmzContentSHA256Mismatch or BadDigest, the rest as s3::FromStatus says.
 s3::Error ContentError(const Status& status);
@@ -76,8 +95,8 @@ struct CopySource {
   std::string bucket;
   std::string key;
 };
-// InvalidArgument for a malformed header, the codes of CheckNames for bad names, NotImplemented
-// for a version.
+// InvalidArgument for a malformed header, the codes of CheckNames for bad names, NoSuchVersion
+// for a ?versionId= but null.
 s3::Outcome<CopySource> CopySourceOf(const S3Call& call);
 
 // Checks a buffered body against what was signed (a payload hash, or aws-chunked chunk
@@ -136,6 +155,23 @@ class S3Body {
   std::unique_ptr<State> state_;
 };
 
+// A write (PUT, POST) whose x-amz-* headers ask for what this server does not do: a sharing ACL
+// or grants (AccessControlListNotSupported; InvalidBucketAclWithObjectOwnership on
+// CreateBucket), server-side encryption, tags, object lock, a website redirect, an append
+// (InvalidRequest),
+// a storage class but STANDARD (InvalidStorageClass): 400s naming the header; nullopt when there
+// is none (s3_write_headers.cc).
+std::optional<s3::Error> RefuseUnsupportedWriteHeaders(const S3Call& call);
+
+// Whether the call reads (or deletes) a bucket configuration this server never has: ?versioning,
+// ?acl, ?policy, ?cors, ?lifecycle, ?encryption, ?tagging and the like (s3_bucket_config.cc).
+bool IsUnsetBucketConfiguration(const S3Call& call);
+// Answers such a call as S3 answers for a bucket without that configuration: the error that
+// names its absence (NoSuchBucketPolicy, 404, ...), or the empty document (versioning never
+// enabled, no logging, ACLs disabled, public access blocked, ...), or the ACL that grants the
+// owner (the project) alone; DELETE of one S3 can delete is 204.
+awaitable<http::Response> AnswerUnsetBucketConfiguration(S3Call& call);
+
 // The operations, one per S3 action, each answering one call.
 awaitable<http::Response> ListBuckets(S3Call& call);
 awaitable<http::Response> CreateBucket(S3Call& call);
@@ -143,12 +179,15 @@ awaitable<http::Response> DeleteBucket(S3Call& call);
 awaitable<http::Response> HeadBucket(S3Call& call);
 awaitable<http::Response> GetBucketLocation(S3Call& call);
 awaitable<http::Response> ListObjects(S3Call& call);  // V1 and V2 (list-type=2)
+awaitable<http::Response> ListObjectVersions(S3Call& call);  // each object's one version, null
 awaitable<http::Response> DeleteObjects(S3Call& call);
 awaitable<http::Response> PutObject(S3Call& call);
 awaitable<http::Response> CopyObject(S3Call& call);
 awaitable<http::Response> GetObject(S3Call& call, bool head);
 awaitable<http::Response> DeleteObject(S3Call& call);
 awaitable<http::Response> GetObjectTagging(S3Call& call);  // always an empty tag set
+awaitable<http::Response> DeleteObjectTagging(S3Call& call);  // there are none: 204
+awaitable<http::Response> GetObjectAcl(S3Call& call);      // the owner (the project) alone
 awaitable<http::Response> GetObjectAttributes(S3Call& call);
 awaitable<http::Response> CreateMultipartUpload(S3Call& call);
 awaitable<http::Response> UploadPart(S3Call& call);

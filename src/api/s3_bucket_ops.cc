@@ -1,5 +1,5 @@
 // S3's bucket operations: ListBuckets, CreateBucket, DeleteBucket, HeadBucket,
-// GetBucketLocation, ListObjects (V1 and V2) and DeleteObjects.
+// GetBucketLocation, ListObjects (V1 and V2), ListObjectVersions and DeleteObjects.
 #include <charconv>
 
 #include "api/s3_api.h"
@@ -30,16 +30,18 @@ std::optional<std::string> HexDecode(std::string_view hex) {
 // A listing's parameters, from the query.
 struct ListRequest {
   bool v2 = false;
+  bool versions = false;  // ListObjectVersions
   bool url_encoding = false;
   int max_keys = kMaxListKeys;
   store::ListObjectsOptions options;
   std::string continuation_token, start_after, marker;  // as given
 };
 
-s3::Outcome<ListRequest> ParseListRequest(const S3Call& call) {
+s3::Outcome<ListRequest> ParseListRequest(const S3Call& call, bool versions) {
   ListRequest out;
-  out.v2 = call.Query("list-type") == "2";
-  if (call.Has("list-type") && !out.v2) {
+  out.versions = versions;
+  out.v2 = !versions && call.Query("list-type") == "2";
+  if (!versions && call.Has("list-type") && !out.v2) {
     return s3::MakeError("InvalidArgument", "list-type must be 2");
   }
   if (call.Has("encoding-type")) {
@@ -70,6 +72,21 @@ s3::Outcome<ListRequest> ParseListRequest(const S3Call& call) {
         return s3::MakeError("InvalidArgument", "The continuation token provided is incorrect");
       }
       out.options.start_after = std::max(*after, out.start_after);
+    }
+  } else if (versions) {
+    // Every object has one version, "null": the versions after (key, "null") are the keys after.
+    out.marker = call.Query("key-marker");
+    out.options.start_after = out.marker;
+    if (call.Has("version-id-marker")) {
+      if (out.marker.empty()) {
+        return s3::MakeError("InvalidArgument",
+                             "A version-id marker cannot be specified without a key marker.");
+      }
+      if (call.Query("version-id-marker") != kNullVersion) {
+        return s3::MakeError("InvalidArgument",
+                             "Invalid version id marker: this server's objects have only the "
+                             "version null");
+      }
     }
   } else {
     out.marker = call.Query("marker");
@@ -173,8 +190,11 @@ awaitable<http::Response> GetBucketLocation(S3Call& call) {
   co_return XmlResponse(w.Finish());
 }
 
-awaitable<http::Response> ListObjects(S3Call& call) {
-  s3::Outcome<ListRequest> parsed = ParseListRequest(call);
+namespace {
+
+// ListObjects (V1, V2) and ListObjectVersions: the same listing, in each one's document.
+awaitable<http::Response> List(S3Call& call, bool versions) {
+  s3::Outcome<ListRequest> parsed = ParseListRequest(call, versions);
   if (!parsed.ok()) co_return S3ErrorResponse(call, parsed.error());
   ListRequest& req = *parsed;
   Services& s = call.services();
@@ -194,9 +214,13 @@ awaitable<http::Response> ListObjects(S3Call& call) {
   };
   const objects::Listing& l = *listing;
   s3::XmlWriter w;
-  w.Open("ListBucketResult", s3::kS3Namespace);
+  w.Open(versions ? "ListVersionsResult" : "ListBucketResult", s3::kS3Namespace);
   w.Element("Name", call.bucket);
   w.Element("Prefix", encode(req.options.prefix));
+  if (versions) {
+    w.Element("KeyMarker", encode(req.marker));
+    w.Element("VersionIdMarker", call.Query("version-id-marker"));
+  }
   if (!req.options.delimiter.empty()) w.Element("Delimiter", encode(req.options.delimiter));
   w.Element("MaxKeys", std::to_string(req.max_keys));
   if (req.url_encoding) w.Element("EncodingType", "url");
@@ -206,14 +230,23 @@ awaitable<http::Response> ListObjects(S3Call& call) {
     if (!req.start_after.empty()) w.Element("StartAfter", encode(req.start_after));
     if (!req.continuation_token.empty()) w.Element("ContinuationToken", req.continuation_token);
     if (l.truncated) w.Element("NextContinuationToken", HexEncode(l.next_start_after));
+  } else if (versions) {
+    if (l.truncated) {
+      w.Element("NextKeyMarker", encode(l.next_start_after));
+      w.Element("NextVersionIdMarker", kNullVersion);
+    }
   } else {
     w.Element("Marker", encode(req.marker));
     if (l.truncated) w.Element("NextMarker", encode(l.next_start_after));
   }
   const bool owner = !req.v2 || call.Query("fetch-owner") == "true";
   for (const auto& o : l.objects) {
-    w.Open("Contents");
+    w.Open(versions ? "Version" : "Contents");
     w.Element("Key", encode(o.key));
+    if (versions) {
+      w.Element("VersionId", kNullVersion);
+      w.Element("IsLatest", "true");
+    }
     w.Element("LastModified", FormatTime(o.modified_at));
     w.Element("ETag", "\"" + o.etag + "\"");
     w.Element("Size", std::to_string(o.size));
@@ -238,13 +271,19 @@ awaitable<http::Response> ListObjects(S3Call& call) {
   co_return XmlResponse(w.Finish());
 }
 
+}  // namespace
+
+awaitable<http::Response> ListObjects(S3Call& call) { co_return co_await List(call, false); }
+
+awaitable<http::Response> ListObjectVersions(S3Call& call) { co_return co_await List(call, true); }
+
 awaitable<http::Response> DeleteObjects(S3Call& call) {
   auto parsed = s3::ParseDeleteRequest(call.request.body);
   if (!parsed.ok()) {
     co_return S3ErrorResponse(call, s3::MakeError("MalformedXML", parsed.status().message()));
   }
   struct KeyResult {
-    std::string key;
+    const s3::DeleteTarget* target;
     std::optional<s3::Error> error;
   };
   Services& s = call.services();
@@ -252,14 +291,17 @@ awaitable<http::Response> DeleteObjects(S3Call& call) {
     auto bucket = s.objects.GetBucket(call.project(), call.bucket);
     if (!bucket.ok()) return BucketError(call.bucket, bucket.status());
     std::vector<KeyResult> out;
-    for (const std::string& key : parsed->keys) {
-      std::optional<s3::Error> error = CheckNames(call.bucket, key);
-      if (!error) {
-        Status st = s.objects.Delete(call.project(), call.bucket, key);
-        // Deleting what is not there succeeds, as in S3.
-        if (!st.ok() && st.code() != StatusCode::kNotFound) error = s3::FromStatus(st);
+    for (const s3::DeleteTarget& target : parsed->objects) {
+      std::optional<s3::Error> error = CheckNames(call.bucket, target.key);
+      // A version but the one there is names nothing: the object stays.
+      if (!error && target.version_id && *target.version_id != kNullVersion) {
+        error = NoSuchVersion(target.key, *target.version_id);
       }
-      out.push_back({key, std::move(error)});
+      if (!error) {
+        error = DeleteOneObject(s, call.project(), call.bucket, target.key,
+                                target.etag.value_or(""));
+      }
+      out.push_back({&target, std::move(error)});
     }
     return out;
   });
@@ -269,13 +311,15 @@ awaitable<http::Response> DeleteObjects(S3Call& call) {
   for (const KeyResult& o : *results) {
     if (o.error) {
       w.Open("Error");
-      w.Element("Key", o.key);
+      w.Element("Key", o.target->key);
+      if (o.target->version_id) w.Element("VersionId", *o.target->version_id);
       w.Element("Code", o.error->code);
       w.Element("Message", o.error->message);
       w.Close();
     } else if (!parsed->quiet) {
       w.Open("Deleted");
-      w.Element("Key", o.key);
+      w.Element("Key", o.target->key);
+      if (o.target->version_id) w.Element("VersionId", *o.target->version_id);
       w.Close();
     }
   }

@@ -66,6 +66,25 @@ s3::Error CopySourcePreconditionFailed(const ConditionOutcome& outcome) {
   return PreconditionFailed(header);
 }
 
+namespace {
+
+// The one ETag an If-Match of a write or delete names, without its quotes ("" for none).
+s3::Outcome<std::string> EtagOfIfMatch(std::string_view match) {
+  if (match.empty()) return std::string();
+  if (match.size() >= 2 && match.front() == '"' && match.back() == '"') {
+    match = match.substr(1, match.size() - 2);
+  }
+  if (match.empty() || match == "*" || match.find_first_of("\",") != std::string_view::npos) {
+    return s3::MakeError("NotImplemented",
+                         "A header you provided implies functionality that is not implemented: "
+                         "If-Match on a write takes one ETag")
+        .With("Header", "If-Match");
+  }
+  return std::string(match);
+}
+
+}  // namespace
+
 s3::Outcome<store::PutCondition> PutConditionOf(const http::Request& request) {
   store::PutCondition out;
   if (const std::string& none = request.Header("If-None-Match"); !none.empty()) {
@@ -78,18 +97,23 @@ s3::Outcome<store::PutCondition> PutConditionOf(const http::Request& request) {
     out.must_be_absent = true;
   }
   if (std::string_view match = request.Header("If-Match"); !match.empty()) {
-    if (match.size() >= 2 && match.front() == '"' && match.back() == '"') {
-      match = match.substr(1, match.size() - 2);
-    }
-    if (match.empty() || match == "*" || match.find_first_of("\",") != std::string_view::npos) {
-      return s3::MakeError("NotImplemented",
-                           "A header you provided implies functionality that is not implemented: "
-                           "If-Match on a write takes one ETag")
-          .With("Header", "If-Match");
-    }
-    out.etag = std::string(match);
+    s3::Outcome<std::string> etag = EtagOfIfMatch(match);
+    if (!etag.ok()) return etag.error();
+    out.etag = std::move(*etag);
   }
   return out;
+}
+
+s3::Outcome<std::string> DeleteConditionOf(const http::Request& request) {
+  if (!request.Header("If-None-Match").empty()) {
+    return s3::MakeError("NotImplemented",
+                         "A header you provided implies functionality that is not implemented: "
+                         "a delete takes If-Match, not If-None-Match")
+        .With("Header", "If-None-Match");
+  }
+  std::string_view match = request.Header("If-Match");
+  if (match == "*") return std::string(match);
+  return EtagOfIfMatch(match);
 }
 
 s3::Error PutConditionError(const Status& failed, const store::PutCondition& condition) {

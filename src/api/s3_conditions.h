@@ -45,6 +45,10 @@ s3::Error CopySourcePreconditionFailed(const ConditionOutcome& outcome);
 // write (If-None-Match other than *, several ETags).
 s3::Outcome<store::PutCondition> PutConditionOf(const http::Request& request);
 
+// The condition of a DeleteObject: If-Match: "ETAG", or * (the object must exist); "" when
+// there is none. An error for several ETags, or for If-None-Match, which a delete does not take.
+s3::Outcome<std::string> DeleteConditionOf(const http::Request& request);
+
 // S3's error for a put whose condition did not hold at commit: NoSuchKey for If-Match on a
 // missing object, PreconditionFailed otherwise.
 s3::Error PutConditionError(const Status& failed, const store::PutCondition& condition);

@@ -91,6 +91,19 @@ std::string S3Call::resource() const {
   return key.empty() ? "/" + bucket : "/" + bucket + "/" + key;
 }
 
+s3::Error NoSuchVersion(const std::string& key, const std::string& version_id) {
+  return s3::MakeError("NoSuchVersion",
+                       "The specified version does not exist: this server keeps one version of "
+                       "each object, null")
+      .With("Key", key)
+      .With("VersionId", version_id.substr(0, 1024));
+}
+
+std::optional<s3::Error> CheckVersionId(const S3Call& call) {
+  if (!call.Has("versionId") || call.Query("versionId") == kNullVersion) return std::nullopt;
+  return NoSuchVersion(call.key, call.Query("versionId"));
+}
+
 std::string S3Call::location() const { return virtual_hosted ? "/" + key : resource(); }
 
 http::Response XmlResponse(std::string document, int status) {

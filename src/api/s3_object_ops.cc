@@ -216,11 +216,20 @@ awaitable<http::Response> PutObject(S3Call& call) {
 }
 
 s3::Outcome<CopySource> CopySourceOf(const S3Call& call) {
-  // "/bucket/key" or "bucket/key", percent-encoded.
-  std::string source = http::PercentDecode(call.request.Header("x-amz-copy-source"), false);
-  if (source.find("?versionId=") != std::string::npos) {
-    return s3::MakeError("NotImplemented", "this server keeps no object versions");
+  // "/bucket/key" or "bucket/key", percent-encoded, and "?versionId=ID" after it.
+  std::string_view raw = call.request.Header("x-amz-copy-source");
+  std::optional<std::string> version;
+  if (const size_t q = raw.find('?'); q != std::string_view::npos) {
+    const std::string_view query = raw.substr(q + 1);
+    if (query.rfind("versionId=", 0) != 0) {
+      return s3::MakeError("InvalidArgument",
+                           "x-amz-copy-source may only be followed by ?versionId=, not '?" +
+                               std::string(query.substr(0, 32)) + "'");
+    }
+    version = http::PercentDecode(query.substr(10), false);
+    raw = raw.substr(0, q);
   }
+  std::string source = http::PercentDecode(raw, false);
   if (!source.empty() && source.front() == '/') source.erase(0, 1);
   const size_t slash = source.find('/');
   if (slash == std::string::npos || slash + 1 == source.size()) {
@@ -228,6 +237,7 @@ s3::Outcome<CopySource> CopySourceOf(const S3Call& call) {
   }
   CopySource out{source.substr(0, slash), source.substr(slash + 1)};
   if (auto bad = CheckNames(out.bucket, out.key)) return *bad;
+  if (version && *version != kNullVersion) return NoSuchVersion(out.key, *version);
   return out;
 }
 
@@ -382,30 +392,51 @@ awaitable<http::Response> GetObject(S3Call& call, bool head) {
   co_return co_await SendContent(call, std::move(reader), std::move(response), length);
 }
 
-awaitable<http::Response> GetObjectTagging(S3Call& call) {
+awaitable<std::optional<s3::Error>> MissingObject(S3Call& call) {
   Services& s = call.services();
-  auto found = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<bool> {
+  co_return co_await RunBlocking(s.pool, [&]() -> std::optional<s3::Error> {
     auto info = s.objects.Head(call.project(), call.bucket, call.key);
     if (!info.ok()) return ObjectError(call, info.status());
-    return true;
+    return std::nullopt;
   });
-  if (!found.ok()) co_return S3ErrorResponse(call, found.error());
+}
+
+awaitable<http::Response> GetObjectTagging(S3Call& call) {
+  if (auto missing = co_await MissingObject(call)) co_return S3ErrorResponse(call, *missing);
   s3::XmlWriter w;
   w.Open("Tagging", s3::kS3Namespace);
   w.Open("TagSet");
   co_return XmlResponse(w.Finish());
 }
 
+awaitable<http::Response> DeleteObjectTagging(S3Call& call) {
+  if (auto missing = co_await MissingObject(call)) co_return S3ErrorResponse(call, *missing);
+  http::Response r;
+  r.status = 204;
+  r.content_type.clear();
+  co_return r;
+}
+
+std::optional<s3::Error> DeleteOneObject(Services& services, const std::string& project_id,
+                                         const std::string& bucket, const std::string& key,
+                                         const std::string& if_match) {
+  Status st = services.objects.Delete(project_id, bucket, key, if_match);
+  if (st.ok()) return std::nullopt;
+  if (st.code() == StatusCode::kFailedPrecondition) return PreconditionFailed("If-Match");
+  s3::Error e = ObjectError(services, project_id, bucket, key, st);
+  // Deleting what is not there succeeds, as in S3, unless a condition asked for an object.
+  if (e.code == "NoSuchKey" && if_match.empty()) return std::nullopt;
+  return e;
+}
+
 awaitable<http::Response> DeleteObject(S3Call& call) {
+  s3::Outcome<std::string> if_match = DeleteConditionOf(call.request);
+  if (!if_match.ok()) co_return S3ErrorResponse(call, if_match.error());
   Services& s = call.services();
-  auto deleted = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<bool> {
-    Status st = s.objects.Delete(call.project(), call.bucket, call.key);
-    if (st.ok()) return true;
-    s3::Error e = ObjectError(call, st);
-    if (e.code == "NoSuchKey") return true;  // deleting what is not there succeeds, as in S3
-    return e;
+  auto refused = co_await RunBlocking(s.pool, [&] {
+    return DeleteOneObject(s, call.project(), call.bucket, call.key, *if_match);
   });
-  if (!deleted.ok()) co_return S3ErrorResponse(call, deleted.error());
+  if (refused) co_return S3ErrorResponse(call, *refused);
   http::Response r;
   r.status = 204;
   r.content_type.clear();

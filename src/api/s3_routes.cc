@@ -15,7 +15,8 @@ namespace tf::api {
 namespace {
 
 // S3 sub-resources this server does not implement: a request naming one is answered
-// NotImplemented rather than mistaken for a plain object or bucket request.
+// NotImplemented rather than mistaken for a plain object or bucket request. (Reading a bucket's
+// configuration, or its ACL, is answered as S3 answers where none is set: s3_bucket_config.cc.)
 constexpr std::string_view kUnsupported[] = {
     "accelerate",
     "acl",
@@ -41,9 +42,7 @@ constexpr std::string_view kUnsupported[] = {
     "select",
     "tagging",
     "torrent",
-    "versionId",
     "versioning",
-    "versions",
     "website",
 };
 
@@ -57,11 +56,22 @@ http::Response MethodNotAllowed(const S3Call& call) {
                                                                              : "OBJECT"));
 }
 
+http::Response NotImplemented(const S3Call& call, std::string_view sub) {
+  return S3ErrorResponse(call, s3::MakeError("NotImplemented",
+                                             "The '" + std::string(sub) +
+                                                 "' sub-resource is not supported by this "
+                                                 "server"));
+}
+
 awaitable<http::Response> Dispatch(S3Call& call) {
+  // Each object has one version, null; a request may name it, and no other.
+  if (auto bad = CheckVersionId(call)) co_return S3ErrorResponse(call, *bad);
   // Objects have no tags, which the AWS CLI asks about before it copies one in parts.
-  if (call.request.method == "GET" && !call.key.empty() && call.Has("tagging")) {
+  if (!call.key.empty() && call.Has("tagging") &&
+      (call.request.method == "GET" || call.request.method == "DELETE")) {
     if (auto bad = CheckNames(call.bucket, call.key)) co_return S3ErrorResponse(call, *bad);
-    co_return co_await GetObjectTagging(call);
+    if (call.request.method == "GET") co_return co_await GetObjectTagging(call);
+    co_return co_await DeleteObjectTagging(call);
   }
   if (call.Has("attributes")) {
     if (call.request.method != "GET" || call.key.empty()) {  // never a plain put or delete
@@ -73,15 +83,23 @@ awaitable<http::Response> Dispatch(S3Call& call) {
     if (auto bad = CheckNames(call.bucket, call.key)) co_return S3ErrorResponse(call, *bad);
     co_return co_await GetObjectAttributes(call);
   }
+  if (!call.bucket.empty() && IsUnsetBucketConfiguration(call)) {
+    if (auto bad = CheckNames(call.bucket, call.key)) co_return S3ErrorResponse(call, *bad);
+    co_return co_await AnswerUnsetBucketConfiguration(call);
+  }
+  if (call.request.method == "GET" && !call.key.empty() && call.Has("acl")) {
+    if (auto bad = CheckNames(call.bucket, call.key)) co_return S3ErrorResponse(call, *bad);
+    co_return co_await GetObjectAcl(call);
+  }
   for (std::string_view sub : kUnsupported) {
-    if (call.Has(std::string(sub).c_str())) {
-      co_return S3ErrorResponse(
-          call, s3::MakeError("NotImplemented", "The '" + std::string(sub) +
-                                                    "' sub-resource is not supported by "
-                                                    "this server"));
-    }
+    if (call.Has(std::string(sub).c_str())) co_return NotImplemented(call, sub);
   }
   const std::string& m = call.request.method;
+  if (m == "PUT" || m == "POST") {
+    if (auto refused = RefuseUnsupportedWriteHeaders(call)) {
+      co_return S3ErrorResponse(call, *refused);
+    }
+  }
   if (call.bucket.empty()) {
     if (m == "GET") co_return co_await ListBuckets(call);
     co_return MethodNotAllowed(call);
@@ -90,6 +108,7 @@ awaitable<http::Response> Dispatch(S3Call& call) {
   if (call.key.empty()) {
     if (m == "GET" && call.Has("location")) co_return co_await GetBucketLocation(call);
     if (m == "GET" && call.Has("uploads")) co_return co_await ListMultipartUploads(call);
+    if (m == "GET" && call.Has("versions")) co_return co_await ListObjectVersions(call);
     if (m == "GET") co_return co_await ListObjects(call);
     if (m == "PUT") co_return co_await CreateBucket(call);
     if (m == "DELETE") co_return co_await DeleteBucket(call);

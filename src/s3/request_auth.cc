@@ -180,6 +180,13 @@ Outcome<SignedRequest> VerifyRequest(const http::Request& r, TimeMs now, const K
                      "Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter "
                      "or the Authorization header may be given");
   }
+  if (!has_header && !presigned && r.query.count("AWSAccessKeyId") > 0 &&
+      r.query.count("Signature") > 0) {  // a presigned URL of Signature Version 2 (s3cmd signurl)
+    return MakeError("InvalidRequest",
+                     "The authorization mechanism you have provided is not supported. Please use "
+                     "AWS4-HMAC-SHA256 (a URL presigned with Signature Version 4, e.g. `aws s3 "
+                     "presign`).");
+  }
   if (!has_header && !presigned) {
     return MakeError("AccessDenied",
                      "Anonymous access is not allowed: sign requests with AWS Signature Version "

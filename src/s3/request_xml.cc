@@ -38,14 +38,22 @@ Result<DeleteRequest> ParseDeleteRequest(std::string_view body) {
     } else if (child.name == "Object") {
       const XmlElement* key = child.Child("Key");
       if (key == nullptr) return InvalidArgument("an Object has no Key");
-      out.keys.push_back(key->text);
+      DeleteTarget target{key->text, std::nullopt};
+      if (const XmlElement* version = child.Child("VersionId")) target.version_id = version->text;
+      if (const XmlElement* etag = child.Child("ETag")) {
+        std::string_view e = etag->text;
+        if (e.size() >= 2 && e.front() == '"' && e.back() == '"') e = e.substr(1, e.size() - 2);
+        if (e.empty()) return InvalidArgument("an Object's ETag is empty");
+        target.etag = std::string(e);
+      }
+      out.objects.push_back(std::move(target));
     } else {
       return InvalidArgument("Delete holds an unknown element '" + child.name + "'");
     }
   }
-  if (out.keys.empty()) return InvalidArgument("Delete names no Object");
-  if (out.keys.size() > kMaxDeleteKeys) {
-    return InvalidArgument("Delete names " + std::to_string(out.keys.size()) +
+  if (out.objects.empty()) return InvalidArgument("Delete names no Object");
+  if (out.objects.size() > kMaxDeleteKeys) {
+    return InvalidArgument("Delete names " + std::to_string(out.objects.size()) +
                            " objects; at most " + std::to_string(kMaxDeleteKeys) + " are allowed");
   }
   return out;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,10 +18,17 @@ Result<std::string> ParseCreateBucketConfiguration(std::string_view body);
 
 inline constexpr size_t kMaxDeleteKeys = 1000;
 
-// <Delete><Quiet>true</Quiet><Object><Key>k</Key></Object>...</Delete>: 1-1000 objects.
+// <Delete><Quiet>true</Quiet><Object><Key>k</Key><VersionId>v</VersionId><ETag>"e"</ETag>
+// </Object>...</Delete>: 1-1000 objects, each with or without a version and an ETag it must
+// have (its quotes dropped; "*" for any).
+struct DeleteTarget {
+  std::string key;
+  std::optional<std::string> version_id;
+  std::optional<std::string> etag;
+};
 struct DeleteRequest {
   bool quiet = false;
-  std::vector<std::string> keys;  // in the order given
+  std::vector<DeleteTarget> objects;  // in the order given
 };
 Result<DeleteRequest> ParseDeleteRequest(std::string_view body);
 

@@ -329,9 +329,20 @@ std::string XmlEscape(std::string_view text) {
 XmlWriter::XmlWriter() : out_("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n") {}
 
 void XmlWriter::Open(std::string_view name, std::string_view xmlns) {
+  using Attributes = std::initializer_list<std::pair<std::string_view, std::string_view>>;
+  Open(name, xmlns.empty() ? Attributes{} : Attributes{{"xmlns", xmlns}});
+}
+
+void XmlWriter::Open(
+    std::string_view name,
+    std::initializer_list<std::pair<std::string_view, std::string_view>> attributes) {
   out_ += "<";
   out_ += name;
-  if (!xmlns.empty()) out_ += " xmlns=\"" + XmlEscape(xmlns) + "\"";
+  for (const auto& [attribute, value] : attributes) {
+    out_ += " ";
+    out_ += attribute;
+    out_ += "=\"" + XmlEscape(value) + "\"";
+  }
   out_ += ">";
   open_.emplace_back(name);
 }

@@ -2,8 +2,10 @@
 // few request bodies S3 has (request_xml.h reads them). No Asio here: the fuzzer links this file.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -22,6 +24,9 @@ class XmlWriter {
   XmlWriter();  // starts with the XML declaration
   // <name> or <name xmlns="...">; every Open needs a Close.
   void Open(std::string_view name, std::string_view xmlns = {});
+  // <name a="v" ...>, the values escaped; every Open needs a Close.
+  void Open(std::string_view name,
+            std::initializer_list<std::pair<std::string_view, std::string_view>> attributes);
   void Close();
   // <name>text</name>
   void Element(std::string_view name, std::string_view text);
