@@ -21,6 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)tf::s3::ParseDeleteRequest(input);
   (void)tf::s3::ParseCompleteMultipartUpload(input);
   (void)tf::s3::ParseCreateBucketConfiguration(input);
+  (void)tf::s3::ParseAccessControlPolicy(input);
   (void)tf::s3::ParseAuthorization(input);
   (void)tf::s3::ParseCredential(input);
   (void)tf::s3::ParseSignedHeaders(input);

@@ -64,6 +64,15 @@ TEST(AddressingTest, AVirtualHostedRequestIsS3sWhateverItsPath) {
   EXPECT_TRUE(hosted.StreamsBody(Head("PUT", "/data/k")));
   EXPECT_FALSE(hosted.StreamsBody(Head("PUT", "/data")));
   EXPECT_FALSE(hosted.StreamsBody(Head("POST", "/k", "data.s3.example.com")));
+  http::Request part = Head("PUT", "/data/k");
+  part.query = {{"partNumber", "2"}, {"uploadId", "u"}, {"x-id", "UploadPart"}};
+  EXPECT_TRUE(hosted.StreamsBody(part));
+  http::Request acl = Head("PUT", "/data/k");
+  acl.query = {{"acl", ""}};
+  EXPECT_FALSE(hosted.StreamsBody(acl)) << "a document of the object's, read whole";
+  http::Request presigned = Head("PUT", "/data/k");
+  presigned.query = {{"X-Amz-Algorithm", "AWS4-HMAC-SHA256"}, {"X-Amz-Signature", "ab"}};
+  EXPECT_TRUE(hosted.StreamsBody(presigned));
 }
 
 TEST(VirtualHostDomainTest, AHostNameIsTakenLowerCasedAndAnythingElseRefused) {

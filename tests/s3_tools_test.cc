@@ -223,6 +223,13 @@ TEST_F(S3ToolsTest, WhatTheServerDoesNotDoIsRefusedAndNothingIsStored) {
   ASSERT_EQ(S3cmd({"put", (dir_.path() / "f.txt").string(), "s3://s3cmd-refusals/f.txt"})
                 .exit_code,
             0);
+  // Its ACL may be set to the one there is, and to nothing else.
+  ProgramRun private_acl = S3cmd({"setacl", "--acl-private", "s3://s3cmd-refusals/f.txt"});
+  EXPECT_EQ(private_acl.exit_code, 0) << private_acl.output;
+  ProgramRun public_acl = S3cmd({"setacl", "--acl-public", "s3://s3cmd-refusals/f.txt"});
+  EXPECT_NE(public_acl.exit_code, 0) << public_acl.output;
+  EXPECT_NE(public_acl.output.find("AccessControlListNotSupported"), std::string::npos)
+      << public_acl.output;
   ProgramRun link = S3cmd({"signurl", "s3://s3cmd-refusals/f.txt", "+600"});
   ASSERT_EQ(link.exit_code, 0) << link.output;
   std::string signed_url = link.output.substr(0, link.output.find('\n'));

@@ -102,6 +102,33 @@ TEST(RequestXmlTest, DeleteRequest) {
   }
 }
 
+TEST(RequestXmlTest, AccessControlPolicy) {
+  auto p = ParseAccessControlPolicy(
+      "<AccessControlPolicy xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Owner><ID>prj</ID>"
+      "</Owner><AccessControlList><Grant><Grantee xmlns:xsi=\"http://www.w3.org/2001/"
+      "XMLSchema-instance\" xsi:type=\"CanonicalUser\"><ID>prj</ID></Grantee><Permission>"
+      "FULL_CONTROL</Permission></Grant><Grant><Grantee><URI>http://acs.amazonaws.com/groups/"
+      "global/AllUsers</URI></Grantee><Permission>READ</Permission></Grant></AccessControlList>"
+      "</AccessControlPolicy>");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->owner_id, "prj");
+  ASSERT_EQ(p->grants.size(), 2u);
+  EXPECT_EQ(p->grants[0].id, "prj");
+  EXPECT_EQ(p->grants[0].permission, "FULL_CONTROL");
+  EXPECT_EQ(p->grants[1].uri, "http://acs.amazonaws.com/groups/global/AllUsers");
+  EXPECT_EQ(p->grants[1].permission, "READ");
+  for (const char* bad : {"<AccessControlPolicy/>",
+                          "<AccessControlPolicy><AccessControlList><Grant><Grantee><ID>a</ID>"
+                          "</Grantee></Grant></AccessControlList></AccessControlPolicy>",
+                          "<AccessControlPolicy><AccessControlList><Grant><Grantee><ID>a</ID>"
+                          "<URI>u</URI></Grantee><Permission>READ</Permission></Grant>"
+                          "</AccessControlList></AccessControlPolicy>",
+                          "<AccessControlPolicy><AccessControlList><Other/></AccessControlList>"
+                          "</AccessControlPolicy>"}) {
+    EXPECT_FALSE(ParseAccessControlPolicy(bad).ok()) << bad;
+  }
+}
+
 TEST(RequestXmlTest, CompleteMultipartUploadAndBucketConfiguration) {
   auto parts = ParseCompleteMultipartUpload(
       "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>\"abc\"</ETag></Part>"

@@ -41,6 +41,16 @@ bool Addressing::Claims(const http::Request& head) {
 
 bool Addressing::StreamsBody(const http::Request& head) const {
   if (head.method != "PUT") return false;
+  // Content, not a sub-resource's document (?acl, ?tagging, ...), which is read whole. A
+  // presigned URL's own parameters are X-Amz-*.
+  for (const auto& [param, value] : head.query) {
+    const bool presigning = param.size() > 6 && (param.compare(0, 6, "X-Amz-") == 0 ||
+                                                 param.compare(0, 6, "x-amz-") == 0);
+    if (!presigning && param != "partNumber" && param != "uploadId" && param != "versionId" &&
+        param != "x-id") {
+      return false;
+    }
+  }
   std::string bucket, key;
   Split(head, &bucket, &key);
   return !key.empty();

@@ -188,6 +188,10 @@ awaitable<http::Response> DeleteObject(S3Call& call);
 awaitable<http::Response> GetObjectTagging(S3Call& call);  // always an empty tag set
 awaitable<http::Response> DeleteObjectTagging(S3Call& call);  // there are none: 204
 awaitable<http::Response> GetObjectAcl(S3Call& call);      // the owner (the project) alone
+// PutBucketAcl and PutObjectAcl: only the ACL there is, the owner's FULL_CONTROL, is taken (a
+// canned private or bucket-owner-* ACL, or that one grant), changing nothing;
+// AccessControlListNotSupported otherwise.
+awaitable<http::Response> PutAcl(S3Call& call);
 awaitable<http::Response> GetObjectAttributes(S3Call& call);
 awaitable<http::Response> CreateMultipartUpload(S3Call& call);
 awaitable<http::Response> UploadPart(S3Call& call);

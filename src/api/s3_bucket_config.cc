@@ -7,6 +7,7 @@
 // still NotImplemented (s3_routes.cc), and asking for one in a write's headers is refused
 // (s3_write_headers.cc), so that nothing is silently left undone.
 #include "api/s3_api.h"
+#include "s3/request_xml.h"
 #include "s3/xml.h"
 
 namespace tf::api {
@@ -140,6 +141,46 @@ awaitable<http::Response> AnswerUnsetBucketConfiguration(S3Call& call) {
     co_return XmlResponse(w.Finish());
   }
   co_return XmlResponse(OwnerOnlyAcl(call.project()));  // ?acl
+}
+
+awaitable<http::Response> PutAcl(S3Call& call) {
+  // A canned ACL, or grants in headers: the same rules as on a write.
+  if (auto refused = RefuseUnsupportedWriteHeaders(call)) co_return S3ErrorResponse(call, *refused);
+  if (!call.request.body.empty()) {
+    auto policy = s3::ParseAccessControlPolicy(call.request.body);
+    if (!policy.ok()) {
+      co_return S3ErrorResponse(call, s3::MakeError("MalformedACLError",
+                                                    "The XML you provided was not well-formed "
+                                                    "or did not validate: " +
+                                                        policy.status().message()));
+    }
+    // Only what is so already: the owner, and no one else, with FULL_CONTROL.
+    bool owner_only = !policy->grants.empty();
+    for (const s3::AclGrant& g : policy->grants) {
+      owner_only = owner_only && g.id == call.project() && g.permission == "FULL_CONTROL";
+    }
+    if (!owner_only) {
+      co_return S3ErrorResponse(
+          call, s3::MakeError("AccessControlListNotSupported",
+                              "The bucket does not allow ACLs: this server has no ACLs; buckets "
+                              "and objects are reachable only with their project's access keys, "
+                              "so the only ACL there is grants FULL_CONTROL to the owner, " +
+                                  call.project()));
+    }
+  }
+  Services& s = call.services();
+  std::optional<s3::Error> missing;
+  if (call.key.empty()) {
+    auto bucket = co_await RunBlocking(
+        s.pool, [&] { return s.objects.GetBucket(call.project(), call.bucket); });
+    if (!bucket.ok()) missing = BucketError(call.bucket, bucket.status());
+  } else {
+    missing = co_await MissingObject(call);
+  }
+  if (missing) co_return S3ErrorResponse(call, *missing);
+  http::Response r;  // nothing to change: the ACL asked for is the one there is
+  r.content_type.clear();
+  co_return r;
 }
 
 awaitable<http::Response> GetObjectAcl(S3Call& call) {

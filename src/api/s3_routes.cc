@@ -87,9 +87,11 @@ awaitable<http::Response> Dispatch(S3Call& call) {
     if (auto bad = CheckNames(call.bucket, call.key)) co_return S3ErrorResponse(call, *bad);
     co_return co_await AnswerUnsetBucketConfiguration(call);
   }
-  if (call.request.method == "GET" && !call.key.empty() && call.Has("acl")) {
+  if (call.Has("acl") && !call.bucket.empty() &&
+      ((call.request.method == "GET" && !call.key.empty()) || call.request.method == "PUT")) {
     if (auto bad = CheckNames(call.bucket, call.key)) co_return S3ErrorResponse(call, *bad);
-    co_return co_await GetObjectAcl(call);
+    if (call.request.method == "GET") co_return co_await GetObjectAcl(call);
+    co_return co_await PutAcl(call);
   }
   for (std::string_view sub : kUnsupported) {
     if (call.Has(std::string(sub).c_str())) co_return NotImplemented(call, sub);

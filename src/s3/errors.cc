@@ -38,6 +38,7 @@ constexpr std::array kCodes = {
     Code{"InvalidRequest", 400},
     Code{"InvalidStorageClass", 400},
     Code{"KeyTooLongError", 400},
+    Code{"MalformedACLError", 400},
     Code{"MalformedXML", 400},
     Code{"MethodNotAllowed", 405},
     Code{"MissingContentLength", 411},

@@ -59,6 +59,36 @@ Result<DeleteRequest> ParseDeleteRequest(std::string_view body) {
   return out;
 }
 
+Result<AccessControlPolicy> ParseAccessControlPolicy(std::string_view body) {
+  TF_ASSIGN_OR_RETURN(XmlElement doc, ParseRoot(body, "AccessControlPolicy"));
+  AccessControlPolicy out;
+  if (const XmlElement* owner = doc.Child("Owner")) {
+    if (const XmlElement* id = owner->Child("ID")) out.owner_id = id->text;
+  }
+  const XmlElement* list = doc.Child("AccessControlList");
+  if (list == nullptr) return InvalidArgument("AccessControlPolicy has no AccessControlList");
+  for (const XmlElement& grant : list->children) {
+    if (grant.name != "Grant") {
+      return InvalidArgument("AccessControlList holds an unknown element '" + grant.name + "'");
+    }
+    const XmlElement* grantee = grant.Child("Grantee");
+    const XmlElement* permission = grant.Child("Permission");
+    if (grantee == nullptr || permission == nullptr) {
+      return InvalidArgument("a Grant needs a Grantee and a Permission");
+    }
+    AclGrant g;
+    if (const XmlElement* id = grantee->Child("ID")) g.id = id->text;
+    if (const XmlElement* uri = grantee->Child("URI")) g.uri = uri->text;
+    if (const XmlElement* email = grantee->Child("EmailAddress")) g.email = email->text;
+    if (g.id.empty() + g.uri.empty() + g.email.empty() != 2) {
+      return InvalidArgument("a Grantee is named by one of ID, URI and EmailAddress");
+    }
+    g.permission = permission->text;
+    out.grants.push_back(std::move(g));
+  }
+  return out;
+}
+
 Result<std::vector<CompletedPart>> ParseCompleteMultipartUpload(std::string_view body) {
   TF_ASSIGN_OR_RETURN(XmlElement doc, ParseRoot(body, "CompleteMultipartUpload"));
   std::vector<CompletedPart> out;

@@ -32,6 +32,20 @@ struct DeleteRequest {
 };
 Result<DeleteRequest> ParseDeleteRequest(std::string_view body);
 
+// <AccessControlPolicy><Owner><ID>o</ID></Owner><AccessControlList><Grant><Grantee ...>
+// <ID>o</ID></Grantee><Permission>FULL_CONTROL</Permission></Grant>...</AccessControlList>
+// </AccessControlPolicy> (PutBucketAcl, PutObjectAcl): who is granted what. A grantee is named
+// by one of ID, URI (a group) and EmailAddress.
+struct AclGrant {
+  std::string id, uri, email;
+  std::string permission;  // FULL_CONTROL, READ, WRITE, READ_ACP, WRITE_ACP
+};
+struct AccessControlPolicy {
+  std::string owner_id;
+  std::vector<AclGrant> grants;
+};
+Result<AccessControlPolicy> ParseAccessControlPolicy(std::string_view body);
+
 // <CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>"..."</ETag></Part>...
 // </CompleteMultipartUpload>: at least one part. Numbers are returned as given (checking
 // their range and order is the upload's business); ETags lose their quotes. A part's

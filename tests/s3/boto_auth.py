@@ -109,6 +109,13 @@ status, _ = fetch(put_url, method="PUT", data=b"uploaded through a presigned URL
 check(status == 200, "a presigned PUT works: %d" % status)
 check(s3.get_object(Bucket=bucket, Key="up.txt")["Body"].read() ==
       b"uploaded through a presigned URL", "what the presigned PUT sent")
+# Past the 8 MiB that a buffered body may have: a presigned PUT's body is streamed like any PUT's.
+large = os.urandom(9 << 20)
+large_url = s3.generate_presigned_url("put_object", Params={"Bucket": bucket, "Key": "large.bin"},
+                                      ExpiresIn=300)
+status, _ = fetch(large_url, method="PUT", data=large)
+check(status == 200, "a presigned PUT of 9 MiB works: %d" % status)
+check(s3.get_object(Bucket=bucket, Key="large.bin")["Body"].read() == large, "all 9 MiB of it")
 with ShiftedClock(datetime.timedelta(hours=-2)):
     old = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "note.txt"},
                                     ExpiresIn=3600)
@@ -296,7 +303,7 @@ expect_error("NoSuchKey", 404, s3.get_object, Bucket=bucket, Key="trailer-bad.bi
 httpchecksum._CHECKSUM_CLS["sha256"] = plain_sha256
 httpchecksum.resolve_request_checksum_algorithm = plain_resolve
 
-for key in ["note.txt", "up.txt", "chunked.bin", "chunked-empty.bin", "trailer.bin",
+for key in ["note.txt", "up.txt", "large.bin", "chunked.bin", "chunked-empty.bin", "trailer.bin",
             "signed-trailer.bin"]:
     s3.delete_object(Bucket=bucket, Key=key)
 s3.delete_bucket(Bucket=bucket)

@@ -62,7 +62,22 @@ expect_error("NoSuchKey", 404, s3.get_object_acl, Bucket=b, Key="missing")
 # Setting any of them is not done.
 expect_error("NotImplemented", 501, s3.put_bucket_versioning, Bucket=b,
              VersioningConfiguration={"Status": "Enabled"})
-expect_error("NotImplemented", 501, s3.put_bucket_acl, Bucket=b, ACL="public-read")
+# The one ACL there is may be set again (a canned private ACL, or the owner's one grant, as read
+# back); any other is refused, as S3 refuses ACLs on a bucket that has them disabled.
+s3.put_bucket_acl(Bucket=b, ACL="private")
+s3.put_object_acl(Bucket=b, Key="k", ACL="bucket-owner-full-control")
+as_read = s3.get_object_acl(Bucket=b, Key="k")
+s3.put_object_acl(Bucket=b, Key="k", AccessControlPolicy={"Owner": as_read["Owner"],
+                                                          "Grants": as_read["Grants"]})
+expect_error("AccessControlListNotSupported", 400, s3.put_object_acl, Bucket=b, Key="k",
+             ACL="public-read")
+everyone = {"Grantee": {"Type": "Group", "URI": "http://acs.amazonaws.com/groups/global/AllUsers"},
+            "Permission": "READ"}
+expect_error("AccessControlListNotSupported", 400, s3.put_bucket_acl, Bucket=b,
+             AccessControlPolicy={"Owner": owner, "Grants": as_read["Grants"] + [everyone]})
+expect_error("NoSuchKey", 404, s3.put_object_acl, Bucket=b, Key="missing", ACL="private")
+expect_error("NoSuchBucket", 404, s3.put_bucket_acl, Bucket=b + "-missing", ACL="private")
+check(s3.get_object_acl(Bucket=b, Key="k")["Grants"] == as_read["Grants"], "the ACL is as it was")
 expect_error("NotImplemented", 501, s3.put_bucket_policy, Bucket=b, Policy="{}")
 
 # Writes that ask for what the server does not do are refused, naming the header.
