@@ -70,6 +70,8 @@ awaitable<http::Response> Dispatch(S3Call& call) {
   if (!call.key.empty() && call.Has("tagging") &&
       (call.request.method == "GET" || call.request.method == "DELETE")) {
     if (auto bad = CheckNames(call.bucket, call.key)) co_return S3ErrorResponse(call, *bad);
+    // Two statements, not ?: (g++ 12 mishandles a co_await of a conditional's result; the
+    // server crashed so).
     if (call.request.method == "GET") co_return co_await GetObjectTagging(call);
     co_return co_await DeleteObjectTagging(call);
   }
