@@ -3,9 +3,9 @@
 // replication or logging, and every bucket and object belongs to its project alone (no ACLs,
 // nothing public: the ownership controls and public access block say so). Tools that
 // read every setting before they use a bucket (Terraform's AWS provider, rclone's purge,
-// s3cmd info) get S3's own answers for "none" instead of NotImplemented; setting any of them is
-// still NotImplemented (s3_routes.cc), and asking for one in a write's headers is refused
-// (s3_write_headers.cc), so that nothing is silently left undone.
+// s3cmd info) get S3's own answers for "none" instead of NotImplemented. Setting any of them is
+// still NotImplemented (s3_routes.cc), but for the one ACL there is (PutAcl), and asking for one
+// in a write's headers is refused (s3_write_headers.cc), so that nothing is silently left undone.
 #include "api/s3_api.h"
 #include "s3/request_xml.h"
 #include "s3/xml.h"
