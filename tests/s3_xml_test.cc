@@ -97,6 +97,8 @@ TEST(RequestXmlTest, DeleteRequest) {
                                  std::string("<Delete><Object/></Delete>"),
                                  std::string("<Delete><Object><Key>k</Key><ETag>\"\"</ETag>"
                                              "</Object></Delete>"),
+                                 std::string("<Delete><Object><Key>k</Key><Size>4</Size>"
+                                             "</Object></Delete>"),
                                  std::string("<Delete><Quiet>yes</Quiet></Delete>"), many}) {
     EXPECT_FALSE(ParseDeleteRequest(bad).ok()) << bad.substr(0, 60);
   }

@@ -41,15 +41,10 @@ bool Addressing::Claims(const http::Request& head) {
 
 bool Addressing::StreamsBody(const http::Request& head) const {
   if (head.method != "PUT") return false;
-  // Content, not a sub-resource's document (?acl, ?tagging, ...), which is read whole. A
-  // presigned URL's own parameters are X-Amz-*.
-  for (const auto& [param, value] : head.query) {
-    const bool presigning = param.size() > 6 && (param.compare(0, 6, "X-Amz-") == 0 ||
-                                                 param.compare(0, 6, "x-amz-") == 0);
-    if (!presigning && param != "partNumber" && param != "uploadId" && param != "versionId" &&
-        param != "x-id") {
-      return false;
-    }
+  // Content, but not the document of one of an object's sub-resources, which is read whole.
+  // (Any other parameter streams: PutObject and UploadPart read only the body they are given.)
+  for (const char* document : {"acl", "tagging", "retention", "legal-hold"}) {
+    if (head.query.count(document) > 0) return false;
   }
   std::string bucket, key;
   Split(head, &bucket, &key);

@@ -27,8 +27,8 @@ class Addressing {
   static bool Claims(const http::Request& head);
   // A virtual-hosted request is S3's whatever its path, since a key may be "v1/...".
   bool ClaimsFirst(const http::Request& head) const { return !HostBucket(head).empty(); }
-  // PutObject and UploadPart read their bodies as they arrive; a PUT of a sub-resource's
-  // document (?acl, ?tagging, ...) is read whole.
+  // PutObject and UploadPart read their bodies as they arrive; a PUT of an object's ACL, tags,
+  // retention or legal hold (?acl, ?tagging, ?retention, ?legal-hold) is read whole.
   bool StreamsBody(const http::Request& head) const;
 
  private:

@@ -146,6 +146,11 @@ awaitable<http::Response> AnswerUnsetBucketConfiguration(S3Call& call) {
 awaitable<http::Response> PutAcl(S3Call& call) {
   // A canned ACL, or grants in headers: the same rules as on a write.
   if (auto refused = RefuseUnsupportedWriteHeaders(call)) co_return S3ErrorResponse(call, *refused);
+  if (call.request.body.empty() && call.request.Header("x-amz-acl").empty()) {
+    co_return S3ErrorResponse(call, s3::MakeError("MalformedACLError",
+                                                  "The request names no ACL: send x-amz-acl or "
+                                                  "an AccessControlPolicy"));
+  }
   if (!call.request.body.empty()) {
     auto policy = s3::ParseAccessControlPolicy(call.request.body);
     if (!policy.ok()) {
@@ -155,7 +160,8 @@ awaitable<http::Response> PutAcl(S3Call& call) {
                                                         policy.status().message()));
     }
     // Only what is so already: the owner, and no one else, with FULL_CONTROL.
-    bool owner_only = !policy->grants.empty();
+    bool owner_only = !policy->grants.empty() &&
+                      (policy->owner_id.empty() || policy->owner_id == call.project());
     for (const s3::AclGrant& g : policy->grants) {
       owner_only = owner_only && g.id == call.project() && g.permission == "FULL_CONTROL";
     }

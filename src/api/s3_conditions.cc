@@ -105,11 +105,16 @@ s3::Outcome<store::PutCondition> PutConditionOf(const http::Request& request) {
 }
 
 s3::Outcome<std::string> DeleteConditionOf(const http::Request& request) {
-  if (!request.Header("If-None-Match").empty()) {
-    return s3::MakeError("NotImplemented",
-                         "A header you provided implies functionality that is not implemented: "
-                         "a delete takes If-Match, not If-None-Match")
-        .With("Header", "If-None-Match");
+  // Deleting regardless of a condition the client relies on would be worse than refusing it.
+  for (const char* header :
+       {"If-None-Match", "x-amz-if-match-last-modified-time", "x-amz-if-match-size"}) {
+    if (!request.Header(header).empty()) {
+      return s3::MakeError("NotImplemented",
+                           "A header you provided implies functionality that is not implemented: "
+                           "a delete takes If-Match, not " +
+                               std::string(header))
+          .With("Header", header);
+    }
   }
   std::string_view match = request.Header("If-Match");
   if (match == "*") return std::string(match);

@@ -46,7 +46,8 @@ s3::Error CopySourcePreconditionFailed(const ConditionOutcome& outcome);
 s3::Outcome<store::PutCondition> PutConditionOf(const http::Request& request);
 
 // The condition of a DeleteObject: If-Match: "ETAG", or * (the object must exist); "" when
-// there is none. An error for several ETags, or for If-None-Match, which a delete does not take.
+// there is none. NotImplemented for several ETags, and for If-None-Match and the conditions of
+// S3 Express's directory buckets (x-amz-if-match-last-modified-time, -size).
 s3::Outcome<std::string> DeleteConditionOf(const http::Request& request);
 
 // S3's error for a put whose condition did not hold at commit: NoSuchKey for If-Match on a

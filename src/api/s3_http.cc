@@ -378,8 +378,14 @@ S3Body::~S3Body() = default;
 awaitable<std::optional<s3::Error>> S3Body::Read(std::string& piece) {
   State& st = *state_;
   http::BodyReader* reader = st.call.request.body_reader;
-  if (st.finished || reader == nullptr) {
+  if (st.finished) {
     piece.clear();
+    co_return std::nullopt;
+  }
+  if (reader == nullptr) {  // read whole, and checked (CheckBufferedBody): handed out at once
+    piece = std::move(st.call.request.body);
+    st.call.request.body.clear();
+    st.finished = piece.empty();
     co_return std::nullopt;
   }
   // A plain body is read straight into `piece`. Resizing a string to the size it had costs

@@ -98,6 +98,10 @@ awaitable<http::Response> Dispatch(S3Call& call) {
   for (std::string_view sub : kUnsupported) {
     if (call.Has(std::string(sub).c_str())) co_return NotImplemented(call, sub);
   }
+  // Versions are listed (GET of a bucket), and nothing else.
+  if (call.Has("versions") && !(call.request.method == "GET" && call.key.empty())) {
+    co_return NotImplemented(call, "versions");
+  }
   const std::string& m = call.request.method;
   if (m == "PUT" || m == "POST") {
     if (auto refused = RefuseUnsupportedWriteHeaders(call)) {

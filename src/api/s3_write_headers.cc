@@ -42,7 +42,7 @@ std::string Lower(std::string_view s) {
 
 // What S3 answers for an ACL on a bucket whose ACLs are disabled (BucketOwnerEnforced).
 s3::Error NoAcls(const S3Call& call, const std::string& header) {
-  if (call.key.empty()) {  // CreateBucket
+  if (call.key.empty() && !call.Has("acl")) {  // CreateBucket
     return s3::MakeError("InvalidBucketAclWithObjectOwnership",
                          "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced "
                          "setting: " +

@@ -38,7 +38,15 @@ Result<DeleteRequest> ParseDeleteRequest(std::string_view body) {
     } else if (child.name == "Object") {
       const XmlElement* key = child.Child("Key");
       if (key == nullptr) return InvalidArgument("an Object has no Key");
-      DeleteTarget target{key->text, std::nullopt};
+      for (const XmlElement& field : child.children) {
+        if (field.name != "Key" && field.name != "VersionId" && field.name != "ETag") {
+          // LastModifiedTime and Size are conditions this server does not check: deleting
+          // regardless of them would be worse than refusing.
+          return InvalidArgument("an Object holds '" + field.name +
+                                 "', which this server does not take (Key, VersionId, ETag)");
+        }
+      }
+      DeleteTarget target{key->text, std::nullopt, std::nullopt};
       if (const XmlElement* version = child.Child("VersionId")) target.version_id = version->text;
       if (const XmlElement* etag = child.Child("ETag")) {
         std::string_view e = etag->text;

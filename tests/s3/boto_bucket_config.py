@@ -75,6 +75,10 @@ everyone = {"Grantee": {"Type": "Group", "URI": "http://acs.amazonaws.com/groups
             "Permission": "READ"}
 expect_error("AccessControlListNotSupported", 400, s3.put_bucket_acl, Bucket=b,
              AccessControlPolicy={"Owner": owner, "Grants": as_read["Grants"] + [everyone]})
+expect_error("AccessControlListNotSupported", 400, s3.put_bucket_acl, Bucket=b, ACL="public-read")
+expect_error("AccessControlListNotSupported", 400, s3.put_object_acl, Bucket=b, Key="k",
+             AccessControlPolicy={"Owner": {"ID": "someone-else"}, "Grants": as_read["Grants"]})
+expect_error("MalformedACLError", 400, s3.put_object_acl, Bucket=b, Key="k")
 expect_error("NoSuchKey", 404, s3.put_object_acl, Bucket=b, Key="missing", ACL="private")
 expect_error("NoSuchBucket", 404, s3.put_bucket_acl, Bucket=b + "-missing", ACL="private")
 check(s3.get_object_acl(Bucket=b, Key="k")["Grants"] == as_read["Grants"], "the ACL is as it was")

@@ -8,7 +8,7 @@ import hashlib
 import os
 import zlib
 
-from s3check import BUCKET, check, client, done, expect_error
+from s3check import BUCKET, call_with_query, check, client, done, expect_error
 
 s3 = client()
 b = BUCKET + "-parts"
@@ -122,19 +122,9 @@ check(s3.head_object(Bucket=b, Key="empty-tail", PartNumber=2)["ContentLength"] 
 
 # The attributes sub-resource is only read: a PUT or DELETE naming it neither writes nor
 # removes the object.
-def with_query(operation, query, **kwargs):
-    c = client()
-    name = "".join(word.capitalize() for word in operation.split("_"))
-
-    def add_query(request, **_):
-        request.url += ("&" if "?" in request.url else "?") + query
-    c.meta.events.register("before-sign.s3." + name, add_query)
-    return getattr(c, operation)(**kwargs)
-
-
-expect_error("NotImplemented", 501, with_query, "put_object", "attributes", Bucket=b,
+expect_error("NotImplemented", 501, call_with_query, "put_object", "attributes", Bucket=b,
              Key="single", Body=b"overwritten")
-expect_error("NotImplemented", 501, with_query, "delete_object", "attributes", Bucket=b,
+expect_error("NotImplemented", 501, call_with_query, "delete_object", "attributes", Bucket=b,
              Key="single")
 check(s3.get_object(Bucket=b, Key="single")["Body"].read() == b"one piece",
       "the object is as it was")

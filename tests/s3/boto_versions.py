@@ -6,7 +6,9 @@ tests/s3_clients_test.cc."""
 
 import boto3
 
-from s3check import BUCKET, ENDPOINT, KEY_ID, SECRET, check, client, done, expect_error
+from s3check import (BUCKET, ENDPOINT, KEY_ID, SECRET, call_with_query, check, client, done,
+                     expect_error)
+
 
 s3 = client()
 b = BUCKET + "-versions"
@@ -60,6 +62,10 @@ check(s3.get_object(Bucket=b, Key="a.txt")["Body"].read() == b"a.txt", "a.txt is
 expect_error("NoSuchKey", 404, s3.get_object, Bucket=b, Key="copy.txt")
 s3.delete_object(Bucket=b, Key="z.txt", VersionId="null")
 expect_error("NoSuchKey", 404, s3.get_object, Bucket=b, Key="z.txt")
+
+# Versions are listed, and nothing else: a DELETE naming them deletes nothing.
+expect_error("NotImplemented", 501, call_with_query, "delete_bucket", "versions", Bucket=b)
+check(s3.head_bucket(Bucket=b)["ResponseMetadata"]["HTTPStatusCode"] == 200, "the bucket stays")
 
 # How boto3's users empty a bucket.
 resource = boto3.resource("s3", endpoint_url=ENDPOINT, region_name="us-east-1",

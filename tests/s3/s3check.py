@@ -41,6 +41,18 @@ def call_with_headers(operation, headers, **kwargs):
     return getattr(c, operation)(**kwargs)
 
 
+def call_with_query(operation, query, **kwargs):
+    """Calls client operation `operation` with `kwargs`, `query` ("versions", "a=1&b=2") added to
+    the URL's query: parameters this boto3 has no way to send."""
+    c = client()
+    name = "".join(word.capitalize() for word in operation.split("_"))
+
+    def add_query(request, **_):
+        request.url += ("&" if "?" in request.url else "?") + query
+    c.meta.events.register("before-sign.s3." + name, add_query)
+    return getattr(c, operation)(**kwargs)
+
+
 def check(condition, what):
     global _checks
     _checks += 1
