@@ -338,6 +338,30 @@ TEST_P(ObjectContractTest, OfConcurrentCreateOnlyPutsExactlyOneWins) {
   EXPECT_EQ(refused.load(), kThreads - 1);
 }
 
+// A lease released by a conditional delete: of racing deletes of the ETag they read, one
+// deletes it and the others find it gone; a delete of an ETag it no longer has changes nothing.
+TEST_P(ObjectContractTest, OfConcurrentConditionalDeletesExactlyOneDeletes) {
+  Bucket b = MakeBucket("lease");
+  const std::string blob = "blob-" + RandomHex(8);
+  ASSERT_TRUE(objects().AddPendingBlob({blob, owner_, kT0}).ok());
+  ObjectRecord o{b.id, "lease", 1, "etag-1", "s", "text/plain", "{}", blob, kT0, {}};
+  ASSERT_TRUE(objects().PutObject(o, owner_).ok());
+  constexpr int kThreads = 6;
+  std::atomic<int> deleted{0}, gone{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      Status s = objects().DeleteObject(b.id, "lease", owner_, kT0, "etag-1").status();
+      if (s.ok()) ++deleted;
+      if (s.code() == StatusCode::kNotFound) ++gone;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(deleted.load(), 1);
+  EXPECT_EQ(gone.load(), kThreads - 1);
+  EXPECT_EQ(PendingIds(), std::vector<std::string>{blob});  // handed back once
+}
+
 // What an object keeps beside its content type and metadata: its representation headers and
 // the checksum a client sent, read back as written, and replaced with the object.
 TEST_P(ObjectContractTest, AnObjectKeepsItsHeadersAndChecksum) {
