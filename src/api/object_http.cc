@@ -3,19 +3,12 @@
 #include <charconv>
 #include <ctime>
 
+#include "base/ascii.h"
 #include "base/time_format.h"
 #include "objects/names.h"
 
 namespace tf::api {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 bool ParseNumber(std::string_view s, uint64_t* out) {
   if (s.empty()) return false;
@@ -28,7 +21,7 @@ bool ParseNumber(std::string_view s, uint64_t* out) {
 Result<objects::PutOptions> PutOptionsFromHeaders(const http::Headers& headers) {
   objects::PutOptions out;
   for (const auto& [name, value] : headers) {
-    std::string lower = Lower(name);
+    std::string lower = AsciiLower(name);
     if (lower == "content-type") {
       out.content_type = value;
     } else if (lower.rfind(kMetaPrefix, 0) == 0) {
@@ -36,7 +29,7 @@ Result<objects::PutOptions> PutOptionsFromHeaders(const http::Headers& headers) 
     } else if (std::string_view stored = objects::StoredHeaderNamed(lower); !stored.empty()) {
       out.headers[std::string(stored)] = value;
     } else if (lower == kChecksumHeader) {
-      out.expected_sha256 = Lower(value);
+      out.expected_sha256 = AsciiLower(value);
       bool hex = out.expected_sha256.size() == 64 &&
                  out.expected_sha256.find_first_not_of("0123456789abcdef") == std::string::npos;
       if (!hex) return InvalidArgument(std::string(kChecksumHeader) + " must be 64 hex digits");

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/ascii.h"
+
 namespace tf::api {
 
 std::string Addressing::HostBucket(const http::Request& head) const {
@@ -13,7 +15,7 @@ std::string Addressing::HostBucket(const http::Request& head) const {
     host.resize(colon);
   }
   if (!host.empty() && host.back() == '.') host.pop_back();  // a fully qualified name
-  for (char& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  host = AsciiLower(host);
   if (host.size() <= domain_.size() + 1 || host[host.size() - domain_.size() - 1] != '.' ||
       host.compare(host.size() - domain_.size(), domain_.size(), domain_) != 0) {
     return "";

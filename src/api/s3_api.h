@@ -83,6 +83,8 @@ std::optional<s3::Error> DeleteOneObject(Services& services, const std::string& 
                                          const std::string& bucket, const std::string& key,
                                          const std::string& if_match);
 
+// NoSuchBucket unless the call's bucket exists; nullopt if it does.
+awaitable<std::optional<s3::Error>> MissingBucket(S3Call& call);
 // NoSuchKey (or NoSuchBucket) unless the call's object exists; nullopt if it does.
 awaitable<std::optional<s3::Error>> MissingObject(S3Call& call);
 

@@ -119,10 +119,7 @@ bool IsUnsetBucketConfiguration(const S3Call& call) {
 }
 
 awaitable<http::Response> AnswerUnsetBucketConfiguration(S3Call& call) {
-  Services& s = call.services();
-  auto bucket = co_await RunBlocking(
-      s.pool, [&] { return s.objects.GetBucket(call.project(), call.bucket); });
-  if (!bucket.ok()) co_return S3ErrorResponse(call, BucketError(call.bucket, bucket.status()));
+  if (auto missing = co_await MissingBucket(call)) co_return S3ErrorResponse(call, *missing);
   for (const UnsetAsError& u : kUnsetAsError) {
     if (!call.Has(std::string(u.sub_resource).c_str())) continue;
     if (call.request.method == "DELETE") {
@@ -174,15 +171,10 @@ awaitable<http::Response> PutAcl(S3Call& call) {
                                   call.project()));
     }
   }
-  Services& s = call.services();
+  // Two statements, not ?: (g++ 12 mishandles a co_await of a conditional's result).
   std::optional<s3::Error> missing;
-  if (call.key.empty()) {
-    auto bucket = co_await RunBlocking(
-        s.pool, [&] { return s.objects.GetBucket(call.project(), call.bucket); });
-    if (!bucket.ok()) missing = BucketError(call.bucket, bucket.status());
-  } else {
-    missing = co_await MissingObject(call);
-  }
+  if (call.key.empty()) missing = co_await MissingBucket(call);
+  if (!call.key.empty()) missing = co_await MissingObject(call);
   if (missing) co_return S3ErrorResponse(call, *missing);
   http::Response r;  // nothing to change: the ACL asked for is the one there is
   r.content_type.clear();

@@ -170,10 +170,7 @@ awaitable<http::Response> DeleteBucket(S3Call& call) {
 }
 
 awaitable<http::Response> HeadBucket(S3Call& call) {
-  Services& s = call.services();
-  auto bucket = co_await RunBlocking(
-      s.pool, [&] { return s.objects.GetBucket(call.project(), call.bucket); });
-  if (!bucket.ok()) co_return S3ErrorResponse(call, BucketError(call.bucket, bucket.status()));
+  if (auto missing = co_await MissingBucket(call)) co_return S3ErrorResponse(call, *missing);
   http::Response r;
   r.content_type.clear();
   r.headers.emplace_back("x-amz-bucket-region", "us-east-1");
@@ -181,10 +178,7 @@ awaitable<http::Response> HeadBucket(S3Call& call) {
 }
 
 awaitable<http::Response> GetBucketLocation(S3Call& call) {
-  Services& s = call.services();
-  auto bucket = co_await RunBlocking(
-      s.pool, [&] { return s.objects.GetBucket(call.project(), call.bucket); });
-  if (!bucket.ok()) co_return S3ErrorResponse(call, BucketError(call.bucket, bucket.status()));
+  if (auto missing = co_await MissingBucket(call)) co_return S3ErrorResponse(call, *missing);
   s3::XmlWriter w;
   w.Open("LocationConstraint", s3::kS3Namespace);  // empty: us-east-1, as S3 says it
   co_return XmlResponse(w.Finish());

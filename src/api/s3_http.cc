@@ -5,6 +5,7 @@
 #include "api/body_pump.h"
 #include "api/object_http.h"
 #include "api/s3_api.h"
+#include "base/ascii.h"
 #include "base/crypto.h"
 #include "objects/blob_format.h"
 #include "objects/names.h"
@@ -16,14 +17,6 @@ namespace {
 
 constexpr std::string_view kAmzMetaPrefix = "x-amz-meta-";
 constexpr std::string_view kAmzChecksumPrefix = "x-amz-checksum-";
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 // The MD5 a Content-MD5 header names, in hex; "" when there is none. InvalidDigest if it is not
 // the base64 of 16 bytes.
@@ -71,7 +64,7 @@ std::string WithoutAwsChunked(std::string_view encoding) {
     encoding = comma == std::string_view::npos ? std::string_view() : encoding.substr(comma + 1);
     while (!coding.empty() && coding.front() == ' ') coding.remove_prefix(1);
     while (!coding.empty() && coding.back() == ' ') coding.remove_suffix(1);
-    if (coding.empty() || Lower(coding) == "aws-chunked") continue;
+    if (coding.empty() || AsciiLower(coding) == "aws-chunked") continue;
     if (!out.empty()) out += ",";
     out += coding;
   }
@@ -162,7 +155,7 @@ std::optional<s3::Error> CheckNames(const std::string& bucket, const std::string
 s3::Outcome<objects::PutOptions> PutOptionsFor(const S3Call& call) {
   objects::PutOptions out;
   for (const auto& [name, value] : call.request.headers) {
-    std::string lower = Lower(name);
+    std::string lower = AsciiLower(name);
     if (lower == "content-type") {
       out.content_type = value;
     } else if (lower.rfind(kAmzMetaPrefix, 0) == 0) {
@@ -180,7 +173,7 @@ s3::Outcome<objects::PutOptions> PutOptionsFor(const S3Call& call) {
   if (!md5.ok()) return md5.error();
   out.expected_md5 = std::move(*md5);
   for (const auto& [name, value] : call.request.headers) {
-    const std::string lower = Lower(name);
+    const std::string lower = AsciiLower(name);
     if (lower.rfind(kAmzChecksumPrefix, 0) != 0) continue;
     std::optional<objects::ChecksumAlgorithm> algorithm =
         objects::ChecksumAlgorithmNamed(std::string_view(lower).substr(kAmzChecksumPrefix.size()));
@@ -239,7 +232,7 @@ s3::Outcome<objects::ChecksumAlgorithm> ChecksumAlgorithmAskedFor(const S3Call& 
   const std::string& named = call.request.Header("x-amz-checksum-algorithm");
   if (named.empty()) return objects::ChecksumAlgorithm::kNone;
   std::optional<objects::ChecksumAlgorithm> algorithm =
-      objects::ChecksumAlgorithmNamed(Lower(named));
+      objects::ChecksumAlgorithmNamed(AsciiLower(named));
   if (!algorithm) {
     return s3::MakeError("InvalidRequest",
                          "Checksum algorithm '" + named.substr(0, 32) +
@@ -262,7 +255,7 @@ std::string S3ChecksumName(objects::ChecksumAlgorithm algorithm) {
 
 void EchoChecksum(const S3Call& call, http::Response& response) {
   for (const auto& [name, value] : call.request.headers) {
-    const std::string lower = Lower(name);
+    const std::string lower = AsciiLower(name);
     if (lower.rfind(kAmzChecksumPrefix, 0) == 0 &&
         objects::ChecksumAlgorithmNamed(std::string_view(lower).substr(kAmzChecksumPrefix.size()))) {
       response.headers.emplace_back(lower, value);

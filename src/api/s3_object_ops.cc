@@ -392,6 +392,15 @@ awaitable<http::Response> GetObject(S3Call& call, bool head) {
   co_return co_await SendContent(call, std::move(reader), std::move(response), length);
 }
 
+awaitable<std::optional<s3::Error>> MissingBucket(S3Call& call) {
+  Services& s = call.services();
+  co_return co_await RunBlocking(s.pool, [&]() -> std::optional<s3::Error> {
+    auto bucket = s.objects.GetBucket(call.project(), call.bucket);
+    if (!bucket.ok()) return BucketError(call.bucket, bucket.status());
+    return std::nullopt;
+  });
+}
+
 awaitable<std::optional<s3::Error>> MissingObject(S3Call& call) {
   Services& s = call.services();
   co_return co_await RunBlocking(s.pool, [&]() -> std::optional<s3::Error> {

@@ -10,9 +10,9 @@
 // Signature Version 2.
 #include <algorithm>
 #include <array>
-#include <cctype>
 
 #include "api/s3_api.h"
+#include "base/ascii.h"
 
 namespace tf::api {
 namespace {
@@ -28,17 +28,6 @@ constexpr std::array<std::string_view, 5> kSharingAcls = {
 constexpr std::string_view kNoAcls =
     "this server has no ACLs; buckets and objects are reachable only with their project's "
     "access keys";
-
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 // What S3 answers for an ACL on a bucket whose ACLs are disabled (BucketOwnerEnforced).
 s3::Error NoAcls(const S3Call& call, const std::string& header) {
@@ -74,14 +63,14 @@ std::optional<s3::Error> CheckAcl(const S3Call& call, std::string_view value) {
 
 std::optional<s3::Error> RefuseUnsupportedWriteHeaders(const S3Call& call) {
   for (const auto& [raw_name, value] : call.request.headers) {
-    const std::string name = Lower(raw_name);
-    if (!StartsWith(name, "x-amz-")) continue;
+    const std::string name = AsciiLower(raw_name);
+    if (!name.starts_with("x-amz-")) continue;
     if (name == "x-amz-acl") {
       if (auto bad = CheckAcl(call, value)) return bad;
-    } else if (StartsWith(name, "x-amz-grant-")) {
+    } else if (name.starts_with("x-amz-grant-")) {
       return NoAcls(call, name);
-    } else if (StartsWith(name, "x-amz-server-side-encryption") ||
-               StartsWith(name, "x-amz-copy-source-server-side-encryption")) {
+    } else if (name.starts_with("x-amz-server-side-encryption") ||
+               name.starts_with("x-amz-copy-source-server-side-encryption")) {
       return NotDone(name, "this server does not encrypt content; it is stored as sent");
     } else if (name == "x-amz-storage-class" && value != "STANDARD") {
       return s3::MakeError("InvalidStorageClass",
@@ -90,11 +79,11 @@ std::optional<s3::Error> RefuseUnsupportedWriteHeaders(const S3Call& call) {
                                value.substr(0, 64) + "'");
     } else if (name == "x-amz-tagging" && !value.empty()) {
       return NotDone(name, "objects cannot have tags on this server");
-    } else if (StartsWith(name, "x-amz-object-lock-")) {
+    } else if (name.starts_with("x-amz-object-lock-")) {
       return s3::MakeError("InvalidRequest",
                            "Bucket is missing Object Lock Configuration (" + name +
                                "): this server has no object lock");
-    } else if (name == "x-amz-bucket-object-lock-enabled" && Lower(value) == "true") {
+    } else if (name == "x-amz-bucket-object-lock-enabled" && AsciiLower(value) == "true") {
       return NotDone(name, "this server has no object lock");
     } else if (name == "x-amz-website-redirect-location") {
       return NotDone(name, "this server does not host websites");

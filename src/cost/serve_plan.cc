@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "base/ascii.h"
 #include "cost/numbers.h"
 
 namespace tf::cost {
@@ -12,11 +13,6 @@ namespace {
 constexpr int kOneNodeBelow = 16;
 
 std::string GiB(double bytes) { return FormatFixed(bytes / kGiB, 1) + " GiB"; }
-
-std::string Lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 }  // namespace
 
@@ -35,10 +31,10 @@ Result<ServePlan> PlanServing(const ServeInput& in, const Catalog& catalog) {
         "the model's shape is unknown: pass --model, or --layers, --kv-heads "
         "and --head-dim");
   }
-  std::string dtype = Lower(in.dtype);
+  std::string dtype = AsciiLower(in.dtype);
   auto weight_size = BytesPerElement(dtype);
   if (!weight_size) return InvalidArgument("unknown --dtype '" + in.dtype + "'");
-  std::string kv_dtype = Lower(in.kv_dtype);
+  std::string kv_dtype = AsciiLower(in.kv_dtype);
   if (kv_dtype.empty()) kv_dtype = dtype == "fp8" ? "fp8" : "bf16";
   auto kv_size = BytesPerElement(kv_dtype);
   if (!kv_size || *kv_size < 1) return InvalidArgument("unsupported --kv-dtype '" + kv_dtype + "'");

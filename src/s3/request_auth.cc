@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/ascii.h"
 #include "http/url.h"
 
 namespace tf::s3 {
@@ -18,12 +19,6 @@ struct Claimed {
   bool presigned = false;
 };
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 const std::string* QueryParam(const http::Request& r, const char* name) {
   auto it = r.query.find(name);
   return it == r.query.end() ? nullptr : &it->second;
@@ -34,7 +29,7 @@ std::string HeaderValues(const http::Headers& headers, std::string_view lower_na
   std::string out;
   bool first = true;
   for (const auto& [name, value] : headers) {
-    if (Lower(name) != lower_name) continue;
+    if (AsciiLower(name) != lower_name) continue;
     if (!first) out.push_back(',');
     out += CanonicalHeaderValue(value);
     first = false;
@@ -210,7 +205,7 @@ Outcome<SignedRequest> VerifyRequest(const http::Request& r, TimeMs now, const K
   };
   if (!signed_name("host")) return Malformed(c.presigned, "the signed headers must include host");
   for (const auto& [name, value] : r.headers) {
-    std::string lower = Lower(name);
+    std::string lower = AsciiLower(name);
     if (lower.rfind("x-amz-", 0) == 0 && !signed_name(lower)) {
       return MakeError("AccessDenied",
                        "There were headers present in the request which were not signed")
@@ -271,7 +266,7 @@ Outcome<SignedRequest> VerifyRequest(const http::Request& r, TimeMs now, const K
   SignedRequest out;
   out.key = std::move(*key);
   out.payload = *payload;
-  if (out.payload == Payload::kSha256) out.payload_sha256 = Lower(c.payload_hash);
+  if (out.payload == Payload::kSha256) out.payload_sha256 = AsciiLower(c.payload_hash);
   const bool streamed = out.payload != Payload::kUnsigned && out.payload != Payload::kSha256;
   const bool trailer = out.payload == Payload::kStreamingUnsignedTrailer ||
                        out.payload == Payload::kStreamingSignedTrailer;
@@ -287,7 +282,7 @@ Outcome<SignedRequest> VerifyRequest(const http::Request& r, TimeMs now, const K
     out.decoded_length = std::stoull(length);
   }
   if (trailer) {
-    out.trailer = Lower(r.Header("x-amz-trailer"));
+    out.trailer = AsciiLower(r.Header("x-amz-trailer"));
     if (out.trailer.find(',') != std::string::npos) {
       return MakeError("InvalidRequest", "x-amz-trailer names more than one trailing header");
     }

@@ -3,18 +3,12 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "base/ascii.h"
 #include "http/url.h"
 #include "s3/sigv4.h"
 
 namespace tf::s3 {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 bool ShouldSign(const std::string& lower_name) {
   return lower_name == "host" || lower_name == "range" || lower_name.rfind("x-amz-", 0) == 0;
@@ -119,7 +113,7 @@ void SignRequest(const BucketLocation& location, std::string_view method, std::s
   in.query = CanonicalQuery(raw_query);
   in.payload_hash = std::string(payload_sha256);
   for (const auto& [name, value] : *headers) {
-    std::string lower = Lower(name);
+    std::string lower = AsciiLower(name);
     if (ShouldSign(lower)) in.headers.emplace_back(lower, CanonicalHeaderValue(value));
   }
   std::sort(in.headers.begin(), in.headers.end());
