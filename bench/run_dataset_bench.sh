@@ -19,6 +19,8 @@
 # runs every reader step a second time in each round with another build of tensorfleet and/or
 # other `dataset read` flags (e.g. ALSO="/var/tmp/old/tensorfleet", ALSO="build/src/tensorfleet
 # --prefetch-threads 1"), labelled "also", to compare two readers on the same disk minutes.
+# FLAGS="..." are `dataset read` flags for the first reader (the build's), so that an A/B of two
+# flag settings can run in both orders (FLAGS="--read-slots 4" ALSO="build/src/tensorfleet").
 set -euo pipefail
 build=${1:-build}
 samples=${2:-40000}
@@ -27,6 +29,7 @@ workers=${4:-4}
 rounds=${ROUNDS:-2}
 loader=${LOADER:-1}
 also=${ALSO:-}
+first_flags=${FLAGS:-}
 dir=$(mktemp -d "${5:-/var/tmp}/tf-dataset-bench.XXXXXX")
 tf_bin="$build/src/tensorfleet"
 python=/usr/bin/python3
@@ -150,7 +153,8 @@ for round in $(seq "$rounds"); do
   cat4=$(mbs "$bytes" "($end - $start)")
   best=$((cat1 > cat4 ? cat1 : cat4))
   echo "round $round: cat of the $count shard files: $cat1 MB/s; 4 cats at once: $cat4 MB/s"
-  readers "round $round:" "$tf_bin"
+  # shellcheck disable=SC2086  # FLAGS are flags, split on purpose
+  readers "round $round:" "$tf_bin" $first_flags
   # shellcheck disable=SC2086  # ALSO is a binary and its flags, split on purpose
   [ -z "$also" ] || readers "round $round (also):" $also
 done

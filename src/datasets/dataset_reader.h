@@ -36,8 +36,11 @@ struct ReaderOptions {
   // Threads downloading and reading in those shards, each one shard at a time (1 to 16).
   int prefetch_threads = 2;
   // Shard pieces read in from the disk at once by all the readers sharing cache_dir, whatever
-  // their process (ShardCache::TakeReadSlot); 0 for no bound (0 to 64).
-  int read_slots = 4;
+  // their process (ShardCache::TakeReadSlot); 0 for no bound (0 to 64). No bound by default:
+  // with several workers a rank reads faster without one, and with one worker it is level
+  // (docs/benchmarks/datasets.md, 2026-12-02). A disk that serves few streams best (a spinning
+  // one) may want 2 to 4.
+  int read_slots = 0;
 };
 
 struct Sample {

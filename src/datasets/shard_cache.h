@@ -94,10 +94,10 @@ class ShardCache {
   // Removes a cached shard found damaged, so that the next Ensure downloads it again.
   void Drop(const ShardInfo& shard);
 
-  // One of `slots` turns at reading from the disk, waiting for one if all are taken. The readers
-  // of a node take one for each shard piece they read in: with a few pieces read at a time
-  // instead of every rank's at once, the ranks' windows arrive one after another and the
-  // first ranks check their samples while the disk reads the others' (docs/datasets.md).
+  // One of `slots` turns at reading from the disk, waiting for one if all are taken. Readers
+  // given a bound (ReaderOptions::read_slots) take one for each shard piece they read in, so
+  // that a disk that serves few streams best is given only a few pieces at a time, whatever
+  // the ranks and workers of the node (docs/datasets.md).
   Result<ReadSlot> TakeReadSlot(int slots);
   // The same without waiting: nullopt if all `slots` are taken.
   Result<std::optional<ReadSlot>> TryTakeReadSlot(int slots);
