@@ -28,16 +28,32 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
+# Node.js and npm, for s3rver below: Debian's, unless a Node.js with npm is already installed
+# (NodeSource's nodejs package carries its own npm, and Debian's npm would conflict with it).
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 
-if [ "${#missing[@]}" -eq 0 ]; then
-  echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
-fi
-
-echo "install-deps: installing ${missing[*]}"
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "install-deps: done"
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+else
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "install-deps: done"
+fi
+
+# s3rver (from the npm registry, at the version tests/s3rver/package-lock.json pins): an S3
+# implementation of its own, the second external bucket that the object service's tests keep
+# blobs in, beside a tensorfleet server.
+s3rver_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/s3rver"
+if [ -x "$s3rver_dir/node_modules/.bin/s3rver" ] &&
+   cmp -s "$s3rver_dir/package-lock.json" "$s3rver_dir/node_modules/.installed-lock.json"; then
+  echo "install-deps: s3rver present"
+else
+  echo "install-deps: installing s3rver into tests/s3rver/node_modules"
+  npm ci --prefix "$s3rver_dir" --no-audit --no-fund --loglevel=error >/dev/null
+  # What was installed, so that a second run knows it has nothing to do.
+  cp "$s3rver_dir/package-lock.json" "$s3rver_dir/node_modules/.installed-lock.json"
+fi

@@ -1,17 +1,23 @@
-// Objects kept in an external S3-compatible bucket (s3/s3_blob_store.h). The external service
-// here is a second, real tensorfleet server speaking the S3 API over HTTP: the blob store signs
-// its requests with an access key made on that server, exactly as it would for another
-// S3-compatible service.
+// Objects kept in an external S3-compatible bucket (s3/s3_blob_store.h), in two services:
+// a second, real tensorfleet server speaking the S3 API over HTTP (the blob store signs its
+// requests with an access key made on that server, as it would for any S3-compatible service),
+// and s3rver, an S3 implementation of its own (Node.js, from the npm registry;
+// scripts/install-deps.sh installs it into tests/s3rver), so that the blob store is not only
+// ever checked against the server it is part of. s3rver checks access key ids but not SigV4
+// signatures: a wrong secret is caught by the tensorfleet peer only.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <regex>
 #include <set>
 
 #include "api/app.h"
 #include "base/crypto.h"
+#include "child_process.h"
 #include "http/http.h"
 #include "http/url.h"
 #include "in_process_app.h"
@@ -67,9 +73,46 @@ Result<Server> StartServer(const fs::path& data_dir, const std::string& objects_
   return Server{std::move(started.app), std::move(started.admin_token)};
 }
 
-class ExternalObjectsTest : public ::testing::Test {
+// A request to an S3-compatible service, path-style and signed with SigV4 as any S3 client
+// signs it.
+http::ClientResponse SignedCall(const s3::BucketLocation& location, const std::string& method,
+                                const std::string& path, const std::string& query = "",
+                                const std::string& body = "", http::Headers headers = {}) {
+  s3::SignRequest(location, method, path, query, Sha256Hex(body), SystemClock::Get().Now(),
+                  &headers);
+  auto client = http::Client::Create(location.endpoint);
+  EXPECT_TRUE(client.ok());
+  if (!client.ok()) return {};
+  http::ClientRequest r;
+  r.method = method;
+  r.target = query.empty() ? path : path + "?" + query;
+  r.headers = std::move(headers);
+  r.body = body;
+  auto response = (*client)->Exchange(r);
+  EXPECT_TRUE(response.ok()) << method << " " << r.target << ": " << response.status().ToString();
+  return response.ok() ? std::move(response).value() : http::ClientResponse{};
+}
+
+constexpr const char* kS3rverScript = TENSORFLEET_SOURCE_DIR
+    "/tests/s3rver/node_modules/s3rver/bin/s3rver.js";
+
+// The external service, "tensorfleet" or "s3rver", with a bucket "external" and credentials
+// for it in location_ (whose prefix is "cluster-a/").
+class ExternalPeer : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void StartPeer(const std::string& kind) {
+    kind_ = kind;
+    location_.bucket = "external";
+    location_.prefix = "cluster-a/";
+    if (kind == "s3rver") {
+      StartS3rver();
+    } else {
+      StartTensorfleetPeer();
+    }
+    location_.host = location_.endpoint.substr(std::string("http://").size());
+  }
+
+  void StartTensorfleetPeer() {
     auto peer = StartServer(dir_.path() / "peer");
     ASSERT_TRUE(peer.ok()) << peer.status().ToString();
     peer_ = std::move(peer).value();
@@ -77,25 +120,50 @@ class ExternalObjectsTest : public ::testing::Test {
     Reply key = peer_.Call("POST", "/v1/s3-keys", R"({"name":"blobs"})");
     ASSERT_EQ(key.status, 201) << key.body;
     Json j = Json::parse(key.body);
-    location_.bucket = "external";
-    location_.prefix = "cluster-a/";
     location_.endpoint = peer_.app->url();
-    location_.host = location_.endpoint.substr(std::string("http://").size());
     location_.access_key_id = j["id"];
     location_.secret_access_key = j["secret"];
   }
+
+  void StartS3rver() {
+    if (!fs::exists(kS3rverScript)) {
+      GTEST_SKIP() << "needs s3rver in tests/s3rver (scripts/install-deps.sh installs it)";
+    }
+    const fs::path data = dir_.path() / "s3rver";
+    fs::create_directories(data);
+    s3rver_ = std::make_unique<ChildProcess>();
+    size_t at = 0;
+    ASSERT_TRUE(s3rver_->Start({"/usr/bin/env", "node", kS3rverScript, "--directory",
+                                data.string(), "--address", "127.0.0.1", "--port", "0",
+                                "--silent", "--configure-bucket", "external"}));
+    ASSERT_TRUE(s3rver_->WaitForOutput("listening on 127.0.0.1:", std::chrono::seconds(60), 0,
+                                       &at) &&
+                s3rver_->WaitForOutput("\n", std::chrono::seconds(10), at))
+        << "s3rver did not start: " << s3rver_->output();
+    const std::string rest = s3rver_->output().substr(at);
+    location_.endpoint = "http://127.0.0.1:" + rest.substr(0, rest.find_first_not_of("0123456789"));
+    // s3rver's one account.
+    location_.access_key_id = "S3RVER";
+    location_.secret_access_key = "S3RVER";
+  }
+
+  bool PeerChecksSignatures() const { return kind_ == "tensorfleet"; }
 
   std::string ObjectsUrl() const {
     return "s3://external/cluster-a?endpoint=" + location_.endpoint;
   }
 
-  // The keys that the peer holds in its bucket, listed through its native API.
+  // The keys that the peer holds in its bucket, from a signed ListObjectsV2 (one page: the
+  // tests keep a few).
   std::vector<std::string> PeerKeys() {
-    Reply r = peer_.Call("GET", "/v1/buckets/external/objects");
+    http::ClientResponse r = SignedCall(location_, "GET", "/external", "list-type=2");
     EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.body.find("<IsTruncated>true</IsTruncated>"), std::string::npos);
     std::vector<std::string> keys;
-    const Json listing = Json::parse(r.body);
-    for (const auto& o : listing["objects"]) keys.push_back(o["key"]);
+    static const std::regex key("<Key>([^<]*)</Key>");
+    for (std::sregex_iterator it(r.body.begin(), r.body.end(), key), end; it != end; ++it) {
+      keys.push_back((*it)[1]);
+    }
     return keys;
   }
 
@@ -104,11 +172,24 @@ class ExternalObjectsTest : public ::testing::Test {
   }
 
   TempDir dir_;
-  Server peer_;
+  std::string kind_;
+  Server peer_;                           // the tensorfleet peer
+  std::unique_ptr<ChildProcess> s3rver_;  // the s3rver peer
   s3::BucketLocation location_;
 };
 
-TEST_F(ExternalObjectsTest, BlobRoundTripsThroughTheBucketWithRangesAcrossBlocks) {
+const std::vector<std::string>& PeerKinds() {
+  static const std::vector<std::string> kinds = {"tensorfleet", "s3rver"};
+  return kinds;
+}
+
+class ExternalObjectsTest : public ExternalPeer,
+                            public ::testing::WithParamInterface<std::string> {
+ protected:
+  void SetUp() override { StartPeer(GetParam()); }
+};
+
+TEST_P(ExternalObjectsTest, BlobRoundTripsThroughTheBucketWithRangesAcrossBlocks) {
   auto store = Open();
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   const std::string content = RandomBytes(objects::kBlockBytes * 2 + 12345, 1);
@@ -141,7 +222,7 @@ TEST_F(ExternalObjectsTest, BlobRoundTripsThroughTheBucketWithRangesAcrossBlocks
   EXPECT_TRUE((*store)->Remove(id).ok());  // removing a missing blob is fine
 }
 
-TEST_F(ExternalObjectsTest, EmptyBlobRoundTrips) {
+TEST_P(ExternalObjectsTest, EmptyBlobRoundTrips) {
   auto store = Open();
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   const std::string id = objects::NewBlobId();
@@ -153,7 +234,7 @@ TEST_F(ExternalObjectsTest, EmptyBlobRoundTrips) {
   EXPECT_EQ((*reader)->size(), 0u);
 }
 
-TEST_F(ExternalObjectsTest, UnsealedBlobLeavesNothingInTheBucketOrTheSpool) {
+TEST_P(ExternalObjectsTest, UnsealedBlobLeavesNothingInTheBucketOrTheSpool) {
   auto store = Open();
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   const std::string id = objects::NewBlobId();
@@ -174,7 +255,7 @@ TEST_F(ExternalObjectsTest, UnsealedBlobLeavesNothingInTheBucketOrTheSpool) {
   EXPECT_TRUE(fs::is_empty(dir_.path() / "spool" / "tmp"));
 }
 
-TEST_F(ExternalObjectsTest, DamagedObjectInTheBucketIsReportedNotReturned) {
+TEST_P(ExternalObjectsTest, DamagedObjectInTheBucketIsReportedNotReturned) {
   auto store = Open();
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   const std::string content = RandomBytes(objects::kBlockBytes + 100, 3);
@@ -193,9 +274,15 @@ TEST_F(ExternalObjectsTest, DamagedObjectInTheBucketIsReportedNotReturned) {
   ASSERT_TRUE(stored.ok());
   std::string damaged = *stored;
   damaged[objects::kBlockBytes + 7] ^= 0x20;
-  auto put = peer_.Call(
-      "PUT", "/v1/buckets/external/objects/" + http::PercentEncode("cluster-a/" + key), damaged);
-  ASSERT_EQ(put.status, 200) << put.body;
+  size_t sent = 0;
+  Status put = bucket.Put(key, damaged.size(), Sha256Hex(damaged),
+                          [&](char* buffer, size_t capacity) -> Result<size_t> {
+                            const size_t n = std::min(capacity, damaged.size() - sent);
+                            std::memcpy(buffer, damaged.data() + sent, n);
+                            sent += n;
+                            return n;
+                          });
+  ASSERT_TRUE(put.ok()) << put.ToString();
 
   auto reader = (*store)->Open(id);
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
@@ -208,14 +295,22 @@ TEST_F(ExternalObjectsTest, DamagedObjectInTheBucketIsReportedNotReturned) {
       << s.ToString();
 }
 
-TEST_F(ExternalObjectsTest, WrongSecretOrMissingBucketIsAClearErrorAtOpen) {
-  s3::BucketLocation wrong = location_;
-  wrong.secret_access_key = "not-the-secret";
-  auto store = s3::OpenS3BlobStore(wrong, dir_.path() / "spool", SystemClock::Get());
+TEST_P(ExternalObjectsTest, WrongKeyOrMissingBucketIsAClearErrorAtOpen) {
+  s3::BucketLocation unknown = location_;
+  unknown.access_key_id = "AKIANOSUCHKEY0000000";
+  auto store = s3::OpenS3BlobStore(unknown, dir_.path() / "spool", SystemClock::Get());
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kPermissionDenied) << store.status().ToString();
   EXPECT_NE(store.status().message().find("s3://external/cluster-a/"), std::string::npos)
       << store.status().ToString();
+
+  if (PeerChecksSignatures()) {
+    s3::BucketLocation wrong = location_;
+    wrong.secret_access_key = "not-the-secret";
+    store = s3::OpenS3BlobStore(wrong, dir_.path() / "spool", SystemClock::Get());
+    ASSERT_FALSE(store.ok());
+    EXPECT_EQ(store.status().code(), StatusCode::kPermissionDenied) << store.status().ToString();
+  }
 
   s3::BucketLocation missing = location_;
   missing.bucket = "no-such-bucket";
@@ -228,7 +323,7 @@ TEST_F(ExternalObjectsTest, WrongSecretOrMissingBucketIsAClearErrorAtOpen) {
 // API lands there, reads back byte for byte, survives a restart, and is removed with the object.
 // Content in an external bucket is read range by range, so a reader that started before the
 // object was replaced or deleted must keep its blob in the bucket until it is done.
-TEST_F(ExternalObjectsTest, AReaderFinishesWithTheOldContentWhenItsObjectIsReplacedOrDeleted) {
+TEST_P(ExternalObjectsTest, AReaderFinishesWithTheOldContentWhenItsObjectIsReplacedOrDeleted) {
   auto blobs = Open();
   ASSERT_TRUE(blobs.ok()) << blobs.status().ToString();
   auto store = store::OpenStore(StoreUrl("sqlite", dir_));
@@ -282,7 +377,7 @@ TEST_F(ExternalObjectsTest, AReaderFinishesWithTheOldContentWhenItsObjectIsRepla
   EXPECT_EQ(got_now, "new content");
 }
 
-TEST_F(ExternalObjectsTest, ServerStoresObjectContentInTheExternalBucket) {
+TEST_P(ExternalObjectsTest, ServerStoresObjectContentInTheExternalBucket) {
   setenv("AWS_ACCESS_KEY_ID", location_.access_key_id.c_str(), 1);
   setenv("AWS_SECRET_ACCESS_KEY", location_.secret_access_key.c_str(), 1);
   const fs::path data = dir_.path() / "server";
@@ -313,7 +408,7 @@ TEST_F(ExternalObjectsTest, ServerStoresObjectContentInTheExternalBucket) {
   unsetenv("AWS_SECRET_ACCESS_KEY");
 }
 
-TEST_F(ExternalObjectsTest, ServerRefusesToStartWithABadObjectsUrl) {
+TEST_P(ExternalObjectsTest, ServerRefusesToStartWithABadObjectsUrl) {
   unsetenv("AWS_ACCESS_KEY_ID");
   unsetenv("AWS_SECRET_ACCESS_KEY");
   auto server = StartServer(dir_.path() / "server", ObjectsUrl());
@@ -330,20 +425,7 @@ struct S3Caller {
   http::ClientResponse Call(const std::string& method, const std::string& key,
                             const std::string& query = "", const std::string& body = "",
                             http::Headers headers = {}) {
-    const std::string path = location.PathOf(key);
-    s3::SignRequest(location, method, path, query, Sha256Hex(body), SystemClock::Get().Now(),
-                    &headers);
-    auto client = http::Client::Create(location.endpoint);
-    EXPECT_TRUE(client.ok());
-    if (!client.ok()) return {};
-    http::ClientRequest r;
-    r.method = method;
-    r.target = query.empty() ? path : path + "?" + query;
-    r.headers = std::move(headers);
-    r.body = body;
-    auto response = (*client)->Exchange(r);
-    EXPECT_TRUE(response.ok()) << method << " " << r.target << ": " << response.status().ToString();
-    return response.ok() ? std::move(response).value() : http::ClientResponse{};
+    return SignedCall(location, method, location.PathOf(key), query, body, std::move(headers));
   }
 
   std::string Get(const std::string& key, const std::string& range = "") {
@@ -385,16 +467,19 @@ std::string ExpectedMultipartEtag(const std::vector<std::string>& parts) {
 }
 
 // A whole server with its objects in the peer's bucket, on SQLite and (when the test command
-// starts one) PostgreSQL in a schema of its own, driven through its S3 API.
-class ExternalMultipartTest : public ExternalObjectsTest,
-                              public ::testing::WithParamInterface<std::string> {
+// starts one) PostgreSQL in a schema of its own, driven through its S3 API. The parameter is
+// (store, peer).
+class ExternalMultipartTest
+    : public ExternalPeer,
+      public ::testing::WithParamInterface<std::tuple<std::string, std::string>> {
  protected:
   void SetUp() override {
-    TF_SKIP_UNLESS_STORE_REACHABLE(GetParam());
-    ExternalObjectsTest::SetUp();
+    const std::string store = std::get<0>(GetParam());
+    TF_SKIP_UNLESS_STORE_REACHABLE(store);
+    StartPeer(std::get<1>(GetParam()));
     if (HasFatalFailure() || IsSkipped()) return;
     std::string store_url;
-    if (GetParam() == "postgresql") {
+    if (store == "postgresql") {
       schema_ = std::make_unique<PgTestSchema>(TestPostgresUrl(),
                                                "tf_external_");
       store_url = schema_->url();
@@ -524,8 +609,14 @@ TEST_P(ExternalMultipartTest, AbortedUploadLeavesNothingInTheBucket) {
   EXPECT_TRUE(fs::is_empty(dir_.path() / "server" / "objects-spool" / "tmp"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, ExternalMultipartTest, ::testing::ValuesIn(StoreBackends()),
+INSTANTIATE_TEST_SUITE_P(Peers, ExternalObjectsTest, ::testing::ValuesIn(PeerKinds()),
                          [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Backends, ExternalMultipartTest,
+                         ::testing::Combine(::testing::ValuesIn(StoreBackends()),
+                                            ::testing::ValuesIn(PeerKinds())),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                         });
 
 }  // namespace
 }  // namespace tf::testing
