@@ -42,7 +42,7 @@ class Reader {
          uint64_t seed, int64_t epoch, int num_nodes, int node_rank, int ranks_per_node,
          int local_rank, int num_workers, int worker_id, int window_shards, int64_t block,
          int64_t samples_seen, const std::string& cache_dir, uint64_t cache_bytes,
-         int prefetch_shards) {
+         int prefetch_shards, int prefetch_threads, int read_slots) {
     DatasetIndex index = FetchIndex(server, token, name);
     PartitionParams p{seed,       epoch,       num_nodes, node_rank,     ranks_per_node,
                       local_rank, num_workers, worker_id, window_shards, block};
@@ -50,6 +50,8 @@ class Reader {
     options.cache_dir = cache_dir;
     options.cache_bytes = cache_bytes;
     options.prefetch_shards = prefetch_shards;
+    options.prefetch_threads = prefetch_threads;
+    options.read_slots = read_slots;
     auto fetcher = tf::datasets::MakeHttpShardFetcher(server, token);
     if (!fetcher.ok()) Raise(fetcher.status());
     auto reader = DatasetReader::Open(
@@ -116,12 +118,13 @@ PYBIND11_MODULE(_native, m) {
   py::class_<Reader>(m, "Reader")
       .def(py::init<const std::string&, const std::string&, const std::string&, uint64_t, int64_t,
                     int, int, int, int, int, int, int, int64_t, int64_t, const std::string&,
-                    uint64_t, int>(),
+                    uint64_t, int, int, int>(),
            py::arg("server"), py::arg("token"), py::arg("name"), py::arg("seed"), py::arg("epoch"),
            py::arg("num_nodes"), py::arg("node_rank"), py::arg("ranks_per_node"),
            py::arg("local_rank"), py::arg("num_workers"), py::arg("worker_id"),
            py::arg("window_shards"), py::arg("block"), py::arg("samples_seen"),
-           py::arg("cache_dir"), py::arg("cache_bytes"), py::arg("prefetch_shards"))
+           py::arg("cache_dir"), py::arg("cache_bytes"), py::arg("prefetch_shards"),
+           py::arg("prefetch_threads"), py::arg("read_slots"))
       .def("__iter__", [](Reader& r) -> Reader& { return r; })
       .def("__next__", &Reader::Next)
       .def("next_batch", &Reader::NextBatch, py::arg("n"),

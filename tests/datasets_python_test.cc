@@ -68,6 +68,18 @@ for rank in range(2):
             got += [raw[o[i]:o[i + 1]].decode() for i in range(len(o) - 1)]
         print(json.dumps({"rank": rank, "epoch": "1-batched-%d" % workers, "samples": got}),
               flush=True)
+    # Four prefetch threads under a bound of two read slots: the same samples in the same order.
+    tuned = tensorfleet_data.Dataset("lines", seed=5, rank=rank, world_size=2, batch_size=4,
+                                     cache_dir=cache, decode=lambda b: b.decode(),
+                                     prefetch_threads=4, read_slots=2)
+    tuned.set_epoch(1)
+    print(json.dumps({"rank": rank, "epoch": "1-tuned",
+                      "samples": [s for batch in torch.utils.data.DataLoader(
+                          tuned, batch_size=4, num_workers=2) for s in batch]}), flush=True)
+try:
+    list(tensorfleet_data.Dataset("lines", cache_dir=cache, prefetch_threads=0))
+except ValueError as e:
+    print(json.dumps({"refused": str(e)}), flush=True)
 print(json.dumps({"index": tensorfleet_data.fetch_index("lines")["samples"]}))
 )py";
 
@@ -102,6 +114,7 @@ TEST_F(DatasetsPythonTest, TorchDataLoaderWithTwoWorkersReadsEverySampleOncePerE
   std::istringstream out(python.output());
   std::string line;
   int index_samples = 0;
+  std::string refused;
   while (std::getline(out, line)) {
     if (line.empty() || line[0] != '{') continue;
     Json j = Json::parse(line, nullptr, false);
@@ -110,11 +123,17 @@ TEST_F(DatasetsPythonTest, TorchDataLoaderWithTwoWorkersReadsEverySampleOncePerE
       index_samples = j["index"];
       continue;
     }
+    if (j.contains("refused")) {
+      refused = j["refused"];
+      continue;
+    }
     std::string epoch = j["epoch"].is_string() ? j["epoch"].get<std::string>()
                                                : std::to_string(j["epoch"].get<int>());
     by_run[std::to_string(j["rank"].get<int>()) + "/" + epoch] = j["samples"];
   }
   EXPECT_EQ(index_samples, 203);
+  EXPECT_NE(refused.find("prefetch_threads must be 1 to 16, not 0"), std::string::npos)
+      << "refused: " << refused;
   for (const char* epoch : {"0", "1"}) {
     std::multiset<std::string> all;
     for (const char* rank : {"0", "1"}) {
@@ -142,6 +161,7 @@ TEST_F(DatasetsPythonTest, TorchDataLoaderWithTwoWorkersReadsEverySampleOncePerE
     EXPECT_EQ(by_run[std::string(rank) + "/1-pass-2"], full) << rank;
     EXPECT_EQ(by_run[std::string(rank) + "/1-batched-0"], full) << rank;
     EXPECT_EQ(by_run[std::string(rank) + "/1-batched-2"], full) << rank;
+    EXPECT_EQ(by_run[std::string(rank) + "/1-tuned"], full) << rank;
   }
 #endif
 }

@@ -71,12 +71,18 @@ class Dataset(torch.utils.data.IterableDataset):
     rank, world_size, local_rank, local_world_size: override what the environment says.
     cache_dir:     where shards are kept on this machine (TENSORFLEET_DATASET_CACHE, or a
                    directory in the temporary directory); shared by every worker and rank.
+    prefetch_shards, prefetch_threads, read_slots: how far ahead each worker reads shards, on
+                   how many threads, and how many shard pieces all the readers of cache_dir
+                   read from the disk at once (0: no bound). The defaults (4, 2, 0) suit
+                   several ranks on a node; one rank alone may read faster with 4 threads
+                   (docs/datasets.md).
     """
 
     def __init__(self, name, seed=0, batch_size=1, samples_seen=0, decode=None, server=None,
                  token=None, rank=None, world_size=None, local_rank=None,
                  local_world_size=None, window_shards=4, cache_dir=None,
-                 cache_bytes=8 << 30, prefetch_shards=4, batched=False, epoch=0):
+                 cache_bytes=8 << 30, prefetch_shards=4, batched=False, epoch=0,
+                 prefetch_threads=2, read_slots=0):
         super().__init__()
         if batched and decode is not None:
             raise ValueError("decode= applies to single samples: with batched=True, decode the "
@@ -108,6 +114,8 @@ class Dataset(torch.utils.data.IterableDataset):
             tempfile.gettempdir(), "tensorfleet-datasets-%d" % os.getuid())
         self.cache_bytes = cache_bytes
         self.prefetch_shards = prefetch_shards
+        self.prefetch_threads = prefetch_threads
+        self.read_slots = read_slots
 
     def set_epoch(self, epoch, samples_seen=None):
         """Reads epoch `epoch` next, skipping the first `samples_seen` samples of this rank.
@@ -133,7 +141,8 @@ class Dataset(torch.utils.data.IterableDataset):
             ranks_per_node=self.local_world_size, local_rank=self.local_rank,
             num_workers=num_workers, worker_id=worker_id, window_shards=self.window_shards,
             block=self.block, samples_seen=self.samples_seen, cache_dir=self.cache_dir,
-            cache_bytes=self.cache_bytes, prefetch_shards=self.prefetch_shards)
+            cache_bytes=self.cache_bytes, prefetch_shards=self.prefetch_shards,
+            prefetch_threads=self.prefetch_threads, read_slots=self.read_slots)
         if info is None:
             # Read in this process: the next iteration, unless set_epoch says otherwise, reads
             # the next pass whole. (A DataLoader's workers iterate copies of this object, which
