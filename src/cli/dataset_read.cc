@@ -157,7 +157,7 @@ void AddDatasetReadCommand(CLI::App* dataset, Connection& conn, int& exit_code) 
       ->capture_default_str();
   cmd->add_option("--read-slots", f.read_slots,
                   "Shard pieces read from the disk at once by all readers of the cache "
-                  "directory (0: no bound; 2 to 4 suit a disk that serves few streams best)")
+                  "directory (0: no bound; 2 to 4 for a disk that serves few streams best)")
       ->capture_default_str();
   cmd->add_flag("--print", f.print, "Print each sample as INDEX<TAB>BYTES on stdout");
   cmd->callback([&] {

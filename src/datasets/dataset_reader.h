@@ -39,7 +39,7 @@ struct ReaderOptions {
   // their process (ShardCache::TakeReadSlot); 0 for no bound (0 to 64). No bound by default:
   // with several workers a rank reads faster without one, and with one worker it is level
   // (docs/benchmarks/datasets.md, 2026-12-02). A disk that serves few streams best (a spinning
-  // one) may want 2 to 4.
+  // one; not measured here) may want a bound of 2 to 4.
   int read_slots = 0;
 };
 
