@@ -114,7 +114,8 @@ class Server {
 
   // Binds and starts accepting. kUnavailable if the address cannot be bound (the message names
   // the address and the OS error); kInvalidArgument if options.address is not an IP address or
-  // the handler is empty.
+  // the handler is empty. The first Start makes the process ignore SIGPIPE (unless it has a
+  // handler for it), so that a client hanging up during a sendfile ends only its connection.
   static Result<std::unique_ptr<Server>> Start(asio::io_context& io, const ServerOptions& options,
                                                Handler handler);
 

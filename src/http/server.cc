@@ -34,6 +34,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <csignal>
 #include <cstdint>
 #include <exception>
 #include <limits>
@@ -575,9 +576,30 @@ class ServerImpl final : public Server {
 
 }  // namespace
 
+namespace {
+
+// A peer that hangs up while its response is being sent must end that connection only. Asio's
+// writes pass MSG_NOSIGNAL, but sendfile (StreamWriter::SendFile) cannot, and the kernel then
+// raises SIGPIPE, whose default action ends the whole process. So a process that serves HTTP
+// ignores it, unless someone has already installed a handler of their own; a write to a closed
+// peer is then an EPIPE like any other error.
+void IgnoreSigpipe() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction now {};
+    if (::sigaction(SIGPIPE, nullptr, &now) == 0 && now.sa_handler == SIG_DFL &&
+        (now.sa_flags & SA_SIGINFO) == 0) {
+      ::signal(SIGPIPE, SIG_IGN);
+    }
+  });
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Server>> Server::Start(asio::io_context& io, const ServerOptions& options,
                                               Handler handler) {
   if (!handler) return InvalidArgument("http server needs a handler");
+  IgnoreSigpipe();
   error_code ec;
   asio::ip::address address = asio::ip::make_address(options.address, ec);
   if (ec) return InvalidArgument("not an IP address: '" + options.address + "'");
