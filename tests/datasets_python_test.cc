@@ -1,7 +1,8 @@
 // The Python binding (python/tensorfleet_data) against a live server: /usr/bin/python3 runs
 // torch's DataLoader with two workers over a dataset, for two ranks and two epochs, and every
 // sample arrives exactly once per epoch; a resumed epoch continues where it stopped; batched
-// mode gives the same samples in the same order.
+// mode gives the same samples in the same order; workers keep the position through a resume
+// after an odd number of batches, persistent workers and a rank given outright.
 #include <sys/wait.h>
 
 #include <filesystem>
@@ -83,35 +84,95 @@ except ValueError as e:
 print(json.dumps({"index": tensorfleet_data.fetch_index("lines")["samples"]}))
 )py";
 
-class DatasetsPythonTest : public ApiFixture {};
+// Prints one JSON line per run, as above, for the ways a DataLoader's workers can lose track of
+// the position: a resume after an odd number of batches (whose next batch belongs to worker 1),
+// persistent workers across epochs, and a rank given while the environment names another
+// process's local rank. Then the arguments that are refused.
+constexpr const char* kPositionScript = R"py(
+import json, os, sys
+import torch.utils.data
+import tensorfleet_data
+
+cache = sys.argv[1]
+def dataset(**kw):
+    kw = dict(dict(seed=5, batch_size=4, cache_dir=cache, decode=lambda b: b.decode()), **kw)
+    return tensorfleet_data.Dataset("lines", **kw)
+def show(run, loader):
+    print(json.dumps({"run": run, "samples": [s for b in loader for s in b]}), flush=True)
+def loader(ds, **kw):
+    return torch.utils.data.DataLoader(ds, batch_size=4, num_workers=2, **kw)
+
+for epoch in range(3):
+    ds = dataset(rank=0, world_size=2)
+    ds.set_epoch(epoch)
+    show("full-%d" % epoch, loader(ds))
+for seen in (4, 12):
+    show("resumed-%d" % seen, loader(dataset(rank=0, world_size=2, epoch=0, samples_seen=seen)))
+# Persistent workers: the constructor's position holds for epoch 0 only, and each set_epoch
+# reaches the workers started for the first epoch.
+ds = dataset(rank=0, world_size=2, epoch=0, samples_seen=4)
+persistent = loader(ds, persistent_workers=True)
+for epoch in range(3):
+    ds.set_epoch(epoch)
+    show("persistent-%d" % epoch, persistent)
+# A data-parallel rank given outright, in a process whose environment says it is local rank 3
+# of 8 (a job that also splits its model over processes): the rank's own share.
+os.environ.update(RANK="11", WORLD_SIZE="16", LOCAL_RANK="3", LOCAL_WORLD_SIZE="8")
+given = dataset(rank=0, world_size=2)
+given.set_epoch(0)
+show("given-rank", loader(given))
+for env in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"):
+    del os.environ[env]
+def refused(what, make):
+    try:
+        make()
+    except ValueError as e:
+        print(json.dumps({"refused": what, "message": str(e)}), flush=True)
+refused("unaligned", lambda: list(loader(dataset(epoch=0, samples_seen=6))))
+refused("rank", lambda: dataset(rank=5, world_size=4))
+refused("seed", lambda: dataset(seed=-1))
+refused("batch_size", lambda: tensorfleet_data.Dataset("lines", batch_size=-3))
+refused("local_rank", lambda: dataset(rank=1, world_size=4, local_world_size=2, local_rank=0))
+)py";
+
+class DatasetsPythonTest : public ApiFixture {
+ protected:
+  // Packs 203 lines into shards of 4 KiB as the dataset "lines", then runs `script` with
+  // /usr/bin/python3 and returns its output.
+  std::string RunScript(const char* script) {
+    const fs::path local = dir_.path() / "local";
+    fs::create_directories(local);
+    {
+      std::ofstream lines(local / "lines.txt");
+      for (int i = 0; i < 203; ++i) lines << "line " << i << "\n";
+      std::ofstream(local / "read.py") << script;
+    }
+    ChildProcess create;
+    EXPECT_TRUE(create.Start({TENSORFLEET_BINARY, "--server", app_->url(), "--token",
+                              admin_token_, "dataset", "create", "lines", "--from",
+                              (local / "lines.txt").string(), "--format", "text",
+                              "--shard-size", "4KiB"}));
+    EXPECT_EQ(create.Wait(), 0) << create.output();
+    ChildProcess python;
+    EXPECT_TRUE(python.Start(
+        {TF_PYTHON, (local / "read.py").string(), (dir_.path() / "cache").string()},
+        {"PYTHONPATH=" TF_PYTHON_PACKAGE_DIR, "TENSORFLEET_SERVER_URL=" + app_->url(),
+         "TENSORFLEET_TOKEN=" + admin_token_}));
+    int status = python.Wait();
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << python.output();
+    return python.output();
+  }
+};
 
 TEST_F(DatasetsPythonTest, TorchDataLoaderWithTwoWorkersReadsEverySampleOncePerEpoch) {
 #ifndef TF_PYTHON_PACKAGE_DIR
   GTEST_SKIP() << "the tensorfleet_data module is not built here (pybind11 not found)";
 #else
-  const fs::path local = dir_.path() / "local";
-  fs::create_directories(local);
-  {
-    std::ofstream lines(local / "lines.txt");
-    for (int i = 0; i < 203; ++i) lines << "line " << i << "\n";
-    std::ofstream(local / "read.py") << kScript;
-  }
-  ChildProcess create;
-  ASSERT_TRUE(create.Start({TENSORFLEET_BINARY, "--server", app_->url(), "--token", admin_token_,
-                            "dataset", "create", "lines", "--from", (local / "lines.txt").string(),
-                            "--format", "text", "--shard-size", "4KiB"}));
-  ASSERT_EQ(create.Wait(), 0) << create.output();
-
-  ChildProcess python;
-  ASSERT_TRUE(
-      python.Start({TF_PYTHON, (local / "read.py").string(), (dir_.path() / "cache").string()},
-                   {"PYTHONPATH=" TF_PYTHON_PACKAGE_DIR, "TENSORFLEET_SERVER_URL=" + app_->url(),
-                    "TENSORFLEET_TOKEN=" + admin_token_}));
-  int status = python.Wait();
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << python.output();
+  const std::string output = RunScript(kScript);
+  if (HasFailure()) return;
 
   std::map<std::string, std::vector<std::string> > by_run;  // "rank/epoch" -> samples
-  std::istringstream out(python.output());
+  std::istringstream out(output);
   std::string line;
   int index_samples = 0;
   std::string refused;
@@ -163,6 +224,49 @@ TEST_F(DatasetsPythonTest, TorchDataLoaderWithTwoWorkersReadsEverySampleOncePerE
     EXPECT_EQ(by_run[std::string(rank) + "/1-batched-2"], full) << rank;
     EXPECT_EQ(by_run[std::string(rank) + "/1-tuned"], full) << rank;
   }
+#endif
+}
+
+TEST_F(DatasetsPythonTest, WorkersKeepThePositionAcrossResumesEpochsAndGivenRanks) {
+#ifndef TF_PYTHON_PACKAGE_DIR
+  GTEST_SKIP() << "the tensorfleet_data module is not built here (pybind11 not found)";
+#else
+  const std::string output = RunScript(kPositionScript);
+  if (HasFailure()) return;
+  std::map<std::string, std::vector<std::string> > by_run;
+  std::map<std::string, std::string> refused;  // what -> message
+  std::istringstream out(output);
+  std::string line;
+  while (std::getline(out, line)) {
+    if (line.empty() || line[0] != '{') continue;
+    Json j = Json::parse(line, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << line;
+    if (j.contains("refused")) {
+      refused[j["refused"]] = j["message"];
+    } else {
+      by_run[j["run"]] = j["samples"];
+    }
+  }
+  const auto& full = by_run["full-0"];
+  ASSERT_GE(full.size(), 101u) << output;
+  EXPECT_NE(by_run["full-1"], full);
+  EXPECT_NE(by_run["full-2"], by_run["full-1"]);
+  // After one batch (worker 1's turn next) and after three: the rest of the rank's order.
+  EXPECT_EQ(by_run["resumed-4"], std::vector<std::string>(full.begin() + 4, full.end()));
+  EXPECT_EQ(by_run["resumed-12"], std::vector<std::string>(full.begin() + 12, full.end()));
+  EXPECT_EQ(by_run["persistent-0"], by_run["resumed-4"]);
+  EXPECT_EQ(by_run["persistent-1"], by_run["full-1"]);
+  EXPECT_EQ(by_run["persistent-2"], by_run["full-2"]);
+  EXPECT_EQ(by_run["given-rank"], full);
+
+  auto says = [&](const std::string& what, const std::string& words) {
+    EXPECT_NE(refused[what].find(words), std::string::npos) << what << ": " << refused[what];
+  };
+  says("unaligned", "samples_seen 6 is not a whole number of batches of 4");
+  says("rank", "rank 5 is not one of world_size 4's ranks (0 to 3)");
+  says("seed", "seed cannot be negative (got -1)");
+  says("batch_size", "batch_size must be at least 1 (got -3)");
+  says("local_rank", "local_rank 0 does not go with rank 1 on nodes of 2 (expected 1)");
 #endif
 }
 

@@ -68,7 +68,12 @@ class Dataset(torch.utils.data.IterableDataset):
                    from after this many samples of this rank (the position a checkpoint
                    saved). It holds for that one epoch, whether the loop calls
                    set_epoch(epoch) first (as it should) or not; every later one is read whole.
-    rank, world_size, local_rank, local_world_size: override what the environment says.
+                   With DataLoader workers it must be a whole number of batches.
+    rank, world_size, local_rank, local_world_size: override what the environment says. A
+                   rank or world size given here (a data-parallel rank of a job that also
+                   splits models over its processes) is the whole world: unless they are given
+                   too, the node is the world and the local rank is the rank, never the
+                   process's LOCAL_RANK.
     cache_dir:     where shards are kept on this machine (TENSORFLEET_DATASET_CACHE, or a
                    directory in the temporary directory); shared by every worker and rank.
     prefetch_shards, prefetch_threads, read_slots: how far ahead each worker reads shards, on
@@ -90,25 +95,33 @@ class Dataset(torch.utils.data.IterableDataset):
         self.batched = batched
         self.name = name
         self.server, self.token = _server_and_token(server, token)
+        if seed < 0:
+            raise ValueError("seed cannot be negative (got %d)" % seed)
         self.seed = seed
-        self.block = max(1, int(batch_size or 1))
+        if batch_size is not None and batch_size < 1:
+            raise ValueError("batch_size must be at least 1 (got %d)" % batch_size)
+        self.block = int(batch_size or 1)
         if epoch < 0 or samples_seen < 0:
             raise ValueError("epoch and samples_seen cannot be negative (got %d and %d)"
                              % (epoch, samples_seen))
-        self.epoch = epoch
-        self.samples_seen = samples_seen
+        # (epoch, samples_seen) in shared memory, so that DataLoader workers, persistent ones
+        # too, read the position set_epoch gave last rather than the one they were started with.
+        self._position = torch.tensor([epoch, samples_seen], dtype=torch.int64).share_memory_()
         # The resume position, until the epoch it is for has been set or read.
         self._resume = (epoch, samples_seen) if samples_seen else None
         self.decode = decode
         self.world_size = world_size if world_size is not None else _env_int("WORLD_SIZE", 1)
         self.rank = rank if rank is not None else _env_int("RANK", 0)
-        self.local_world_size = (local_world_size if local_world_size is not None
-                                 else _env_int("LOCAL_WORLD_SIZE", self.world_size))
-        self.local_rank = (local_rank if local_rank is not None
-                           else _env_int("LOCAL_RANK", self.rank % self.local_world_size))
-        if self.world_size % self.local_world_size != 0:
-            raise ValueError("world_size %d is not a multiple of local_world_size %d"
-                             % (self.world_size, self.local_world_size))
+        # A rank or world given here is not the one the environment's local values belong to.
+        from_environment = rank is None and world_size is None
+        if local_world_size is None:
+            local_world_size = (_env_int("LOCAL_WORLD_SIZE", self.world_size) if from_environment
+                                else self.world_size)
+        self.local_world_size = local_world_size
+        if local_rank is None and from_environment:
+            local_rank = _env_int("LOCAL_RANK", None)
+        self.local_rank = local_rank
+        self._check_ranks()
         self.window_shards = window_shards
         self.cache_dir = cache_dir or os.environ.get("TENSORFLEET_DATASET_CACHE") or os.path.join(
             tempfile.gettempdir(), "tensorfleet-datasets-%d" % os.getuid())
@@ -125,30 +138,72 @@ class Dataset(torch.utils.data.IterableDataset):
         """
         if samples_seen is None:
             samples_seen = self._resume[1] if self._resume and self._resume[0] == epoch else 0
-        if samples_seen < 0:
-            raise ValueError("samples_seen cannot be negative (got %d)" % samples_seen)
+        if epoch < 0 or samples_seen < 0:
+            raise ValueError("epoch and samples_seen cannot be negative (got %d and %d)"
+                             % (epoch, samples_seen))
         self._resume = None
-        self.epoch = epoch
-        self.samples_seen = samples_seen
+        self._position[0] = epoch
+        self._position[1] = samples_seen
+
+    @property
+    def epoch(self):
+        """The epoch the next iteration reads."""
+        return int(self._position[0])
+
+    @property
+    def samples_seen(self):
+        """How many of this rank's samples of that epoch the next iteration skips."""
+        return int(self._position[1])
+
+    def _check_ranks(self):
+        if self.world_size < 1:
+            raise ValueError("world_size must be at least 1 (got %d)" % self.world_size)
+        if not 0 <= self.rank < self.world_size:
+            raise ValueError("rank %d is not one of world_size %d's ranks (0 to %d)"
+                             % (self.rank, self.world_size, self.world_size - 1))
+        lws = self.local_world_size
+        if lws < 1 or self.world_size % lws != 0:
+            raise ValueError("world_size %d is not a multiple of local_world_size %d"
+                             % (self.world_size, lws))
+        if self.local_rank is None:
+            self.local_rank = self.rank % lws
+        elif self.local_rank != self.rank % lws:
+            # The partition places rank r at node r // lws as its local rank r % lws; any other
+            # pairing would give two processes one share.
+            raise ValueError("local_rank %d does not go with rank %d on nodes of %d (expected "
+                             "%d): ranks must be numbered node by node, as torchrun and "
+                             "tensorfleet number them" % (self.local_rank, self.rank, lws,
+                                                          self.rank % lws))
 
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
         num_workers, worker_id = (info.num_workers, info.id) if info is not None else (1, 0)
+        epoch, samples_seen = self.epoch, self.samples_seen
+        if num_workers > 1:
+            # The DataLoader takes batch j of an iteration from worker j % num_workers, and the
+            # partition gives block k of the rank's epoch to worker k % num_workers: a resumed
+            # epoch starts at block samples_seen / block, which worker 0 must then hold.
+            if samples_seen % self.block:
+                raise ValueError(
+                    "samples_seen %d is not a whole number of batches of %d: with %d DataLoader "
+                    "workers an epoch can only be resumed at a batch boundary (give the batch "
+                    "size the checkpoint was made with)" % (samples_seen, self.block, num_workers))
+            worker_id = (worker_id + samples_seen // self.block) % num_workers
         reader = _native.Reader(
-            self.server, self.token, self.name, seed=self.seed, epoch=self.epoch,
+            self.server, self.token, self.name, seed=self.seed, epoch=epoch,
             num_nodes=self.world_size // self.local_world_size,
             node_rank=self.rank // self.local_world_size,
             ranks_per_node=self.local_world_size, local_rank=self.local_rank,
             num_workers=num_workers, worker_id=worker_id, window_shards=self.window_shards,
-            block=self.block, samples_seen=self.samples_seen, cache_dir=self.cache_dir,
+            block=self.block, samples_seen=samples_seen, cache_dir=self.cache_dir,
             cache_bytes=self.cache_bytes, prefetch_shards=self.prefetch_shards,
             prefetch_threads=self.prefetch_threads, read_slots=self.read_slots)
         if info is None:
             # Read in this process: the next iteration, unless set_epoch says otherwise, reads
-            # the next pass whole. (A DataLoader's workers iterate copies of this object, which
-            # is why the loop should call set_epoch each epoch.)
+            # the next pass whole. (A DataLoader's workers cannot tell when the others have
+            # started, which is why the loop should call set_epoch each epoch.)
             self._resume = None
-            self.samples_seen = 0
+            self._position[1] = 0
         if self.batched:
             for data, offsets in iter(lambda: _next_batch(reader, self.block), None):
                 yield (torch.frombuffer(data, dtype=torch.uint8),
