@@ -1,8 +1,12 @@
 // The reader (src/datasets/dataset_reader.h) over fake fetchers: every worker of every rank
 // together reads each sample once with the right bytes, a shard damaged in the cache or on the
 // way is downloaded once more and then reported (never returned), prefetching runs ahead of the
-// reader, the cache stays within its bound and resuming skips exactly what was seen.
+// reader, the cache stays within its bound (sparing what any reader of the directory holds, and
+// sweeping dead downloads), resuming skips exactly what was seen, and an error stays an error.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -243,6 +247,12 @@ TEST_F(ReaderTest, AShardDamagedOnTheWayTwiceIsReportedAndNeverReturned) {
   EXPECT_NE(got.status.message().find(bad_key), std::string::npos) << got.status.ToString();
   EXPECT_NE(got.status.message().find("downloaded twice"), std::string::npos);
   EXPECT_EQ(fake_->Calls(bad_key), 2);
+  // Asking again gets the same error, not the samples after the ones the failed step passed.
+  for (int i = 0; i < 2; ++i) {
+    auto again = reader->Next();
+    ASSERT_FALSE(again.ok()) << "call " << i << " after the error went on reading";
+    EXPECT_EQ(again.status().ToString(), got.status.ToString());
+  }
   // What was returned before the error came from the good shard only, and was right.
   EXPECT_EQ(got.samples.size(), 5u);
   for (size_t i = 0; i < got.samples.size(); ++i) {
@@ -424,6 +434,56 @@ TEST_F(ReaderTest, TheCacheStaysWithinItsBound) {
   }
   EXPECT_LE(kept, 3 * shard_bytes);
   EXPECT_GE(files, 1);
+}
+
+// The .tfs files in the cache directory.
+std::set<std::string> CachedShards(const fs::path& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() == ".tfs") out.insert(e.path().stem().string());
+  }
+  return out;
+}
+
+TEST_F(ReaderTest, AShardHeldByAnyCacheObjectOfTheDirectoryIsNeverEvicted) {
+  // Two cache objects on one directory, as two dataloader workers or ranks have, with a bound
+  // smaller than one shard: each eviction wants everything out.
+  DatasetIndex index = MakeDataset(*fake_, 2, 5);
+  const ShardInfo &s0 = index.shards[0], &s1 = index.shards[1];
+  const fs::path dir = dir_.path() / "cache";
+  auto a = ShardCache::Open(dir, 1);
+  auto b = ShardCache::Open(dir, 1);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE((*a)->Ensure(s0, *fake_).ok());
+  ASSERT_TRUE((*b)->Ensure(s1, *fake_).ok());  // its eviction finds s0 held by the other
+  EXPECT_EQ(CachedShards(dir), (std::set<std::string>{s0.sha256, s1.sha256}));
+  auto mapped = (*a)->Map(s0);
+  EXPECT_TRUE(mapped.ok()) << mapped.status().ToString();
+  // Once given back, each goes: the directory is within its bound again after the reading.
+  (*b)->Release(s1);
+  EXPECT_EQ(CachedShards(dir), std::set<std::string>{s0.sha256});
+  (*a)->Release(s0);
+  EXPECT_TRUE(CachedShards(dir).empty());
+}
+
+TEST_F(ReaderTest, ADeadDownloadsTemporaryFileIsRemovedAndALiveOnesKept) {
+  DatasetIndex index = MakeDataset(*fake_, 1, 5);
+  const fs::path dir = dir_.path() / "cache";
+  fs::create_directories(dir);
+  const std::string dead(64, 'a'), live(64, 'b');
+  std::ofstream(dir / (dead + ".tmp-0d0d0d0d")) << "left by a download killed half way";
+  std::ofstream(dir / (live + ".tmp-1e1e1e1e")) << "a download under way in another process";
+  // The download under way holds its shard's lock.
+  int live_lock = ::open((dir / (live + ".lock")).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(live_lock, 0);
+  ASSERT_EQ(::flock(live_lock, LOCK_EX), 0);
+  auto cache = ShardCache::Open(dir, 1 << 30);
+  ASSERT_TRUE(cache.ok());
+  ASSERT_TRUE((*cache)->Ensure(index.shards[0], *fake_).ok());  // a download: the cache is swept
+  EXPECT_FALSE(fs::exists(dir / (dead + ".tmp-0d0d0d0d")));
+  EXPECT_TRUE(fs::exists(dir / (live + ".tmp-1e1e1e1e")));
+  ::close(live_lock);
+  (*cache)->Release(index.shards[0]);
 }
 
 TEST_F(ReaderTest, ResumeSkipsExactlyTheSamplesSeen) {

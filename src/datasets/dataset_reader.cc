@@ -192,6 +192,20 @@ class ReaderImpl final : public DatasetReader {
   }
 
   Result<std::optional<Sample>> Next() override {
+    if (!failed_.ok()) return failed_;
+    Result<std::optional<Sample>> next = ReadNext();
+    if (!next.ok()) failed_ = next.status();
+    return next;
+  }
+
+  int64_t rank_samples() const override { return rank_samples_; }
+  const ShardCache& cache() const override { return *cache_; }
+  int64_t checked_on_arrival() const override { return checked_on_arrival_; }
+
+ private:
+  // Next's work. A step that fails may already have moved on (past the sample it could not
+  // check, or into the window it could not enter), so Next keeps the first error for good.
+  Result<std::optional<Sample>> ReadNext() {
     for (;;) {
       while (at_ < order_.size()) {
         const int64_t position = current_.window.first_position + static_cast<int64_t>(at_);
@@ -207,11 +221,6 @@ class ReaderImpl final : public DatasetReader {
     }
   }
 
-  int64_t rank_samples() const override { return rank_samples_; }
-  const ShardCache& cache() const override { return *cache_; }
-  int64_t checked_on_arrival() const override { return checked_on_arrival_; }
-
- private:
   struct Open {
     std::shared_ptr<const MappedShard> mapped;
     std::optional<ShardView> view;
@@ -369,6 +378,7 @@ class ReaderImpl final : public DatasetReader {
   std::map<int64_t, Open> open_;  // the current window's shards
   std::vector<ShardInfo> held_;   // cache holds to release with the window
   int64_t checked_on_arrival_ = 0;
+  Status failed_;  // the first error Next returned: every later call returns it too
   std::unique_ptr<Prefetcher> prefetcher_;
 };
 

@@ -57,7 +57,9 @@ class DatasetReader {
                                                      std::shared_ptr<ShardFetcher> fetcher);
   virtual ~DatasetReader() = default;
 
-  // The next sample of this worker's share; nullopt once it is all read.
+  // The next sample of this worker's share; nullopt once it is all read. After an error every
+  // later call returns that error again: the failed step may have passed samples it could not
+  // return, so going on would skip them. To go on, open a new reader at the position reached.
   virtual Result<std::optional<Sample>> Next() = 0;
   // The rank's share of this epoch, in samples (every worker of the rank sees the same).
   virtual int64_t rank_samples() const = 0;

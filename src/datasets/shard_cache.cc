@@ -219,38 +219,55 @@ int64_t ShardCache::downloads() const {
 }
 
 Status ShardCache::Ensure(const ShardInfo& shard, ShardFetcher& fetcher) {
-  {
-    std::lock_guard lock(mu_);
-    ++held_[shard.sha256];
-  }
   bool downloaded = false;
   Status s = [&]() -> Status {
-    TF_ASSIGN_OR_RETURN(FileLock lock, FileLock::Take(dir_ / (shard.sha256 + ".lock")));
+    // The shard's lock covers the download and the taking of the hold, so that no Evict (which
+    // takes it too) removes the file in between.
+    TF_ASSIGN_OR_RETURN(FileLock lock, FileLock::Take(LockPathOf(shard.sha256)));
     std::error_code ec;
     const fs::path path = PathOf(shard);
     if (fs::exists(path, ec)) {
       fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // recently used
-      return OkStatus();
+    } else {
+      downloaded = true;
+      Status first = Download(shard, fetcher);
+      if (!first.ok() && first.code() != StatusCode::kNotFound &&
+          first.code() != StatusCode::kPermissionDenied &&
+          first.code() != StatusCode::kUnauthenticated) {
+        first = Download(shard, fetcher);
+        if (!first.ok()) {
+          return first.WithContext("shard " + std::to_string(shard.ordinal) + " (tf://" +
+                                   shard.bucket + "/" + shard.key + "), downloaded twice");
+        }
+      }
+      TF_RETURN_IF_ERROR(first);
     }
-    downloaded = true;
-    Status first = Download(shard, fetcher);
-    if (first.ok() || first.code() == StatusCode::kNotFound ||
-        first.code() == StatusCode::kPermissionDenied ||
-        first.code() == StatusCode::kUnauthenticated) {
-      return first;
-    }
-    Status second = Download(shard, fetcher);
-    if (second.ok()) return second;
-    return second.WithContext("shard " + std::to_string(shard.ordinal) + " (tf://" + shard.bucket +
-                              "/" + shard.key + "), downloaded twice");
+    return Hold(shard);
   }();
-  if (!s.ok()) {
-    Release(shard);
-    return s;
-  }
+  TF_RETURN_IF_ERROR(s);
   // Only a download makes the directory grow. A shard found in place costs no scan of the
   // directory (a stat of every file in it, each a disk read when the inodes are not cached).
   if (downloaded) Evict();
+  return OkStatus();
+}
+
+fs::path ShardCache::LockPathOf(const std::string& sha256) const {
+  return dir_ / (sha256 + ".lock");
+}
+
+Status ShardCache::Hold(const ShardInfo& shard) {
+  const fs::path path = PathOf(shard);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Internal(Errno("cannot open", path));
+  while (::flock(fd, LOCK_SH) != 0) {
+    if (errno != EINTR) {
+      Status s = Internal(Errno("cannot lock", path));
+      ::close(fd);
+      return s;
+    }
+  }
+  std::lock_guard lock(mu_);
+  held_[shard.sha256].push_back(fd);
   return OkStatus();
 }
 
@@ -279,9 +296,24 @@ Status ShardCache::Download(const ShardInfo& shard, ShardFetcher& fetcher) {
 }
 
 void ShardCache::Release(const ShardInfo& shard) {
-  std::lock_guard lock(mu_);
-  auto it = held_.find(shard.sha256);
-  if (it != held_.end() && --it->second <= 0) held_.erase(it);
+  bool evict = false;
+  {
+    std::lock_guard lock(mu_);
+    auto it = held_.find(shard.sha256);
+    if (it == held_.end()) return;
+    ::close(it->second.back());  // gives back its shared lock
+    it->second.pop_back();
+    if (it->second.empty()) held_.erase(it);
+    evict = over_bound_;
+  }
+  // Shards held when the directory last grew kept it over its bound: it may go back under now.
+  if (evict) Evict();
+}
+
+ShardCache::~ShardCache() {
+  for (auto& [sha, fds] : held_) {
+    for (int fd : fds) ::close(fd);
+  }
 }
 
 Result<std::shared_ptr<const MappedShard>> ShardCache::Map(const ShardInfo& shard) {
@@ -325,6 +357,43 @@ Result<ReadSlot> ShardCache::TakeReadSlot(int slots) {
   return ReadSlot(lock.Release());
 }
 
+namespace {
+
+// Takes an exclusive flock on `path` if no one holds any lock on it; -1 if someone does (or
+// the file cannot be opened).
+int TryLockExclusive(const fs::path& path, int flags) {
+  int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+bool ShardCache::RemoveUnlessInUse(const fs::path& path, const std::string& sha256) {
+  // The shard's lock first: no download of it is under way, nor an Ensure about to hold it.
+  const int shard_lock = TryLockExclusive(LockPathOf(sha256), O_RDWR | O_CREAT);
+  if (shard_lock < 0) return false;
+  bool removed = false;
+  if (path.extension() == ".tfs") {
+    // Then no reader, of any process, holds the file (each hold is a shared lock on it).
+    const int file = TryLockExclusive(path, O_RDONLY);
+    if (file >= 0) {
+      std::error_code ec;
+      removed = fs::remove(path, ec);
+      ::close(file);
+    }
+  } else {  // a download's temporary file, left by a process that ended before renaming it
+    std::error_code ec;
+    removed = fs::remove(path, ec);
+  }
+  ::close(shard_lock);
+  return removed;
+}
+
 void ShardCache::Evict() {
   struct Entry {
     fs::path path;
@@ -337,6 +406,11 @@ void ShardCache::Evict() {
   std::error_code ec;
   for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::path& p = it->path();
+    const std::string name = p.filename().string();
+    if (const size_t temp = name.find(".tmp-"); temp != std::string::npos) {
+      RemoveUnlessInUse(p, name.substr(0, temp));
+      continue;
+    }
     if (p.extension() != ".tfs") continue;
     std::error_code e2;
     uint64_t size = it->file_size(e2);
@@ -345,15 +419,16 @@ void ShardCache::Evict() {
     entries.push_back(Entry{p, used, size, p.stem().string()});
     total += size;
   }
-  if (total <= max_bytes_) return;
-  std::sort(entries.begin(), entries.end(),
-            [](const Entry& a, const Entry& b) { return a.used < b.used; });
-  std::lock_guard lock(mu_);
-  for (const Entry& e : entries) {
-    if (total <= max_bytes_) break;
-    if (held_.count(e.sha)) continue;
-    if (fs::remove(e.path, ec)) total -= e.size;
+  if (total > max_bytes_) {
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.used < b.used; });
+    for (const Entry& e : entries) {
+      if (total <= max_bytes_) break;
+      if (RemoveUnlessInUse(e.path, e.sha)) total -= e.size;
+    }
   }
+  std::lock_guard lock(mu_);
+  over_bound_ = total > max_bytes_;
 }
 
 }  // namespace tf::datasets

@@ -1,11 +1,14 @@
 // A bounded local directory of shards, shared by the reader's threads and by every process
 // that points at it (the dataloader workers of a node): each shard is downloaded once, checked
 // against the SHA-256 in the index, and kept as `<sha256>.tfs` until the directory grows past its
-// bound, when the least recently used shards that no reader of this process holds are evicted.
+// bound, when the least recently used shards that no reader holds are evicted.
 //
 // A download holds an flock on `<sha256>.lock`, so that two processes (or threads) wanting the
 // same shard download it once; it lands in a temporary name and is renamed into place only
-// when complete and checked. Thread-safe.
+// when complete and checked. A hold (Ensure to Release) is a shared flock on the shard's file,
+// so that a reader of any process sharing the directory keeps it from eviction; eviction
+// removes a file only under an exclusive flock on it and on its `.lock`, and also removes the
+// temporary files of downloads whose process died (their `.lock` is free). Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "datasets/dataset_index.h"
@@ -83,10 +87,14 @@ class ShardCache {
   static Result<std::unique_ptr<ShardCache>> Open(const std::filesystem::path& dir,
                                                   uint64_t max_bytes);
 
+  ~ShardCache();
+
   // Makes sure the shard is in the cache: downloads it with `fetcher` if it is not, checking
   // its size and SHA-256 (a download that does not match is tried once more, then
-  // kInternal naming the shard). Keeps it from eviction until Release.
+  // kInternal naming the shard). Keeps it from eviction, by this cache object or any other of
+  // the directory, until Release (one Release for each Ensure).
   Status Ensure(const ShardInfo& shard, ShardFetcher& fetcher);
+  // Gives one hold back; if holds kept the directory over its bound, evicts what it can now.
   void Release(const ShardInfo& shard);
   // Maps a shard that Ensure brought in (MappedShard::Open). kNotFound if it is not in the
   // cache (evicted by another process).
@@ -110,13 +118,21 @@ class ShardCache {
   ShardCache(std::filesystem::path dir, uint64_t max_bytes)
       : dir_(std::move(dir)), max_bytes_(max_bytes) {}
   Status Download(const ShardInfo& shard, ShardFetcher& fetcher);
+  // Opens the shard's file with a shared flock and keeps the descriptor as one hold.
+  Status Hold(const ShardInfo& shard);
   void Evict();
+  // Removes a shard's file or a leftover temporary file unless a download, an Ensure or a hold
+  // (of any process) is using it; whether it was removed.
+  bool RemoveUnlessInUse(const std::filesystem::path& path, const std::string& sha256);
+  std::filesystem::path LockPathOf(const std::string& sha256) const;
 
   const std::filesystem::path dir_;
   const uint64_t max_bytes_;
   mutable std::mutex mu_;
-  std::map<std::string, int> held_;  // sha256 -> holds; guarded by mu_
-  int64_t downloads_ = 0;            // guarded by mu_
+  // sha256 -> one descriptor per hold, each with a shared flock on the file; guarded by mu_
+  std::map<std::string, std::vector<int>> held_;
+  bool over_bound_ = false;  // the last Evict left more than max_bytes_; guarded by mu_
+  int64_t downloads_ = 0;    // guarded by mu_
 };
 
 }  // namespace tf::datasets
