@@ -178,6 +178,30 @@ TEST_F(DatasetsE2eTest, BadInputIsRefusedClearlyAndLeavesNothingBehind) {
   auto ls = Run({"ls", "-r", "tf://datasets/"});
   EXPECT_EQ(ls.output.find("shard-"), std::string::npos) << ls.output;
 
+  // A line that is not JSON in a long one: the message quotes only the end of what was read.
+  WriteFile(Local("long/l.jsonl"), "{\"ok\": 1}\n\"" + std::string(1 << 20, 'a') + "\n");
+  auto long_line = Run({"dataset", "create", "d", "--from", Local("long").string(), "--format",
+                        "jsonl"});
+  EXPECT_EQ(long_line.exit_code, 1);
+  EXPECT_NE(long_line.output.find("l.jsonl:2: not JSON: at byte "), std::string::npos)
+      << long_line.output.substr(0, 500);
+  EXPECT_LT(long_line.output.size(), 1000u) << long_line.output.substr(0, 500);
+
+  // More shards than one index can list is found before anything is uploaded: a sparse file of
+  // 200 MiB would be 51,200 shards of 4 KiB.
+  {
+    std::ofstream(Local("sparse.bin"));
+    fs::resize_file(Local("sparse.bin"), uint64_t{200} << 20);
+  }
+  auto many = Run({"dataset", "create", "d", "--from", Local("sparse.bin").string(),
+                   "--shard-size", "4KiB"});
+  EXPECT_EQ(many.exit_code, 1);
+  EXPECT_NE(many.output.find("would need at least 51200 shards of 4.0 KiB, more than one index can list"),
+            std::string::npos)
+      << many.output;
+  EXPECT_NE(many.output.find("give a larger --shard-size, such as 8.0 KiB"), std::string::npos)
+      << many.output;
+
   auto flag =
       Run({"dataset", "create", "d", "--from", Local("jsonl").string(), "--shard-size", "lots"});
   EXPECT_EQ(flag.exit_code, 1);
@@ -193,6 +217,25 @@ TEST_F(DatasetsE2eTest, BadInputIsRefusedClearlyAndLeavesNothingBehind) {
   auto again = Run({"dataset", "create", "d", "--from", Local("jsonl/a.jsonl").string()});
   EXPECT_EQ(again.exit_code, 1);
   EXPECT_NE(again.output.find("already exists"), std::string::npos) << again.output;
+  // A byte order mark at the start of a file is not part of its first sample.
+  WriteFile(Local("bom.jsonl"), "\xEF\xBB\xBF{\"first\": 1}\n{\"second\": 2}\n");
+  ASSERT_EQ(Run({"dataset", "create", "bom", "--from", Local("bom.jsonl").string(), "--format",
+                 "jsonl"}).exit_code, 0);
+  auto printed = Run({"dataset", "read", "bom", "--print"});
+  EXPECT_NE(printed.output.find("0\t{\"first\": 1}\n"), std::string::npos) << printed.output;
+  EXPECT_EQ(printed.output.find("\xEF\xBB\xBF"), std::string::npos) << printed.output;
+
+  auto negative = Run({"dataset", "read", "d", "--rank", "-3", "--world-size", "4"});
+  EXPECT_NE(negative.exit_code, 0) << negative.output;
+  EXPECT_NE(negative.output.find("--rank: must be a whole number from 0 up, got '-3'"),
+            std::string::npos)
+      << negative.output;
+  auto env_rank = RunTensorfleet(
+      {"--server", app_->url(), "--token", admin_token_, "dataset", "read", "d"}, {"RANK=abc"});
+  EXPECT_EQ(env_rank.exit_code, 1);
+  EXPECT_NE(env_rank.output.find("$RANK is 'abc', not a whole number from 0 up"),
+            std::string::npos)
+      << env_rank.output;
   auto rank = Run({"dataset", "read", "d", "--rank", "3", "--world-size", "3"});
   EXPECT_EQ(rank.exit_code, 1);
   EXPECT_NE(rank.output.find("--rank (or $RANK) must be from 0 to 2 with a world size of 3, got 3"),

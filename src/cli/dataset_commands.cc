@@ -57,6 +57,28 @@ void RemoveUploaded(worker::ObjectClient& objects, const std::string& bucket,
   }
 }
 
+// The index is written in one request, which the server takes up to its limit on a request's
+// body (http::ServerOptions::max_body_bytes), less room for the rest of the request.
+uint64_t IndexLimitBytes() { return http::ServerOptions{}.max_body_bytes - (64 << 10); }
+// A shard's entry in that request is about 170 bytes of JSON; the estimate before packing
+// takes a little more.
+constexpr uint64_t kIndexBytesPerShard = 200;
+
+// Too many shards for one index, with the shard size that would do for `input_bytes`.
+Status TooManyShards(const std::string& name, uint64_t shards, int64_t shard_size,
+                     uint64_t input_bytes) {
+  uint64_t enough = uint64_t{4} << 10;
+  while (enough < (int64_t{4} << 30) &&
+         input_bytes / enough * kIndexBytesPerShard > IndexLimitBytes()) {
+    enough *= 2;
+  }
+  return InvalidArgument("dataset " + name + " would need at least " + std::to_string(shards) +
+                         " shards of " + FormatBytes(shard_size) +
+                         ", more than one index can list (the server takes " +
+                         FormatBytes(IndexLimitBytes()) + " of index in one request): give a "
+                         "larger --shard-size, such as " + FormatBytes(enough));
+}
+
 Status Create(const Connection& conn, const CreateFlags& f) {
   TF_RETURN_IF_ERROR(datasets::ValidateDatasetName(f.name));
   TF_RETURN_IF_ERROR(datasets::ValidateSourceFormat(f.format));
@@ -73,6 +95,11 @@ Status Create(const Connection& conn, const CreateFlags& f) {
     std::error_code ec;
     input_bytes += fs::file_size(file, ec);
   }
+  // Shards are at least as many as the input fills: too many is known before uploading any.
+  if (const uint64_t at_least = input_bytes / static_cast<uint64_t>(shard_size);
+      at_least * kIndexBytesPerShard > IndexLimitBytes()) {
+    return TooManyShards(f.name, at_least, shard_size, input_bytes);
+  }
   TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
   auto existing = api.Call("GET", "/v1/datasets/" + http::PercentEncode(f.name));
   if (existing.ok()) return AlreadyExists("dataset '" + f.name + "' already exists");
@@ -87,17 +114,22 @@ Status Create(const Connection& conn, const CreateFlags& f) {
   Json shards = Json::array();
   std::vector<std::string> uploaded;
   uint64_t shard_bytes = 0;
+  uint64_t index_bytes = 0;
   Progress progress("packing " + f.name, input_bytes);
   datasets::Packer packer(shard_size, [&](std::string shard, uint64_t samples) -> Status {
     char name[32];
     std::snprintf(name, sizeof name, "shard-%06zu.tfs", uploaded.size());
     std::string key = prefix + name;
     std::string sha = Sha256Hex(shard);
+    Json entry{{"key", key}, {"samples", samples}, {"bytes", shard.size()}, {"sha256", sha}};
+    index_bytes += entry.dump().size() + 1;
+    if (index_bytes > IndexLimitBytes()) {  // more shards than the input's size promised
+      return TooManyShards(f.name, uploaded.size(), shard_size, input_bytes);
+    }
     TF_RETURN_IF_ERROR(objects->PutBytes(f.bucket, key, shard).WithContext("uploading " + key));
     uploaded.push_back(key);
     shard_bytes += shard.size();
-    shards.push_back(
-        Json{{"key", key}, {"samples", samples}, {"bytes", shard.size()}, {"sha256", sha}});
+    shards.push_back(std::move(entry));
     return OkStatus();
   });
   Status packed = OkStatus();

@@ -3,9 +3,11 @@
 #include "cli/dataset_read.h"
 
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -34,9 +36,18 @@ struct ReadFlags {
   bool print = false;
 };
 
-int EnvInt(const char* name, int fallback) {
+// $name as a whole number from 0 up, or `fallback` where it is unset or empty.
+Result<int> EnvInt(const char* name, int fallback) {
   const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
+  if (v == nullptr || *v == '\0') return fallback;
+  int out = 0;
+  const char* end = v + std::strlen(v);
+  auto [at, ec] = std::from_chars(v, end, out);
+  if (ec != std::errc() || at != end || out < 0) {
+    return InvalidArgument(std::string("$") + name + " is '" + v +
+                           "', not a whole number from 0 up");
+  }
+  return out;
 }
 
 // Seconds since the epoch with milliseconds, so that several readers' spans can be put
@@ -51,8 +62,12 @@ std::string UnixSeconds(std::chrono::system_clock::time_point t) {
 }
 
 Status Read(const Connection& conn, ReadFlags f) {
-  if (f.rank < 0) f.rank = EnvInt("RANK", 0);
-  if (f.world_size < 0) f.world_size = EnvInt("WORLD_SIZE", 1);
+  if (f.rank < 0) {
+    TF_ASSIGN_OR_RETURN(f.rank, EnvInt("RANK", 0));
+  }
+  if (f.world_size < 0) {
+    TF_ASSIGN_OR_RETURN(f.world_size, EnvInt("WORLD_SIZE", 1));
+  }
   if (f.workers < 1 || f.workers > 256) return InvalidArgument("--workers must be 1 to 256");
   if (f.world_size < 1) {
     return InvalidArgument("--world-size (or $WORLD_SIZE) must be at least 1, got " +
@@ -141,8 +156,18 @@ void AddDatasetReadCommand(CLI::App* dataset, Connection& conn, int& exit_code) 
   cmd->add_option("name", f.name, "Dataset name")->required();
   cmd->add_option("--seed", f.seed, "Shuffle seed")->capture_default_str();
   cmd->add_option("--epoch", f.epoch, "Epoch")->capture_default_str();
-  cmd->add_option("--rank", f.rank, "This rank (default: $RANK or 0)");
-  cmd->add_option("--world-size", f.world_size, "Ranks in all (default: $WORLD_SIZE or 1)");
+  // -1 stands for "not given" in ReadFlags: a negative number given is an error, not that.
+  auto at_least = [](int least) {
+    return [least](const std::string& v) -> std::string {
+      int n = 0;
+      auto [at, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (ec == std::errc() && at == v.data() + v.size() && n >= least) return "";
+      return "must be a whole number from " + std::to_string(least) + " up, got '" + v + "'";
+    };
+  };
+  cmd->add_option("--rank", f.rank, "This rank (default: $RANK or 0)")->check(at_least(0));
+  cmd->add_option("--world-size", f.world_size, "Ranks in all (default: $WORLD_SIZE or 1)")
+      ->check(at_least(1));
   cmd->add_option("--workers", f.workers, "Reader threads, as DataLoader workers")
       ->capture_default_str();
   cmd->add_option("--samples-seen", f.samples_seen, "Resume after this many samples of the rank");

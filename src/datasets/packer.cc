@@ -16,6 +16,8 @@ std::string Unreadable(const fs::path& file) {
 }
 
 // What nlohmann says is wrong, without its "[json.exception...] " prefix.
+// Why a line is not JSON, "" if it is. The parser quotes what it last read, which may be most
+// of a long line: the quote is cut to its last 64 bytes, after the byte the error is at.
 std::string JsonProblem(std::string_view line) {
   try {
     [[maybe_unused]] auto parsed = nlohmann::json::parse(line);
@@ -23,9 +25,23 @@ std::string JsonProblem(std::string_view line) {
   } catch (const nlohmann::json::exception& e) {
     std::string what = e.what();
     size_t close = what.find("] ");
-    return close == std::string::npos ? what : what.substr(close + 2);
+    if (close != std::string::npos) what = what.substr(close + 2);
+    const std::string kQuote = "; last read: '";
+    const size_t quote = what.find(kQuote);
+    constexpr size_t kKeep = 64;
+    if (quote != std::string::npos && what.size() > quote + kQuote.size() + kKeep + 1) {
+      const size_t from = what.size() - 1 - kKeep;  // the quote ends with its closing '
+      what = what.substr(0, quote + kQuote.size()) + "..." + what.substr(from);
+    }
+    if (const auto* parse = dynamic_cast<const nlohmann::json::parse_error*>(&e)) {
+      what = "at byte " + std::to_string(parse->byte) + ": " + what;
+    }
+    return what;
   }
 }
+
+// The UTF-8 byte order mark some editors write at the start of a file: not part of a sample.
+constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
 
 }  // namespace
 
@@ -114,6 +130,7 @@ Status Packer::AddFile(const fs::path& file, const std::string& format,
     ++number;
     if (progress) progress(line.size() + 1);
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (number == 1 && std::string_view(line).starts_with(kUtf8Bom)) line.erase(0, kUtf8Bom.size());
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     const std::string where = file.string() + ":" + std::to_string(number);
     if (format == "jsonl") {
