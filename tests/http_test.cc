@@ -186,6 +186,46 @@ TEST_F(HttpServerTest, HandlerPastItsDeadlineGets503) {
   gate_.Open();  // let the abandoned handler end
 }
 
+TEST_F(HttpServerTest, TheServersOwnRefusalsTakeTheFormTheOptionsGive) {
+  // Requests under /xml/ are answered in a protocol of their own; the rest get the JSON.
+  ServerOptions options;
+  options.max_body_bytes = 1024;
+  options.handler_timeout = 50ms;
+  options.error_response = [](const Request& head, int status,
+                              std::string_view message) -> std::optional<Response> {
+    if (!head.path.starts_with("/xml/")) return std::nullopt;
+    Response r = Text("<Error>" + std::to_string(status) + " " + head.method + " " + head.path +
+                          ": " + std::string(message) + "</Error>",
+                      status == 413 ? 400 : status);
+    r.content_type = "application/xml";
+    return r;
+  };
+  StartServer(
+      [this](Request& r) -> awaitable<Response> {
+        if (r.path.ends_with("/throw")) throw std::runtime_error("boom");
+        if (r.path.ends_with("/stuck")) co_await gate_.Wait();
+        co_return Text("done");
+      },
+      options);
+  auto client = NewClient();
+  auto big = client->Send("POST", "/xml/upload", {}, std::string(100'000, 'x'), 10s);
+  ASSERT_TRUE(big.ok()) << big.status().ToString();
+  EXPECT_EQ(big->status, 400);
+  EXPECT_EQ(big->body, "<Error>413 POST /xml/upload: request body exceeds 1024 bytes</Error>");
+  EXPECT_EQ(big->Header("Content-Type"), "application/xml");
+  auto late = client->Send("GET", "/xml/stuck", {}, "", 10s);
+  ASSERT_TRUE(late.ok()) << late.status().ToString();
+  EXPECT_EQ(late->status, 503);
+  EXPECT_EQ(late->body, "<Error>503 GET /xml/stuck: handler exceeded 50 ms</Error>");
+  auto threw = client->Send("GET", "/xml/throw", {}, "", 10s);
+  ASSERT_TRUE(threw.ok()) << threw.status().ToString();
+  EXPECT_EQ(threw->body, "<Error>500 GET /xml/throw: internal error</Error>");
+  auto json = client->Send("GET", "/json/throw", {}, "", 10s);  // nullopt: the server's own
+  ASSERT_TRUE(json.ok()) << json.status().ToString();
+  EXPECT_EQ(json->body, R"({"error":{"code":"internal","message":"internal error"}})");
+  gate_.Open();  // let the abandoned handler end
+}
+
 TEST_F(HttpServerTest, StreamsChunkByChunk) {
   // Each chunk is written only after the client has received the one before, so the pieces
   // can only arrive one by one.

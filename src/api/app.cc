@@ -113,6 +113,10 @@ class AppImpl final : public App {
     options_.http.stream_body = [router](const http::Request& head) {
       return router->StreamsBody(head);
     };
+    options_.http.error_response = [router](const http::Request& head, int status,
+                                            std::string_view message) {
+      return router->Refusal(head, status, message);
+    };
     TF_ASSIGN_OR_RETURN(server_, http::Server::Start(io_, options_.http,
                                                      [router](http::Request& r) {
                                                        return router->Handle(r);

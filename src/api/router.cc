@@ -100,6 +100,20 @@ bool Router::StreamsBody(const http::Request& head) const {
   return route != nullptr && route->body == Body::kStreamed;
 }
 
+std::optional<http::Response> Router::Refusal(const http::Request& head, int status,
+                                              std::string_view message) const {
+  if (!fallback_.error_response) return std::nullopt;
+  bool path_known = false;
+  if (!FallbackClaimsFirst(head)) {
+    std::map<std::string, std::string> params;
+    if (Find(head.method, head.path, &path_known, &params) != nullptr ||
+        !FallbackClaims(head, path_known)) {
+      return std::nullopt;
+    }
+  }
+  return fallback_.error_response(head, status, message);
+}
+
 awaitable<http::Response> Router::Handle(http::Request& request) {
   auto start = std::chrono::steady_clock::now();
   bool path_known = false;

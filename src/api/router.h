@@ -6,7 +6,9 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/asio/thread_pool.hpp>
@@ -44,6 +46,10 @@ struct Fallback {
   // Requests the fallback takes before any route is looked at, whatever their path (S3's
   // virtual-hosted requests, whose path is all key); none when unset.
   std::function<bool(const http::Request& head)> claims_first;
+  // The server's own refusals of the requests it takes (http::ServerOptions::error_response), in
+  // its protocol's form; the server's JSON when unset.
+  std::function<http::Response(const http::Request& head, int status, std::string_view message)>
+      error_response;
 };
 
 class Router {
@@ -59,6 +65,10 @@ class Router {
   // Whether the route a request's head goes to streams its body: the server's
   // ServerOptions::stream_body.
   bool StreamsBody(const http::Request& head) const;
+  // The server's own refusal of a request (ServerOptions::error_response): the fallback's, for
+  // the requests it takes; nullopt for the server's JSON.
+  std::optional<http::Response> Refusal(const http::Request& head, int status,
+                                        std::string_view message) const;
 
   // 404 for an unknown path, 405 for a known path with another method, 401/403 from auth.
   awaitable<http::Response> Handle(http::Request& request);

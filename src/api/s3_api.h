@@ -50,6 +50,9 @@ struct S3Call {
   std::string location() const;
 };
 
+// "/", "/bucket" or "/bucket/key", as S3 names a resource in an error.
+std::string S3Resource(const std::string& bucket, const std::string& key);
+
 // An S3 error answer. HEAD answers carry the status and no body.
 http::Response S3ErrorResponse(const S3Call& call, const s3::Error& error);
 // 200 with an XML document.

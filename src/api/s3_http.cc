@@ -79,10 +79,12 @@ const std::string& S3Call::Query(const char* param) const {
   return it == request.query.end() ? kEmpty : it->second;
 }
 
-std::string S3Call::resource() const {
+std::string S3Resource(const std::string& bucket, const std::string& key) {
   if (bucket.empty()) return "/";
   return key.empty() ? "/" + bucket : "/" + bucket + "/" + key;
 }
+
+std::string S3Call::resource() const { return S3Resource(bucket, key); }
 
 s3::Error NoSuchVersion(const std::string& key, const std::string& version_id) {
   return s3::MakeError("NoSuchVersion",

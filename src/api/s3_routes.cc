@@ -165,6 +165,30 @@ awaitable<http::Response> Handle(S3Api& api, const Addressing& addressing,
   co_return response;
 }
 
+// The server's own refusals in S3's form: a body over the limit is S3's
+// MaxMessageLengthExceeded (400), a handler past its deadline or a server shutting down
+// ServiceUnavailable (503, which clients retry), a handler that failed InternalError (500).
+http::Response RefusalInXml(const Addressing& addressing, const http::Request& head, int status,
+                            std::string_view message) {
+  std::string bucket, key;
+  addressing.Split(head, &bucket, &key);
+  const std::string request_id = RandomHex(8);
+  s3::Error error = status == 413   ? s3::MakeError("MaxMessageLengthExceeded",
+                                                    "Your request was too big: " +
+                                                        std::string(message))
+                    : status == 503 ? s3::MakeError("ServiceUnavailable",
+                                                    "Please reduce your request rate: " +
+                                                        std::string(message))
+                                    : s3::MakeError("InternalError",
+                                                    "We encountered an internal error. Please "
+                                                    "try again: " + std::string(message));
+  http::Response response =
+      XmlResponse(s3::ErrorBody(error, S3Resource(bucket, key), request_id), error.status);
+  if (head.method == "HEAD") response.content_length = 0;
+  response.headers.emplace_back("x-amz-request-id", request_id);
+  return response;
+}
+
 }  // namespace
 
 void AddS3Routes(Router& router, Services& services, const std::string& virtual_host_domain) {
@@ -178,7 +202,10 @@ void AddS3Routes(Router& router, Services& services, const std::string& virtual_
         co_return co_await Handle(*api, *addressing, request);
       },
       "s3",
-      [addressing](const http::Request& head) { return addressing->ClaimsFirst(head); }});
+      [addressing](const http::Request& head) { return addressing->ClaimsFirst(head); },
+      [addressing](const http::Request& head, int status, std::string_view message) {
+        return RefusalInXml(*addressing, head, status, message);
+      }});
 }
 
 }  // namespace tf::api

@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -104,6 +105,15 @@ struct ServerOptions {
   std::chrono::milliseconds read_timeout{30'000};     // to receive a whole request
   std::chrono::milliseconds handler_timeout{60'000};  // a handler running longer gets 503
   std::chrono::milliseconds idle_timeout{120'000};    // keep-alive connections idle this long close
+  // The answer to a request the server refuses or fails itself, before or instead of its
+  // handler's: `status` 413 (body over the limit), 503 (handler_timeout passed, or shutting
+  // down) or 500 (the handler threw or gave a bad status), with `message` saying why. `head` is
+  // the request's head. Unset, or nullopt: {"error":{"code":"...","message":"..."}}, the code
+  // being `status`'s kind ("resource_exhausted", "unavailable", "internal"). Requests whose head
+  // could not be read (400, 431) always get that JSON.
+  std::function<std::optional<Response>(const Request& head, int status,
+                                        std::string_view message)>
+      error_response;
 };
 
 // Serves HTTP/1.1 with keep-alive on an io_context that the caller runs. Each connection is a

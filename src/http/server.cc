@@ -128,6 +128,9 @@ class Core : public std::enable_shared_from_this<Core> {
   awaitable<bool> WriteResponse(Connection& conn, Response response, unsigned version,
                                 bool is_head, bool keep_alive);
   awaitable<bool> WriteStream(Connection& conn, const Response& response, Framing framing);
+  // The server's own answer to a request it refuses or fails (ServerOptions::error_response).
+  Response Refusal(const Request& head, int status, StatusCode code,
+                   std::string_view message) const;
   // Writes an error response, then closes the connection after lingering.
   awaitable<void> RejectAndClose(Connection& conn, const Response& response);
   // Before a close that leaves part of a request unread: stops sending, then reads and drops
@@ -254,7 +257,7 @@ awaitable<void> Core::Serve(std::shared_ptr<Core> self, std::shared_ptr<Connecti
     }
     if (ec == bhttp::error::body_limit) {
       co_await self->RejectAndClose(
-          *conn, ErrorResponse(413, StatusCode::kResourceExhausted,
+          *conn, self->Refusal(request, 413, StatusCode::kResourceExhausted,
                                "request body exceeds " + std::to_string(limit) + " bytes"));
       break;
     }
@@ -303,7 +306,7 @@ awaitable<bool> Core::Respond(Connection& conn, Request request,
   if (draining_.load()) {
     served_.fetch_add(1);
     co_await WriteResponse(
-        conn, ErrorResponse(503, StatusCode::kUnavailable, "server is shutting down"),
+        conn, Refusal(request, 503, StatusCode::kUnavailable, "server is shutting down"),
         framing.version, framing.is_head, /*keep_alive=*/false);
     co_return false;
   }
@@ -374,21 +377,21 @@ awaitable<bool> Core::RunHandler(Connection& conn, Request request,
 
   const Request& req = call->request;
   if (!call->done && conn.closing) {
-    *response = ErrorResponse(503, StatusCode::kUnavailable, "server is shutting down");
+    *response = Refusal(req, 503, StatusCode::kUnavailable, "server is shutting down");
   } else if (!call->done) {
     spdlog::warn("http: {} {} from {} passed its {} ms deadline", req.method, req.target,
                  req.remote_address, options_.handler_timeout.count());
-    *response = ErrorResponse(503, StatusCode::kUnavailable,
-                              "handler exceeded " +
-                                  std::to_string(options_.handler_timeout.count()) + " ms");
+    *response = Refusal(req, 503, StatusCode::kUnavailable,
+                        "handler exceeded " + std::to_string(options_.handler_timeout.count()) +
+                            " ms");
   } else if (call->error) {
     spdlog::error("http: handler for {} {} threw: {}", req.method, req.target,
                   Describe(call->error));
-    *response = ErrorResponse(500, StatusCode::kInternal, "internal error");
+    *response = Refusal(req, 500, StatusCode::kInternal, "internal error");
   } else if (call->response.status < 100 || call->response.status > 999) {
     spdlog::error("http: handler for {} {} returned invalid status {}", req.method, req.target,
                   call->response.status);
-    *response = ErrorResponse(500, StatusCode::kInternal, "internal error");
+    *response = Refusal(req, 500, StatusCode::kInternal, "internal error");
   } else {
     *response = std::move(call->response);
   }
@@ -460,6 +463,20 @@ awaitable<bool> Core::WriteStream(Connection& conn, const Response& response, Fr
   }
   if (mode == Mode::kUntilClose) co_return false;  // the close ends the body
   co_return co_await writer.Finish();
+}
+
+Response Core::Refusal(const Request& head, int status, StatusCode code,
+                       std::string_view message) const {
+  if (options_.error_response) {
+    try {
+      if (std::optional<Response> own = options_.error_response(head, status, message)) {
+        return std::move(*own);
+      }
+    } catch (const std::exception& e) {
+      spdlog::error("http: error_response for {} {} threw: {}", head.method, head.target, e.what());
+    }
+  }
+  return ErrorResponse(status, code, message);
 }
 
 awaitable<void> Core::RejectAndClose(Connection& conn, const Response& response) {

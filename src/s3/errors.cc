@@ -40,6 +40,7 @@ constexpr std::array kCodes = {
     Code{"KeyTooLongError", 400},
     Code{"MalformedACLError", 400},
     Code{"MalformedXML", 400},
+    Code{"MaxMessageLengthExceeded", 400},
     Code{"MethodNotAllowed", 405},
     Code{"MissingContentLength", 411},
     Code{"NoSuchBucket", 404},

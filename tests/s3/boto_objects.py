@@ -314,6 +314,11 @@ check(len(errors) == 1 and errors[0]["Code"] == "KeyTooLongError", "errors: %s" 
 quiet = s3.delete_objects(Bucket=b2, Delete={"Quiet": True, "Objects": [{"Key": k} for k in keys]})
 check("Deleted" not in quiet and "Errors" not in quiet, "a quiet delete lists nothing")
 check(s3.list_objects_v2(Bucket=b2)["KeyCount"] == 0, "the bucket is empty")
+# A request body over the server's 8 MiB limit is refused in S3's form before it is read.
+too_big = expect_error("MaxMessageLengthExceeded", 400, s3.delete_objects, Bucket=b2,
+                       Delete={"Objects": [{"Key": "%04d" % i + "k" * 1000} for i in range(9000)]})
+check(too_big["ResponseMetadata"]["HTTPHeaders"].get("x-amz-request-id"),
+      "the refusal has a request id")
 s3.delete_object(Bucket=b2, Key="already-gone")  # deleting nothing succeeds
 s3.delete_bucket(Bucket=b2)
 expect_error("404", 404, s3.head_bucket, Bucket=b2)
