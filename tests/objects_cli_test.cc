@@ -1,7 +1,12 @@
 // The object verbs of the tensorfleet command against a live server: buckets, cp both ways
-// (files and directories), ls, cat, rm, and keys that must not become paths on the way down.
+// (files and directories), ls, cat, rm, and keys that must not become paths on the way down;
+// links, FIFOs, private files and long names on the way down, links and unreadable parts on the
+// way up, and the errors a typo or a full disk gets.
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "api_test_util.h"
 #include "file_test_util.h"
@@ -118,10 +123,102 @@ TEST_F(ObjectsCliTest, RecursiveCopyAndRemoveTakeAFolderNotEveryKeyStartingAlike
   EXPECT_EQ(Run({"cat", "tf://data/database.csv"}).output, "x");
   EXPECT_EQ(Run({"cat", "tf://data/data/y"}).exit_code, 1);
 
+  // Nothing under the folder (a typo, or a folder already removed) is an error, and an object's
+  // own key with -r says to leave out -r; the object stays.
   auto nothing = Run({"rm", "-r", "tf://data/data"});
-  EXPECT_EQ(nothing.exit_code, 0) << nothing.output;
-  EXPECT_NE(nothing.output.find("nothing under tf://data/data/"), std::string::npos)
+  EXPECT_EQ(nothing.exit_code, 1) << nothing.output;
+  EXPECT_NE(nothing.output.find("no objects under tf://data/data/"), std::string::npos)
       << nothing.output;
+  auto typo = Run({"cp", "-r", "tf://data/dta", Local("typo").string()});
+  EXPECT_EQ(typo.exit_code, 1) << typo.output;
+  EXPECT_NE(typo.output.find("no objects under tf://data/dta/"), std::string::npos) << typo.output;
+  EXPECT_FALSE(fs::exists(Local("typo")));
+  auto object = Run({"rm", "-r", "tf://data/database.csv"});
+  EXPECT_EQ(object.exit_code, 1);
+  EXPECT_NE(object.output.find("tf://data/database.csv is an object, not a folder: leave out -r "
+                               "to remove it"),
+            std::string::npos)
+      << object.output;
+  EXPECT_EQ(Run({"cat", "tf://data/database.csv"}).output, "x");
+}
+
+TEST_F(ObjectsCliTest, LinksUploadUnderTheirOwnNamesAndUnreadablePartsAreSaid) {
+  ASSERT_EQ(Run({"bucket", "create", "data"}).exit_code, 0);
+  WriteFile(Local("tree/a.txt"), "alpha");
+  WriteFile(Local("outside.txt"), "from outside");
+  WriteFile(Local("tree/sub/b.txt"), "beta");
+  fs::create_symlink("a.txt", Local("tree/link.txt"));
+  fs::create_symlink("../../outside.txt", Local("tree/sub/ext.txt"));
+  fs::create_symlink("sub", Local("tree/linkdir"));  // a link to a folder: said, not followed
+  fs::create_symlink("loop", Local("tree/loop"));    // a link to itself
+  auto up = Run({"cp", "-r", Local("tree").string(), "tf://data/t"});
+  EXPECT_EQ(up.exit_code, 1) << up.output;
+  EXPECT_NE(up.output.find("skipping " + Local("tree/linkdir").string() +
+                           ": a link to a folder"),
+            std::string::npos)
+      << up.output;
+  EXPECT_NE(up.output.find("skipping " + Local("tree/loop").string() + ": a link that leads "
+                           "nowhere"),
+            std::string::npos)
+      << up.output;
+  EXPECT_NE(up.output.find("some of " + Local("tree").string() + " was not copied"),
+            std::string::npos)
+      << up.output;
+  // Every file that could be read went up, a link's content under the link's own name.
+  EXPECT_EQ(Run({"cat", "tf://data/t/a.txt"}).output, "alpha");
+  EXPECT_EQ(Run({"cat", "tf://data/t/link.txt"}).output, "alpha");
+  EXPECT_EQ(Run({"cat", "tf://data/t/sub/ext.txt"}).output, "from outside");
+  EXPECT_EQ(Run({"cat", "tf://data/t/sub/b.txt"}).output, "beta");
+  auto listed = Run({"ls", "-r", "tf://data/t/"});
+  EXPECT_EQ(listed.output.find(".."), std::string::npos) << listed.output;
+  EXPECT_EQ(listed.output.find("outside.txt"), std::string::npos) << listed.output;
+}
+
+TEST_F(ObjectsCliTest, ADownloadKeepsWhatItLandsOn) {
+  ASSERT_EQ(Run({"bucket", "create", "data"}).exit_code, 0);
+  WriteFile(Local("f"), "new content");
+  ASSERT_EQ(Run({"cp", Local("f").string(), "tf://data/f"}).exit_code, 0);
+  // A private file stays private.
+  WriteFile(Local("private"), "old");
+  fs::permissions(Local("private"), fs::perms::owner_read | fs::perms::owner_write);
+  ASSERT_EQ(Run({"cp", "tf://data/f", Local("private").string()}).exit_code, 0);
+  EXPECT_EQ(ReadFile(Local("private")), "new content");
+  EXPECT_EQ(fs::status(Local("private")).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  // A link stays a link, and the file it names gets the content.
+  WriteFile(Local("real"), "old");
+  fs::create_symlink("real", Local("link"));
+  ASSERT_EQ(Run({"cp", "tf://data/f", Local("link").string()}).exit_code, 0);
+  EXPECT_TRUE(fs::is_symlink(Local("link")));
+  EXPECT_EQ(ReadFile(Local("real")), "new content");
+  // A FIFO is written into, not replaced: a reader on it gets the content.
+  ASSERT_EQ(::mkfifo(Local("fifo").c_str(), 0600), 0);
+  std::string from_fifo;
+  std::thread reader([&] { from_fifo = ReadFile(Local("fifo")); });
+  auto into_fifo = Run({"cp", "tf://data/f", Local("fifo").string()});
+  reader.join();
+  EXPECT_EQ(into_fifo.exit_code, 0) << into_fifo.output;
+  EXPECT_EQ(from_fifo, "new content");
+  EXPECT_TRUE(fs::is_fifo(Local("fifo")));
+  // '-' is stdout; nothing named '-' is made.
+  auto to_stdout = RunTensorfleet({"--server", app_->url(), "--token", admin_token_, "cp",
+                                   "tf://data/f", "-"});
+  EXPECT_EQ(to_stdout.exit_code, 0);
+  EXPECT_EQ(to_stdout.output, "new content");
+  // A name near the file system's limit still downloads (its temporary name is a short one).
+  const std::string long_name(250, 'n');
+  ASSERT_EQ(Run({"cp", Local("f").string(), "tf://data/" + long_name}).exit_code, 0);
+  fs::create_directories(Local("long"));
+  auto longest = Run({"cp", "tf://data/" + long_name, Local("long").string() + "/"});
+  EXPECT_EQ(longest.exit_code, 0) << longest.output;
+  EXPECT_EQ(ReadFile(Local("long/" + long_name)), "new content");
+  // A missing folder is said with the object and the path, not a temporary name.
+  auto no_parent = Run({"cp", "tf://data/f", Local("none/sub/f").string()});
+  EXPECT_EQ(no_parent.exit_code, 1);
+  EXPECT_NE(no_parent.output.find("tf://data/f: cannot save to " + Local("none/sub/f").string() +
+                                  ": No such file or directory"),
+            std::string::npos)
+      << no_parent.output;
 }
 
 TEST_F(ObjectsCliTest, FolderMarkersBecomeFoldersOnTheWayDown) {
@@ -157,6 +254,20 @@ TEST_F(ObjectsCliTest, UsageErrorsSayWhatIsWrong) {
   EXPECT_EQ(nowhere.exit_code, 1);
   EXPECT_NE(nowhere.output.find("give a local path to save tf://data/x to"), std::string::npos)
       << nowhere.output;
+  auto bucket_cat = Run({"cat", "tf://data/"});
+  EXPECT_EQ(bucket_cat.exit_code, 1);
+  EXPECT_NE(bucket_cat.output.find("tf://data/ names no object"), std::string::npos)
+      << bucket_cat.output;
+  auto from_stdin = Run({"cp", "-", "tf://data/x"});
+  EXPECT_EQ(from_stdin.exit_code, 1);
+  EXPECT_NE(from_stdin.output.find("cp cannot read stdin ('-') yet"), std::string::npos)
+      << from_stdin.output;
+  ASSERT_EQ(Run({"cp", Local("dir/f").string(), "tf://data/f"}).exit_code, 0);
+  auto full = RunProgram({"/bin/sh", "-c", std::string(TENSORFLEET_BINARY) + " --server " +
+                                               app_->url() + " --token " + admin_token_ +
+                                               " cat tf://data/f > /dev/full"});
+  EXPECT_EQ(full.exit_code, 1) << full.output;  // the last flush failing is an error too
+  EXPECT_NE(full.output.find("cannot write to stdout"), std::string::npos) << full.output;
   auto no_bucket = Run({"cp", Local("dir/f").string(), "tf://nope/x"});
   EXPECT_EQ(no_bucket.exit_code, 1);
   EXPECT_NE(no_bucket.output.find("bucket 'nope' does not exist"), std::string::npos)

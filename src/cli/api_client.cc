@@ -71,7 +71,23 @@ Result<Json> ApiClient::Call(const std::string& method, const std::string& targe
 
 Result<http::ClientResponse> ApiClient::Exchange(http::ClientRequest request) {
   request.headers.emplace_back("Authorization", "Bearer " + token_);
+  // Whether a streamed answer had begun: an error after that is a response cut short (a
+  // server stopped, or one that found the content damaged), not a server out of reach.
+  bool answering = false;
+  if (request.on_head) {
+    request.on_head = [&answering, inner = std::move(request.on_head)](
+                          const http::ClientResponse& head) {
+      answering = true;
+      return inner(head);
+    };
+  }
   auto response = client_->Exchange(request);
+  if (!response.ok() && answering) {
+    return Status(response.status().code(),
+                  "the tensorfleet server at " + server_ +
+                      " stopped sending its answer half way (its log says why): " +
+                      response.status().message());
+  }
   if (!response.ok()) {
     return Status(response.status().code(), "cannot reach the tensorfleet server at " + server_ +
                                                  ": " + response.status().message());

@@ -1,6 +1,10 @@
 // `tensorfleet bucket ...`, `cp`, `ls`, `rm` and `cat`: buckets and objects, with tf://BUCKET/KEY
 // naming an object and anything else a local path.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -8,6 +12,7 @@
 #include "cli/table.h"
 #include "cli/transfer.h"
 #include "http/url.h"
+#include "worker/object_client.h"
 
 namespace tf::cli {
 namespace {
@@ -46,6 +51,38 @@ std::string JoinKey(const std::string& prefix, const std::string& rest) {
   return prefix + "/" + rest;
 }
 
+// The regular files under `dir` (links to files followed, under the link's own name), sorted;
+// what cannot be read (a folder without permission, a link to a folder, a broken or looping
+// link) is said on stderr and makes the result kInvalidArgument after the rest is listed.
+Status FilesUnder(const fs::path& dir, std::vector<fs::path>* files) {
+  Status skipped;
+  auto skip = [&](const fs::path& path, const std::string& why) {
+    std::cerr << "skipping " << path.string() << ": " << why << "\n";
+    skipped = InvalidArgument("some of " + dir.string() + " was not copied (see above)");
+  };
+  std::error_code ec;
+  // Folders that cannot be entered are passed over by the iterator and said here.
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  for (const fs::recursive_directory_iterator end; !ec && it != end; it.increment(ec)) {
+    const fs::directory_entry& e = *it;
+    std::error_code type_ec;
+    const bool link = e.is_symlink(type_ec);
+    const fs::file_status st = fs::status(e.path(), type_ec);
+    if (type_ec) {
+      skip(e.path(), link ? "a link that leads nowhere: " + type_ec.message() : type_ec.message());
+    } else if (fs::is_regular_file(st)) {
+      files->push_back(e.path());
+    } else if (link && fs::is_directory(st)) {
+      skip(e.path(), "a link to a folder (give the folder itself to copy it)");
+    } else if (fs::is_directory(st) && ::access(e.path().c_str(), R_OK | X_OK) != 0) {
+      skip(e.path(), std::strerror(errno));
+    }
+  }
+  if (ec) return InvalidArgument("cannot read " + dir.string() + ": " + ec.message());
+  std::sort(files->begin(), files->end());
+  return skipped;
+}
+
 Status Upload(ApiClient& api, const fs::path& src, ObjectUrl dst, bool recursive,
               const std::string& content_type) {
   std::error_code ec;
@@ -53,21 +90,19 @@ Status Upload(ApiClient& api, const fs::path& src, ObjectUrl dst, bool recursive
   if (fs::is_directory(src, ec)) {
     if (!recursive) return InvalidArgument(src.string() + " is a directory: use -r");
     std::vector<fs::path> files;
-    for (const auto& e : fs::recursive_directory_iterator(src, ec)) {
-      if (e.is_regular_file()) files.push_back(e.path());
-    }
-    if (ec) return InvalidArgument("cannot read " + src.string() + ": " + ec.message());
-    std::sort(files.begin(), files.end());
+    Status listed = FilesUnder(src, &files);
     for (const auto& file : files) {
-      ObjectUrl to{dst.bucket, JoinKey(dst.key, fs::relative(file, src).generic_string())};
+      // The file's own place under src, never where a link leads.
+      ObjectUrl to{dst.bucket, JoinKey(dst.key, file.lexically_relative(src).generic_string())};
       TF_ASSIGN_OR_RETURN(uint64_t bytes, UploadFile(api, file, to, content_type));
       done.Done(file.string(), to.ToString(), bytes);
     }
-  } else {
-    if (dst.key.empty() || dst.key.back() == '/') dst.key += src.filename().string();
-    TF_ASSIGN_OR_RETURN(uint64_t bytes, UploadFile(api, src, dst, content_type));
-    done.Done(src.string(), dst.ToString(), bytes);
+    done.Summary();
+    return listed;
   }
+  if (dst.key.empty() || dst.key.back() == '/') dst.key += src.filename().string();
+  TF_ASSIGN_OR_RETURN(uint64_t bytes, UploadFile(api, src, dst, content_type));
+  done.Done(src.string(), dst.ToString(), bytes);
   done.Summary();
   return OkStatus();
 }
@@ -78,6 +113,27 @@ std::string FolderPrefix(const std::string& key) {
   return key.empty() || key.back() == '/' ? key : key + "/";
 }
 
+// Why a recursive cp or rm found nothing under tf://BUCKET/KEY/: the key is an object's (so -r
+// was not meant), or nothing is there (a typo).
+Status NothingUnder(ApiClient& api, const ObjectUrl& url, const char* without_r) {
+  const std::string prefix = FolderPrefix(url.key);
+  http::ClientRequest head;
+  head.method = "HEAD";
+  head.target = ObjectTarget(url);
+  if (!url.key.empty() && url.key.back() != '/' && api.Exchange(std::move(head)).ok()) {
+    return InvalidArgument(url.ToString() + " is an object, not a folder: leave out -r to " +
+                           without_r);
+  }
+  return NotFound("no objects under " + ObjectUrl{url.bucket, prefix}.ToString());
+}
+
+// DownloadFile, with an error that names the object.
+Result<uint64_t> Fetch(ApiClient& api, const ObjectUrl& from, const fs::path& to) {
+  Result<uint64_t> got = DownloadFile(api, from, to);
+  if (!got.ok()) return got.status().WithContext(from.ToString());
+  return got;
+}
+
 Status Download(ApiClient& api, const ObjectUrl& src, const fs::path& dst, bool recursive) {
   Transfers done("download");
   std::error_code ec;
@@ -85,6 +141,7 @@ Status Download(ApiClient& api, const ObjectUrl& src, const fs::path& dst, bool 
   if (recursive) {
     std::string prefix = FolderPrefix(src.key);
     TF_ASSIGN_OR_RETURN(std::vector<std::string> keys, ListKeys(api, src.bucket, prefix));
+    if (keys.empty()) return NothingUnder(api, src, "copy it");
     Status skipped;
     for (const auto& key : keys) {
       if (key.back() == '/') {  // a folder marker (as S3 consoles make): a folder, no file
@@ -103,9 +160,12 @@ Status Download(ApiClient& api, const ObjectUrl& src, const fs::path& dst, bool 
         continue;
       }
       fs::create_directories(path->parent_path(), ec);
-      if (ec) return InvalidArgument("cannot create " + path->parent_path().string());
       ObjectUrl from{src.bucket, key};
-      TF_ASSIGN_OR_RETURN(uint64_t bytes, DownloadFile(api, from, *path));
+      if (ec) {
+        return InvalidArgument("cannot create the folder " + path->parent_path().string() +
+                               " for " + from.ToString() + ": " + ec.message());
+      }
+      TF_ASSIGN_OR_RETURN(uint64_t bytes, Fetch(api, from, *path));
       done.Done(from.ToString(), path->string(), bytes);
     }
     done.Summary();
@@ -119,10 +179,24 @@ Status Download(ApiClient& api, const ObjectUrl& src, const fs::path& dst, bool 
     }
     path = dst / name;
   }
-  TF_ASSIGN_OR_RETURN(uint64_t bytes, DownloadFile(api, src, path));
+  TF_ASSIGN_OR_RETURN(uint64_t bytes, Fetch(api, src, path));
   done.Done(src.ToString(), path.string(), bytes);
   done.Summary();
   return OkStatus();
+}
+
+// An object's content on stdout; a write that fails, the last included, is an error.
+Status Cat(ApiClient& api, const ObjectUrl& url) {
+  if (url.key.empty() || url.key.back() == '/') {
+    return InvalidArgument(url.ToString() + " names no object (ls lists what is under it)");
+  }
+  Status s = StreamObject(api, url, [](std::string_view piece) {
+    std::cout.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+    return std::cout ? OkStatus() : Unavailable("cannot write to stdout");
+  });
+  std::cout.flush();
+  if (s.ok() && !std::cout) s = Unavailable("cannot write to stdout");
+  return s.WithContext(url.ToString());
 }
 
 Status Copy(const Connection& conn, const std::string& from, const std::string& to,
@@ -135,10 +209,19 @@ Status Copy(const Connection& conn, const std::string& from, const std::string& 
   TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
   if (IsObjectUrl(to)) {
     TF_ASSIGN_OR_RETURN(ObjectUrl dst, ParseObjectUrl(to));
+    if (from == "-") {
+      return InvalidArgument("cp cannot read stdin ('-') yet: save it to a file and copy that "
+                             "(./- for a file named '-')");
+    }
     return Upload(api, from, dst, recursive, content_type);
   }
   TF_ASSIGN_OR_RETURN(ObjectUrl src, ParseObjectUrl(from));
   if (src.key.empty() && !recursive) return InvalidArgument(from + " names no object");
+  if (to == "-") {
+    if (recursive) return InvalidArgument("cp -r cannot write several objects to stdout ('-')");
+    return Cat(api, src);
+  }
+  worker::RemoveDownloadTempsOnSignal();  // a cp stopped with ^C leaves no hidden partial file
   return Download(api, src, to, recursive);
 }
 
@@ -189,9 +272,7 @@ Status Remove(const Connection& conn, const std::string& where, bool recursive) 
   if (recursive) {
     const std::string prefix = FolderPrefix(url.key);
     TF_ASSIGN_OR_RETURN(keys, ListKeys(api, url.bucket, prefix));
-    if (keys.empty()) {
-      std::cerr << "nothing under " << ObjectUrl{url.bucket, prefix}.ToString() << "\n";
-    }
+    if (keys.empty()) return NothingUnder(api, url, "remove it");
   } else if (url.key.empty()) {
     return InvalidArgument(where + " names no object (use -r for everything under a folder)");
   }
@@ -286,11 +367,7 @@ void AddObjectCommands(CLI::App& app, Connection& conn, int& exit_code) {
       if (!url.ok()) return void(exit_code = Fail(url.status()));
       auto api = ApiClient::Connect(conn);
       if (!api.ok()) return void(exit_code = Fail(api.status()));
-      Status s = StreamObject(*api, *url, [](std::string_view piece) {
-        std::cout.write(piece.data(), static_cast<std::streamsize>(piece.size()));
-        return std::cout ? OkStatus() : Unavailable("cannot write to stdout");
-      });
-      std::cout.flush();
+      Status s = Cat(*api, *url);
       if (!s.ok()) exit_code = Fail(s);
     });
   }

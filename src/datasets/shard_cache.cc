@@ -224,24 +224,25 @@ Status ShardCache::Ensure(const ShardInfo& shard, ShardFetcher& fetcher) {
     // The shard's lock covers the download and the taking of the hold, so that no Evict (which
     // takes it too) removes the file in between.
     TF_ASSIGN_OR_RETURN(FileLock lock, FileLock::Take(LockPathOf(shard.sha256)));
-    std::error_code ec;
-    const fs::path path = PathOf(shard);
-    if (fs::exists(path, ec)) {
-      fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // recently used
-    } else {
-      downloaded = true;
-      Status first = Download(shard, fetcher);
-      if (!first.ok() && first.code() != StatusCode::kNotFound &&
-          first.code() != StatusCode::kPermissionDenied &&
-          first.code() != StatusCode::kUnauthenticated) {
-        first = Download(shard, fetcher);
-        if (!first.ok()) {
-          return first.WithContext("shard " + std::to_string(shard.ordinal) + " (tf://" +
-                                   shard.bucket + "/" + shard.key + "), downloaded twice");
-        }
-      }
-      TF_RETURN_IF_ERROR(first);
+    Status held = Hold(shard);
+    if (held.ok()) {
+      std::error_code ec;
+      fs::last_write_time(PathOf(shard), fs::file_time_type::clock::now(), ec);  // recently used
+      return held;
     }
+    if (held.code() != StatusCode::kNotFound) return held;
+    downloaded = true;
+    Status first = Download(shard, fetcher);
+    if (!first.ok() && first.code() != StatusCode::kNotFound &&
+        first.code() != StatusCode::kPermissionDenied &&
+        first.code() != StatusCode::kUnauthenticated) {
+      first = Download(shard, fetcher);
+      if (!first.ok()) {
+        return first.WithContext("shard " + std::to_string(shard.ordinal) + " (tf://" +
+                                 shard.bucket + "/" + shard.key + "), downloaded twice");
+      }
+    }
+    TF_RETURN_IF_ERROR(first);
     return Hold(shard);
   }();
   TF_RETURN_IF_ERROR(s);
@@ -258,6 +259,7 @@ fs::path ShardCache::LockPathOf(const std::string& sha256) const {
 Status ShardCache::Hold(const ShardInfo& shard) {
   const fs::path path = PathOf(shard);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) return NotFound(path.string() + " is not in the cache");
   if (fd < 0) return Internal(Errno("cannot open", path));
   while (::flock(fd, LOCK_SH) != 0) {
     if (errno != EINTR) {

@@ -118,7 +118,9 @@ class ShardCache {
   ShardCache(std::filesystem::path dir, uint64_t max_bytes)
       : dir_(std::move(dir)), max_bytes_(max_bytes) {}
   Status Download(const ShardInfo& shard, ShardFetcher& fetcher);
-  // Opens the shard's file with a shared flock and keeps the descriptor as one hold.
+  // Opens the shard's file with a shared flock and keeps the descriptor as one hold; kNotFound
+  // if the file is not there (never downloaded, evicted, or removed as damaged by a reader of
+  // another process).
   Status Hold(const ShardInfo& shard);
   void Evict();
   // Removes a shard's file or a leftover temporary file unless a download, an Ensure or a hold

@@ -7,7 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 
@@ -152,28 +154,126 @@ Status StreamObject(const ObjectExchange& exchange, const std::string& bucket,
   return OkStatus();
 }
 
+namespace {
+
+// Where a download of `path` lands: a symlink's target (so the link stays a link), `path`
+// itself otherwise.
+fs::path DownloadTarget(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_symlink(path, ec)) return path;
+  fs::path target = fs::weakly_canonical(path, ec);
+  return ec ? path : target;
+}
+
+// A hidden name beside `path` for the download in progress: ".NAME.tmp-XXXXXXXX", or a short
+// one where that would pass the file system's limit on a name.
+fs::path TempPathFor(const fs::path& path) {
+  std::string name = "." + path.filename().string() + ".tmp-" + RandomHex(4);
+  if (name.size() > 255) name = ".tensorfleet-download.tmp-" + RandomHex(4);
+  return path.parent_path() / name;
+}
+
+// Writes every byte of `piece` to `fd`; the error names `path`, where the content is going.
+Status WriteAll(int fd, std::string_view piece, const fs::path& path, uint64_t* size) {
+  while (!piece.empty()) {
+    ssize_t n = ::write(fd, piece.data(), piece.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Errno("cannot write", path);
+    piece.remove_prefix(static_cast<size_t>(n));
+    *size += static_cast<uint64_t>(n);
+  }
+  return OkStatus();
+}
+
+// The temporary files of the downloads in progress, for RemoveDownloadTempsOnSignal's handler,
+// which may only read them: each slot is claimed, filled, then marked ready.
+struct TempSlot {
+  std::atomic<bool> claimed{false};
+  std::atomic<bool> ready{false};
+  char path[4096];
+};
+TempSlot temp_slots[16];
+
+// Names a temporary file in a free slot for as long as it lives (none: it is not named).
+class TempRegistration {
+ public:
+  explicit TempRegistration(const fs::path& temp) {
+    const std::string& p = temp.native();
+    if (p.size() >= sizeof(TempSlot::path)) return;
+    for (TempSlot& slot : temp_slots) {
+      bool free = false;
+      if (!slot.claimed.compare_exchange_strong(free, true)) continue;
+      std::memcpy(slot.path, p.c_str(), p.size() + 1);
+      slot.ready.store(true);
+      slot_ = &slot;
+      return;
+    }
+  }
+  ~TempRegistration() {
+    if (slot_ == nullptr) return;
+    slot_->ready.store(false);
+    slot_->claimed.store(false);
+  }
+  TempRegistration(const TempRegistration&) = delete;
+  TempRegistration& operator=(const TempRegistration&) = delete;
+
+ private:
+  TempSlot* slot_ = nullptr;
+};
+
+extern "C" void RemoveTempsAndDie(int sig) {
+  for (TempSlot& slot : temp_slots) {
+    if (slot.ready.load()) ::unlink(slot.path);
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+}  // namespace
+
+void RemoveDownloadTempsOnSignal() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction now {};
+    if (::sigaction(sig, nullptr, &now) == 0 && now.sa_handler == SIG_DFL) {
+      ::signal(sig, RemoveTempsAndDie);
+    }
+  }
+}
+
 Result<uint64_t> DownloadFile(const ObjectExchange& exchange, const std::string& bucket,
-                              const std::string& key, const fs::path& path,
+                              const std::string& key, const fs::path& requested,
                               const TransferProgress& progress) {
-  fs::path temp = path.parent_path() / ("." + path.filename().string() + ".tmp-" + RandomHex(4));
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("cannot create", temp);
+  const fs::path path = DownloadTarget(requested);
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) {
+    return InvalidArgument("cannot save " + Describe(bucket, key) + " as " + path.string() +
+                           ": it is a directory");
+  }
   uint64_t size = 0;
+  if (exists && !S_ISREG(st.st_mode)) {
+    // A device or a pipe (/dev/null, a FIFO a reader waits on): written into, never replaced.
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return Errno("cannot open", path);
+    Status s = StreamObject(
+        exchange, bucket, key,
+        [&](std::string_view piece) { return WriteAll(fd, piece, path, &size); }, progress);
+    if (::close(fd) != 0 && s.ok()) s = Errno("cannot write", path);
+    if (!s.ok()) return s;
+    return size;
+  }
+  // A file: the content goes to a hidden file beside it, renamed over it once whole and checked,
+  // so a failed download leaves what was there. A file that was there keeps its permissions.
+  const fs::path temp = TempPathFor(path);
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return Errno("cannot save to", path);
+  TempRegistration registered(temp);
+  if (exists) (void)::fchmod(fd, st.st_mode & 07777);
   Status s = StreamObject(
       exchange, bucket, key,
-      [&](std::string_view piece) -> Status {
-        while (!piece.empty()) {
-          ssize_t n = ::write(fd, piece.data(), piece.size());
-          if (n < 0 && errno == EINTR) continue;
-          if (n < 0) return Errno("cannot write", temp);
-          piece.remove_prefix(static_cast<size_t>(n));
-          size += static_cast<uint64_t>(n);
-        }
-        return OkStatus();
-      },
-      progress);
-  if (::close(fd) != 0 && s.ok()) s = Errno("cannot write", temp);
-  if (s.ok() && ::rename(temp.c_str(), path.c_str()) != 0) s = Errno("cannot create", path);
+      [&](std::string_view piece) { return WriteAll(fd, piece, path, &size); }, progress);
+  if (::close(fd) != 0 && s.ok()) s = Errno("cannot write", path);
+  if (s.ok() && ::rename(temp.c_str(), path.c_str()) != 0) s = Errno("cannot save to", path);
   if (!s.ok()) {
     ::unlink(temp.c_str());
     return s;

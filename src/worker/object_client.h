@@ -95,10 +95,18 @@ Status StreamObject(const ObjectExchange& exchange, const std::string& bucket,
                     const std::string& key, const std::function<Status(std::string_view)>& sink,
                     const TransferProgress& progress = {});
 
-// Downloads bucket/key to `path` through a temporary file beside it. Returns the size.
+// Downloads bucket/key to `path` through a temporary file beside it, renamed over `path` once
+// the content is whole and checked; a file that was there keeps its permissions. A symlink is
+// followed (the file it names is replaced, the link stays); a device or FIFO is written into,
+// never replaced; a directory is refused before anything is fetched. Returns the size.
 Result<uint64_t> DownloadFile(const ObjectExchange& exchange, const std::string& bucket,
                               const std::string& key, const std::filesystem::path& path,
                               const TransferProgress& progress = {});
+
+// Makes SIGINT, SIGTERM and SIGHUP (where nothing else handles them) remove the temporary
+// files of the downloads in progress before the process ends as the signal would end it: for
+// a command whose user may stop it half way (`tensorfleet cp`).
+void RemoveDownloadTempsOnSignal();
 
 // Every key of `bucket` that starts with `prefix`, in order, asking for pages of `page_size`
 // keys (0: the server's default, 1000) until the last.
