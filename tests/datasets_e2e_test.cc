@@ -187,20 +187,30 @@ TEST_F(DatasetsE2eTest, BadInputIsRefusedClearlyAndLeavesNothingBehind) {
       << long_line.output.substr(0, 500);
   EXPECT_LT(long_line.output.size(), 1000u) << long_line.output.substr(0, 500);
 
-  // More shards than one index can list is found before anything is uploaded: a sparse file of
-  // 200 MiB would be 51,200 shards of 4 KiB.
+  // More shards than one index can list is found before anything is uploaded: the lines of a
+  // sparse file of 400 MiB would fill 102,400 shards of 4 KiB (as lines no longer than a shard).
   {
-    std::ofstream(Local("sparse.bin"));
-    fs::resize_file(Local("sparse.bin"), uint64_t{200} << 20);
+    std::ofstream(Local("sparse.txt"));
+    fs::resize_file(Local("sparse.txt"), uint64_t{400} << 20);
   }
-  auto many = Run({"dataset", "create", "d", "--from", Local("sparse.bin").string(),
-                   "--shard-size", "4KiB"});
+  auto many = Run({"dataset", "create", "d", "--from", Local("sparse.txt").string(), "--format",
+                   "text", "--shard-size", "4KiB"});
   EXPECT_EQ(many.exit_code, 1);
-  EXPECT_NE(many.output.find("would need at least 51200 shards of 4.0 KiB, more than one index can list"),
+  EXPECT_NE(many.output.find("would need about 102400 shards of 4.0 KiB, more than one index "
+                             "can list"),
             std::string::npos)
       << many.output;
   EXPECT_NE(many.output.find("give a larger --shard-size, such as 8.0 KiB"), std::string::npos)
       << many.output;
+  // A file larger than a shard is one sample in a shard of its own, so as files it is one shard.
+  {
+    std::ofstream(Local("sparse.bin"));
+    fs::resize_file(Local("sparse.bin"), uint64_t{20} << 20);
+  }
+  auto one = Run({"dataset", "create", "sparse", "--from", Local("sparse.bin").string(),
+                  "--shard-size", "4KiB"});
+  EXPECT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_NE(one.output.find("1 samples in 1 shards"), std::string::npos) << one.output;
 
   auto flag =
       Run({"dataset", "create", "d", "--from", Local("jsonl").string(), "--shard-size", "lots"});

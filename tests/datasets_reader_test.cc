@@ -287,7 +287,7 @@ TEST_F(ReaderTest, ReadersOfOneProcessShareOneMappingPerShardFile) {
   ASSERT_TRUE(first.ok() && second.ok());
   EXPECT_EQ((*first)->bytes().data(), (*second)->bytes().data());
   // Downloaded again (a new file): a mapping of its own, and the old one stays readable.
-  (*a)->Drop(shard);
+  (*a)->Drop(shard, first->get());
   ASSERT_TRUE((*a)->Ensure(shard, *fake_).ok());
   EXPECT_EQ(fake_->Calls(shard.key), 2);
   auto third = (*a)->Map(shard);
@@ -295,6 +295,11 @@ TEST_F(ReaderTest, ReadersOfOneProcessShareOneMappingPerShardFile) {
   EXPECT_NE((*third)->bytes().data(), (*first)->bytes().data());
   EXPECT_EQ((*third)->bytes(), (*first)->bytes());
   EXPECT_TRUE(ShardView::Open((*first)->bytes(), "old").ok());
+  // A second reader that found the old file damaged too drops nothing now: the file there is
+  // the new one, which the first reader put in its place.
+  (*b)->Drop(shard, second->get());
+  EXPECT_TRUE(fs::exists((*a)->PathOf(shard)));
+  EXPECT_EQ(fake_->Calls(shard.key), 2);
   (*a)->Release(shard);
   (*a)->Release(shard);
   (*b)->Release(shard);

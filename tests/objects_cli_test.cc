@@ -2,11 +2,12 @@
 // (files and directories), ls, cat, rm, and keys that must not become paths on the way down;
 // links, FIFOs, private files and long names on the way down, links and unreadable parts on the
 // way up, and the errors a typo or a full disk gets.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include "api_test_util.h"
 #include "file_test_util.h"
@@ -191,15 +192,27 @@ TEST_F(ObjectsCliTest, ADownloadKeepsWhatItLandsOn) {
   ASSERT_EQ(Run({"cp", "tf://data/f", Local("link").string()}).exit_code, 0);
   EXPECT_TRUE(fs::is_symlink(Local("link")));
   EXPECT_EQ(ReadFile(Local("real")), "new content");
-  // A FIFO is written into, not replaced: a reader on it gets the content.
+  // A FIFO is written into, not replaced: its reader gets the content. The reader's end is open
+  // (without blocking) before the copy starts, and the content fits the pipe's buffer.
   ASSERT_EQ(::mkfifo(Local("fifo").c_str(), 0600), 0);
-  std::string from_fifo;
-  std::thread reader([&] { from_fifo = ReadFile(Local("fifo")); });
+  const int fifo = ::open(Local("fifo").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(fifo, 0);
   auto into_fifo = Run({"cp", "tf://data/f", Local("fifo").string()});
-  reader.join();
   EXPECT_EQ(into_fifo.exit_code, 0) << into_fifo.output;
-  EXPECT_EQ(from_fifo, "new content");
+  char got[64];
+  const ssize_t n = ::read(fifo, got, sizeof got);
+  ::close(fifo);
+  EXPECT_EQ(std::string(got, n > 0 ? static_cast<size_t>(n) : 0), "new content");
   EXPECT_TRUE(fs::is_fifo(Local("fifo")));
+  // A link in a folder copied down is replaced, never written through: the key stays inside.
+  WriteFile(Local("elsewhere"), "untouched");
+  fs::create_directories(Local("down"));
+  fs::create_symlink(Local("elsewhere"), Local("down/f"));
+  ASSERT_EQ(Run({"cp", Local("f").string(), "tf://data/folder/f"}).exit_code, 0);
+  ASSERT_EQ(Run({"cp", "-r", "tf://data/folder", Local("down").string()}).exit_code, 0);
+  EXPECT_FALSE(fs::is_symlink(Local("down/f")));
+  EXPECT_EQ(ReadFile(Local("down/f")), "new content");
+  EXPECT_EQ(ReadFile(Local("elsewhere")), "untouched");
   // '-' is stdout; nothing named '-' is made.
   auto to_stdout = RunTensorfleet({"--server", app_->url(), "--token", admin_token_, "cp",
                                    "tf://data/f", "-"});

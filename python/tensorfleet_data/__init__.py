@@ -3,7 +3,7 @@
     import tensorfleet_data
     from torch.utils.data import DataLoader
 
-    ds = tensorfleet_data.Dataset("tiny-text", seed=0)
+    ds = tensorfleet_data.Dataset("tiny-text", seed=0, batch_size=32)  # the DataLoader's
     loader = DataLoader(ds, batch_size=32, num_workers=4)
     for epoch in range(10):
         ds.set_epoch(epoch)
@@ -62,7 +62,9 @@ class Dataset(torch.utils.data.IterableDataset):
 
     seed:          the shuffle's seed; the same seed and epoch give the same order.
     batch_size:    the DataLoader's batch size, so that the batches its workers hand out in
-                   turn are exactly the rank's order (what samples_seen counts).
+                   turn are exactly the rank's order (what samples_seen counts). With
+                   DataLoader workers it must be the DataLoader's, or a resumed epoch
+                   repeats some samples and skips others.
     batched:       yield batches of batch_size samples as (data, offsets) tensors (above).
     epoch, samples_seen: where a resumed run stands: the first epoch read is `epoch`,
                    from after this many samples of this rank (the position a checkpoint
@@ -114,11 +116,14 @@ class Dataset(torch.utils.data.IterableDataset):
         self.rank = rank if rank is not None else _env_int("RANK", 0)
         # A rank or world given here is not the one the environment's local values belong to.
         from_environment = rank is None and world_size is None
+        # LOCAL_RANK means something only beside LOCAL_WORLD_SIZE (some launchers set it
+        # alone): without it the node is the world, and the local rank follows from the rank.
+        env_nodes = from_environment and os.environ.get("LOCAL_WORLD_SIZE") not in (None, "")
         if local_world_size is None:
-            local_world_size = (_env_int("LOCAL_WORLD_SIZE", self.world_size) if from_environment
+            local_world_size = (_env_int("LOCAL_WORLD_SIZE", self.world_size) if env_nodes
                                 else self.world_size)
         self.local_world_size = local_world_size
-        if local_rank is None and from_environment:
+        if local_rank is None and env_nodes:
             local_rank = _env_int("LOCAL_RANK", None)
         self.local_rank = local_rank
         self._check_ranks()

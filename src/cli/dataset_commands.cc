@@ -1,6 +1,7 @@
 // `tensorfleet dataset create|list|describe|delete` (docs/datasets.md; `read` is in
 // dataset_read.cc): samples packed into shards that are uploaded as objects, then the index written
 // in one request, so a create that stops half way leaves no dataset.
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <iostream>
@@ -60,23 +61,52 @@ void RemoveUploaded(worker::ObjectClient& objects, const std::string& bucket,
 // The index is written in one request, which the server takes up to its limit on a request's
 // body (http::ServerOptions::max_body_bytes), less room for the rest of the request.
 uint64_t IndexLimitBytes() { return http::ServerOptions{}.max_body_bytes - (64 << 10); }
-// A shard's entry in that request is about 170 bytes of JSON; the estimate before packing
-// takes a little more.
-constexpr uint64_t kIndexBytesPerShard = 200;
 
-// Too many shards for one index, with the shard size that would do for `input_bytes`.
+// A shard's entry in that request at its longest for this dataset (its key under a prefix as
+// long as the real one, counts of as many digits as the shard size has): what the checks count.
+uint64_t IndexEntryBytes(const std::string& name, int64_t shard_size) {
+  Json entry{{"key", name + "/" + std::string(16, '0') + "/shard-000000.tfs"},
+             {"samples", shard_size},
+             {"bytes", shard_size},
+             {"sha256", std::string(64, '0')}};
+  return entry.dump().size() + 1;
+}
+
+// Too many shards for one index: about `shards` of `shard_size`, and a size that would do
+// (shards go down as the size goes up).
 Status TooManyShards(const std::string& name, uint64_t shards, int64_t shard_size,
-                     uint64_t input_bytes) {
-  uint64_t enough = uint64_t{4} << 10;
+                     uint64_t entry_bytes) {
+  int64_t enough = shard_size * 2;
   while (enough < (int64_t{4} << 30) &&
-         input_bytes / enough * kIndexBytesPerShard > IndexLimitBytes()) {
+         static_cast<double>(shards) * entry_bytes * shard_size / enough > IndexLimitBytes()) {
     enough *= 2;
   }
-  return InvalidArgument("dataset " + name + " would need at least " + std::to_string(shards) +
+  return InvalidArgument("dataset " + name + " would need about " + std::to_string(shards) +
                          " shards of " + FormatBytes(shard_size) +
                          ", more than one index can list (the server takes " +
-                         FormatBytes(IndexLimitBytes()) + " of index in one request): give a "
-                         "larger --shard-size, such as " + FormatBytes(enough));
+                         FormatBytes(IndexLimitBytes()) + " of index in one request, about " +
+                         std::to_string(IndexLimitBytes() / entry_bytes) +
+                         " shards): give a larger --shard-size, such as " + FormatBytes(enough));
+}
+
+// The fewest shards the source can make: a file of `files` format larger than a shard is a
+// shard of its own, the rest fill shards of at most shard_size. Lines (jsonl, text) are taken
+// to be no longer than a shard, as they nearly always are; a source of longer ones is caught
+// while packing instead.
+uint64_t FewestShards(const std::vector<fs::path>& sources, const std::string& format,
+                      int64_t shard_size) {
+  uint64_t alone = 0, rest = 0;
+  for (const auto& file : sources) {
+    std::error_code ec;
+    const uint64_t size = fs::file_size(file, ec);
+    if (ec) continue;
+    if (format == "files" && size > static_cast<uint64_t>(shard_size)) {
+      ++alone;
+    } else {
+      rest += size;
+    }
+  }
+  return alone + rest / static_cast<uint64_t>(shard_size);
 }
 
 Status Create(const Connection& conn, const CreateFlags& f) {
@@ -95,10 +125,11 @@ Status Create(const Connection& conn, const CreateFlags& f) {
     std::error_code ec;
     input_bytes += fs::file_size(file, ec);
   }
-  // Shards are at least as many as the input fills: too many is known before uploading any.
-  if (const uint64_t at_least = input_bytes / static_cast<uint64_t>(shard_size);
-      at_least * kIndexBytesPerShard > IndexLimitBytes()) {
-    return TooManyShards(f.name, at_least, shard_size, input_bytes);
+  // Too many shards for one index is known before anything is uploaded, mostly.
+  const uint64_t entry_bytes = IndexEntryBytes(f.name, shard_size);
+  if (const uint64_t fewest = FewestShards(files, f.format, shard_size);
+      fewest * entry_bytes > IndexLimitBytes()) {
+    return TooManyShards(f.name, fewest, shard_size, entry_bytes);
   }
   TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
   auto existing = api.Call("GET", "/v1/datasets/" + http::PercentEncode(f.name));
@@ -115,6 +146,7 @@ Status Create(const Connection& conn, const CreateFlags& f) {
   std::vector<std::string> uploaded;
   uint64_t shard_bytes = 0;
   uint64_t index_bytes = 0;
+  uint64_t consumed = 0;  // of input_bytes, packed so far
   Progress progress("packing " + f.name, input_bytes);
   datasets::Packer packer(shard_size, [&](std::string shard, uint64_t samples) -> Status {
     char name[32];
@@ -124,7 +156,10 @@ Status Create(const Connection& conn, const CreateFlags& f) {
     Json entry{{"key", key}, {"samples", samples}, {"bytes", shard.size()}, {"sha256", sha}};
     index_bytes += entry.dump().size() + 1;
     if (index_bytes > IndexLimitBytes()) {  // more shards than the input's size promised
-      return TooManyShards(f.name, uploaded.size(), shard_size, input_bytes);
+      const uint64_t projected = static_cast<uint64_t>(
+          static_cast<double>(uploaded.size() + 1) * input_bytes / std::max<uint64_t>(consumed, 1));
+      return TooManyShards(f.name, std::max<uint64_t>(projected, uploaded.size() + 1),
+                           shard_size, entry_bytes);
     }
     TF_RETURN_IF_ERROR(objects->PutBytes(f.bucket, key, shard).WithContext("uploading " + key));
     uploaded.push_back(key);
@@ -134,7 +169,10 @@ Status Create(const Connection& conn, const CreateFlags& f) {
   });
   Status packed = OkStatus();
   for (const auto& file : files) {
-    packed = packer.AddFile(file, f.format, [&](uint64_t n) { progress.Add(n); });
+    packed = packer.AddFile(file, f.format, [&](uint64_t n) {
+      consumed += n;
+      progress.Add(n);
+    });
     if (!packed.ok()) break;
   }
   if (packed.ok()) packed = packer.Finish();

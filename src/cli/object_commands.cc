@@ -51,15 +51,19 @@ std::string JoinKey(const std::string& prefix, const std::string& rest) {
   return prefix + "/" + rest;
 }
 
-// The regular files under `dir` (links to files followed, under the link's own name), sorted;
-// what cannot be read (a folder without permission, a link to a folder, a broken or looping
-// link) is said on stderr and makes the result kInvalidArgument after the rest is listed.
-Status FilesUnder(const fs::path& dir, std::vector<fs::path>* files) {
-  Status skipped;
+// The regular files under `dir` (links to files followed, under the link's own name), sorted.
+// What cannot be read below it (a folder without permission, a link to a folder, a broken or
+// looping link) is said on stderr and set in `*skipped`, the rest listed; `dir` itself not
+// readable, or a listing that fails half way, is the error returned.
+Status FilesUnder(const fs::path& dir, std::vector<fs::path>* files, Status* skipped) {
   auto skip = [&](const fs::path& path, const std::string& why) {
     std::cerr << "skipping " << path.string() << ": " << why << "\n";
-    skipped = InvalidArgument("some of " + dir.string() + " was not copied (see above)");
+    *skipped = InvalidArgument("some of " + dir.string() + " was not copied (see above)");
   };
+  // The iterator's skip_permission_denied would pass over `dir` itself too.
+  if (::access(dir.c_str(), R_OK | X_OK) != 0) {
+    return InvalidArgument("cannot read " + dir.string() + ": " + std::strerror(errno));
+  }
   std::error_code ec;
   // Folders that cannot be entered are passed over by the iterator and said here.
   fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
@@ -78,9 +82,9 @@ Status FilesUnder(const fs::path& dir, std::vector<fs::path>* files) {
       skip(e.path(), std::strerror(errno));
     }
   }
-  if (ec) return InvalidArgument("cannot read " + dir.string() + ": " + ec.message());
+  if (ec) return InvalidArgument("cannot read all of " + dir.string() + ": " + ec.message());
   std::sort(files->begin(), files->end());
-  return skipped;
+  return OkStatus();
 }
 
 Status Upload(ApiClient& api, const fs::path& src, ObjectUrl dst, bool recursive,
@@ -90,7 +94,8 @@ Status Upload(ApiClient& api, const fs::path& src, ObjectUrl dst, bool recursive
   if (fs::is_directory(src, ec)) {
     if (!recursive) return InvalidArgument(src.string() + " is a directory: use -r");
     std::vector<fs::path> files;
-    Status listed = FilesUnder(src, &files);
+    Status skipped;
+    TF_RETURN_IF_ERROR(FilesUnder(src, &files, &skipped));
     for (const auto& file : files) {
       // The file's own place under src, never where a link leads.
       ObjectUrl to{dst.bucket, JoinKey(dst.key, file.lexically_relative(src).generic_string())};
@@ -98,7 +103,7 @@ Status Upload(ApiClient& api, const fs::path& src, ObjectUrl dst, bool recursive
       done.Done(file.string(), to.ToString(), bytes);
     }
     done.Summary();
-    return listed;
+    return skipped;
   }
   if (dst.key.empty() || dst.key.back() == '/') dst.key += src.filename().string();
   TF_ASSIGN_OR_RETURN(uint64_t bytes, UploadFile(api, src, dst, content_type));
@@ -127,9 +132,11 @@ Status NothingUnder(ApiClient& api, const ObjectUrl& url, const char* without_r)
   return NotFound("no objects under " + ObjectUrl{url.bucket, prefix}.ToString());
 }
 
-// DownloadFile, with an error that names the object.
-Result<uint64_t> Fetch(ApiClient& api, const ObjectUrl& from, const fs::path& to) {
-  Result<uint64_t> got = DownloadFile(api, from, to);
+// DownloadFile, with an error that names the object. A link is followed only where the user
+// named the destination (a single file), never for a key of a folder copied.
+Result<uint64_t> Fetch(ApiClient& api, const ObjectUrl& from, const fs::path& to,
+                       bool follow_link) {
+  Result<uint64_t> got = DownloadFile(api, from, to, follow_link);
   if (!got.ok()) return got.status().WithContext(from.ToString());
   return got;
 }
@@ -165,7 +172,7 @@ Status Download(ApiClient& api, const ObjectUrl& src, const fs::path& dst, bool 
         return InvalidArgument("cannot create the folder " + path->parent_path().string() +
                                " for " + from.ToString() + ": " + ec.message());
       }
-      TF_ASSIGN_OR_RETURN(uint64_t bytes, Fetch(api, from, *path));
+      TF_ASSIGN_OR_RETURN(uint64_t bytes, Fetch(api, from, *path, /*follow_link=*/false));
       done.Done(from.ToString(), path->string(), bytes);
     }
     done.Summary();
@@ -179,7 +186,7 @@ Status Download(ApiClient& api, const ObjectUrl& src, const fs::path& dst, bool 
     }
     path = dst / name;
   }
-  TF_ASSIGN_OR_RETURN(uint64_t bytes, Fetch(api, src, path));
+  TF_ASSIGN_OR_RETURN(uint64_t bytes, Fetch(api, src, path, /*follow_link=*/true));
   done.Done(src.ToString(), path.string(), bytes);
   done.Summary();
   return OkStatus();

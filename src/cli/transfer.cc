@@ -67,9 +67,11 @@ Status StreamObject(ApiClient& api, const ObjectUrl& src,
   return worker::StreamObject(ExchangeOf(api), src.bucket, src.key, sink, progress.hooks());
 }
 
-Result<uint64_t> DownloadFile(ApiClient& api, const ObjectUrl& src, const fs::path& path) {
+Result<uint64_t> DownloadFile(ApiClient& api, const ObjectUrl& src, const fs::path& path,
+                              bool follow_link) {
   ProgressHooks progress(Basename(src.key));
-  return worker::DownloadFile(ExchangeOf(api), src.bucket, src.key, path, progress.hooks());
+  return worker::DownloadFile(ExchangeOf(api), src.bucket, src.key, path, progress.hooks(),
+                              follow_link);
 }
 
 Result<std::vector<std::string>> ListKeys(ApiClient& api, const std::string& bucket,

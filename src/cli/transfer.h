@@ -42,9 +42,10 @@ using worker::LocalPathFor;
 Result<uint64_t> UploadFile(ApiClient& api, const std::filesystem::path& path,
                             const ObjectUrl& dst, const std::string& content_type);
 
-// Downloads `src` to the file `path` (its directory must exist). Returns the object's size.
+// Downloads `src` to the file `path` (its directory must exist; worker::DownloadFile says what
+// it does with a link, a device or a FIFO there). Returns the object's size.
 Result<uint64_t> DownloadFile(ApiClient& api, const ObjectUrl& src,
-                              const std::filesystem::path& path);
+                              const std::filesystem::path& path, bool follow_link);
 
 // Hands the content of `src` to `sink` piece by piece, then checks it. A checksum mismatch is
 // reported after the content has been handed over.

@@ -317,12 +317,13 @@ class ReaderImpl final : public DatasetReader {
       }
       if (refetched) return Internal(problem.message() + " (also after downloading it again)");
       refetched = true;
-      TF_RETURN_IF_ERROR(Refetch(info));
+      TF_RETURN_IF_ERROR(Refetch(info, o.mapped.get()));
     }
   }
 
-  Status Refetch(const ShardInfo& info) {
-    cache_->Drop(info);
+  // Downloads a shard found damaged again; `damaged` is its mapping, if it could be mapped.
+  Status Refetch(const ShardInfo& info, const MappedShard* damaged) {
+    cache_->Drop(info, damaged);
     TF_RETURN_IF_ERROR(cache_->Ensure(info, *fetcher_));
     held_.push_back(info);
     return OkStatus();
@@ -355,7 +356,7 @@ class ReaderImpl final : public DatasetReader {
       return Internal(sample.status().message() + " (also after downloading it again)");
     }
     const ShardInfo& info = index_.shards[ref.shard];
-    TF_RETURN_IF_ERROR(Refetch(info));
+    TF_RETURN_IF_ERROR(Refetch(info, o.mapped.get()));
     open_.erase(ref.shard);
     TF_RETURN_IF_ERROR(MapShard(ref.shard, /*refetched=*/true));
     auto again = open_.at(ref.shard).view->Sample(ref.index);

@@ -145,7 +145,7 @@ Result<std::shared_ptr<const MappedShard>> MappedShard::Open(const fs::path& pat
   Result<std::shared_ptr<const MappedShard>> out = Internal(Errno("cannot map", path));
   if (p != MAP_FAILED) {
     out = std::shared_ptr<const MappedShard>(
-        new MappedShard(static_cast<const char*>(p), size, path.string()));
+        new MappedShard(static_cast<const char*>(p), size, path.string(), st.st_dev, st.st_ino));
   }
   ::close(fd);
   std::lock_guard lock(registry.mu);
@@ -303,9 +303,22 @@ void ShardCache::Release(const ShardInfo& shard) {
     std::lock_guard lock(mu_);
     auto it = held_.find(shard.sha256);
     if (it == held_.end()) return;
-    ::close(it->second.back());  // gives back its shared lock
-    it->second.pop_back();
-    if (it->second.empty()) held_.erase(it);
+    // A hold on a file since removed (dropped as damaged, and downloaded again) goes first, so
+    // that the holds left keep the file that is there now.
+    std::vector<int>& fds = it->second;
+    struct stat now {};
+    const bool there = ::stat(PathOf(shard).c_str(), &now) == 0;
+    size_t pick = fds.size() - 1;
+    for (size_t i = 0; there && i < fds.size(); ++i) {
+      struct stat held {};
+      if (::fstat(fds[i], &held) != 0 || held.st_dev != now.st_dev || held.st_ino != now.st_ino) {
+        pick = i;
+        break;
+      }
+    }
+    ::close(fds[pick]);  // gives back its shared lock
+    fds.erase(fds.begin() + static_cast<std::ptrdiff_t>(pick));
+    if (fds.empty()) held_.erase(it);
     evict = over_bound_;
   }
   // Shards held when the directory last grew kept it over its bound: it may go back under now.
@@ -322,9 +335,14 @@ Result<std::shared_ptr<const MappedShard>> ShardCache::Map(const ShardInfo& shar
   return MappedShard::Open(PathOf(shard));
 }
 
-void ShardCache::Drop(const ShardInfo& shard) {
+void ShardCache::Drop(const ShardInfo& shard, const MappedShard* damaged) {
+  // Under the shard's lock, so that no download of it is halfway through a rename.
+  auto lock = FileLock::Take(LockPathOf(shard.sha256));
+  const fs::path path = PathOf(shard);
+  struct stat st {};
+  if (damaged != nullptr && (::stat(path.c_str(), &st) != 0 || !damaged->IsFile(st))) return;
   std::error_code ec;
-  fs::remove(PathOf(shard), ec);
+  fs::remove(path, ec);
 }
 
 ReadSlot::~ReadSlot() {

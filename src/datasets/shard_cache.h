@@ -11,6 +11,8 @@
 // temporary files of downloads whose process died (their `.lock` is free). Thread-safe.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -56,13 +58,17 @@ class MappedShard {
 
   // Mappings made by this process (not those shared): for tests.
   static int64_t mappings_made();
+  // Whether `st` is the file this maps (the same device and inode).
+  bool IsFile(const struct stat& st) const { return st.st_dev == dev_ && st.st_ino == ino_; }
 
  private:
-  MappedShard(const char* data, size_t size, std::string path)
-      : data_(data), size_(size), path_(std::move(path)) {}
+  MappedShard(const char* data, size_t size, std::string path, dev_t dev, ino_t ino)
+      : data_(data), size_(size), path_(std::move(path)), dev_(dev), ino_(ino) {}
   const char* data_;
   size_t size_;
   std::string path_;
+  dev_t dev_;
+  ino_t ino_;
 };
 
 // A turn at reading shards in from the disk, shared by every process that uses the cache
@@ -99,8 +105,10 @@ class ShardCache {
   // Maps a shard that Ensure brought in (MappedShard::Open). kNotFound if it is not in the
   // cache (evicted by another process).
   Result<std::shared_ptr<const MappedShard>> Map(const ShardInfo& shard);
-  // Removes a cached shard found damaged, so that the next Ensure downloads it again.
-  void Drop(const ShardInfo& shard);
+  // Removes a cached shard found damaged, so that the next Ensure downloads it again: the file
+  // `damaged` maps (any file there when it is null), not one another reader has put in its
+  // place meanwhile.
+  void Drop(const ShardInfo& shard, const MappedShard* damaged);
 
   // One of `slots` turns at reading from the disk, waiting for one if all are taken. Readers
   // given a bound (ReaderOptions::read_slots) take one for each shard piece they read in, so

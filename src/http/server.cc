@@ -255,6 +255,9 @@ awaitable<void> Core::Serve(std::shared_ptr<Core> self, std::shared_ptr<Connecti
         ec = co_await self->ReadWholeBody(*conn, head, &request);
       }
     }
+    if (ec == bhttp::error::body_limit && request.method.empty() && head.is_header_done()) {
+      request = ToRequestHead(head.get(), conn->remote);  // a Content-Length over the limit
+    }
     if (ec == bhttp::error::body_limit) {
       co_await self->RejectAndClose(
           *conn, self->Refusal(request, 413, StatusCode::kResourceExhausted,

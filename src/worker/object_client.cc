@@ -242,18 +242,26 @@ void RemoveDownloadTempsOnSignal() {
 
 Result<uint64_t> DownloadFile(const ObjectExchange& exchange, const std::string& bucket,
                               const std::string& key, const fs::path& requested,
-                              const TransferProgress& progress) {
-  const fs::path path = DownloadTarget(requested);
+                              const TransferProgress& progress, bool follow_link) {
+  // /dev/stdout and the like are links to whatever the descriptor is: never resolved, never
+  // replaced, only written into.
+  const bool device_path =
+      requested.native().starts_with("/dev/") || requested.native().starts_with("/proc/");
+  const fs::path path = follow_link && !device_path ? DownloadTarget(requested) : requested;
   struct stat st {};
-  const bool exists = ::stat(path.c_str(), &st) == 0;
+  // Without follow_link a link there is replaced, never written through (a key of a folder
+  // copied must not reach where a link in the destination points).
+  const bool exists =
+      (follow_link ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st)) == 0;
   if (exists && S_ISDIR(st.st_mode)) {
     return InvalidArgument("cannot save " + Describe(bucket, key) + " as " + path.string() +
                            ": it is a directory");
   }
   uint64_t size = 0;
-  if (exists && !S_ISREG(st.st_mode)) {
+  if (device_path || (exists && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ||
+                                 S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))) {
     // A device or a pipe (/dev/null, a FIFO a reader waits on): written into, never replaced.
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
     if (fd < 0) return Errno("cannot open", path);
     Status s = StreamObject(
         exchange, bucket, key,
@@ -268,7 +276,7 @@ Result<uint64_t> DownloadFile(const ObjectExchange& exchange, const std::string&
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("cannot save to", path);
   TempRegistration registered(temp);
-  if (exists) (void)::fchmod(fd, st.st_mode & 07777);
+  if (exists && S_ISREG(st.st_mode)) (void)::fchmod(fd, st.st_mode & 07777);
   Status s = StreamObject(
       exchange, bucket, key,
       [&](std::string_view piece) { return WriteAll(fd, piece, path, &size); }, progress);

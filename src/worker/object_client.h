@@ -96,12 +96,14 @@ Status StreamObject(const ObjectExchange& exchange, const std::string& bucket,
                     const TransferProgress& progress = {});
 
 // Downloads bucket/key to `path` through a temporary file beside it, renamed over `path` once
-// the content is whole and checked; a file that was there keeps its permissions. A symlink is
-// followed (the file it names is replaced, the link stays); a device or FIFO is written into,
-// never replaced; a directory is refused before anything is fetched. Returns the size.
+// the content is whole and checked; a file that was there keeps its permissions. A device or
+// FIFO (and any path under /dev/ or /proc/, such as /dev/stdout) is written into, never
+// replaced; a directory is refused before anything is fetched. A symlink at `path` is replaced
+// by the file, unless `follow_link` (a single file the user named): then the file it names is
+// replaced and the link stays. Returns the size.
 Result<uint64_t> DownloadFile(const ObjectExchange& exchange, const std::string& bucket,
                               const std::string& key, const std::filesystem::path& path,
-                              const TransferProgress& progress = {});
+                              const TransferProgress& progress = {}, bool follow_link = false);
 
 // Makes SIGINT, SIGTERM and SIGHUP (where nothing else handles them) remove the temporary
 // files of the downloads in progress before the process ends as the signal would end it: for
