@@ -135,6 +135,21 @@ refused("batch_size", lambda: tensorfleet_data.Dataset("lines", batch_size=-3))
 refused("local_rank", lambda: dataset(rank=1, world_size=4, local_world_size=2, local_rank=0))
 )py";
 
+// The JSON objects a script printed, one a line; other lines (logs) are left out, and a line
+// that starts like an object but is not one fails the test.
+std::vector<Json> JsonLines(const std::string& output) {
+  std::vector<Json> out;
+  std::istringstream in(output);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] != '{') continue;
+    Json j = Json::parse(line, nullptr, false);
+    EXPECT_TRUE(j.is_object()) << line;
+    if (j.is_object()) out.push_back(std::move(j));
+  }
+  return out;
+}
+
 class DatasetsPythonTest : public ApiFixture {
  protected:
   // Packs 203 lines into shards of 4 KiB as the dataset "lines", then runs `script` with
@@ -172,14 +187,9 @@ TEST_F(DatasetsPythonTest, TorchDataLoaderWithTwoWorkersReadsEverySampleOncePerE
   if (HasFailure()) return;
 
   std::map<std::string, std::vector<std::string> > by_run;  // "rank/epoch" -> samples
-  std::istringstream out(output);
-  std::string line;
   int index_samples = 0;
   std::string refused;
-  while (std::getline(out, line)) {
-    if (line.empty() || line[0] != '{') continue;
-    Json j = Json::parse(line, nullptr, false);
-    ASSERT_TRUE(j.is_object()) << line;
+  for (const Json& j : JsonLines(output)) {
     if (j.contains("index")) {
       index_samples = j["index"];
       continue;
@@ -235,12 +245,7 @@ TEST_F(DatasetsPythonTest, WorkersKeepThePositionAcrossResumesEpochsAndGivenRank
   if (HasFailure()) return;
   std::map<std::string, std::vector<std::string> > by_run;
   std::map<std::string, std::string> refused;  // what -> message
-  std::istringstream out(output);
-  std::string line;
-  while (std::getline(out, line)) {
-    if (line.empty() || line[0] != '{') continue;
-    Json j = Json::parse(line, nullptr, false);
-    ASSERT_TRUE(j.is_object()) << line;
+  for (const Json& j : JsonLines(output)) {
     if (j.contains("refused")) {
       refused[j["refused"]] = j["message"];
     } else {

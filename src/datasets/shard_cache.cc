@@ -55,19 +55,27 @@ Result<std::pair<std::string, uint64_t>> HashFile(const fs::path& path) {
   return std::make_pair(sha.FinishHex(), size);
 }
 
-// An flock held for the life of this object.
+// `path` opened with `flags` and locked with flock `operation` (waiting for it): the
+// descriptor, whose closing gives the lock back. kNotFound if the file is not there.
+Result<int> OpenLocked(const fs::path& path, int flags, int operation) {
+  int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == ENOENT) return NotFound(path.string() + " is not in the cache");
+  if (fd < 0) return Internal(Errno("cannot open", path));
+  while (::flock(fd, operation) != 0) {
+    if (errno != EINTR) {
+      Status s = Internal(Errno("cannot lock", path));
+      ::close(fd);
+      return s;
+    }
+  }
+  return fd;
+}
+
+// An exclusive flock held for the life of this object.
 class FileLock {
  public:
   static Result<FileLock> Take(const fs::path& path) {
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return Internal(Errno("cannot open", path));
-    while (::flock(fd, LOCK_EX) != 0) {
-      if (errno != EINTR) {
-        Status s = Internal(Errno("cannot lock", path));
-        ::close(fd);
-        return s;
-      }
-    }
+    TF_ASSIGN_OR_RETURN(int fd, OpenLocked(path, O_RDWR | O_CREAT, LOCK_EX));
     return FileLock(fd);
   }
   FileLock(FileLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
@@ -257,17 +265,7 @@ fs::path ShardCache::LockPathOf(const std::string& sha256) const {
 }
 
 Status ShardCache::Hold(const ShardInfo& shard) {
-  const fs::path path = PathOf(shard);
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT) return NotFound(path.string() + " is not in the cache");
-  if (fd < 0) return Internal(Errno("cannot open", path));
-  while (::flock(fd, LOCK_SH) != 0) {
-    if (errno != EINTR) {
-      Status s = Internal(Errno("cannot lock", path));
-      ::close(fd);
-      return s;
-    }
-  }
+  TF_ASSIGN_OR_RETURN(int fd, OpenLocked(PathOf(shard), O_RDONLY, LOCK_SH));
   std::lock_guard lock(mu_);
   held_[shard.sha256].push_back(fd);
   return OkStatus();
@@ -382,13 +380,8 @@ namespace {
 // Takes an exclusive flock on `path` if no one holds any lock on it; -1 if someone does (or
 // the file cannot be opened).
 int TryLockExclusive(const fs::path& path, int flags) {
-  int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
-  if (fd < 0) return -1;
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
+  Result<int> fd = OpenLocked(path, flags, LOCK_EX | LOCK_NB);
+  return fd.ok() ? *fd : -1;
 }
 
 }  // namespace
