@@ -7,7 +7,9 @@ per run: samples/s and MB/s. Needs /usr/bin/python3 (torch) and PYTHONPATH=build
     dataset_loader_bench.py tensorfleet-batched NAME WORKERS CACHE_DIR
 
 tensorfleet-batched: the dataset yields whole batches of 64 as (data, offsets) tensors
-(batched=True, the DataLoader's batch_size=None); the same samples and batch size.
+(batched=True, the DataLoader's batch_size=None); the same samples and batch size. With workers
+its line also says how the batches reached the main process (through the dataset's shared slots,
+or the ordinary way).
 """
 import os
 import sys
@@ -50,9 +52,12 @@ def run(kind, dataset, workers):
         samples += len(batch)
         nbytes += sum(len(b) for b in batch)
     seconds = time.perf_counter() - start
-    print("%-19s workers=%d: %d samples, %.1f MB in %.2f s: %.0f samples/s, %.1f MB/s"
+    handoff = getattr(dataset, "handoff", None) if workers else None
+    print("%-19s workers=%d: %d samples, %.1f MB in %.2f s: %.0f samples/s, %.1f MB/s%s"
           % (kind, workers, samples, nbytes / 1e6, seconds, samples / seconds,
-             nbytes / 1e6 / seconds), flush=True)
+             nbytes / 1e6 / seconds,
+             "" if handoff is None else " (batches shared %(shared)d, fallbacks %(fallbacks)d)"
+             % handoff), flush=True)
 
 
 def main():

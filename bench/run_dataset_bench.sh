@@ -21,6 +21,8 @@
 # --prefetch-threads 1"), labelled "also", to compare two readers on the same disk minutes.
 # FLAGS="..." are `dataset read` flags for the first reader (the build's), so that an A/B of two
 # flag settings can run in both orders (FLAGS="--read-slots 4" ALSO="build/src/tensorfleet").
+# The DataLoader steps run LOADER_ROUNDS times (default 1), each round all of them in turn; ROUNDS=0
+# runs only them.
 set -euo pipefail
 build=${1:-build}
 samples=${2:-40000}
@@ -159,14 +161,13 @@ for round in $(seq "$rounds"); do
   [ -z "$also" ] || readers "round $round (also):" $also
 done
 [ "$loader" = 1 ] || exit 0
-cold
-"$python" "$(dirname "$0")/dataset_loader_bench.py" files "$dir/loose" "$workers"
-cold
-"$python" "$(dirname "$0")/dataset_loader_bench.py" tensorfleet bench "$workers" "$dir/cache"
-cold
-"$python" "$(dirname "$0")/dataset_loader_bench.py" tensorfleet-batched bench "$workers" "$dir/cache"
-# What docs/datasets.md recommends: no worker processes, the reader's own threads reading ahead.
-cold
-"$python" "$(dirname "$0")/dataset_loader_bench.py" tensorfleet bench 0 "$dir/cache"
-cold
-"$python" "$(dirname "$0")/dataset_loader_bench.py" tensorfleet-batched bench 0 "$dir/cache"
+loader_bench() { cold; "$python" "$(dirname "$0")/dataset_loader_bench.py" "$@"; }
+for round in $(seq "${LOADER_ROUNDS:-1}"); do
+  echo "DataLoader round $round:"
+  loader_bench files "$dir/loose" "$workers"
+  loader_bench tensorfleet bench "$workers" "$dir/cache"
+  loader_bench tensorfleet-batched bench "$workers" "$dir/cache"
+  # No worker processes: the reader's own threads read ahead.
+  loader_bench tensorfleet bench 0 "$dir/cache"
+  loader_bench tensorfleet-batched bench 0 "$dir/cache"
+done

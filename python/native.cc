@@ -1,12 +1,16 @@
 // tensorfleet_data._native: the C++ dataset reader (src/datasets/dataset_reader.h) for Python.
 // The PyTorch IterableDataset on top of it is plain Python (tensorfleet_data/__init__.py).
 #include <pybind11/pybind11.h>
+#include <unistd.h>
 
+#include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "datasets/batch_ring.h"
 #include "datasets/dataset_reader.h"
 #include "datasets/shard_fetcher.h"
 
@@ -14,6 +18,7 @@ namespace py = pybind11;
 
 namespace {
 
+using tf::datasets::BatchRing;
 using tf::datasets::DatasetIndex;
 using tf::datasets::DatasetReader;
 using tf::datasets::PartitionParams;
@@ -75,8 +80,53 @@ class Reader {
   // Up to `n` next samples as one buffer: (bytearray of their bytes back to back, bytearray of
   // n + 1 little-endian int64 offsets into it). Raises StopIteration once nothing is left.
   py::tuple NextBatch(int64_t n) {
-    if (n < 1) throw py::value_error("a batch needs at least one sample, not " + std::to_string(n));
     std::string data;
+    py::bytearray offsets = ReadBatch(n, [&](std::string_view sample) { data.append(sample); });
+    return py::make_tuple(py::bytearray(data.data(), data.size()), std::move(offsets));
+  }
+
+  // The same written into a slot of `ring` that this process claims: (slot, ticket, bytes in
+  // it, offsets). Where no slot is free or the batch does not fit in one, (-1, 0, bytearray of
+  // the bytes, offsets), counted as one of the ring's fallbacks, and no slot is held.
+  py::tuple NextSharedBatch(BatchRing& ring, int64_t n) {
+    uint64_t ticket = 0;
+    const int slot = ring.Claim(::getpid(), &ticket);
+    // Gives the slot back unless the batch ends up in it.
+    std::unique_ptr<BatchRing, std::function<void(BatchRing*)>> held(
+        slot >= 0 ? &ring : nullptr, [slot, ticket](BatchRing* r) { r->Release(slot, ticket); });
+    char* into = slot >= 0 ? ring.slot_data(slot) : nullptr;
+    uint64_t used = 0;
+    std::string spilled;
+    py::bytearray offsets = ReadBatch(n, [&](std::string_view sample) {
+      if (into != nullptr && used + sample.size() <= ring.slot_bytes()) {
+        std::memcpy(into + used, sample.data(), sample.size());
+        used += sample.size();
+        return;
+      }
+      if (into != nullptr) {  // too big for a slot: the batch goes the ordinary way
+        spilled.assign(into, used);
+        into = nullptr;
+      }
+      spilled.append(sample);
+    });
+    if (into != nullptr) {
+      py::tuple in_slot = py::make_tuple(slot, ticket, used, std::move(offsets));
+      held.release();
+      return in_slot;
+    }
+    ring.CountFallback();
+    return py::make_tuple(-1, 0, py::bytearray(spilled.data(), spilled.size()), std::move(offsets));
+  }
+
+  int64_t rank_samples() const { return reader_->rank_samples(); }
+
+ private:
+  // Reads up to `n` next samples, handing each to `add` with the GIL released, and returns
+  // their n + 1 offsets (little-endian int64) as a bytearray. Raises the reader's error, or
+  // StopIteration if nothing was left.
+  template <typename Add>
+  py::bytearray ReadBatch(int64_t n, Add add) {
+    if (n < 1) throw py::value_error("a batch needs at least one sample, not " + std::to_string(n));
     std::vector<int64_t> offsets{0};
     tf::Status failed;
     {
@@ -88,22 +138,37 @@ class Reader {
           break;
         }
         if (!next->has_value()) break;
-        data.append((*next)->data);
-        offsets.push_back(static_cast<int64_t>(data.size()));
+        add((*next)->data);
+        offsets.push_back(offsets.back() + static_cast<int64_t>((*next)->data.size()));
       }
     }
     if (!failed.ok()) Raise(failed);
     if (offsets.size() == 1) throw py::stop_iteration();
-    return py::make_tuple(
-        py::bytearray(data.data(), data.size()),
-        py::bytearray(reinterpret_cast<const char*>(offsets.data()), offsets.size() * 8));
+    return py::bytearray(reinterpret_cast<const char*>(offsets.data()), offsets.size() * 8);
   }
 
-  int64_t rank_samples() const { return reader_->rank_samples(); }
-
- private:
   std::unique_ptr<DatasetReader> reader_;
 };
+
+// BatchRing::Take into a new bytearray, the copy made without the GIL.
+py::bytearray TakeBatch(BatchRing& ring, int slot, uint64_t ticket, uint64_t bytes) {
+  if (bytes > ring.slot_bytes()) {
+    throw py::value_error("a batch of " + std::to_string(bytes) +
+                          " bytes cannot be in a ring slot of " +
+                          std::to_string(ring.slot_bytes()));
+  }
+  auto out = py::reinterpret_steal<py::bytearray>(
+      PyByteArray_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(bytes)));
+  if (!out) throw py::error_already_set();
+  char* into = PyByteArray_AsString(out.ptr());
+  tf::Status taken;
+  {
+    py::gil_scoped_release unlocked;
+    taken = ring.Take(slot, ticket, bytes, into);
+  }
+  if (!taken.ok()) Raise(taken);
+  return out;
+}
 
 }  // namespace
 
@@ -129,5 +194,38 @@ PYBIND11_MODULE(_native, m) {
       .def("__next__", &Reader::Next)
       .def("next_batch", &Reader::NextBatch, py::arg("n"),
            "Up to n samples as (data, offsets): two bytearrays, the second n + 1 int64s.")
+      .def("next_shared_batch", &Reader::NextSharedBatch, py::arg("ring"), py::arg("n"),
+           "Up to n samples written into a slot of ring that this process claims: (slot, "
+           "ticket, bytes, offsets); (-1, 0, data, offsets) where no slot is free or they do "
+           "not fit.")
       .def_property_readonly("rank_samples", &Reader::rank_samples);
+  py::class_<BatchRing>(m, "BatchRing",
+                        "Shared memory for handing batches from DataLoader workers to the main "
+                        "process (src/datasets/batch_ring.h); make it before they are forked.")
+      .def(py::init([](int slots, uint64_t slot_bytes) {
+             auto ring = BatchRing::Create(slots, slot_bytes);
+             if (!ring.ok()) Raise(ring.status());
+             return std::move(ring).value();
+           }),
+           py::arg("slots"), py::arg("slot_bytes"))
+      .def("take", &TakeBatch, py::arg("slot"), py::arg("ticket"), py::arg("bytes"),
+           "Copies a claimed slot's first `bytes` out into a bytearray and frees the slot.")
+      .def("release", &BatchRing::Release, py::arg("slot"), py::arg("ticket"),
+           "Frees a claimed slot without reading it.")
+      .def("holder", &BatchRing::holder, py::arg("slot"), "The process holding a slot, 0 if free.")
+      .def(
+          "claim",
+          [](BatchRing& r) {
+            uint64_t ticket = 0;
+            const int slot = r.Claim(::getpid(), &ticket);
+            return py::make_tuple(slot, ticket);
+          },
+          "Claims a free slot for this process: (slot, ticket), slot -1 if none. For tests, "
+          "which hold slots so that batches cannot have them.")
+      .def_property_readonly("slots", &BatchRing::slots)
+      .def_property_readonly("slot_bytes", &BatchRing::slot_bytes)
+      .def_property_readonly("taken", &BatchRing::taken,
+                             "Batches handed over through the slots, by every process.")
+      .def_property_readonly("fallbacks", &BatchRing::fallbacks,
+                             "Batches that went the ordinary way (no slot free, or too big).");
 }

@@ -6,14 +6,16 @@
 #   a PyTorch training job run as a managed job on two workers, interrupted half way by a drain
 #   and resumed from its checkpoint, its model then served by the built-in engine, and what it
 #   cost;
-#   objects copied up and back, and a damaged blob refused on read; an S3 access key and the AWS
+#   objects copied up and back (a folder, and a tar stream through stdin and stdout), and a
+#   damaged blob refused on read; an S3 access key and the AWS
 #   CLI copying into and listing the same buckets (a 24 MiB file in three parts, kept as those
 #   parts, whose attributes and second part are then read on their own; a checksum sent with an
 #   upload checked, and a wrong one refused; an object read with the bucket in the host name;
 #   rclone mirroring and checking the run's shards; a public-read upload refused, as there are no
 #   ACLs); a second server keeping its objects' content in an
 #   S3-compatible bucket (the first server's); a budget, the alerts it fired and a job it
-#   refused; a dataset packed into shards and read by a managed job with PyTorch's DataLoader.
+#   refused; a dataset packed into shards and read by a managed job with PyTorch's DataLoader
+#   (samples, then batches handed over through shared memory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -189,6 +191,9 @@ tf cat tf://checkpoints/run-7/metrics.txt
 tf cp tf://checkpoints/run-7/shards/model-00001.bin "$data_dir/demo-files/restored.bin"
 same_bytes "$run_dir/shards/model-00001.bin" "$data_dir/demo-files/restored.bin" \
   "the restored shard is byte for byte the original"
+echo "$ tar -c -C $run_dir . | tensorfleet cp - tf://checkpoints/run-7.tar"
+tar -c -C "$run_dir" . | "$tf_bin" cp - tf://checkpoints/run-7.tar
+tf cp tf://checkpoints/run-7.tar - | tar -t | sort | tr '\n' ' '; echo
 # Content lives under random ids, never under its key: find metrics.txt's blob by its bytes.
 blob=$(grep -rl --fixed-strings 'epoch=3 loss=0.412' "$data_dir/objects")
 [ "$(printf '%s\n' "$blob" | wc -l)" = 1 ] || { echo "expected one blob holding metrics.txt: $blob"; exit 1; }
@@ -334,6 +339,16 @@ total = tensorfleet_data.fetch_index("fortunes")["samples"]
 print("read %d of the dataset's %d lines with 2 DataLoader workers; the first: %r"
       % (len(lines), total, lines[0]))
 assert len(lines) == total
+# The same lines in batches of 64 as (data, offsets) tensors: each batch crosses from a worker
+# to this process through shared memory the dataset made before the workers were forked.
+batched = tensorfleet_data.Dataset("fortunes", seed=1, batch_size=64, batched=True)
+got = sum(len(offsets) - 1 for data, offsets in
+          torch.utils.data.DataLoader(batched, batch_size=None, num_workers=2))
+handoff = batched.handoff  # None where no shared memory could be reserved (a warning said so)
+print("again in batches of 64 with 2 workers: %d lines; %s" % (got, "batches through shared "
+      "memory: %(shared)d, the ordinary way: %(fallbacks)d" % handoff if handoff else
+      "every batch the ordinary way"))
+assert got == total and (handoff is None or handoff["fallbacks"] == 0)
 PY
 cat >"$data_dir/read-dataset.yaml" <<YAML
 name: read-fortunes

@@ -133,6 +133,77 @@ refused("rank", lambda: dataset(rank=5, world_size=4))
 refused("seed", lambda: dataset(seed=-1))
 refused("batch_size", lambda: tensorfleet_data.Dataset("lines", batch_size=-3))
 refused("local_rank", lambda: dataset(rank=1, world_size=4, local_world_size=2, local_rank=0))
+def batched(**kw):
+    return tensorfleet_data.Dataset("lines", batched=True, cache_dir=cache, **kw)
+refused("handoff_slots", lambda: batched(handoff_slots=-1))
+refused("handoff_slot_bytes", lambda: batched(handoff_slot_bytes=0))
+)py";
+
+// Prints one JSON line per run of batched=True: the samples in the order they arrived, how the
+// batches reached the main process (ds.handoff) and which slots are still held afterwards. Runs:
+// the main process alone (the order every other run must give), three workers through the shared
+// slots (twice: the slots are free again after a run), persistent workers over two epochs, every
+// slot held by this process (each batch goes the ordinary way), slots too small for a batch, a
+// collate_fn of the user's (which gets tuples, not through the slots), a run abandoned after two
+// batches and one after it, and workers started with "spawn" (not forked with the slots).
+constexpr const char* kHandoffScript = R"py(
+import json, sys
+import torch.utils.data
+import tensorfleet_data
+
+def dataset(**kw):
+    ds = tensorfleet_data.Dataset("lines", seed=5, batch_size=4, cache_dir=sys.argv[1],
+                                  batched=True, **kw)
+    ds.set_epoch(1)
+    return ds
+def split(data, offsets):
+    raw, o = bytes(data.numpy()), offsets.tolist()
+    return [raw[o[i]:o[i + 1]].decode() for i in range(len(o) - 1)]
+def loader(ds, **kw):
+    return torch.utils.data.DataLoader(ds, batch_size=None, num_workers=3, **kw)
+def show(run, ds, got):
+    held = [ds._ring.holder(i) for i in range(ds._ring.slots)] if ds._ring else []
+    print(json.dumps({"run": run, "samples": got, "handoff": ds.handoff,
+                      "held": sum(1 for h in held if h)}), flush=True)
+def samples(batches):
+    return [s for data, offsets in batches for s in split(data, offsets)]
+
+def main():
+    ds = dataset()
+    show("main", ds, samples(torch.utils.data.DataLoader(ds, batch_size=None)))
+    ds = dataset()
+    show("workers", ds, samples(loader(ds)))
+    show("workers-again", ds, samples(loader(ds)))
+    ds = dataset()
+    persistent = loader(ds, persistent_workers=True)
+    show("persistent-1", ds, samples(persistent))
+    ds.set_epoch(1)
+    show("persistent-2", ds, samples(persistent))
+    del persistent
+    ds = dataset(handoff_slots=1)
+    slot, ticket = ds._ring.claim()
+    got = samples(loader(ds))
+    ds._ring.release(slot, ticket)
+    show("no-free-slot", ds, got)
+    show("slot-freed", ds, samples(loader(ds)))
+    ds = dataset(handoff_slot_bytes=1)
+    show("too-big", ds, samples(loader(ds)))
+    ds = dataset()
+    def collate(batch):  # what a collate_fn of the user's gets: the pair as a tuple
+        assert type(batch) is tuple and len(batch) == 2, type(batch)
+        return split(*batch)
+    show("collate", ds, [s for batch in loader(ds, collate_fn=collate) for s in batch])
+    ds = dataset(handoff_slots=3)
+    it = iter(loader(ds))
+    first = [next(it), next(it)]
+    del it
+    show("abandoned", ds, samples(first))
+    show("after-abandoned", ds, samples(loader(ds)))
+    ds = dataset()
+    show("spawn", ds, samples(loader(ds, multiprocessing_context="spawn")))
+
+if __name__ == "__main__":  # "spawn" workers import this file again
+    main()
 )py";
 
 // The JSON objects a script printed, one a line; other lines (logs) are left out, and a line
@@ -272,6 +343,61 @@ TEST_F(DatasetsPythonTest, WorkersKeepThePositionAcrossResumesEpochsAndGivenRank
   says("seed", "seed cannot be negative (got -1)");
   says("batch_size", "batch_size must be at least 1 (got -3)");
   says("local_rank", "local_rank 0 does not go with rank 1 on nodes of 2 (expected 1)");
+  says("handoff_slots", "handoff_slots must be 0 to 1024 (got -1)");
+  says("handoff_slot_bytes", "handoff_slot_bytes must be 1 to 1 GiB (got 0)");
+#endif
+}
+
+TEST_F(DatasetsPythonTest, BatchedWorkersHandBatchesOverThroughSharedSlots) {
+#ifndef TF_PYTHON_PACKAGE_DIR
+  GTEST_SKIP() << "the tensorfleet_data module is not built here (pybind11 not found)";
+#else
+  const std::string output = RunScript(kHandoffScript);
+  if (HasFailure()) return;
+  std::map<std::string, Json> runs;
+  for (Json& j : JsonLines(output)) {
+    const std::string run = j["run"];
+    runs[run] = std::move(j);
+  }
+  const std::vector<std::string> order = runs["main"]["samples"];
+  ASSERT_EQ(order.size(), 203u) << output;
+  EXPECT_EQ(std::set<std::string>(order.begin(), order.end()).size(), 203u);
+  const int64_t batches = 51;  // 203 samples in batches of 4
+  using Counts = std::pair<int64_t, int64_t>;  // (shared, fallbacks)
+  auto handoff = [&](const std::string& run) {
+    const Json& h = runs[run]["handoff"];
+    return Counts(h.value("shared", -1), h.value("fallbacks", -1));
+  };
+  for (const char* run : {"workers", "workers-again", "persistent-1", "persistent-2",
+                          "no-free-slot", "slot-freed", "too-big", "collate", "after-abandoned",
+                          "spawn"}) {
+    EXPECT_EQ(runs[run]["samples"].get<std::vector<std::string> >(), order) << run;
+    // (After the abandoned run slots may stay held by its workers, which are gone: they are
+    // claimed again when needed.)
+    if (std::string(run) != "after-abandoned") {
+      EXPECT_EQ(runs[run]["held"], 0) << run << ": slots still held after the run";
+    }
+  }
+  // Counts are the ring's since the dataset was made.
+  EXPECT_EQ(handoff("workers"), Counts(batches, 0));
+  EXPECT_EQ(handoff("workers-again"), Counts(2 * batches, 0));
+  EXPECT_EQ(handoff("no-free-slot"), Counts(0, batches));
+  // One slot for three workers: each batch goes through it or falls back, the first through it.
+  EXPECT_EQ(handoff("slot-freed").first + handoff("slot-freed").second - batches, batches);
+  EXPECT_GT(handoff("slot-freed").first, 0);
+  EXPECT_EQ(handoff("too-big"), Counts(0, batches));
+  EXPECT_EQ(handoff("persistent-1"), Counts(batches, 0));
+  EXPECT_EQ(handoff("persistent-2"), Counts(2 * batches, 0));
+  EXPECT_EQ(handoff("collate"), Counts(0, 0));
+  const std::vector<std::string> first = runs["abandoned"]["samples"];
+  EXPECT_EQ(first, std::vector<std::string>(order.begin(), order.begin() + 8));
+  // Three slots, perhaps all held by the abandoned run's workers: the next run's first batch
+  // claims one of theirs at least, and every batch arrives one way or the other.
+  const auto [abandoned_shared, abandoned_fallbacks] = handoff("abandoned");
+  const auto [after_shared, after_fallbacks] = handoff("after-abandoned");
+  EXPECT_GT(after_shared, abandoned_shared);
+  EXPECT_EQ(after_shared - abandoned_shared + after_fallbacks - abandoned_fallbacks, batches);
+  EXPECT_EQ(handoff("spawn"), Counts(0, 0));
 #endif
 }
 

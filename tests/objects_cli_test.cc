@@ -271,10 +271,15 @@ TEST_F(ObjectsCliTest, UsageErrorsSayWhatIsWrong) {
   EXPECT_EQ(bucket_cat.exit_code, 1);
   EXPECT_NE(bucket_cat.output.find("tf://data/ names no object"), std::string::npos)
       << bucket_cat.output;
-  auto from_stdin = Run({"cp", "-", "tf://data/x"});
-  EXPECT_EQ(from_stdin.exit_code, 1);
-  EXPECT_NE(from_stdin.output.find("cp cannot read stdin ('-') yet"), std::string::npos)
-      << from_stdin.output;
+  auto stdin_to_folder = Run({"cp", "-", "tf://data/dir/"});
+  EXPECT_EQ(stdin_to_folder.exit_code, 1);
+  EXPECT_NE(stdin_to_folder.output.find("give the key to store stdin as"), std::string::npos)
+      << stdin_to_folder.output;
+  auto stdin_recursive = Run({"cp", "-r", "-", "tf://data/x"});
+  EXPECT_EQ(stdin_recursive.exit_code, 1);
+  EXPECT_NE(stdin_recursive.output.find("cp -r cannot read several files from stdin"),
+            std::string::npos)
+      << stdin_recursive.output;
   ASSERT_EQ(Run({"cp", Local("dir/f").string(), "tf://data/f"}).exit_code, 0);
   auto full = RunProgram({"/bin/sh", "-c", std::string(TENSORFLEET_BINARY) + " --server " +
                                                app_->url() + " --token " + admin_token_ +
@@ -285,6 +290,45 @@ TEST_F(ObjectsCliTest, UsageErrorsSayWhatIsWrong) {
   EXPECT_EQ(no_bucket.exit_code, 1);
   EXPECT_NE(no_bucket.output.find("bucket 'nope' does not exist"), std::string::npos)
       << no_bucket.output;
+}
+
+// `cp - tf://...` stores what stdin gives: a pipe (chunked, its size unknown until its end; one
+// over the server's 1 MiB piece, written in small pieces), an empty pipe, a file redirected to
+// stdin, and one the shell has read part of. Each comes back byte for byte.
+TEST_F(ObjectsCliTest, StdinUploadsFromAPipeOrARedirectedFile) {
+  ASSERT_EQ(Run({"bucket", "create", "data"}).exit_code, 0);
+  std::string big;
+  for (int i = 0; big.size() < (3u << 20); ++i) big += "line " + std::to_string(i) + "\n";
+  WriteFile(Local("big.txt"), big);
+  const std::string tf = std::string(TENSORFLEET_BINARY) + " --server " + app_->url() +
+                         " --token " + admin_token_;
+  auto piped = RunProgram({"/bin/sh", "-c", "cat " + Local("big.txt").string() + " | " + tf +
+                                                " cp - tf://data/piped.txt"});
+  ASSERT_EQ(piped.exit_code, 0) << piped.output;
+  EXPECT_NE(piped.output.find("stdin -> tf://data/piped.txt"), std::string::npos) << piped.output;
+  auto empty = RunProgram({"/bin/sh", "-c", "true | " + tf + " cp - tf://data/empty"});
+  ASSERT_EQ(empty.exit_code, 0) << empty.output;
+  auto redirected = RunProgram(
+      {"/bin/sh", "-c", tf + " cp - tf://data/redirected.txt < " + Local("big.txt").string()});
+  ASSERT_EQ(redirected.exit_code, 0) << redirected.output;
+  // A file the shell has read the first 5 bytes of: the rest, from where stdin stands.
+  auto rest = RunProgram({"/bin/sh", "-c", "{ dd bs=5 count=1 of=/dev/null status=none; " + tf +
+                                               " cp - tf://data/rest.txt; } < " +
+                                               Local("big.txt").string()});
+  ASSERT_EQ(rest.exit_code, 0) << rest.output;
+
+  for (const char* key : {"piped.txt", "redirected.txt", "rest.txt"}) {
+    ASSERT_EQ(Run({"cp", std::string("tf://data/") + key, Local(key).string()}).exit_code, 0);
+    EXPECT_EQ(ReadFile(Local(key)), std::string(key) == "rest.txt" ? big.substr(5) : big) << key;
+  }
+  // A FIFO named as a path is still refused: only stdin is read to its end.
+  ASSERT_EQ(::mkfifo(Local("fifo").c_str(), 0600), 0);
+  auto fifo = Run({"cp", Local("fifo").string(), "tf://data/fifo"});
+  EXPECT_EQ(fifo.exit_code, 1);
+  EXPECT_NE(fifo.output.find("is not a regular file"), std::string::npos) << fifo.output;
+  auto back = Run({"cat", "tf://data/empty"});
+  EXPECT_EQ(back.exit_code, 0) << back.output;
+  EXPECT_EQ(back.output, "");
 }
 
 }  // namespace

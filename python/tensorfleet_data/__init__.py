@@ -14,21 +14,28 @@ Each sample is the bytes that were packed (decode=... turns them into something 
 With batched=True the dataset yields whole batches of batch_size samples instead, each a pair
 of tensors (data: uint8, the samples back to back; offsets: int64, batch + 1 of them, sample i
 being data[offsets[i]:offsets[i + 1]]); give the DataLoader batch_size=None. A batch then
-crosses from a worker process to the main one as two tensors in shared memory instead of a
-pickled list of bytes objects, which is what bounds a DataLoader of small samples:
+crosses from a worker process to the main one through a slot of shared memory that the dataset
+made before the workers were forked, instead of as a pickled list of bytes objects (which is
+what bounds a DataLoader of small samples): only the slot's number goes through the
+DataLoader's pipe, and the main process copies the batch out.
 
     ds = tensorfleet_data.Dataset("tiny-text", batch_size=64, batched=True)
     loader = DataLoader(ds, batch_size=None, num_workers=4)
-    for data, offsets in loader: ... The
-dataset splits its samples over the job's ranks (RANK, WORLD_SIZE, LOCAL_RANK and
+    for data, offsets in loader: ...
+
+The dataset splits its samples over the job's ranks (RANK, WORLD_SIZE, LOCAL_RANK and
 LOCAL_WORLD_SIZE, which tensorfleet and torchrun set) and over the DataLoader's workers, so that
 every sample of an epoch is read exactly once across all of them.
 """
 
 import os
+import sys
 import tempfile
+import warnings
+import weakref
 
 import torch.utils.data
+from torch._utils import ExceptionWrapper
 
 from . import _native
 
@@ -83,13 +90,25 @@ class Dataset(torch.utils.data.IterableDataset):
                    read from the disk at once (0: no bound). The defaults (4, 2, 0) suit
                    several ranks on a node; one rank alone may read faster with 4 threads
                    (docs/datasets.md).
+    handoff_slots, handoff_slot_bytes: with batched=True, the slots of shared memory that
+                   DataLoader workers hand batches over in (0 slots: none), and the most a
+                   slot holds. A batch finding no free slot, or bigger than one, goes the
+                   ordinary way (a new shared-memory segment a tensor, slower for small
+                   batches); `handoff` counts both. Slots are reserved, not allocated: one
+                   takes memory once a batch has been written into it. The default of 32
+                   suits up to 8 workers at the DataLoader's default prefetch_factor of 2.
+                   The slots are used where the DataLoader hands batches on as they are
+                   (batch_size=None, no collate_fn); a collate_fn gets (data, offsets)
+                   tuples. Workers started with "spawn" or "forkserver" do not share the
+                   slots, and hand every batch over the ordinary way.
     """
 
     def __init__(self, name, seed=0, batch_size=1, samples_seen=0, decode=None, server=None,
                  token=None, rank=None, world_size=None, local_rank=None,
                  local_world_size=None, window_shards=4, cache_dir=None,
                  cache_bytes=8 << 30, prefetch_shards=4, batched=False, epoch=0,
-                 prefetch_threads=2, read_slots=0):
+                 prefetch_threads=2, read_slots=0, handoff_slots=32,
+                 handoff_slot_bytes=16 << 20):
         super().__init__()
         if batched and decode is not None:
             raise ValueError("decode= applies to single samples: with batched=True, decode the "
@@ -134,6 +153,38 @@ class Dataset(torch.utils.data.IterableDataset):
         self.prefetch_shards = prefetch_shards
         self.prefetch_threads = prefetch_threads
         self.read_slots = read_slots
+        # Made here, in the process that will fork the DataLoader's workers, so that they share it.
+        self._ring = self._ring_id = None
+        if batched and handoff_slots != 0:
+            if not 0 <= handoff_slots <= 1024:
+                raise ValueError("handoff_slots must be 0 to 1024 (got %d)" % handoff_slots)
+            if not 1 <= handoff_slot_bytes <= 1 << 30:
+                raise ValueError("handoff_slot_bytes must be 1 to 1 GiB (got %d)"
+                                 % handoff_slot_bytes)
+            try:
+                self._ring = _native.BatchRing(handoff_slots, handoff_slot_bytes)
+            except RuntimeError as e:  # no address space to reserve (a strict overcommit policy)
+                warnings.warn("tensorfleet_data: DataLoader workers will hand batches over the "
+                              "ordinary way, slower: %s" % e)
+            else:
+                self._ring_id = "%d-%s" % (os.getpid(), os.urandom(8).hex())
+                _RINGS[self._ring_id] = self._ring
+
+    def __getstate__(self):
+        # A worker started by pickling the dataset ("spawn", "forkserver") is not forked with the
+        # ring's memory: it hands its batches over the ordinary way.
+        state = self.__dict__.copy()
+        state["_ring"] = state["_ring_id"] = None
+        return state
+
+    @property
+    def handoff(self):
+        """With batched=True: how DataLoader workers' batches reached this process so far, as
+        {"shared": batches taken out of the shared slots, "fallbacks": batches that went the
+        ordinary way because no slot was free or they were too big}; None without the slots."""
+        if self._ring is None:
+            return None
+        return {"shared": self._ring.taken, "fallbacks": self._ring.fallbacks}
 
     def set_epoch(self, epoch, samples_seen=None):
         """Reads epoch `epoch` next, skipping the first `samples_seen` samples of this rank.
@@ -210,9 +261,17 @@ class Dataset(torch.utils.data.IterableDataset):
             self._resume = None
             self._position[1] = 0
         if self.batched:
-            for data, offsets in iter(lambda: _next_batch(reader, self.block), None):
-                yield (torch.frombuffer(data, dtype=torch.uint8),
-                       torch.frombuffer(offsets, dtype=torch.int64))
+            ring = self._ring if info is not None and _handed_on_unchanged() else None
+            if ring is None:
+                for data, offsets in iter(lambda: _next_batch(reader, self.block), None):
+                    yield (_tensor(data, torch.uint8), _tensor(offsets, torch.int64))
+                return
+            for slot, ticket, data, offsets in iter(
+                    lambda: _next_shared_batch(reader, ring, self.block), None):
+                if slot < 0:  # no slot free, or too big for one
+                    yield (_tensor(data, torch.uint8), _tensor(offsets, torch.int64))
+                else:
+                    yield _SharedBatch(ring, self._ring_id, slot, ticket, data, offsets)
             return
         decode = self.decode
         for _, data in reader:
@@ -224,3 +283,75 @@ def _next_batch(reader, n):
         return reader.next_batch(n)
     except StopIteration:
         return None
+
+
+def _next_shared_batch(reader, ring, n):
+    try:
+        return reader.next_shared_batch(ring, n)
+    except StopIteration:
+        return None
+
+
+def _tensor(buffer, dtype):
+    # torch.frombuffer refuses an empty buffer (a batch of empty samples).
+    return torch.frombuffer(buffer, dtype=dtype) if len(buffer) else torch.empty(0, dtype=dtype)
+
+
+def _handed_on_unchanged():
+    """Whether the generator calling this runs in a DataLoader worker that hands what it yields
+    to the main process as it is: batch_size=None and no collate_fn given, so that the item is
+    pickled as it came. Only then may a batch travel as a _SharedBatch; a collate_fn of the
+    user's, or a DataLoader batching the batches, gets the (data, offsets) tuples as always."""
+    try:
+        fetcher = sys._getframe(2).f_locals.get("self")  # 0: here, 1: __iter__, 2: its caller
+    except ValueError:
+        return False
+    from torch.utils.data._utils import collate, fetch
+    return (isinstance(fetcher, fetch._IterableDatasetFetcher) and not fetcher.auto_collation
+            and fetcher.collate_fn is collate.default_convert)
+
+
+# The rings of this process's datasets, by id: what a batch unpickled here is looked up in.
+_RINGS = weakref.WeakValueDictionary()
+
+
+def _take_shared_batch(ring_id, slot, ticket, nbytes, offsets):
+    try:
+        ring = _RINGS.get(ring_id)
+        if ring is None:
+            raise RuntimeError(
+                "a batch from a DataLoader worker names shared memory of a tensorfleet_data."
+                "Dataset that this process does not have: a batch can be unpickled only in the "
+                "process that made the Dataset and forked the workers")
+        return [_tensor(ring.take(slot, ticket, nbytes), torch.uint8),
+                _tensor(offsets, torch.int64)]
+    except Exception:
+        # Unpickled on the DataLoader's pin-memory thread, a raise would end that thread and
+        # hide why; as the worker's own errors do, this is raised where the batch is taken.
+        return ExceptionWrapper(where="in tensorfleet_data, taking a batch from a DataLoader "
+                                      "worker's shared memory")
+
+
+class _SharedBatch:
+    """A batch in a slot of its dataset's ring, on its way from a DataLoader worker to the main
+    process, which the DataLoader pickles as it is (_handed_on_unchanged). Pickled it is the
+    slot, its ticket and the batch's size and offsets; unpickled in the main process it is the
+    [data, offsets] pair copied out of the slot, which frees it. Dropped unsent, it frees its
+    slot. It can be sent once."""
+
+    __slots__ = ("_ring", "_ring_id", "_slot", "_ticket", "_bytes", "_offsets")
+
+    def __init__(self, ring, ring_id, slot, ticket, nbytes, offsets):
+        self._ring, self._ring_id, self._slot, self._ticket = ring, ring_id, slot, ticket
+        self._bytes, self._offsets = nbytes, offsets
+
+    def __reduce__(self):
+        if self._ring is None:
+            raise RuntimeError("a tensorfleet_data batch in shared memory can be sent once")
+        self._ring = None  # the slot is the receiver's to free now
+        return (_take_shared_batch,
+                (self._ring_id, self._slot, self._ticket, self._bytes, self._offsets))
+
+    def __del__(self):
+        if self._ring is not None:
+            self._ring.release(self._slot, self._ticket)

@@ -112,6 +112,23 @@ Status Upload(ApiClient& api, const fs::path& src, ObjectUrl dst, bool recursive
   return OkStatus();
 }
 
+// `cp - tf://BUCKET/KEY`: what stdin gives, to its end (a pipe goes chunked, its size unknown
+// until then). `./-` names a file called '-'.
+Status CopyStdin(ApiClient& api, const ObjectUrl& dst, bool recursive,
+                   const std::string& content_type) {
+  if (recursive) return InvalidArgument("cp -r cannot read several files from stdin ('-')");
+  if (dst.key.empty() || dst.key.back() == '/') {
+    return InvalidArgument("give the key to store stdin as: " + dst.ToString() +
+                           " names a folder (tf://BUCKET/KEY)");
+  }
+  Transfers done("upload");
+  auto bytes = UploadStdin(api, dst, content_type);
+  if (!bytes.ok()) return bytes.status().WithContext(dst.ToString());
+  done.Done("stdin", dst.ToString(), *bytes);
+  done.Summary();
+  return OkStatus();
+}
+
 // What a recursive cp or rm of tf://BUCKET/KEY takes: the keys under KEY as a folder, so that
 // tf://b/data takes data/x but never data2/x or database.csv.
 std::string FolderPrefix(const std::string& key) {
@@ -216,10 +233,7 @@ Status Copy(const Connection& conn, const std::string& from, const std::string& 
   TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
   if (IsObjectUrl(to)) {
     TF_ASSIGN_OR_RETURN(ObjectUrl dst, ParseObjectUrl(to));
-    if (from == "-") {
-      return InvalidArgument("cp cannot read stdin ('-') yet: save it to a file and copy that "
-                             "(./- for a file named '-')");
-    }
+    if (from == "-") return CopyStdin(api, dst, recursive, content_type);
     return Upload(api, from, dst, recursive, content_type);
   }
   TF_ASSIGN_OR_RETURN(ObjectUrl src, ParseObjectUrl(from));
@@ -332,8 +346,9 @@ void AddObjectCommands(CLI::App& app, Connection& conn, int& exit_code) {
     static std::string from, to, content_type;
     static bool recursive = false;
     auto* cmd = app.add_subcommand("cp", "Copy a file or directory to tf://BUCKET/KEY, or back");
-    cmd->add_option("source", from, "Local path or tf://BUCKET/KEY")->required();
-    cmd->add_option("destination", to, "tf://BUCKET/KEY or a local path")->required();
+    cmd->add_option("source", from, "Local path, tf://BUCKET/KEY, or - for stdin")->required();
+    cmd->add_option("destination", to, "tf://BUCKET/KEY, a local path, or - for stdout")
+        ->required();
     cmd->add_flag("-r,--recursive", recursive,
                   "Copy a directory, or every object under KEY/");
     cmd->add_option("--content-type", content_type, "Content type of uploaded objects");

@@ -38,7 +38,9 @@ Progress::Progress(std::string label, uint64_t total)
 
 void Progress::Add(uint64_t bytes) {
   done_ += bytes;
-  if (!enabled_ || total_ < kMinBytes) return;
+  // A known total is drawn from the start if large enough; an unknown one (a pipe) once that
+  // much has gone by.
+  if (!enabled_ || (total_ > 0 ? total_ : done_) < kMinBytes) return;
   auto now = Clock::now();
   if (drawn_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
   last_draw_ = now;
@@ -47,13 +49,20 @@ void Progress::Add(uint64_t bytes) {
 
 void Progress::Draw() {
   double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  const std::string rate = FormatBytes(static_cast<uint64_t>(seconds > 0 ? done_ / seconds : 0));
+  if (total_ == 0) {
+    std::fprintf(stderr, "\r%-30.30s %s so far  %s/s\033[K", label_.c_str(),
+                 FormatBytes(done_).c_str(), rate.c_str());
+    std::fflush(stderr);
+    drawn_ = true;
+    return;
+  }
   int percent = total_ > 0 ? static_cast<int>(100.0 * static_cast<double>(done_) / total_) : 0;
   constexpr int kWidth = 30;
   std::string bar(kWidth * percent / 100, '#');
   bar.resize(kWidth, '.');
   std::fprintf(stderr, "\r%-30.30s [%s] %3d%% %s / %s  %s/s\033[K", label_.c_str(), bar.c_str(),
-               percent, FormatBytes(done_).c_str(), FormatBytes(total_).c_str(),
-               FormatBytes(static_cast<uint64_t>(seconds > 0 ? done_ / seconds : 0)).c_str());
+               percent, FormatBytes(done_).c_str(), FormatBytes(total_).c_str(), rate.c_str());
   std::fflush(stderr);
   drawn_ = true;
 }

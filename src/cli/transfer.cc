@@ -1,5 +1,7 @@
 #include "cli/transfer.h"
 
+#include <unistd.h>
+
 #include <memory>
 
 #include "cli/progress.h"
@@ -59,6 +61,15 @@ Result<uint64_t> UploadFile(ApiClient& api, const fs::path& path, const ObjectUr
   worker::UploadOptions options;
   options.content_type = content_type;
   return worker::UploadFile(ExchangeOf(api), path, dst.bucket, dst.key, options, progress.hooks());
+}
+
+Result<uint64_t> UploadStdin(ApiClient& api, const ObjectUrl& dst, const std::string& content_type) {
+  ProgressHooks progress("stdin");
+  worker::UploadOptions options;
+  options.content_type = content_type;
+  options.allow_stream = true;
+  return worker::UploadDescriptor(ExchangeOf(api), STDIN_FILENO, "stdin", dst.bucket, dst.key,
+                                  options, progress.hooks());
 }
 
 Status StreamObject(ApiClient& api, const ObjectUrl& src,

@@ -42,6 +42,10 @@ using worker::LocalPathFor;
 Result<uint64_t> UploadFile(ApiClient& api, const std::filesystem::path& path,
                             const ObjectUrl& dst, const std::string& content_type);
 
+// Uploads what stdin gives from where it stands to its end: a pipe, a socket or a terminal
+// chunked, a file redirected to it with its size. Returns the object's size.
+Result<uint64_t> UploadStdin(ApiClient& api, const ObjectUrl& dst, const std::string& content_type);
+
 // Downloads `src` to the file `path` (its directory must exist; worker::DownloadFile says what
 // it does with a link, a device or a FIFO there). Returns the object's size.
 Result<uint64_t> DownloadFile(ApiClient& api, const ObjectUrl& src,

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -64,14 +65,37 @@ Result<fs::path> LocalPathFor(const fs::path& dir, std::string_view relative) {
 Result<uint64_t> UploadFile(const ObjectExchange& exchange, const fs::path& path,
                             const std::string& bucket, const std::string& key,
                             const UploadOptions& options, const TransferProgress& progress) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Not blocking in open on a FIFO that nobody writes to (refused below unless allowed, and
+  // then read blocking as usual).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Errno("cannot open", path);
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  Result<uint64_t> sent = UploadDescriptor(exchange, fd, path, bucket, key, options, progress);
+  ::close(fd);
+  return sent;
+}
+
+Result<uint64_t> UploadDescriptor(const ObjectExchange& exchange, int fd, const fs::path& path,
+                                  const std::string& bucket, const std::string& key,
+                                  const UploadOptions& options,
+                                  const TransferProgress& progress) {
   struct stat before {};
-  if (::fstat(fd, &before) != 0 || !S_ISREG(before.st_mode)) {
-    ::close(fd);
+  if (::fstat(fd, &before) != 0) return Errno("cannot read", path);
+  // A pipe, socket or character device (stdin) is read to its end, its size unknown until then:
+  // it goes chunked. Only where the caller asks: a path that turns out to be /dev/zero or a FIFO
+  // nobody writes to would never end.
+  const bool stream =
+      S_ISFIFO(before.st_mode) || S_ISSOCK(before.st_mode) || S_ISCHR(before.st_mode);
+  if (!S_ISREG(before.st_mode) && !(stream && options.allow_stream)) {
     return InvalidArgument(path.string() + " is not a regular file");
   }
-  const auto size = static_cast<uint64_t>(before.st_size);
+  // A regular file is read from where the descriptor stands (stdin half read by a shell).
+  uint64_t size = 0;
+  if (!stream) {
+    const off_t at = ::lseek(fd, 0, SEEK_CUR);
+    size = static_cast<uint64_t>(before.st_size - std::clamp<off_t>(at, 0, before.st_size));
+  }
+  uint64_t sent = 0;
   Sha256Stream sha;
   if (progress.start) progress.start(size);
   http::ClientRequest request;
@@ -83,7 +107,7 @@ Result<uint64_t> UploadFile(const ObjectExchange& exchange, const fs::path& path
   if (!options.expected_sha256.empty()) {
     request.headers.emplace_back(kChecksumHeader, options.expected_sha256);
   }
-  request.body_size = size;
+  if (!stream) request.body_size = size;
   request.body_source = [&](char* buffer, size_t capacity) -> Result<size_t> {
     ssize_t n;
     do {
@@ -91,13 +115,13 @@ Result<uint64_t> UploadFile(const ObjectExchange& exchange, const fs::path& path
     } while (n < 0 && errno == EINTR);
     if (n < 0) return Errno("cannot read", path);
     sha.Update(std::string_view(buffer, static_cast<size_t>(n)));
+    sent += static_cast<uint64_t>(n);
     if (progress.add) progress.add(static_cast<uint64_t>(n));
     return static_cast<size_t>(n);
   };
   auto response = exchange(std::move(request));
   struct stat after {};
-  const bool changed = ::fstat(fd, &after) != 0 || !SameVersion(before, after);
-  ::close(fd);
+  const bool changed = !stream && (::fstat(fd, &after) != 0 || !SameVersion(before, after));
   std::string local = sha.FinishHex();
   if (!options.expected_sha256.empty() && local != options.expected_sha256 &&
       (response.ok() || response.status().code() == StatusCode::kInvalidArgument)) {
@@ -121,7 +145,7 @@ Result<uint64_t> UploadFile(const ObjectExchange& exchange, const fs::path& path
     return Aborted(path.string() + " changed while it was uploaded; " + Describe(bucket, key) +
                    " holds what was read");
   }
-  return size;
+  return stream ? sent : size;
 }
 
 Status StreamObject(const ObjectExchange& exchange, const std::string& bucket,

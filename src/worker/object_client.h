@@ -78,16 +78,26 @@ struct TransferProgress {
 struct UploadOptions {
   std::string content_type;     // "": the server's default
   std::string expected_sha256;  // hex; when set, other content is refused (kAborted)
+  // Whether a pipe, socket or character device is read to its end (stdin); otherwise anything
+  // but a regular file is refused.
+  bool allow_stream = false;
 };
 
 // "/v1/buckets/B/objects/KEY", both percent-encoded.
 std::string ObjectTarget(std::string_view bucket, std::string_view key);
 
 // Streams the regular file `path` to bucket/key and checks the server's SHA-256 of it against
-// what was sent. Returns the size.
+// what was sent. With options.allow_stream, a pipe, socket or character device is read to its
+// end instead (chunked; progress.start gets 0). Returns the size.
 Result<uint64_t> UploadFile(const ObjectExchange& exchange, const std::filesystem::path& path,
                             const std::string& bucket, const std::string& key,
                             const UploadOptions& options, const TransferProgress& progress = {});
+// The same from an open descriptor, from where it stands (stdin: a file a shell has read part
+// of sends the rest); `path` names it in errors. The descriptor stays open.
+Result<uint64_t> UploadDescriptor(const ObjectExchange& exchange, int fd,
+                                  const std::filesystem::path& path, const std::string& bucket,
+                                  const std::string& key, const UploadOptions& options,
+                                  const TransferProgress& progress = {});
 
 // Hands the object's content to `sink` piece by piece, then checks it against the server's
 // SHA-256. A mismatch (kInternal) is reported after the content has been handed over.

@@ -1,0 +1,153 @@
+#include "datasets/batch_ring.h"
+
+#include <signal.h>
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <string>
+
+namespace tf::datasets {
+
+namespace {
+
+constexpr uint64_t kPage = 4096;
+constexpr int kMaxSlots = 1024;
+constexpr uint64_t kMaxSlotBytes = uint64_t{1} << 30;
+
+static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<int64_t>::is_always_lock_free,
+              "the slots' words are shared between processes: they must be lock-free");
+
+uint32_t HolderOf(uint64_t word) { return static_cast<uint32_t>(word); }
+// The word of the next claim of a slot now at `word`, by `pid`.
+uint64_t NextClaim(uint64_t word, pid_t pid) {
+  return ((word >> 32) + 1) << 32 | static_cast<uint32_t>(pid);
+}
+// The word of the slot freed from `word` (its claim count kept, so that old tickets stay old).
+uint64_t Freed(uint64_t word) { return word & ~uint64_t{0xffffffff}; }
+
+}  // namespace
+
+// At the start of the mapping: the counters, then one claim word a slot. The slots' memory
+// starts at the next page.
+struct BatchRing::Header {
+  std::atomic<int64_t> taken{0};
+  std::atomic<int64_t> fallbacks{0};
+};
+
+bool ProcessRunning(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
+
+Result<std::unique_ptr<BatchRing>> BatchRing::Create(int slots, uint64_t slot_bytes,
+                                                     Running running) {
+  if (slots < 1 || slots > kMaxSlots) {
+    return InvalidArgument("a batch ring has 1 to " + std::to_string(kMaxSlots) +
+                           " slots, not " + std::to_string(slots));
+  }
+  if (slot_bytes < 1 || slot_bytes > kMaxSlotBytes) {
+    return InvalidArgument("a batch ring's slots hold 1 byte to 1 GiB, not " +
+                           std::to_string(slot_bytes) + " bytes");
+  }
+  const uint64_t stride = (slot_bytes + kPage - 1) / kPage * kPage;  // slots start on pages
+  const uint64_t header_bytes =
+      (sizeof(Header) + sizeof(std::atomic<uint64_t>) * slots + kPage - 1) / kPage * kPage;
+  const uint64_t total = header_bytes + stride * static_cast<uint64_t>(slots);
+  // Shared, so that processes forked after this see one memory; reserved only, so that slots
+  // never written take nothing.
+  void* mapping =
+      ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE,
+             -1, 0);
+  if (mapping == MAP_FAILED) {
+    return ResourceExhausted("cannot map " + std::to_string(total >> 20) +
+                             " MiB of shared memory for a batch ring: " + std::strerror(errno));
+  }
+  new (mapping) Header;
+  auto* claims = reinterpret_cast<std::atomic<uint64_t>*>(static_cast<Header*>(mapping) + 1);
+  for (int i = 0; i < slots; ++i) new (claims + i) std::atomic<uint64_t>(0);  // every slot free
+  return std::unique_ptr<BatchRing>(
+      new BatchRing(mapping, total, header_bytes, stride, slots, slot_bytes, std::move(running)));
+}
+
+BatchRing::BatchRing(void* mapping, uint64_t mapping_bytes, uint64_t header_bytes,
+                     uint64_t stride, int slots, uint64_t slot_bytes, Running running)
+    : mapping_(mapping),
+      mapping_bytes_(mapping_bytes),
+      header_(static_cast<Header*>(mapping)),
+      data_(static_cast<char*>(mapping) + header_bytes),
+      stride_(stride),
+      slots_(slots),
+      slot_bytes_(slot_bytes),
+      running_(std::move(running)) {}
+
+BatchRing::~BatchRing() { ::munmap(mapping_, mapping_bytes_); }
+
+std::atomic<uint64_t>& BatchRing::claim_word(int slot) const {
+  return reinterpret_cast<std::atomic<uint64_t>*>(header_ + 1)[slot];
+}
+
+int BatchRing::Claim(pid_t pid, uint64_t* ticket) {
+  for (int slot = 0; slot < slots_; ++slot) {
+    uint64_t word = claim_word(slot).load(std::memory_order_relaxed);
+    if (HolderOf(word) != 0) continue;
+    const uint64_t mine = NextClaim(word, pid);
+    if (claim_word(slot).compare_exchange_strong(word, mine, std::memory_order_acquire)) {
+      *ticket = mine;
+      return slot;
+    }
+  }
+  // Every slot is held: take one whose holder has died (its batch will never be read).
+  for (int slot = 0; slot < slots_; ++slot) {
+    uint64_t word = claim_word(slot).load(std::memory_order_relaxed);
+    const auto held_by = static_cast<pid_t>(HolderOf(word));
+    if (held_by == 0 || held_by == pid || running_(held_by)) continue;
+    const uint64_t mine = NextClaim(word, pid);
+    if (claim_word(slot).compare_exchange_strong(word, mine, std::memory_order_acquire)) {
+      *ticket = mine;
+      return slot;
+    }
+  }
+  return -1;
+}
+
+void BatchRing::Release(int slot, uint64_t ticket) {
+  if (slot < 0 || slot >= slots_) return;
+  claim_word(slot).compare_exchange_strong(ticket, Freed(ticket), std::memory_order_release,
+                                           std::memory_order_relaxed);
+}
+
+Status BatchRing::Take(int slot, uint64_t ticket, uint64_t bytes, char* out) {
+  if (slot < 0 || slot >= slots_) {
+    return InvalidArgument("batch ring slot " + std::to_string(slot) + " is not one of its " +
+                           std::to_string(slots_));
+  }
+  if (bytes > slot_bytes_) {
+    return InvalidArgument("a batch of " + std::to_string(bytes) + " bytes cannot be in a slot of " +
+                           std::to_string(slot_bytes_));
+  }
+  if (HolderOf(ticket) == 0 || claim_word(slot).load(std::memory_order_acquire) != ticket) {
+    return FailedPrecondition("batch ring slot " + std::to_string(slot) +
+                              " no longer holds this batch (taken already, or claimed again)");
+  }
+  std::memcpy(out, slot_data(slot), bytes);
+  // The copy is complete before the slot can be claimed again.
+  uint64_t expected = ticket;
+  if (!claim_word(slot).compare_exchange_strong(expected, Freed(ticket),
+                                                std::memory_order_release,
+                                                std::memory_order_relaxed)) {
+    return Aborted("batch ring slot " + std::to_string(slot) +
+                   " was claimed again while its batch was read (its worker taken for dead)");
+  }
+  header_->taken.fetch_add(1, std::memory_order_relaxed);
+  return OkStatus();
+}
+
+pid_t BatchRing::holder(int slot) const {
+  if (slot < 0 || slot >= slots_) return 0;
+  return static_cast<pid_t>(HolderOf(claim_word(slot).load(std::memory_order_acquire)));
+}
+
+void BatchRing::CountFallback() { header_->fallbacks.fetch_add(1, std::memory_order_relaxed); }
+int64_t BatchRing::taken() const { return header_->taken.load(std::memory_order_relaxed); }
+int64_t BatchRing::fallbacks() const { return header_->fallbacks.load(std::memory_order_relaxed); }
+
+}  // namespace tf::datasets
