@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -271,6 +272,57 @@ TEST_F(ReaderTest, AShardDamagedOnTheWayTwiceIsReportedAndNeverReturned) {
   EXPECT_TRUE(ok.status.ok()) << ok.status.ToString();
   EXPECT_EQ(ok.samples.size(), 15u);
   EXPECT_EQ(fresh->Calls(again.shards[0].key), 2);
+}
+
+// A child that tries to take `path`'s flock (exclusive, without waiting) once told to through
+// `go`; exits 0 if it got it. Only calls that are safe in the child of a threaded process.
+pid_t ForkLockTaker(const fs::path& path, int go) {
+  const pid_t child = ::fork();
+  if (child != 0) return child;
+  char byte;
+  if (::read(go, &byte, 1) != 1) ::_exit(2);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  ::_exit(fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : 1);
+}
+
+// A process forked while this one downloads a shard (a DataLoader worker started meanwhile)
+// keeps neither the download's lock nor the hold on the shard: once this process gives them
+// back, no one holds them. (A child keeping the lock, then asking for it, waited for itself.)
+TEST_F(ReaderTest, AProcessForkedMidDownloadKeepsNoneOfItsLocks) {
+  DatasetIndex index = MakeDataset(*fake_, 1, 8);
+  const ShardInfo& shard = index.shards[0];
+  auto cache = ShardCache::Open(dir_.path() / "cache", 1 << 30);
+  ASSERT_TRUE(cache.ok());
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  struct ForkingFetcher final : ShardFetcher {
+    ShardFetcher* inner;
+    fs::path lock;
+    int go;
+    pid_t child = -1;
+    Status Fetch(const ShardInfo& s, const fs::path& dest) override {
+      child = ForkLockTaker(lock, go);  // while this process holds the download's lock
+      return inner->Fetch(s, dest);
+    }
+  } forking;
+  forking.inner = fake_.get();
+  forking.lock = dir_.path() / "cache" / (shard.sha256 + ".lock");  // the download lock
+  forking.go = go[0];
+  ASSERT_TRUE((*cache)->Ensure(shard, forking).ok());  // downloaded, the lock given back, held
+  ASSERT_GT(forking.child, 0);
+  const pid_t holder_child = ForkLockTaker((*cache)->PathOf(shard), go[0]);  // while held
+  ASSERT_GT(holder_child, 0);
+  (*cache)->Release(shard);
+  ASSERT_EQ(::write(go[1], "gg", 2), 2);
+  for (pid_t child : {forking.child, holder_child}) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << (child == holder_child ? "the shard's hold" : "the download's lock")
+        << " is still held by the forked process (status " << status << ")";
+  }
+  ::close(go[0]);
+  ::close(go[1]);
 }
 
 TEST_F(ReaderTest, ReadersOfOneProcessShareOneMappingPerShardFile) {

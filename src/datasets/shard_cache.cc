@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/crypto.h"
+#include "datasets/fork_safe_locks.h"
 #include "objects/hashing.h"
 
 // Linux 5.14's madvise advice, missing from older headers (an older kernel answers EINVAL).
@@ -68,6 +69,7 @@ Result<int> OpenLocked(const fs::path& path, int flags, int operation) {
       return s;
     }
   }
+  TrackLockFd(fd);  // not kept by a process forked meanwhile
   return fd;
 }
 
@@ -82,7 +84,7 @@ class FileLock {
   // Hands the locked descriptor over to the caller.
   int Release() { return std::exchange(fd_, -1); }
   ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+    CloseLockFd(fd_);  // closing releases the lock
   }
 
  private:
@@ -314,7 +316,7 @@ void ShardCache::Release(const ShardInfo& shard) {
         break;
       }
     }
-    ::close(fds[pick]);  // gives back its shared lock
+    CloseLockFd(fds[pick]);  // gives back its shared lock
     fds.erase(fds.begin() + static_cast<std::ptrdiff_t>(pick));
     if (fds.empty()) held_.erase(it);
     evict = over_bound_;
@@ -325,7 +327,7 @@ void ShardCache::Release(const ShardInfo& shard) {
 
 ShardCache::~ShardCache() {
   for (auto& [sha, fds] : held_) {
-    for (int fd : fds) ::close(fd);
+    for (int fd : fds) CloseLockFd(fd);
   }
 }
 
@@ -344,7 +346,7 @@ void ShardCache::Drop(const ShardInfo& shard, const MappedShard* damaged) {
 }
 
 ReadSlot::~ReadSlot() {
-  if (fd_ >= 0) ::close(fd_);  // closing gives the turn back
+  CloseLockFd(fd_);  // closing gives the turn back
 }
 
 Result<std::optional<ReadSlot>> ShardCache::TryTakeReadSlot(int slots) {
@@ -352,7 +354,10 @@ Result<std::optional<ReadSlot>> ShardCache::TryTakeReadSlot(int slots) {
     const fs::path path = dir_ / ("read-slot-" + std::to_string(i) + ".lock");
     int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return Internal(Errno("cannot open", path));
-    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return std::optional<ReadSlot>(ReadSlot(fd));
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      TrackLockFd(fd);
+      return std::optional<ReadSlot>(ReadSlot(fd));
+    }
     const int err = errno;
     ::close(fd);
     if (err != EWOULDBLOCK && err != EINTR) {
@@ -397,13 +402,13 @@ bool ShardCache::RemoveUnlessInUse(const fs::path& path, const std::string& sha2
     if (file >= 0) {
       std::error_code ec;
       removed = fs::remove(path, ec);
-      ::close(file);
+      CloseLockFd(file);
     }
   } else {  // a download's temporary file, left by a process that ended before renaming it
     std::error_code ec;
     removed = fs::remove(path, ec);
   }
-  ::close(shard_lock);
+  CloseLockFd(shard_lock);
   return removed;
 }
 
