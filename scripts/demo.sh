@@ -191,9 +191,6 @@ tf cat tf://checkpoints/run-7/metrics.txt
 tf cp tf://checkpoints/run-7/shards/model-00001.bin "$data_dir/demo-files/restored.bin"
 same_bytes "$run_dir/shards/model-00001.bin" "$data_dir/demo-files/restored.bin" \
   "the restored shard is byte for byte the original"
-echo "$ tar -c -C $run_dir . | tensorfleet cp - tf://checkpoints/run-7.tar"
-tar -c -C "$run_dir" . | "$tf_bin" cp - tf://checkpoints/run-7.tar
-tf cp tf://checkpoints/run-7.tar - | tar -t | sort | tr '\n' ' '; echo
 # Content lives under random ids, never under its key: find metrics.txt's blob by its bytes.
 blob=$(grep -rl --fixed-strings 'epoch=3 loss=0.412' "$data_dir/objects")
 [ "$(printf '%s\n' "$blob" | wc -l)" = 1 ] || { echo "expected one blob holding metrics.txt: $blob"; exit 1; }
@@ -201,6 +198,13 @@ echo "  flipping one byte of $blob on disk"
 printf 'E' | dd of="$blob" bs=1 seek=0 conv=notrunc status=none
 if tf cat tf://checkpoints/run-7/metrics.txt; then echo "damage not detected"; exit 1; fi
 echo "  (refused: the block no longer matches its CRC-32C; no damaged byte was served)"
+echo "$ tar -c -C $run_dir . | tensorfleet cp - tf://checkpoints/run-7.tar"
+tar -c -C "$run_dir" . | "$tf_bin" cp - tf://checkpoints/run-7.tar
+echo "$ tensorfleet cp tf://checkpoints/run-7.tar - | tar -x -C $data_dir/demo-files/untarred"
+mkdir -p "$data_dir/demo-files/untarred"
+"$tf_bin" cp tf://checkpoints/run-7.tar - | tar -x -C "$data_dir/demo-files/untarred"
+same_bytes "$run_dir/shards/model-00002.bin" "$data_dir/demo-files/untarred/shards/model-00002.bin" \
+  "the tar stream came back whole: its shards are byte for byte the originals"
 
 step "S3 API: an access key, then the AWS CLI on the same buckets"
 key_json=$("$tf_bin" --json s3 key create demo)
