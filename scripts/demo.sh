@@ -6,8 +6,8 @@
 #   a PyTorch training job run as a managed job on two workers, interrupted half way by a drain
 #   and resumed from its checkpoint, its model then served by the built-in engine, and what it
 #   cost;
-#   objects copied up and back (a folder, and a tar stream through stdin and stdout), and a
-#   damaged blob refused on read; an S3 access key and the AWS
+#   objects copied up and back (a folder, and a tar stream through stdin and stdout) and between
+#   objects on the server, and a damaged blob refused on read; an S3 access key and the AWS
 #   CLI copying into and listing the same buckets (a 24 MiB file in three parts, kept as those
 #   parts, whose attributes and second part are then read on their own; a checksum sent with an
 #   upload checked, and a wrong one refused; an object read with the bucket in the host name;
@@ -205,6 +205,10 @@ mkdir -p "$data_dir/demo-files/untarred"
 "$tf_bin" cp tf://checkpoints/run-7.tar - | tar -x -C "$data_dir/demo-files/untarred"
 same_bytes "$run_dir/shards/model-00002.bin" "$data_dir/demo-files/untarred/shards/model-00002.bin" \
   "the tar stream came back whole: its shards are byte for byte the originals"
+tf cp -r tf://checkpoints/run-7/shards tf://checkpoints/archive/run-7-shards
+"$tf_bin" cp tf://checkpoints/archive/run-7-shards/model-00001.bin "$data_dir/demo-files/archived.bin"
+same_bytes "$run_dir/shards/model-00001.bin" "$data_dir/demo-files/archived.bin" \
+  "copied on the server, never through this machine: byte for byte the original"
 
 step "S3 API: an access key, then the AWS CLI on the same buckets"
 key_json=$("$tf_bin" --json s3 key create demo)

@@ -77,6 +77,47 @@ TEST_F(ObjectsApiTest, PutGetHeadDeleteWithPathLikeKeys) {
   EXPECT_EQ(Raw("PUT", ObjectPath(std::string(1024, 'k')), "x").status, 200);
 }
 
+// PUT with x-tf-copy-source and no body copies on the server: the content (several blocks),
+// content type and metadata, under keys that need percent-encoding, into another bucket and
+// onto itself; a missing source, a body, and a malformed source are refused.
+TEST_F(ObjectsApiTest, CopiesAreMadeOnTheServer) {
+  ASSERT_EQ(Call("POST", "/v1/buckets", Json{{"name", "other"}}).status, 201);
+  const std::string content = Content(3 * 1024 * 1024 + 17);
+  ASSERT_EQ(Raw("PUT", ObjectPath("src/a b?#.bin"), content,
+                {{"Content-Type", "application/x-model"}, {"x-tf-meta-step", "100"}})
+                .status,
+            200);
+  const std::string source = "data/" + http::PercentEncode("src/a b?#.bin");
+  for (const auto& [bucket, key] : {std::pair{"other", "copied/m.bin"},
+                                    std::pair{"data", "src/a b?#.bin"}}) {
+    SCOPED_TRACE(std::string(bucket) + "/" + key);
+    auto copy = Raw("PUT", ObjectPath(key, bucket), "", {{"x-tf-copy-source", source}});
+    ASSERT_EQ(copy.status, 200) << copy.body;
+    Json info = Json::parse(copy.body);
+    EXPECT_EQ(info["size"], content.size());
+    EXPECT_EQ(info["sha256"], Sha256Hex(content));
+    EXPECT_EQ(info["etag"], Md5Hex(content));
+    auto got = Raw("GET", ObjectPath(key, bucket));
+    EXPECT_EQ(got.status, 200);
+    EXPECT_TRUE(got.body == content);
+    EXPECT_EQ(got.Header("Content-Type"), "application/x-model");
+    EXPECT_EQ(got.Header("x-tf-meta-step"), "100");
+  }
+  auto missing = Raw("PUT", ObjectPath("x"), "", {{"x-tf-copy-source", "data/nope"}});
+  EXPECT_EQ(missing.status, 404) << missing.body;
+  EXPECT_NE(missing.body.find("copying data/nope"), std::string::npos) << missing.body;
+  EXPECT_EQ(Raw("PUT", ObjectPath("x"), "", {{"x-tf-copy-source", "nobucket/k"}}).status, 404);
+  auto with_body = Raw("PUT", ObjectPath("x"), "content", {{"x-tf-copy-source", source}});
+  EXPECT_EQ(with_body.status, 400);
+  EXPECT_NE(with_body.body.find("takes no body"), std::string::npos) << with_body.body;
+  for (const char* bad : {"no-slash", "/key", "data/"}) {
+    auto malformed = Raw("PUT", ObjectPath("x"), "", {{"x-tf-copy-source", bad}});
+    EXPECT_EQ(malformed.status, 400) << bad;
+    EXPECT_NE(malformed.body.find("must be BUCKET/KEY"), std::string::npos) << malformed.body;
+  }
+  EXPECT_EQ(Raw("GET", ObjectPath("x")).status, 404);  // nothing was made of any of them
+}
+
 TEST_F(ObjectsApiTest, LargeObjectsStreamWithRangesAndChecksums) {
   std::string content = Content(3 * 1024 * 1024 + 17);
   auto put = Raw("PUT", ObjectPath("big.bin"), content,

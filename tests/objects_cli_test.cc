@@ -331,5 +331,43 @@ TEST_F(ObjectsCliTest, StdinUploadsFromAPipeOrARedirectedFile) {
   EXPECT_EQ(back.output, "");
 }
 
+// cp between objects copies on the server: one object (to a key, and into a folder by its
+// name), and a folder with -r; copying a folder into itself and a missing source are refused.
+TEST_F(ObjectsCliTest, CopiesBetweenObjectsAreMadeOnTheServer) {
+  ASSERT_EQ(Run({"bucket", "create", "data"}).exit_code, 0);
+  ASSERT_EQ(Run({"bucket", "create", "backup"}).exit_code, 0);
+  WriteFile(Local("run/a.txt"), "alpha");
+  WriteFile(Local("run/sub/b.txt"), "beta");
+  ASSERT_EQ(Run({"cp", "-r", Local("run").string(), "tf://data/run"}).exit_code, 0);
+
+  auto one = Run({"cp", "tf://data/run/a.txt", "tf://backup/a-copy.txt"});
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_NE(one.output.find("copy: tf://data/run/a.txt -> tf://backup/a-copy.txt (5 B)"),
+            std::string::npos)
+      << one.output;
+  ASSERT_EQ(Run({"cp", "tf://data/run/a.txt", "tf://backup/folder/"}).exit_code, 0);
+  auto tree = Run({"cp", "-r", "tf://data/run", "tf://backup/run-1"});
+  ASSERT_EQ(tree.exit_code, 0) << tree.output;
+  EXPECT_NE(tree.output.find("2 files"), std::string::npos) << tree.output;
+  for (const auto& [key, content] :
+       {std::pair{"a-copy.txt", "alpha"}, {"folder/a.txt", "alpha"}, {"run-1/a.txt", "alpha"},
+        {"run-1/sub/b.txt", "beta"}}) {
+    auto cat = Run({"cat", std::string("tf://backup/") + key});
+    EXPECT_EQ(cat.exit_code, 0) << key << ": " << cat.output;
+    EXPECT_EQ(cat.output, content) << key;
+  }
+  auto into_itself = Run({"cp", "-r", "tf://data/run", "tf://data/run/nested"});
+  EXPECT_EQ(into_itself.exit_code, 1);
+  EXPECT_NE(into_itself.output.find("into itself"), std::string::npos) << into_itself.output;
+  auto missing = Run({"cp", "tf://data/none", "tf://backup/x"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("tf://data/none -> tf://backup/x"), std::string::npos)
+      << missing.output;
+  auto folder_without_r = Run({"cp", "tf://data/run/", "tf://backup/x"});
+  EXPECT_EQ(folder_without_r.exit_code, 1);
+  EXPECT_NE(folder_without_r.output.find("names no object"), std::string::npos)
+      << folder_without_r.output;
+}
+
 }  // namespace
 }  // namespace tf::testing

@@ -21,6 +21,8 @@ namespace tf::api {
 
 inline constexpr std::string_view kMetaPrefix = "x-tf-meta-";
 inline constexpr std::string_view kChecksumHeader = "x-tf-checksum-sha256";
+// On a PUT without a body: BUCKET/KEY (the key percent-encoded) of an object to copy.
+inline constexpr std::string_view kCopySourceHeader = "x-tf-copy-source";
 
 // Content type, metadata, stored headers (objects/names.h, kStoredHeaders) and expected checksum
 // from a PUT's headers. kInvalidArgument for a malformed checksum.

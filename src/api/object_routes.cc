@@ -10,6 +10,7 @@
 #include "api/object_stream.h"
 #include "api/services.h"
 #include "base/log.h"
+#include "http/url.h"
 #include "objects/blob_format.h"
 
 namespace tf::api {
@@ -30,7 +31,43 @@ awaitable<void> Release(asio::thread_pool& pool, std::unique_ptr<Upload>& upload
   });
 }
 
+// PUT with x-tf-copy-source: BUCKET/KEY (the key percent-encoded) and no body: a copy made on
+// the server (ObjectService::Copy).
+awaitable<http::Response> CopyObject(Services& s, Context& ctx, const std::string& source) {
+  const std::optional<uint64_t> body = ctx.request.body_reader->content_length();
+  if (!body || *body != 0) {
+    co_return ErrorResponse(InvalidArgument(
+        "a copy (" + std::string(kCopySourceHeader) + ") takes no body: the content is the "
+        "source object's"));
+  }
+  const size_t slash = source.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == source.size()) {
+    co_return ErrorResponse(InvalidArgument(std::string(kCopySourceHeader) +
+                                            " must be BUCKET/KEY, not '" +
+                                            source.substr(0, 200) + "'"));
+  }
+  const std::string from_bucket = source.substr(0, slash);
+  const std::string from_key = http::PercentDecode(source.substr(slash + 1), false);
+  auto copied = co_await RunBlocking(s.pool, [&] {
+    Result<objects::ObjectInfo> info =
+        s.objects.Copy(ctx.principal.project_id, from_bucket, from_key, ctx.Param("bucket"),
+                       ctx.Param("key"));
+    if (!info.ok()) {
+      return Result<objects::ObjectInfo>(
+          info.status().WithContext("copying " + from_bucket + "/" + from_key));
+    }
+    return info;
+  });
+  if (!copied.ok()) co_return ErrorResponse(copied.status());
+  http::Response response = JsonResponse(200, ObjectToJson(*copied));
+  response.headers.emplace_back("ETag", "\"" + copied->etag + "\"");
+  co_return response;
+}
+
 awaitable<http::Response> PutObject(Services& s, Context& ctx) {
+  if (const std::string& source = ctx.request.Header(kCopySourceHeader); !source.empty()) {
+    co_return co_await CopyObject(s, ctx, source);
+  }
   auto options = PutOptionsFromHeaders(ctx.request.headers);
   if (!options.ok()) co_return ErrorResponse(options.status());
   auto begun = co_await RunBlocking(s.pool, [&] {

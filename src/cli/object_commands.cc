@@ -149,6 +149,41 @@ Status NothingUnder(ApiClient& api, const ObjectUrl& url, const char* without_r)
   return NotFound("no objects under " + ObjectUrl{url.bucket, prefix}.ToString());
 }
 
+// `cp tf://A/X tf://B/Y`: copies made on the server, never through this machine. With -r every
+// object under X/ goes under Y/ by its key below X/.
+Status CopyObjects(ApiClient& api, const ObjectUrl& src, ObjectUrl dst, bool recursive) {
+  Transfers done("copy");
+  if (!recursive) {
+    if (src.key.empty() || src.key.back() == '/') {
+      return InvalidArgument(src.ToString() + " names no object (use -r for everything under a "
+                             "folder)");
+    }
+    if (dst.key.empty() || dst.key.back() == '/') dst.key += src.key.substr(src.key.rfind('/') + 1);
+    auto bytes = CopyObject(api, src, dst);
+    if (!bytes.ok()) return bytes.status().WithContext(src.ToString() + " -> " + dst.ToString());
+    done.Done(src.ToString(), dst.ToString(), *bytes);
+    done.Summary();
+    return OkStatus();
+  }
+  const std::string prefix = FolderPrefix(src.key);
+  TF_ASSIGN_OR_RETURN(std::vector<std::string> keys, ListKeys(api, src.bucket, prefix));
+  if (keys.empty()) return NothingUnder(api, src, "copy it");
+  const std::string to_prefix = FolderPrefix(dst.key);
+  if (src.bucket == dst.bucket && to_prefix.substr(0, prefix.size()) == prefix) {
+    return InvalidArgument("cannot copy " + ObjectUrl{src.bucket, prefix}.ToString() +
+                           " into itself (" + ObjectUrl{dst.bucket, to_prefix}.ToString() + ")");
+  }
+  for (const auto& key : keys) {
+    ObjectUrl from{src.bucket, key};
+    ObjectUrl to{dst.bucket, to_prefix + key.substr(prefix.size())};
+    auto bytes = CopyObject(api, from, to);
+    if (!bytes.ok()) return bytes.status().WithContext(from.ToString() + " -> " + to.ToString());
+    done.Done(from.ToString(), to.ToString(), *bytes);
+  }
+  done.Summary();
+  return OkStatus();
+}
+
 // DownloadFile, with an error that names the object. A link is followed only where the user
 // named the destination (a single file), never for a key of a folder copied.
 Result<uint64_t> Fetch(ApiClient& api, const ObjectUrl& from, const fs::path& to,
@@ -225,12 +260,16 @@ Status Cat(ApiClient& api, const ObjectUrl& url) {
 
 Status Copy(const Connection& conn, const std::string& from, const std::string& to,
             bool recursive, const std::string& content_type) {
-  if (IsObjectUrl(from) == IsObjectUrl(to)) {
-    return InvalidArgument("cp copies a local path to tf://BUCKET/KEY or back; " +
-                           std::string(IsObjectUrl(from) ? "object to object is not supported yet"
-                                                         : "neither is an object"));
+  if (!IsObjectUrl(from) && !IsObjectUrl(to)) {
+    return InvalidArgument("cp copies a local path to tf://BUCKET/KEY, back, or between objects; "
+                           "neither is an object");
   }
   TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
+  if (IsObjectUrl(from) && IsObjectUrl(to)) {
+    TF_ASSIGN_OR_RETURN(ObjectUrl src, ParseObjectUrl(from));
+    TF_ASSIGN_OR_RETURN(ObjectUrl dst, ParseObjectUrl(to));
+    return CopyObjects(api, src, dst, recursive);
+  }
   if (IsObjectUrl(to)) {
     TF_ASSIGN_OR_RETURN(ObjectUrl dst, ParseObjectUrl(to));
     if (from == "-") return CopyStdin(api, dst, recursive, content_type);
@@ -345,7 +384,8 @@ void AddObjectCommands(CLI::App& app, Connection& conn, int& exit_code) {
   {
     static std::string from, to, content_type;
     static bool recursive = false;
-    auto* cmd = app.add_subcommand("cp", "Copy a file or directory to tf://BUCKET/KEY, or back");
+    auto* cmd = app.add_subcommand(
+        "cp", "Copy a file or directory to tf://BUCKET/KEY, back, or between objects");
     cmd->add_option("source", from, "Local path, tf://BUCKET/KEY, or - for stdin")->required();
     cmd->add_option("destination", to, "tf://BUCKET/KEY, a local path, or - for stdout")
         ->required();

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/progress.h"
+#include "http/url.h"
 
 namespace tf::cli {
 namespace {
@@ -70,6 +71,20 @@ Result<uint64_t> UploadStdin(ApiClient& api, const ObjectUrl& dst, const std::st
   options.allow_stream = true;
   return worker::UploadDescriptor(ExchangeOf(api), STDIN_FILENO, "stdin", dst.bucket, dst.key,
                                   options, progress.hooks());
+}
+
+Result<uint64_t> CopyObject(ApiClient& api, const ObjectUrl& src, const ObjectUrl& dst) {
+  http::ClientRequest request;
+  request.method = "PUT";
+  request.target = ObjectTarget(dst);
+  request.headers.emplace_back("x-tf-copy-source", src.bucket + "/" + http::PercentEncode(src.key));
+  TF_ASSIGN_OR_RETURN(http::ClientResponse response, api.Exchange(std::move(request)));
+  auto info = nlohmann::json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+  if (!info.is_object() || !info.contains("size") || !info["size"].is_number_unsigned()) {
+    return Internal("the server's answer to copying " + src.ToString() + " is not an object's "
+                    "description");
+  }
+  return info["size"].get<uint64_t>();
 }
 
 Status StreamObject(ApiClient& api, const ObjectUrl& src,

@@ -46,6 +46,10 @@ Result<uint64_t> UploadFile(ApiClient& api, const std::filesystem::path& path,
 // chunked, a file redirected to it with its size. Returns the object's size.
 Result<uint64_t> UploadStdin(ApiClient& api, const ObjectUrl& dst, const std::string& content_type);
 
+// Copies `src` to `dst` on the server (the source's content type and metadata go with it).
+// Returns the object's size.
+Result<uint64_t> CopyObject(ApiClient& api, const ObjectUrl& src, const ObjectUrl& dst);
+
 // Downloads `src` to the file `path` (its directory must exist; worker::DownloadFile says what
 // it does with a link, a device or a FIFO there). Returns the object's size.
 Result<uint64_t> DownloadFile(ApiClient& api, const ObjectUrl& src,

@@ -161,6 +161,30 @@ Result<ObjectInfo> ObjectService::Head(const std::string& project_id, const std:
   return ToObjectInfo(bucket, record);
 }
 
+Result<ObjectInfo> ObjectService::Copy(const std::string& project_id,
+                                       const std::string& from_bucket, const std::string& from_key,
+                                       const std::string& bucket, const std::string& key) {
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<ObjectReader> reader, Open(project_id, from_bucket, from_key));
+  const ObjectInfo& from = reader->info();
+  PutOptions options;
+  options.content_type = from.content_type;
+  options.metadata = from.metadata;
+  options.headers = from.headers;
+  options.expected_sha256 = from.sha256;
+  options.checksum_algorithm = from.checksum_algorithm;
+  // A composite checksum (of a multipart upload's parts) cannot be checked against one piece of
+  // content: the copy's own, of that algorithm, is computed instead.
+  if (from.checksum_parts == 0) options.expected_checksum = from.checksum;
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<Upload> upload,
+                      BeginPut(project_id, bucket, key, std::move(options)));
+  for (;;) {
+    TF_ASSIGN_OR_RETURN(std::string piece, reader->Next());
+    if (piece.empty()) break;
+    TF_RETURN_IF_ERROR(upload->Write(piece));
+  }
+  return upload->Commit();
+}
+
 Result<std::unique_ptr<ObjectReader>> ObjectService::Open(const std::string& project_id,
                                                           const std::string& bucket,
                                                           const std::string& key) {

@@ -183,6 +183,14 @@ class ObjectService {
                           const std::string& key);
   Result<std::unique_ptr<ObjectReader>> Open(const std::string& project_id,
                                              const std::string& bucket, const std::string& key);
+  // Copies object from_bucket/from_key to bucket/key of the same project, on the server: the
+  // content (checked as it is read, and committed only if it hashes as the source's), the
+  // content type, metadata, stored headers and checksum. As atomic and durable as a put; a copy
+  // onto itself writes the object anew. kNotFound for a missing source or bucket; kInternal for
+  // damaged source content (nothing is committed).
+  Result<ObjectInfo> Copy(const std::string& project_id, const std::string& from_bucket,
+                          const std::string& from_key, const std::string& bucket,
+                          const std::string& key);
   // Options as in store::ObjectStore::ListObjects; limit 1-1000.
   Result<Listing> List(const std::string& project_id, const std::string& bucket,
                        const store::ListObjectsOptions& options);
