@@ -228,6 +228,11 @@ TEST_F(ObjectsApiTest, DamagedContentIsNeverServed) {
                             std::chrono::seconds(30));
   EXPECT_FALSE(large.ok() && large->status == 200 && large->body.size() == content.size());
   EXPECT_EQ(Raw("HEAD", ObjectPath("large")).status, 200);
+  // A copy reads the content too: refused, and nothing of it is made.
+  auto copy = Raw("PUT", ObjectPath("copy"), "", {{"x-tf-copy-source", "data/large"}});
+  EXPECT_EQ(copy.status, 500) << copy.body;
+  EXPECT_NE(copy.body.find("corrupt"), std::string::npos) << copy.body;
+  EXPECT_EQ(Raw("HEAD", ObjectPath("copy")).status, 404);
 }
 
 // GETs larger than a piece are checked where they lie and sent with sendfile, a piece at a time
