@@ -275,12 +275,14 @@ TEST_F(ReaderTest, AShardDamagedOnTheWayTwiceIsReportedAndNeverReturned) {
 }
 
 // A child that tries to take `path`'s flock (exclusive, without waiting) once told to through
-// `go`; exits 0 if it got it. Only calls that are safe in the child of a threaded process.
-pid_t ForkLockTaker(const fs::path& path, int go) {
+// the pipe `go`; exits 0 if it got it (2 if the parent went away first). Only calls that are
+// safe in the child of a threaded process.
+pid_t ForkLockTaker(const fs::path& path, const int go[2]) {
   const pid_t child = ::fork();
   if (child != 0) return child;
+  ::close(go[1]);  // so that a parent that fails first ends the wait
   char byte;
-  if (::read(go, &byte, 1) != 1) ::_exit(2);
+  if (::read(go[0], &byte, 1) != 1) ::_exit(2);
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   ::_exit(fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : 1);
 }
@@ -298,7 +300,7 @@ TEST_F(ReaderTest, AProcessForkedMidDownloadKeepsNoneOfItsLocks) {
   struct ForkingFetcher final : ShardFetcher {
     ShardFetcher* inner;
     fs::path lock;
-    int go;
+    const int* go;
     pid_t child = -1;
     Status Fetch(const ShardInfo& s, const fs::path& dest) override {
       child = ForkLockTaker(lock, go);  // while this process holds the download's lock
@@ -307,10 +309,10 @@ TEST_F(ReaderTest, AProcessForkedMidDownloadKeepsNoneOfItsLocks) {
   } forking;
   forking.inner = fake_.get();
   forking.lock = dir_.path() / "cache" / (shard.sha256 + ".lock");  // the download lock
-  forking.go = go[0];
+  forking.go = go;
   ASSERT_TRUE((*cache)->Ensure(shard, forking).ok());  // downloaded, the lock given back, held
   ASSERT_GT(forking.child, 0);
-  const pid_t holder_child = ForkLockTaker((*cache)->PathOf(shard), go[0]);  // while held
+  const pid_t holder_child = ForkLockTaker((*cache)->PathOf(shard), go);  // while held
   ASSERT_GT(holder_child, 0);
   (*cache)->Release(shard);
   ASSERT_EQ(::write(go[1], "gg", 2), 2);

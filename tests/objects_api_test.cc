@@ -115,6 +115,11 @@ TEST_F(ObjectsApiTest, CopiesAreMadeOnTheServer) {
     EXPECT_EQ(malformed.status, 400) << bad;
     EXPECT_NE(malformed.body.find("must be BUCKET/KEY"), std::string::npos) << malformed.body;
   }
+  auto with_metadata = Raw("PUT", ObjectPath("x"), "",
+                           {{"x-tf-copy-source", source}, {"x-tf-meta-step", "200"}});
+  EXPECT_EQ(with_metadata.status, 400);
+  EXPECT_NE(with_metadata.body.find("keeps the source's metadata"), std::string::npos)
+      << with_metadata.body;
   EXPECT_EQ(Raw("GET", ObjectPath("x")).status, 404);  // nothing was made of any of them
 }
 

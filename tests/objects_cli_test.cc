@@ -367,6 +367,16 @@ TEST_F(ObjectsCliTest, CopiesBetweenObjectsAreMadeOnTheServer) {
   EXPECT_EQ(folder_without_r.exit_code, 1);
   EXPECT_NE(folder_without_r.output.find("names no object"), std::string::npos)
       << folder_without_r.output;
+  auto typed = Run({"cp", "--content-type", "text/plain", "tf://data/run/a.txt", "tf://backup/t"});
+  EXPECT_EQ(typed.exit_code, 1);
+  EXPECT_NE(typed.output.find("keeps the source's"), std::string::npos) << typed.output;
+  // A folder with its own marker (as S3 consoles make them) to the top of a bucket: the
+  // marker has no key there and is left out; the rest is copied.
+  ASSERT_EQ(Call("PUT", "/v1/buckets/data/objects/run/", "", admin_token_).status, 200);
+  ASSERT_EQ(Run({"bucket", "create", "flat"}).exit_code, 0);
+  auto to_top = Run({"cp", "-r", "tf://data/run", "tf://flat"});
+  ASSERT_EQ(to_top.exit_code, 0) << to_top.output;
+  EXPECT_EQ(Run({"cat", "tf://flat/sub/b.txt"}).output, "beta");
 }
 
 }  // namespace

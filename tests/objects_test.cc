@@ -118,6 +118,33 @@ TEST_P(ObjectServiceTest, RoundTripAcrossBlocksWithDigestsAndMetadata) {
   EXPECT_EQ(*Get("empty"), "");
 }
 
+TEST_P(ObjectServiceTest, CopiesCarryContentTypeAndMetadataUpToTheirLimit) {
+  const std::string content = Content(2 * kBlockBytes + 5, 3);
+  PutOptions options;
+  options.content_type = "application/x-model";
+  options.metadata = {{"step", "100"}};
+  ASSERT_TRUE(Put("src", content, options).ok());
+  auto copied = service_->Copy(project_, "data", "src", "data", "copies/dst");
+  ASSERT_TRUE(copied.ok()) << copied.status().ToString();
+  EXPECT_EQ(copied->sha256, Sha256Hex(content));
+  auto got = Get("copies/dst");
+  ASSERT_TRUE(got.ok());
+  EXPECT_TRUE(*got == content);
+  auto head = service_->Head(project_, "data", "copies/dst");
+  ASSERT_TRUE(head.ok());
+  EXPECT_EQ(head->content_type, "application/x-model");
+  EXPECT_EQ(head->metadata, options.metadata);
+  // Over the limit: refused before anything is written.
+  auto too_big = service_->Copy(project_, "data", "src", "data", "big", content.size() - 1);
+  EXPECT_EQ(too_big.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(too_big.status().message().find("takes objects of up to"), std::string::npos);
+  EXPECT_EQ(service_->Head(project_, "data", "big").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(service_->Copy(project_, "data", "nope", "data", "x").status().code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(service_->Copy(project_, "data", "src", "nobucket", "x").status().code(),
+            StatusCode::kNotFound);
+}
+
 TEST_P(ObjectServiceTest, PathLikeKeysRoundTripAndTouchNothingOutsideTheBlobDirectory) {
   const std::vector<std::string> keys = {"..", "../../escape", "/etc/passwd", "a/../../b",
                                          "./x", "dir/", std::string(1024, 'k')};

@@ -9,6 +9,7 @@
 #include "api/object_http.h"
 #include "api/object_stream.h"
 #include "api/services.h"
+#include "base/ascii.h"
 #include "base/log.h"
 #include "http/url.h"
 #include "objects/blob_format.h"
@@ -39,6 +40,14 @@ awaitable<http::Response> CopyObject(Services& s, Context& ctx, const std::strin
     co_return ErrorResponse(InvalidArgument(
         "a copy (" + std::string(kCopySourceHeader) + ") takes no body: the content is the "
         "source object's"));
+  }
+  for (const auto& [name, value] : ctx.request.headers) {
+    const std::string lower = AsciiLower(name);
+    if (lower == kChecksumHeader || lower.rfind(kMetaPrefix, 0) == 0) {
+      co_return ErrorResponse(InvalidArgument(
+          "a copy (" + std::string(kCopySourceHeader) + ") keeps the source's metadata and "
+          "checksum: it takes no " + name));
+    }
   }
   const size_t slash = source.find('/');
   if (slash == std::string::npos || slash == 0 || slash + 1 == source.size()) {

@@ -176,6 +176,7 @@ Status CopyObjects(ApiClient& api, const ObjectUrl& src, ObjectUrl dst, bool rec
   for (const auto& key : keys) {
     ObjectUrl from{src.bucket, key};
     ObjectUrl to{dst.bucket, to_prefix + key.substr(prefix.size())};
+    if (to.key.empty()) continue;  // the folder's own marker, copied to a bucket's top
     auto bytes = CopyObject(api, from, to);
     if (!bytes.ok()) return bytes.status().WithContext(from.ToString() + " -> " + to.ToString());
     done.Done(from.ToString(), to.ToString(), *bytes);
@@ -266,6 +267,10 @@ Status Copy(const Connection& conn, const std::string& from, const std::string& 
   }
   TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
   if (IsObjectUrl(from) && IsObjectUrl(to)) {
+    if (!content_type.empty()) {
+      return InvalidArgument("--content-type is for uploads: a copy between objects keeps the "
+                             "source's");
+    }
     TF_ASSIGN_OR_RETURN(ObjectUrl src, ParseObjectUrl(from));
     TF_ASSIGN_OR_RETURN(ObjectUrl dst, ParseObjectUrl(to));
     return CopyObjects(api, src, dst, recursive);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -43,7 +44,10 @@ void MakeHarmlessInChild() {
 
 void RegisterForkHandler() {
   static std::once_flag once;
-  std::call_once(once, [] { ::pthread_atfork(nullptr, nullptr, MakeHarmlessInChild); });
+  std::call_once(once, [] {
+    Tracked();  // built before a child's handler can need it
+    ::pthread_atfork(nullptr, nullptr, MakeHarmlessInChild);
+  });
 }
 
 }  // namespace
@@ -60,6 +64,9 @@ void TrackLockFd(int fd) {
 
 void CloseLockFd(int fd) {
   if (fd < 0) return;
+  // The lock goes first, for every copy of the descriptor (a child forked between the two steps
+  // below would otherwise keep it); only then may the number stop being tracked.
+  ::flock(fd, LOCK_UN);
   std::atomic<int>* slots = Tracked();
   for (int i = 0; i < kTracked; ++i) {
     int expected = fd;

@@ -12,9 +12,11 @@
 
 namespace tf::datasets {
 
-// Tracks a locked descriptor (up to 4,096 at once; beyond that they are not tracked, as before).
+// Tracks a descriptor that is about to be locked, or is (up to 4,096 at once; beyond that they
+// are not tracked, as before). Track it before asking for the lock: a child forked while the
+// lock is awaited must not keep it either.
 void TrackLockFd(int fd);
-// Stops tracking `fd` and closes it, which gives its lock back.
+// Gives the lock back (for every copy of the descriptor), stops tracking `fd` and closes it.
 void CloseLockFd(int fd);
 
 }  // namespace tf::datasets

@@ -62,14 +62,14 @@ Result<int> OpenLocked(const fs::path& path, int flags, int operation) {
   int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
   if (fd < 0 && errno == ENOENT) return NotFound(path.string() + " is not in the cache");
   if (fd < 0) return Internal(Errno("cannot open", path));
+  TrackLockFd(fd);  // not kept by a process forked from now on, the wait for the lock included
   while (::flock(fd, operation) != 0) {
     if (errno != EINTR) {
       Status s = Internal(Errno("cannot lock", path));
-      ::close(fd);
+      CloseLockFd(fd);
       return s;
     }
   }
-  TrackLockFd(fd);  // not kept by a process forked meanwhile
   return fd;
 }
 
@@ -354,12 +354,10 @@ Result<std::optional<ReadSlot>> ShardCache::TryTakeReadSlot(int slots) {
     const fs::path path = dir_ / ("read-slot-" + std::to_string(i) + ".lock");
     int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return Internal(Errno("cannot open", path));
-    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
-      TrackLockFd(fd);
-      return std::optional<ReadSlot>(ReadSlot(fd));
-    }
+    TrackLockFd(fd);
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return std::optional<ReadSlot>(ReadSlot(fd));
     const int err = errno;
-    ::close(fd);
+    CloseLockFd(fd);
     if (err != EWOULDBLOCK && err != EINTR) {
       errno = err;
       return Internal(Errno("cannot lock", path));

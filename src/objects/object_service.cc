@@ -163,9 +163,15 @@ Result<ObjectInfo> ObjectService::Head(const std::string& project_id, const std:
 
 Result<ObjectInfo> ObjectService::Copy(const std::string& project_id,
                                        const std::string& from_bucket, const std::string& from_key,
-                                       const std::string& bucket, const std::string& key) {
+                                       const std::string& bucket, const std::string& key,
+                                       uint64_t max_bytes) {
   TF_ASSIGN_OR_RETURN(std::unique_ptr<ObjectReader> reader, Open(project_id, from_bucket, from_key));
   const ObjectInfo& from = reader->info();
+  if (from.size > max_bytes) {
+    return InvalidArgument(from_bucket + "/" + from_key + " is " + std::to_string(from.size) +
+                           " bytes: a copy on the server takes objects of up to " +
+                           std::to_string(max_bytes) + " (download and upload it instead)");
+  }
   PutOptions options;
   options.content_type = from.content_type;
   options.metadata = from.metadata;
@@ -182,7 +188,13 @@ Result<ObjectInfo> ObjectService::Copy(const std::string& project_id,
     if (piece.empty()) break;
     TF_RETURN_IF_ERROR(upload->Write(piece));
   }
-  return upload->Commit();
+  Result<ObjectInfo> copied = upload->Commit();
+  if (!copied.ok() && copied.status().code() == StatusCode::kInvalidArgument) {
+    // Content that passed its block checks yet does not hash as recorded: the source is damaged.
+    return Internal(from_bucket + "/" + from_key + " is damaged (its content does not match " +
+                    "its SHA-256): " + copied.status().message());
+  }
+  return copied;
 }
 
 Result<std::unique_ptr<ObjectReader>> ObjectService::Open(const std::string& project_id,

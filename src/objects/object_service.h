@@ -186,11 +186,15 @@ class ObjectService {
   // Copies object from_bucket/from_key to bucket/key of the same project, on the server: the
   // content (checked as it is read, and committed only if it hashes as the source's), the
   // content type, metadata, stored headers and checksum. As atomic and durable as a put; a copy
-  // onto itself writes the object anew. kNotFound for a missing source or bucket; kInternal for
-  // damaged source content (nothing is committed).
+  // onto itself writes the object anew, as one piece (a multipart upload's parts, its composite
+  // checksum and its ETag become those of one piece). kNotFound for a missing source or bucket;
+  // kInvalidArgument for a source over `max_bytes` (what one request can copy before the
+  // server's handler timeout; S3's CopyObject stops at 5 GiB too); kInternal for damaged source
+  // content (nothing is committed).
   Result<ObjectInfo> Copy(const std::string& project_id, const std::string& from_bucket,
                           const std::string& from_key, const std::string& bucket,
-                          const std::string& key);
+                          const std::string& key, uint64_t max_bytes = kMaxCopyBytes);
+  static constexpr uint64_t kMaxCopyBytes = uint64_t{5} << 30;
   // Options as in store::ObjectStore::ListObjects; limit 1-1000.
   Result<Listing> List(const std::string& project_id, const std::string& bucket,
                        const store::ListObjectsOptions& options);
