@@ -201,6 +201,19 @@ def main():
     show("after-abandoned", ds, samples(loader(ds)))
     ds = dataset()
     show("spawn", ds, samples(loader(ds, multiprocessing_context="spawn")))
+    # A batch message taken twice: the second take finds the slot freed, and comes back as an
+    # ExceptionWrapper (what a DataLoader raises where the batch is consumed), not a raise on
+    # whichever thread unpickled it.
+    import pickle
+    from torch._utils import ExceptionWrapper
+    slot, ticket = ds._ring.claim()
+    message = pickle.dumps(tensorfleet_data._SharedBatch(
+        ds._ring, ds._ring_id, slot, ticket, 0, bytearray(8)))
+    first, second = pickle.loads(message), pickle.loads(message)
+    print(json.dumps({"run": "taken-twice", "first": type(first).__name__,
+                      "second": type(second).__name__,
+                      "why": second.exc_msg if isinstance(second, ExceptionWrapper) else ""}),
+          flush=True)
 
 if __name__ == "__main__":  # "spawn" workers import this file again
     main()
@@ -398,6 +411,11 @@ TEST_F(DatasetsPythonTest, BatchedWorkersHandBatchesOverThroughSharedSlots) {
   EXPECT_GT(after_shared, abandoned_shared);
   EXPECT_EQ(after_shared - abandoned_shared + after_fallbacks - abandoned_fallbacks, batches);
   EXPECT_EQ(handoff("spawn"), Counts(0, 0));
+  EXPECT_EQ(runs["taken-twice"]["first"], "list");
+  EXPECT_EQ(runs["taken-twice"]["second"], "ExceptionWrapper");
+  EXPECT_NE(runs["taken-twice"]["why"].get<std::string>().find("no longer holds this batch"),
+            std::string::npos)
+      << runs["taken-twice"];
 #endif
 }
 
