@@ -140,5 +140,17 @@ TEST(BatchRingTest, ProcessRunningTellsAReapedChildFromThisProcess) {
   EXPECT_FALSE(ProcessRunning(child));
 }
 
+TEST(BatchRingTest, ProcessRunningTellsAnEndedChildNotYetReaped) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  // Waits for it to end, leaving it a zombie (WNOWAIT): kill(pid, 0) still succeeds then.
+  siginfo_t info{};
+  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT), 0);
+  ASSERT_EQ(::kill(child, 0), 0);
+  EXPECT_FALSE(ProcessRunning(child));
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+}
+
 }  // namespace
 }  // namespace tf::datasets

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <new>
 #include <string>
 
@@ -36,7 +37,18 @@ struct BatchRing::Header {
   std::atomic<int64_t> fallbacks{0};
 };
 
-bool ProcessRunning(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
+bool ProcessRunning(pid_t pid) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+  // A zombie (ended, not yet reaped by its parent) still answers kill(pid, 0). Its state is
+  // the first field after the command name, which ends at the last ')'.
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;  // no /proc here: kill's answer stands
+  const size_t end = line.rfind(')');
+  if (end == std::string::npos || end + 2 >= line.size()) return true;
+  const char state = line[end + 2];
+  return state != 'Z' && state != 'X';
+}
 
 Result<std::unique_ptr<BatchRing>> BatchRing::Create(int slots, uint64_t slot_bytes,
                                                      Running running) {

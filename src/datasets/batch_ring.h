@@ -34,7 +34,8 @@
 
 namespace tf::datasets {
 
-// Whether a process of this id is running (kill(pid, 0) does not say ESRCH); the seam tests
+// Whether a process of this id is running: kill(pid, 0) does not say ESRCH, and /proc (where
+// there is one) does not show it ended and waiting to be reaped (a zombie). The seam tests
 // replace.
 bool ProcessRunning(pid_t pid);
 
