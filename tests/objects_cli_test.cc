@@ -11,6 +11,7 @@
 
 #include "api_test_util.h"
 #include "file_test_util.h"
+#include "http/url.h"
 #include "program_run.h"
 
 namespace tf::testing {
@@ -93,10 +94,19 @@ TEST_F(ObjectsCliTest, KeysThatWouldEscapeAreNotWrittenOnTheWayDown) {
     ASSERT_EQ(Run({"cp", Local("payload").string(), std::string("tf://data/") + key}).exit_code, 0)
         << key;
   }
+  // A folder marker (an empty object whose key ends in '/') that would make a folder outside.
+  ASSERT_EQ(Call("PUT", "/v1/buckets/data/objects/" + http::PercentEncode("p/../../escaped-dir/"),
+                 "", admin_token_)
+                .status,
+            200);
   auto down = Run({"cp", "-r", "tf://data/p", Local("into").string()});
   EXPECT_EQ(down.exit_code, 1) << down.output;  // some keys were skipped
   EXPECT_NE(down.output.find("skipping tf://data/p/../../escaped"), std::string::npos)
       << down.output;
+  EXPECT_NE(down.output.find("skipping tf://data/p/../../escaped-dir/"), std::string::npos)
+      << down.output;
+  EXPECT_FALSE(fs::exists(Local("escaped-dir")));
+  EXPECT_FALSE(fs::exists(dir_.path() / "escaped-dir"));
   EXPECT_EQ(ReadFile(Local("into/ok")), "gotcha");
   EXPECT_FALSE(fs::exists(Local("escaped")));
   EXPECT_FALSE(fs::exists(dir_.path() / "escaped"));

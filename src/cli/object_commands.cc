@@ -209,7 +209,16 @@ Status Download(ApiClient& api, const ObjectUrl& src, const fs::path& dst, bool 
         if (folder.empty()) continue;  // the marker of the folder copied
         folder.remove_suffix(1);
         auto path = LocalPathFor(dst, folder);
-        if (path.ok()) fs::create_directories(*path, ec);
+        if (!path.ok()) {  // never made outside dst
+          std::cerr << "skipping " << ObjectUrl{src.bucket, key}.ToString() << ": "
+                    << path.status().message() << "\n";
+          skipped = path.status();
+          continue;
+        }
+        if (!fs::create_directories(*path, ec) && ec) {
+          return InvalidArgument("cannot create the folder " + path->string() + " for " +
+                                 ObjectUrl{src.bucket, key}.ToString() + ": " + ec.message());
+        }
         continue;
       }
       auto path = LocalPathFor(dst, std::string_view(key).substr(prefix.size()));
