@@ -135,10 +135,14 @@ TEST_P(ObjectServiceTest, CopiesCarryContentTypeAndMetadataUpToTheirLimit) {
   EXPECT_EQ(head->content_type, "application/x-model");
   EXPECT_EQ(head->metadata, options.metadata);
   // Over the limit: refused before anything is written.
-  auto too_big = service_->Copy(project_, "data", "src", "data", "big", content.size() - 1);
+  ObjectService limited(*store_, *blobs_, clock_, {.max_copy_bytes = content.size() - 1});
+  EXPECT_EQ(limited.max_copy_bytes(), content.size() - 1);
+  auto too_big = limited.Copy(project_, "data", "src", "data", "big");
   EXPECT_EQ(too_big.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(too_big.status().message().find("takes objects of up to"), std::string::npos);
   EXPECT_EQ(service_->Head(project_, "data", "big").status().code(), StatusCode::kNotFound);
+  ObjectService at_limit(*store_, *blobs_, clock_, {.max_copy_bytes = content.size()});
+  EXPECT_TRUE(at_limit.Copy(project_, "data", "src", "data", "at-the-limit").ok());
   EXPECT_EQ(service_->Copy(project_, "data", "nope", "data", "x").status().code(),
             StatusCode::kNotFound);
   EXPECT_EQ(service_->Copy(project_, "data", "src", "nobucket", "x").status().code(),

@@ -31,6 +31,11 @@ inline std::string RandomBytes(size_t n, uint32_t seed) {
 
 class S3ClientsTest : public ::testing::Test {
  protected:
+  S3ClientsTest() : S3ClientsTest(std::vector<std::string>{}) {}
+  // `server_flags` go to `tensorfleet server` after those every case has.
+  explicit S3ClientsTest(std::vector<std::string> server_flags)
+      : server_(data_dir(), FreePort(), WithVirtualHosts(std::move(server_flags))) {}
+
   void SetUp() override {
     if (!std::filesystem::exists(kPython) || !std::filesystem::exists(kAws)) {
       GTEST_SKIP() << "needs " << kPython << " with boto3 and " << kAws;
@@ -91,11 +96,19 @@ class S3ClientsTest : public ::testing::Test {
     return RunProgram(argv, env);
   }
 
-  void RunScript(const std::string& name) {
+  // Runs tests/s3/NAME with ClientEnv() and `env` (NAME=VALUE) on top of it.
+  void RunScript(const std::string& name, const std::vector<std::string>& env = {}) {
+    std::vector<std::string> script_env = ClientEnv();
+    script_env.insert(script_env.end(), env.begin(), env.end());
     ProgramRun r = RunProgram({kPython, std::string(TENSORFLEET_SOURCE_DIR) + "/tests/s3/" + name},
-                              ClientEnv(), std::chrono::seconds(600));
+                              script_env, std::chrono::seconds(600));
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("checks passed"), std::string::npos) << r.output;
+  }
+
+  static std::vector<std::string> WithVirtualHosts(std::vector<std::string> flags) {
+    flags.insert(flags.begin(), {"--s3-domain", "S3.tensorfleet.test"});
+    return flags;
   }
 
   // Blob files under the data directory's objects/ (content, whether committed or not).
@@ -111,7 +124,7 @@ class S3ClientsTest : public ::testing::Test {
   // On a fixed port, so that the clients' endpoint stays right across a restart.
   // Also taking virtual-hosted requests, to BUCKET.s3.tensorfleet.test (a reserved name that
   // boto_virtual_host.py resolves to this machine).
-  TensorfleetServer server_{data_dir(), FreePort(), {"--s3-domain", "S3.tensorfleet.test"}};
+  TensorfleetServer server_;
   std::string token_, key_id_, secret_;
 };
 

@@ -161,5 +161,38 @@ TEST_F(S3ClientsTest, AnUnfinishedUploadSurvivesARestartAndCompletesAfterIt) {
   EXPECT_EQ(BlobFiles(), 1);  // the object's blob; the part is gone
 }
 
+// A server whose copies on the server stop at 6 MiB, so that the limit (5 GiB by default, as
+// S3's) is reached with small objects.
+class S3CopyLimitTest : public S3ClientsTest {
+ protected:
+  static constexpr int kLimit = 6 << 20;
+  S3CopyLimitTest() : S3ClientsTest({"--max-copy-size", "6Mi"}) {}
+};
+
+TEST_F(S3CopyLimitTest, CopiesOverTheLimitAreRefusedAndManagedCopiesGoInParts) {
+  RunScript("boto_copy_limit.py", {"S3_MAX_COPY_BYTES=" + std::to_string(kLimit)});
+
+  // The native copy keeps the same limit.
+  ASSERT_EQ(Aws({"s3", "mb", "s3://native"}).exit_code, 0);
+  WriteFile(dir_.path() / "big", RandomBytes(kLimit + 1, 5));
+  ASSERT_EQ(Cli({"cp", (dir_.path() / "big").string(), "tf://native/big"}).exit_code, 0);
+  ProgramRun refused = Cli({"cp", "tf://native/big", "tf://native/copy"});
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_NE(refused.output.find("takes objects of up to " + std::to_string(kLimit)),
+            std::string::npos)
+      << refused.output;
+  EXPECT_NE(Cli({"cat", "tf://native/copy"}).exit_code, 0);  // nothing was made
+}
+
+TEST(ServerFlagsTest, AMaxCopySizeThatIsNotASizeIsRefused) {
+  TempDir dir;
+  for (const char* bad : {"0", "5242879", "lots", "5Gb"}) {
+    ProgramRun r = RunProgram({TENSORFLEET_BINARY, "--data-dir", dir.path().string(), "server",
+                               "--port", "0", "--max-copy-size", bad});
+    EXPECT_EQ(r.exit_code, 1) << bad << ": " << r.output;
+    EXPECT_NE(r.output.find("--max-copy-size: expected a size of at least 5Mi"), std::string::npos) << r.output;
+  }
+}
+
 }  // namespace
 }  // namespace tf::testing

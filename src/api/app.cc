@@ -71,7 +71,8 @@ class AppImpl final : public App {
     store_->SetQueueListener([this](int64_t id) { wakeups_.Notify(id); });
     TF_RETURN_IF_ERROR(auth_->Bootstrap(AdminTokenPath(options_.data_dir)));
     TF_ASSIGN_OR_RETURN(blobs_, OpenBlobs());
-    objects_ = std::make_unique<objects::ObjectService>(*store_, *blobs_, clock_);
+    objects_ =
+        std::make_unique<objects::ObjectService>(*store_, *blobs_, clock_, options_.objects);
     datasets_ = std::make_unique<datasets::DatasetService>(*store_, *objects_, clock_);
     jobs::JobServiceOptions job_options;
     job_options.heartbeat_timeout_ms = options_.heartbeat_timeout_ms;

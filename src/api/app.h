@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "http/http.h"
+#include "objects/object_service.h"
 
 namespace tf::api {
 
@@ -22,6 +23,7 @@ struct AppOptions {
   // "s3://BUCKET[/PREFIX]?endpoint=http://HOST:PORT[&region=R]" (s3/request_signer.h), with the
   // credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
   std::string objects_url;
+  objects::ObjectServiceOptions objects;  // the largest copy on the server
   // S3's virtual-hosted addressing: a request to BUCKET.s3_domain names its bucket in its Host
   // (the default of most AWS SDKs; *.s3_domain must reach this server). Empty: path style only,
   // which is always taken.

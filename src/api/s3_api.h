@@ -103,6 +103,10 @@ struct CopySource {
 // InvalidArgument for a malformed header, the codes of CheckNames for bad names, NoSuchVersion
 // for a ?versionId= but null.
 s3::Outcome<CopySource> CopySourceOf(const S3Call& call);
+// InvalidRequest, in S3's words, when `bytes` to copy are more than `limit` (what one copy on
+// the server may copy: objects::ObjectServiceOptions::max_copy_bytes, and for a part no more
+// than a part holds); nullopt if they are not.
+std::optional<s3::Error> CopyTooLarge(uint64_t bytes, uint64_t limit);
 
 // Checks a buffered body against what was signed (a payload hash, or aws-chunked chunk
 // signatures, replacing the body with its decoded content) and against Content-MD5. Streamed

@@ -247,6 +247,8 @@ awaitable<http::Response> UploadPartCopy(S3Call& call, int number) {
       }
       (void)(*reader)->SetRange(r->first, r->second);
     }
+    const uint64_t limit = std::min(s.objects.max_copy_bytes(), objects::kMaxPartBytes);
+    if (auto too_large = CopyTooLarge((*reader)->remaining(), limit)) return *too_large;
     auto writer = call.api.multipart.BeginPart(call.project(), call.bucket, call.key,
                                                call.Query("uploadId"), number, {});
     if (!writer.ok()) return UploadError(call, writer.status());

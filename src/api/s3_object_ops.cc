@@ -241,6 +241,14 @@ s3::Outcome<CopySource> CopySourceOf(const S3Call& call) {
   return out;
 }
 
+std::optional<s3::Error> CopyTooLarge(uint64_t bytes, uint64_t limit) {
+  if (bytes <= limit) return std::nullopt;
+  return s3::MakeError("InvalidRequest",
+                       "The specified copy source is larger than the maximum allowable size for "
+                       "a copy source: " + std::to_string(limit) +
+                           " (copy it as a multipart upload of part copies)");
+}
+
 awaitable<http::Response> CopyObject(S3Call& call) {
   s3::Outcome<CopySource> source = CopySourceOf(call);
   if (!source.ok()) co_return S3ErrorResponse(call, source.error());
@@ -269,6 +277,10 @@ awaitable<http::Response> CopyObject(S3Call& call) {
   // A checksum to compute for the copy; without one, the source's is kept (and checked).
   s3::Outcome<objects::ChecksumAlgorithm> new_checksum = ChecksumAlgorithmAskedFor(call);
   if (!new_checksum.ok()) co_return S3ErrorResponse(call, new_checksum.error());
+  // If-None-Match: * and If-Match name the destination, as on a PUT.
+  s3::Outcome<store::PutCondition> condition = PutConditionOf(call.request);
+  if (!condition.ok()) co_return S3ErrorResponse(call, condition.error());
+  options->condition = *condition;
 
   Services& s = call.services();
   auto copied = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<objects::ObjectInfo> {
@@ -280,6 +292,11 @@ awaitable<http::Response> CopyObject(S3Call& call) {
       return CopySourcePreconditionFailed(c);
     }
     const objects::ObjectInfo& from = (*reader)->info();
+    if (auto too_large = CopyTooLarge(from.size, s.objects.max_copy_bytes())) {
+      return *too_large;
+    }
+    // Content that passes its block checks yet does not hash as recorded is damaged.
+    options->expected_sha256 = from.sha256;
     if (!replace) {
       options->content_type = from.content_type;
       options->metadata = from.metadata;
@@ -302,8 +319,17 @@ awaitable<http::Response> CopyObject(S3Call& call) {
       if (Status w = (*upload)->Write(*piece); !w.ok()) return s3::FromStatus(w);
     }
     auto info = (*upload)->Commit();
-    if (!info.ok()) return CommitError(call, info.status());
-    return std::move(info).value();
+    if (info.ok()) return std::move(info).value();
+    if (info.status().code() == StatusCode::kFailedPrecondition) {
+      return PutConditionError(info.status(), *condition);
+    }
+    if (info.status().code() == StatusCode::kInvalidArgument) {
+      // The request's own digests were cleared: only the source's SHA-256 or kept checksum can
+      // disagree, and then the source is damaged, not the request wrong.
+      return s3::FromStatus(Internal(from_bucket + "/" + from_key + " is damaged: " +
+                                     info.status().message()));
+    }
+    return CommitError(call, info.status());
   });
   if (!copied.ok()) co_return S3ErrorResponse(call, copied.error());
   s3::XmlWriter w;

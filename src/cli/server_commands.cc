@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/worker_flags.h"
 #include "jobs/quantities.h"
+#include "objects/multipart.h"
 #include "worker/worker.h"
 
 namespace tf::cli {
@@ -21,6 +22,7 @@ struct ServeFlags {
   std::string s3_domain;
   std::string log_level = "info";
   std::string heartbeat_timeout = "10s";
+  std::string max_copy_size = "5Gi";
 };
 
 void AddServeFlags(CLI::App* cmd, ServeFlags& f) {
@@ -43,6 +45,13 @@ void AddServeFlags(CLI::App* cmd, ServeFlags& f) {
   cmd->add_option("--heartbeat-timeout", f.heartbeat_timeout,
                   "A node silent this long is lost, and its jobs resume elsewhere")
       ->capture_default_str();
+  cmd->add_option("--max-copy-size", f.max_copy_size,
+                  "The most one request copies on the server (S3's CopyObject and UploadPartCopy, "
+                  "`cp tf://A tf://B`), 5Mi or more. S3 clients copy larger objects in parts, "
+                  "on their own above their thresholds (8Mi for boto3 and the AWS CLI, 4.6Gi "
+                  "for rclone). A copy must end inside the 60 s request timeout: raise it only on "
+                  "fast disks")
+      ->capture_default_str();
 }
 
 int Serve(const Connection& conn, const ServeFlags& f, const WorkerFlags* worker_flags) {
@@ -60,6 +69,13 @@ int Serve(const Connection& conn, const ServeFlags& f, const WorkerFlags* worker
                                 f.heartbeat_timeout + "\""));
   }
   o.heartbeat_timeout_ms = *timeout;
+  auto max_copy = jobs::ParseMemory(f.max_copy_size);
+  // Below the least size of a part, an object over the limit could not be copied in parts either.
+  if (!max_copy.ok() || *max_copy < static_cast<int64_t>(objects::kMinPartBytes)) {
+    return Fail(InvalidArgument("--max-copy-size: expected a size of at least 5Mi (\"5Gi\", "
+                                "\"512Mi\"), got \"" + f.max_copy_size + "\""));
+  }
+  o.objects.max_copy_bytes = static_cast<uint64_t>(*max_copy);
   std::optional<worker::WorkerOptions> worker_options;
   if (worker_flags != nullptr) {
     auto wo = ToWorkerOptions(*worker_flags, (o.data_dir / "worker").string());

@@ -139,6 +139,8 @@ class ObjectReader {
   // Limits reading to bytes [first, last] (inclusive). kInvalidArgument unless
   // first <= last < size.
   Status SetRange(uint64_t first, uint64_t last);
+  // The bytes of the range (the whole object unless SetRange) not read yet.
+  uint64_t remaining() const { return end_ - next_; }
   // The next piece of the range (at most one block), checked against its checksum; "" once the
   // range is read. kInternal if the content is damaged.
   Result<std::string> Next();
@@ -165,10 +167,20 @@ class ObjectReader {
   uint64_t next_, end_;  // the rest of the range: [next_, end_)
 };
 
+struct ObjectServiceOptions {
+  // The most one copy on the server may copy (Copy here, and S3's CopyObject and UploadPartCopy
+  // on top of it): what a request copies well inside the server's handler timeout. 5 GiB, as S3
+  // itself; larger objects are copied as a multipart upload of part copies.
+  uint64_t max_copy_bytes = uint64_t{5} << 30;
+};
+
 class ObjectService {
  public:
-  ObjectService(store::Store& store, BlobStore& blobs, const Clock& clock)
-      : store_(store.objects()), blobs_(blobs), clock_(clock) {}
+  ObjectService(store::Store& store, BlobStore& blobs, const Clock& clock,
+                ObjectServiceOptions options = {})
+      : store_(store.objects()), blobs_(blobs), clock_(clock), options_(options) {}
+
+  uint64_t max_copy_bytes() const { return options_.max_copy_bytes; }
 
   Result<store::Bucket> CreateBucket(const std::string& project_id, const std::string& name);
   Result<store::Bucket> GetBucket(const std::string& project_id, const std::string& name);
@@ -188,13 +200,11 @@ class ObjectService {
   // content type, metadata, stored headers and checksum. As atomic and durable as a put; a copy
   // onto itself writes the object anew, as one piece (a multipart upload's parts, its composite
   // checksum and its ETag become those of one piece). kNotFound for a missing source or bucket;
-  // kInvalidArgument for a source over `max_bytes` (what one request can copy before the
-  // server's handler timeout; S3's CopyObject stops at 5 GiB too); kInternal for damaged source
-  // content (nothing is committed).
+  // kInvalidArgument for a source over max_copy_bytes(); kInternal for damaged source content
+  // (nothing is committed).
   Result<ObjectInfo> Copy(const std::string& project_id, const std::string& from_bucket,
                           const std::string& from_key, const std::string& bucket,
-                          const std::string& key, uint64_t max_bytes = kMaxCopyBytes);
-  static constexpr uint64_t kMaxCopyBytes = uint64_t{5} << 30;
+                          const std::string& key);
   // Options as in store::ObjectStore::ListObjects; limit 1-1000.
   Result<Listing> List(const std::string& project_id, const std::string& bucket,
                        const store::ListObjectsOptions& options);
@@ -229,6 +239,7 @@ class ObjectService {
   store::ObjectStore& store_;
   BlobStore& blobs_;
   const Clock& clock_;
+  const ObjectServiceOptions options_;
   std::mutex mu_;
   std::set<std::string> writing_;  // blobs of uploads in progress; guarded by mu_
   // Segments' blobs that open readers pin, with how many pin each; guarded by mu_. A segmented

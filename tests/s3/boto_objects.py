@@ -5,6 +5,7 @@ import base64
 import datetime
 import hashlib
 import os
+import sqlite3
 import urllib.request
 import zlib
 
@@ -265,9 +266,38 @@ expect_error("404", 404, s3.head_object, Bucket=b2, Key="c3")  # HEAD: no body, 
 s3.copy_object(Bucket=b2, Key="c3", CopySource=source, CopySourceIfMatch=etag,
                CopySourceIfUnmodifiedSince=now + day)
 check(body(s3.get_object(Bucket=b2, Key="c3")) == hello, "a copy whose conditions hold")
+# Conditions on the destination, as on a PUT: committed only if they hold.
+s3.put_object(Bucket=b2, Key="c3", Body=b"kept")
+kept_etag = s3.head_object(Bucket=b2, Key="c3")["ETag"]
+expect_error("PreconditionFailed", 412, call_with_headers, "copy_object", {"If-None-Match": "*"},
+             Bucket=b2, Key="c3", CopySource=source)
+expect_error("PreconditionFailed", 412, call_with_headers, "copy_object",
+             {"If-Match": '"0123"'}, Bucket=b2, Key="c3", CopySource=source)
+check(body(s3.get_object(Bucket=b2, Key="c3")) == b"kept", "a failed condition copies nothing")
+call_with_headers("copy_object", {"If-Match": kept_etag}, Bucket=b2, Key="c3", CopySource=source)
+check(body(s3.get_object(Bucket=b2, Key="c3")) == hello, "If-Match of the destination's ETag")
+s3.delete_object(Bucket=b2, Key="c3")
+expect_error("NoSuchKey", 404, call_with_headers, "copy_object", {"If-Match": kept_etag},
+             Bucket=b2, Key="c3", CopySource=source)
+call_with_headers("copy_object", {"If-None-Match": "*"}, Bucket=b2, Key="c3", CopySource=source)
+check(body(s3.get_object(Bucket=b2, Key="c3")) == hello, "If-None-Match: * onto no object")
 s3.delete_object(Bucket=b2, Key="c3")
 expect_error("NoSuchKey", 404, s3.copy_object, Bucket=b2, Key="c2",
              CopySource={"Bucket": b1, "Key": "missing"})
+if data_dir:
+    # A source whose content no longer hashes as recorded (its SHA-256 altered in the store,
+    # the SQLite file of this server) is damaged: the copy is refused and makes nothing.
+    s3.put_object(Bucket=b2, Key="damaged.txt", Body=b"as recorded")
+    db = sqlite3.connect(os.path.join(data_dir, "tensorfleet.db"), timeout=30)
+    altered = db.execute("UPDATE objects SET sha256 = ? WHERE key = ?", ("0" * 64, b"damaged.txt"))
+    check(altered.rowcount == 1, "the source's record is altered")
+    db.commit()
+    db.close()
+    damaged = expect_error("InternalError", 500, s3.copy_object, Bucket=b2, Key="from-damaged.txt",
+                           CopySource={"Bucket": b2, "Key": "damaged.txt"})
+    check("damaged" in damaged["Error"]["Message"], "says so: %s" % damaged["Error"]["Message"])
+    expect_error("404", 404, s3.head_object, Bucket=b2, Key="from-damaged.txt")
+    s3.delete_object(Bucket=b2, Key="damaged.txt")
 s3.copy_object(Bucket=b2, Key="big-copy.bin", CopySource="%s/big.bin" % b1)
 check(body(s3.get_object(Bucket=b2, Key="big-copy.bin")) == big, "a 3 MiB copy")
 s3.delete_object(Bucket=b2, Key="big-copy.bin")
