@@ -203,16 +203,19 @@ Status Download(ApiClient& api, const ObjectUrl& src, const fs::path& dst, bool 
     TF_ASSIGN_OR_RETURN(std::vector<std::string> keys, ListKeys(api, src.bucket, prefix));
     if (keys.empty()) return NothingUnder(api, src, "copy it");
     Status skipped;
+    auto skip = [&](const std::string& key, const Status& why) {  // never written outside dst
+      std::cerr << "skipping " << ObjectUrl{src.bucket, key}.ToString() << ": " << why.message()
+                << "\n";
+      skipped = why;
+    };
     for (const auto& key : keys) {
       if (key.back() == '/') {  // a folder marker (as S3 consoles make): a folder, no file
         std::string_view folder = std::string_view(key).substr(prefix.size());
         if (folder.empty()) continue;  // the marker of the folder copied
         folder.remove_suffix(1);
         auto path = LocalPathFor(dst, folder);
-        if (!path.ok()) {  // never made outside dst
-          std::cerr << "skipping " << ObjectUrl{src.bucket, key}.ToString() << ": "
-                    << path.status().message() << "\n";
-          skipped = path.status();
+        if (!path.ok()) {
+          skip(key, path.status());
           continue;
         }
         if (!fs::create_directories(*path, ec) && ec) {
@@ -222,10 +225,8 @@ Status Download(ApiClient& api, const ObjectUrl& src, const fs::path& dst, bool 
         continue;
       }
       auto path = LocalPathFor(dst, std::string_view(key).substr(prefix.size()));
-      if (!path.ok()) {  // never written outside dst
-        std::cerr << "skipping " << ObjectUrl{src.bucket, key}.ToString() << ": "
-                  << path.status().message() << "\n";
-        skipped = path.status();
+      if (!path.ok()) {
+        skip(key, path.status());
         continue;
       }
       fs::create_directories(path->parent_path(), ec);
