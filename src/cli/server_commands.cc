@@ -22,7 +22,7 @@ struct ServeFlags {
   std::string s3_domain;
   std::string log_level = "info";
   std::string heartbeat_timeout = "10s";
-  std::string max_copy_size = "5Gi";
+  std::string max_copy_size = jobs::FormatMemory(objects::ObjectServiceOptions{}.max_copy_bytes);
 };
 
 void AddServeFlags(CLI::App* cmd, ServeFlags& f) {
