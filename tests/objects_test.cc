@@ -149,6 +149,47 @@ TEST_P(ObjectServiceTest, CopiesCarryContentTypeAndMetadataUpToTheirLimit) {
             StatusCode::kNotFound);
 }
 
+// A source whose blocks all pass their CRCs yet whose content is not what its metadata recorded
+// (here: another object's blob file put in its place) is reported damaged, and the copy commits
+// nothing: no object, no blob file, no pending blob.
+TEST_P(ObjectServiceTest, ACopyOfContentThatDoesNotHashAsRecordedCommitsNothing) {
+  const std::string content = Content(kBlockBytes + 17, 5), other = Content(kBlockBytes + 17, 6);
+  ASSERT_TRUE(Put("src", content).ok());
+  const auto src_files = BlobFiles();
+  ASSERT_TRUE(Put("other", other).ok());
+  auto files = BlobFiles();
+  ASSERT_EQ(src_files.size(), 1u);
+  ASSERT_EQ(files.size(), 2u);
+  files.erase(*src_files.begin());
+  fs::copy_file(blob_dir() / *files.begin(), blob_dir() / *src_files.begin(),
+                fs::copy_options::overwrite_existing);
+  const auto before = BlobFiles();
+
+  auto copied = service_->Copy(project_, "data", "src", "data", "dst");
+  ASSERT_FALSE(copied.ok());
+  EXPECT_EQ(copied.status().code(), StatusCode::kInternal);
+  EXPECT_NE(copied.status().message().find("data/src is damaged"), std::string::npos)
+      << copied.status().ToString();
+  EXPECT_EQ(service_->Head(project_, "data", "dst").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(BlobFiles(), before);
+  EXPECT_TRUE(store_->objects().ListPendingBlobs(blobs_->owner())->empty());
+
+  // A block that fails its CRC stops the copy the same way, before anything commits.
+  {
+    std::fstream f(blob_dir() / *src_files.begin(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(10);
+    f.put(static_cast<char>(other[10] ^ 0x01));
+  }
+  auto broken = service_->Copy(project_, "data", "src", "data", "dst");
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.status().code(), StatusCode::kInternal);
+  EXPECT_NE(broken.status().message().find("block 0"), std::string::npos)
+      << broken.status().ToString();
+  EXPECT_EQ(service_->Head(project_, "data", "dst").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(BlobFiles(), before);
+  EXPECT_TRUE(store_->objects().ListPendingBlobs(blobs_->owner())->empty());
+}
+
 TEST_P(ObjectServiceTest, PathLikeKeysRoundTripAndTouchNothingOutsideTheBlobDirectory) {
   const std::vector<std::string> keys = {"..", "../../escape", "/etc/passwd", "a/../../b",
                                          "./x", "dir/", std::string(1024, 'k')};
