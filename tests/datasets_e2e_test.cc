@@ -326,5 +326,58 @@ TEST_F(DatasetsE2eTest, DamagedShardsAreRefetchedOrReportedNeverRead) {
   EXPECT_FALSE(fs::exists(cache / (index.shards[0].sha256 + ".tfs")));
 }
 
+// `dataset create` through tests/http/lost_answer_proxy.py, which loses the answer to the index
+// request (POST /v1/datasets): "after" the server has made the dataset, or "before" the request
+// reaches it.
+ProgramRun CreateLosingTheIndexAnswer(const std::string& server, const std::string& token,
+                                      const std::string& mode, const fs::path& from) {
+  return RunProgram({"/usr/bin/python3",
+                     std::string(TENSORFLEET_SOURCE_DIR) + "/tests/http/lost_answer_proxy.py",
+                     server, "POST", "/v1/datasets", mode, "--", TENSORFLEET_BINARY, "--server",
+                     "{proxy}", "--token", token, "dataset", "create", "lost", "--from",
+                     from.string(), "--format", "jsonl"},
+                    {"TENSORFLEET_URL=", "TENSORFLEET_TOKEN="});
+}
+
+// A server finishes a request whose client went away: an index answer lost on the way is no
+// reason to remove shards the dataset may already point at.
+TEST_F(DatasetsE2eTest, AnIndexAnswerLostAfterTheServerMadeTheDatasetKeepsItWhole) {
+  WriteJsonl();
+  auto run = CreateLosingTheIndexAnswer(app_->url(), admin_token_, "after", Local("jsonl/a.jsonl"));
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("dropped 1 POST"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("answer to the index was lost"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("but it made the dataset"), std::string::npos) << run.output;
+  DatasetIndex index = Index("lost");
+  ASSERT_EQ(index.shards.size(), 1u);
+  std::map<int64_t, std::string> got;
+  Status read = ReadAll(index, {}, dir_.path() / "cache", &got);
+  ASSERT_TRUE(read.ok()) << read.ToString();
+  ASSERT_EQ(got.size(), 300u);
+  EXPECT_EQ(got.at(299), Line(299));
+}
+
+TEST_F(DatasetsE2eTest, AnIndexAnswerLostWithNoDatasetMadeKeepsTheShardsAndSaysHowToRemoveThem) {
+  WriteJsonl();
+  auto run =
+      CreateLosingTheIndexAnswer(app_->url(), admin_token_, "before", Local("jsonl/a.jsonl"));
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("dropped 1 POST"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("the server may still be writing the index of dataset 'lost'"),
+            std::string::npos)
+      << run.output;
+  const size_t rm = run.output.find("tensorfleet rm -r tf://datasets/lost/");
+  ASSERT_NE(rm, std::string::npos) << run.output;
+  EXPECT_EQ(Run({"dataset", "describe", "lost"}).exit_code, 1);
+  // The shard is where the message says, and the command it gives removes it.
+  const std::string url = run.output.substr(rm + std::string("tensorfleet rm -r ").size(),
+                                            std::string("tf://datasets/lost/").size() + 17);
+  auto listed = Run({"ls", "-r", url});
+  EXPECT_NE(listed.output.find("shard-000000.tfs"), std::string::npos) << url << "\n"
+                                                                        << listed.output;
+  EXPECT_EQ(Run({"rm", "-r", url}).exit_code, 0);
+  EXPECT_EQ(Run({"ls", "-r", "tf://datasets/"}).output.find("shard-"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tf::testing

@@ -56,14 +56,18 @@ Result<Json> ApiClient::Call(const std::string& method, const std::string& targe
     headers.emplace_back("Content-Type", "application/json");
     payload = body.dump();
   }
+  last_call_answered_ = false;
   auto response = client_->Send(method, target, headers, payload, timeout);
   if (!response.ok()) {
     return Status(response.status().code(), "cannot reach the tensorfleet server at " + server_ +
                                                  ": " + response.status().message());
   }
   if (response->status < 200 || response->status > 299) {
+    const Json error = Json::parse(response->body, nullptr, /*allow_exceptions=*/false);
+    last_call_answered_ = error.is_object() && error.contains("error");
     return http::StatusFromErrorBody(response->status, response->body);
   }
+  last_call_answered_ = true;
   Json j = Json::parse(response->body, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Internal("the server answered with something that is not JSON");
   return j;

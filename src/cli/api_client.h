@@ -43,6 +43,12 @@ class ApiClient {
   // http::ClientRequest). An answer that is not 2xx becomes the server's error, as for Call.
   Result<http::ClientResponse> Exchange(http::ClientRequest request);
 
+  // Whether the last Call's answer came from the tensorfleet server itself: a 2xx, or an error
+  // in its own format. False when the request failed on the way (no connection, timed out, the
+  // connection closed before the answer) or a proxy answered for it (a 502 with no error of
+  // ours): then a request that changes something may have been carried out all the same.
+  bool last_call_answered() const { return last_call_answered_; }
+
   const std::string& server() const { return server_; }
   const std::string& token() const { return token_; }
 
@@ -52,6 +58,7 @@ class ApiClient {
   std::string server_;
   std::string token_;
   std::shared_ptr<http::Client> client_;
+  bool last_call_answered_ = false;
 };
 
 }  // namespace tf::cli

@@ -58,6 +58,25 @@ void RemoveUploaded(worker::ObjectClient& objects, const std::string& bucket,
   }
 }
 
+// What the server did with an index request whose answer never came (the connection dropped,
+// or it timed out): a server finishes a request whose client went away, so the dataset may
+// exist all the same. Created: it is there with the shards under `prefix`. Someone else's: a
+// dataset of that name with other shards (ours are in no index). Unknown: not there yet, or the
+// server cannot be asked; it may still be writing the index, so the shards must stay.
+enum class LostCreate { kCreated, kSomeoneElses, kUnknown };
+
+LostCreate LookUpLostCreate(ApiClient& api, const std::string& name, const std::string& bucket,
+                            const std::string& prefix) {
+  auto found = api.Call("GET", "/v1/datasets/" + http::PercentEncode(name));
+  if (!found.ok()) return LostCreate::kUnknown;
+  const Json& shards = (*found)["shards"];
+  if (!shards.is_array() || shards.empty()) return LostCreate::kSomeoneElses;
+  const Json& first = shards.front();
+  const bool ours = first.value("bucket", "") == bucket &&
+                    first.value("key", "").rfind(prefix, 0) == 0;
+  return ours ? LostCreate::kCreated : LostCreate::kSomeoneElses;
+}
+
 // The index is written in one request, which the server takes up to its limit on a request's
 // body (http::ServerOptions::max_body_bytes), less room for the rest of the request.
 uint64_t IndexLimitBytes() { return http::ServerOptions{}.max_body_bytes - (64 << 10); }
@@ -185,6 +204,29 @@ Status Create(const Connection& conn, const CreateFlags& f) {
                  {"shards", shards}};
     auto created = api.Call("POST", "/v1/datasets", request, std::chrono::minutes(5));
     packed = created.status();
+    if (!created.ok() && !api.last_call_answered()) {
+      switch (LookUpLostCreate(api, f.name, f.bucket, prefix)) {
+        case LostCreate::kCreated:
+          std::cerr << "note: the server's answer to the index was lost ("
+                    << created.status().message() << "), but it made the dataset\n";
+          packed = OkStatus();
+          break;
+        case LostCreate::kSomeoneElses:
+          packed = AlreadyExists("dataset '" + f.name +
+                                 "' was created by someone else while this one was packed");
+          break;
+        case LostCreate::kUnknown:
+          // Removing the shards now could leave an index the server is still writing pointing
+          // at nothing: they stay, and the user is told how to settle it.
+          return Status(created.status().code(),
+                        created.status().message() + "\nthe server may still be writing the index " +
+                            "of dataset '" + f.name + "': its " + std::to_string(uploaded.size()) +
+                            " shards are kept under tf://" + f.bucket + "/" + prefix +
+                            ". If `tensorfleet dataset describe " + f.name +
+                            "` does not find it in a few minutes, remove them with `tensorfleet rm -r tf://" +
+                            f.bucket + "/" + prefix + "`");
+      }
+    }
   }
   if (!packed.ok()) {
     RemoveUploaded(*objects, f.bucket, uploaded);
