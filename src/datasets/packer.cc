@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <istream>
+#include <new>
 #include <nlohmann/json.hpp>
 
 namespace tf::datasets {
@@ -42,6 +44,66 @@ std::string JsonProblem(std::string_view line) {
 
 // The UTF-8 byte order mark some editors write at the start of a file: not part of a sample.
 constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+
+// Lines of a stream, each read only up to a bound, so that a file without newlines cannot make
+// one line grow until memory runs out (std::getline has no bound).
+class LineReader {
+ public:
+  enum class Got { kLine, kEnd, kTooLong };
+
+  LineReader(std::istream& in, uint64_t limit) : in_(in), limit_(limit) {}
+
+  // kLine: `line` holds the next line, without its "\n". kEnd: nothing is left. kTooLong: the
+  // line has more than `limit` bytes; `line` holds the first of them and reading stops there.
+  // bytes_read() counts what was taken from the stream, newlines included.
+  Got Next(std::string& line) {
+    line.clear();
+    bool any = false;
+    for (;;) {
+      if (pos_ == end_ && !Refill()) return any ? Got::kLine : Got::kEnd;
+      any = true;
+      const char* from = buf_ + pos_;
+      const char* newline = static_cast<const char*>(std::memchr(from, '\n', end_ - pos_));
+      const size_t take = newline != nullptr ? newline - from : end_ - pos_;
+      if (line.size() + take > limit_) {
+        const size_t fits = limit_ - line.size();
+        line.append(from, fits);
+        pos_ += fits;
+        bytes_read_ += fits;
+        return Got::kTooLong;
+      }
+      line.append(from, take);
+      pos_ += take;
+      bytes_read_ += take;
+      if (newline != nullptr) {
+        ++pos_;
+        ++bytes_read_;
+        return Got::kLine;
+      }
+    }
+  }
+
+  uint64_t bytes_read() const { return bytes_read_; }
+
+ private:
+  bool Refill() {
+    in_.read(buf_, sizeof buf_);
+    pos_ = 0;
+    end_ = static_cast<size_t>(in_.gcount());
+    return end_ > 0;
+  }
+
+  std::istream& in_;
+  const uint64_t limit_;
+  char buf_[1 << 16];
+  size_t pos_ = 0;
+  size_t end_ = 0;
+  uint64_t bytes_read_ = 0;
+};
+
+std::string SampleLimit(uint64_t limit) {
+  return limit == kMaxSampleBytes ? "4 GiB - 1" : std::to_string(limit) + " bytes";
+}
 
 }  // namespace
 
@@ -108,31 +170,64 @@ Status Packer::Finish() {
 
 Status Packer::AddFile(const fs::path& file, const std::string& format,
                        const std::function<void(uint64_t)>& progress) {
+  // Memory for a sample near the 4 GiB limit may not be there: the caller then gets an error it
+  // can clean up after, not an exception that ends the process.
+  try {
+    return ReadFile(file, format, progress);
+  } catch (const std::bad_alloc&) {
+    return ResourceExhausted("not enough memory to hold a sample of " + file.string() +
+                             " (one sample is held whole while it is packed)");
+  }
+}
+
+Status Packer::ReadFile(const fs::path& file, const std::string& format,
+                        const std::function<void(uint64_t)>& progress) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return InvalidArgument(Unreadable(file));
   if (format == "files") {
+    std::error_code ec;
+    if (const uint64_t size = fs::file_size(file, ec); !ec && size > max_sample_bytes_) {
+      return InvalidArgument(file.string() + " is larger than a sample may be (" +
+                             SampleLimit(max_sample_bytes_) + "): it has " + std::to_string(size) +
+                             " bytes");
+    }
     std::string content;
     char buf[1 << 16];
     while (in.read(buf, sizeof buf) || in.gcount() > 0) {
       content.append(buf, in.gcount());
       if (progress) progress(in.gcount());
-      if (content.size() > kMaxSampleBytes) {
-        return InvalidArgument(file.string() + " is larger than a sample may be (4 GiB - 1)");
+      if (content.size() > max_sample_bytes_) {  // it grew while being read
+        return InvalidArgument(file.string() + " is larger than a sample may be (" +
+                               SampleLimit(max_sample_bytes_) + ")");
       }
     }
     if (in.bad()) return InvalidArgument(Unreadable(file));
     return AddSample(content).WithContext(file.string());
   }
   TF_RETURN_IF_ERROR(ValidateSourceFormat(format));
+  // One more byte than a sample may hold: room for a "\r" that a "\r\n" line loses.
+  LineReader lines(in, max_sample_bytes_ + 1);
   std::string line;
   uint64_t number = 0;
-  while (std::getline(in, line)) {
+  for (;;) {
+    const uint64_t before = lines.bytes_read();
+    const LineReader::Got got = lines.Next(line);
+    if (progress && lines.bytes_read() > before) progress(lines.bytes_read() - before);
+    if (got == LineReader::Got::kEnd) break;
     ++number;
-    if (progress) progress(line.size() + 1);
+    const std::string where = file.string() + ":" + std::to_string(number);
+    if (got == LineReader::Got::kTooLong) {
+      return InvalidArgument(where + ": the line is longer than a sample may be (" +
+                             SampleLimit(max_sample_bytes_) + "); is this a " + format +
+                             " file? --format files takes each file as one sample");
+    }
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.size() > max_sample_bytes_) {
+      return InvalidArgument(where + ": the line is longer than a sample may be (" +
+                             SampleLimit(max_sample_bytes_) + ")");
+    }
     if (number == 1 && std::string_view(line).starts_with(kUtf8Bom)) line.erase(0, kUtf8Bom.size());
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    const std::string where = file.string() + ":" + std::to_string(number);
     if (format == "jsonl") {
       std::string problem = JsonProblem(line);
       if (!problem.empty()) return InvalidArgument(where + ": not JSON: " + problem);

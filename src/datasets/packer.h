@@ -7,6 +7,7 @@
 // line formats: "data/b.jsonl:17: not JSON: ...".
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -29,15 +30,22 @@ Result<std::vector<std::filesystem::path>> ListSourceFiles(const std::vector<std
                                                            int* hidden = nullptr);
 
 // Collects samples into shards of at most `shard_size` bytes (a sample larger than that gets
-// a shard of its own) and hands each finished shard to `emit` with its sample count. Not
-// thread-safe.
+// a shard of its own) and hands each finished shard to `emit` with its sample count. A sample
+// is held whole in memory while it is packed; none may be longer than `max_sample_bytes`
+// (at most the format's kMaxSampleBytes), and a longer line is refused without being read
+// further. Not thread-safe.
 class Packer {
  public:
   using Emit = std::function<Status(std::string shard, uint64_t samples)>;
-  Packer(uint64_t shard_size, Emit emit) : shard_size_(shard_size), emit_(std::move(emit)) {}
+  Packer(uint64_t shard_size, Emit emit, uint64_t max_sample_bytes = kMaxSampleBytes)
+      : shard_size_(shard_size),
+        emit_(std::move(emit)),
+        max_sample_bytes_(std::min(max_sample_bytes, kMaxSampleBytes)) {}
 
   // Adds the samples of one file; `progress` (may be empty) hears how many of its bytes were
-  // read as reading goes.
+  // read as reading goes. kInvalidArgument, naming the file (and line), for a sample that is
+  // too long or a line that is not JSON in jsonl; kResourceExhausted when memory for a sample
+  // runs out.
   Status AddFile(const std::filesystem::path& file, const std::string& format,
                  const std::function<void(uint64_t)>& progress = {});
   Status AddSample(std::string_view sample);
@@ -48,10 +56,13 @@ class Packer {
   uint64_t shards() const { return shards_; }
 
  private:
+  Status ReadFile(const std::filesystem::path& file, const std::string& format,
+                  const std::function<void(uint64_t)>& progress);
   Status Flush();
 
   const uint64_t shard_size_;
   Emit emit_;
+  const uint64_t max_sample_bytes_;
   ShardWriter writer_;
   uint64_t samples_ = 0;
   uint64_t shards_ = 0;
