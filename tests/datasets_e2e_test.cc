@@ -264,11 +264,61 @@ TEST_F(DatasetsE2eTest, BadInputIsRefusedClearlyAndLeavesNothingBehind) {
                        {"bucket", "datasets"},
                        {"shard_size", 4096},
                        {"format", "text"},
-                       {"shards", Json::array({Json{{"key", "nope"},
+                       {"shards", Json::array({Json{{"key", "liar/nope"},
                                                     {"samples", 1},
                                                     {"bytes", 10},
                                                     {"sha256", std::string(64, '0')}}})}});
   EXPECT_EQ(lie.status, 404) << lie.body.dump();
+}
+
+// Deleting a dataset deletes the objects its index names, so an index may name only objects
+// under the dataset's own name, each once: never another dataset's shards or a user's files.
+TEST_F(DatasetsE2eTest, AnIndexNamesOnlyObjectsUnderItsOwnNameEachOnce) {
+  WriteJsonl();
+  ASSERT_EQ(Run({"dataset", "create", "tiny", "--from", Local("jsonl/a.jsonl").string(), "--format",
+                 "jsonl"})
+                .exit_code,
+            0);
+  DatasetIndex tiny = Index("tiny");
+  ASSERT_EQ(tiny.shards.size(), 1u);
+  const datasets::ShardInfo& shard = tiny.shards[0];
+  auto index_of = [&](const std::string& name, const std::vector<std::string>& keys) {
+    Json shards = Json::array();
+    for (const auto& key : keys) {
+      shards.push_back(Json{
+          {"key", key}, {"samples", shard.samples}, {"bytes", shard.bytes}, {"sha256", shard.sha256}});
+    }
+    return Json{{"name", name},
+                {"bucket", "datasets"},
+                {"shard_size", 4096},
+                {"format", "jsonl"},
+                {"shards", shards}};
+  };
+  auto thief = Call("POST", "/v1/datasets", index_of("thief", {shard.key}));
+  EXPECT_EQ(thief.status, 400) << thief.body.dump();
+  EXPECT_NE(thief.body.dump().find("shards[0].key: '" + shard.key +
+                                   "' is not under 'thief/': a dataset's shards are kept under its "
+                                   "name"),
+            std::string::npos)
+      << thief.body.dump();
+  // A name that only starts like the owner's is not under it either.
+  auto prefix = Call("POST", "/v1/datasets", index_of("ti", {shard.key}));
+  EXPECT_EQ(prefix.status, 400) << prefix.body.dump();
+
+  // The same object twice would be deleted once and counted as two shards.
+  ASSERT_EQ(Run({"cp", Local("jsonl/a.jsonl").string(), "tf://datasets/twice/a.jsonl"}).exit_code, 0);
+  auto twice = Call("POST", "/v1/datasets", index_of("twice", {"twice/a.jsonl", "twice/a.jsonl"}));
+  EXPECT_EQ(twice.status, 400) << twice.body.dump();
+  EXPECT_NE(twice.body.dump().find("shards[1].key: 'twice/a.jsonl' is also shards[0]"),
+            std::string::npos)
+      << twice.body.dump();
+  EXPECT_EQ(Call("GET", "/v1/datasets/thief").status, 404);
+  EXPECT_EQ(Call("GET", "/v1/datasets/twice").status, 404);
+
+  // Nothing was taken from tiny: all of it reads.
+  std::map<int64_t, std::string> got;
+  ASSERT_TRUE(ReadAll(tiny, {}, dir_.path() / "cache", &got).ok());
+  EXPECT_EQ(got.size(), 300u);
 }
 
 // Flips one byte of `file` at the first place `needle` occurs; false if it does not.

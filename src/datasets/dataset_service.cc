@@ -1,5 +1,8 @@
 #include "datasets/dataset_service.h"
 
+#include <string_view>
+#include <unordered_map>
+
 #include "base/crypto.h"
 #include "base/log.h"
 #include "base/time_format.h"
@@ -41,6 +44,21 @@ Status CheckRequest(const NewDataset& d) {
     if (s.samples < 1) return InvalidArgument(where + "samples: must be at least 1");
     if (s.bytes < 1) return InvalidArgument(where + "bytes: must be at least 1");
     if (s.key.empty()) return InvalidArgument(where + "key: must not be empty");
+    // Deleting the dataset deletes its shard objects: it may own only objects under its own
+    // name, never another dataset's shards or a user's files.
+    if (!s.key.starts_with(d.name + "/")) {
+      return InvalidArgument(where + "key: '" + s.key + "' is not under '" + d.name +
+                             "/': a dataset's shards are kept under its name");
+    }
+  }
+  std::unordered_map<std::string_view, size_t> first_use;
+  for (size_t i = 0; i < d.shards.size(); ++i) {
+    auto [at, fresh] = first_use.try_emplace(d.shards[i].key, i);
+    if (!fresh) {
+      return InvalidArgument("shards[" + std::to_string(i) + "].key: '" + d.shards[i].key +
+                             "' is also shards[" + std::to_string(at->second) +
+                             "]: each shard is an object of its own");
+    }
   }
   return OkStatus();
 }
@@ -83,6 +101,12 @@ Result<DatasetIndex> DatasetService::Get(const std::string& project_id, const st
   TF_ASSIGN_OR_RETURN(store::DatasetRecord d, store_.GetDataset(project_id, name));
   TF_ASSIGN_OR_RETURN(std::vector<store::DatasetShardRecord> shards,
                       store_.ListDatasetShards(d.id));
+  // Every dataset has shards, and a delete takes them with the dataset in one transaction: none
+  // means it was deleted between the two reads.
+  if (shards.empty()) {
+    return NotFound("dataset '" + name + "' does not exist in project " + project_id +
+                    " (it was deleted as it was read)");
+  }
   return ToIndex(d, shards);
 }
 

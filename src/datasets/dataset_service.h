@@ -6,7 +6,8 @@
 // that stops half way leaves nothing a reader could find.
 //
 // Thread-safe; every call blocks on the store (run it on the blocking pool). Errors:
-// kInvalidArgument for a bad name, format or shard list (naming the field), kNotFound for a
+// kInvalidArgument for a bad name, format or shard list (naming the field; each shard's key must
+// be under "NAME/" and appear once, since deleting the dataset deletes them), kNotFound for a
 // missing dataset, bucket or shard object, kAlreadyExists for a taken name, and kFailedPrecondition
 // when a shard object's size or SHA-256 is not what the client says it uploaded.
 #pragma once
@@ -41,7 +42,9 @@ struct NewDataset {
 class DatasetService {
  public:
   DatasetService(store::Store& store, objects::ObjectService& objects, const Clock& clock)
-      : store_(store.datasets()), objects_(objects), clock_(clock) {}
+      : DatasetService(store.datasets(), objects, clock) {}
+  DatasetService(store::DatasetStore& store, objects::ObjectService& objects, const Clock& clock)
+      : store_(store), objects_(objects), clock_(clock) {}
 
   Result<DatasetIndex> Create(const std::string& project_id, const NewDataset& dataset);
   Result<DatasetIndex> Get(const std::string& project_id, const std::string& name);
