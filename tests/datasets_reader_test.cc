@@ -6,11 +6,13 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -325,6 +327,37 @@ TEST_F(ReaderTest, AProcessForkedMidDownloadKeepsNoneOfItsLocks) {
   }
   ::close(go[0]);
   ::close(go[1]);
+}
+
+// A process forked while another thread of its parent maps a shard (a DataLoader starting its
+// workers while a reader of the main process maps one) maps the shard itself: it does not wait
+// for a mapping that no thread of the child is making.
+TEST_F(ReaderTest, AProcessForkedWhileAShardIsBeingMappedCanMapIt) {
+  const fs::path file = dir_.path() / "shard.tfs";
+  std::ofstream(file) << "shard bytes";
+  std::promise<void> mapping, forked;
+  std::shared_future<void> forked_done = forked.get_future().share();
+  MappedShard::SetWhileMappingForTesting([&, forked_done] {
+    mapping.set_value();
+    forked_done.wait();
+  });
+  std::thread mapper([&] { EXPECT_TRUE(MappedShard::Open(file).ok()); });
+  mapping.get_future().wait();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::alarm(30);  // a child waiting for the parent's mapping would wait forever: end it instead
+    MappedShard::SetWhileMappingForTesting({});
+    auto mapped = MappedShard::Open(file);
+    ::_exit(mapped.ok() && (*mapped)->bytes() == "shard bytes" ? 0 : 1);
+  }
+  forked.set_value();
+  mapper.join();
+  MappedShard::SetWhileMappingForTesting({});
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the forked process could not map the shard (status " << status << ")";
 }
 
 TEST_F(ReaderTest, ReadersOfOneProcessShareOneMappingPerShardFile) {
@@ -649,6 +682,51 @@ TEST_F(ReaderTest, BadOptionsAreRefused) {
   o.cache_dir.clear();
   EXPECT_EQ(DatasetReader::Open(index, {}, 0, o, fake_).status().code(),
             StatusCode::kInvalidArgument);
+}
+
+
+// Whoever can write into the cache decides what training reads (shards are checked for damage,
+// not for who put them there): a new directory is the user's alone, and one another user owns or
+// every user may write into is refused, saying what to do instead.
+TEST_F(ReaderTest, TheCacheDirectoryMustBeTheUsersOwn) {
+  const fs::path made = dir_.path() / "parent" / "cache";
+  ASSERT_TRUE(ShardCache::Open(made, 1 << 20).ok());
+  struct stat st {};
+  ASSERT_EQ(::stat(made.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+
+  const fs::path open_to_all = dir_.path() / "everyone";
+  fs::create_directories(open_to_all);
+  ASSERT_EQ(::chmod(open_to_all.c_str(), 0777), 0);
+  auto refused = ShardCache::Open(open_to_all, 1 << 20);
+  ASSERT_EQ(refused.status().code(), StatusCode::kPermissionDenied) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find(open_to_all.string() +
+                                            " is writable by every user (mode 0777): another "
+                                            "user could put shards there"),
+            std::string::npos)
+      << refused.status().message();
+  EXPECT_NE(refused.status().message().find("--cache-dir"), std::string::npos);
+
+  // Another user's directory: one made and given away as root, else the root directory.
+  fs::path foreign = "/";
+  if (::geteuid() == 0) {
+    foreign = dir_.path() / "nobodys";
+    fs::create_directories(foreign);
+    ASSERT_EQ(::chown(foreign.c_str(), 65534, 65534), 0);
+  }
+  auto theirs = ShardCache::Open(foreign, 1 << 20);
+  ASSERT_EQ(theirs.status().code(), StatusCode::kPermissionDenied) << theirs.status().ToString();
+  EXPECT_NE(theirs.status().message().find(" belongs to uid "), std::string::npos)
+      << theirs.status().message();
+  EXPECT_NE(theirs.status().message().find("not to this user (uid " +
+                                           std::to_string(::geteuid()) + ")"),
+            std::string::npos)
+      << theirs.status().message();
+
+  // A file where the directory should be.
+  const fs::path file = dir_.path() / "file";
+  std::ofstream(file) << "x";
+  EXPECT_EQ(ShardCache::Open(file, 1 << 20).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

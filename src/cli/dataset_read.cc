@@ -2,6 +2,8 @@
 // DataLoader's workers would, with the rank from the flags or from RANK and WORLD_SIZE.
 #include "cli/dataset_read.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -82,7 +84,9 @@ Status Read(const Connection& conn, ReadFlags f) {
     const char* env = std::getenv("TENSORFLEET_DATASET_CACHE");
     f.cache_dir = env != nullptr && *env != '\0'
                       ? env
-                      : (std::filesystem::temp_directory_path() / "tensorfleet-datasets").string();
+                      : (std::filesystem::temp_directory_path() /
+                         ("tensorfleet-datasets-" + std::to_string(::geteuid())))
+                            .string();
   }
   TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
   TF_ASSIGN_OR_RETURN(datasets::DatasetIndex index,

@@ -1,6 +1,7 @@
 #include "datasets/shard_cache.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -9,8 +10,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
+#include <new>
 #include <iterator>
 #include <utility>
 #include <vector>
@@ -112,10 +116,33 @@ struct MappingRegistry {
   std::condition_variable mapped;  // a slot's mapping ended
   std::map<Key, Slot> live;        // guarded by mu
   int64_t made = 0;                // guarded by mu
+  std::function<void()> while_mapping;  // MappedShard::SetWhileMappingForTesting's; guarded by mu
 };
 
+MappingRegistry* registry_instance = nullptr;
+
+// A process forked by another thread than one in the registry (a DataLoader starting its
+// workers while a reader of the parent maps a shard) must not inherit the mutex locked, nor a
+// slot "being mapped" by a thread that does not exist in the child: it would wait for it forever.
+// So fork waits for the mutex, and the child, where only the forking thread lives on, forgets
+// the mappings in progress and the other threads' waits.
+void LockBeforeFork() { registry_instance->mu.lock(); }
+void UnlockInParent() { registry_instance->mu.unlock(); }
+void ResetInChild() {
+  MappingRegistry& r = *registry_instance;
+  for (auto it = r.live.begin(); it != r.live.end();) {
+    it = it->second.mapping ? r.live.erase(it) : std::next(it);
+  }
+  new (&r.mapped) std::condition_variable;  // its waiters were the parent's other threads
+  r.mu.unlock();
+}
+
 MappingRegistry& Mappings() {
-  static MappingRegistry* registry = new MappingRegistry;  // never destroyed: used at exit
+  static MappingRegistry* registry = [] {
+    registry_instance = new MappingRegistry;  // never destroyed: used at exit
+    ::pthread_atfork(LockBeforeFork, UnlockInParent, ResetInChild);
+    return registry_instance;
+  }();
   return *registry;
 }
 
@@ -150,6 +177,12 @@ Result<std::shared_ptr<const MappedShard>> MappedShard::Open(const fs::path& pat
       registry.mapped.wait(lock);
     }
   }
+  if (std::function<void()> hook = [&] {
+        std::lock_guard lock(registry.mu);
+        return registry.while_mapping;
+      }()) {
+    hook();
+  }
   const size_t size = static_cast<size_t>(st.st_size);
   void* p = size == 0 ? nullptr : ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
   Result<std::shared_ptr<const MappedShard>> out = Internal(Errno("cannot map", path));
@@ -171,6 +204,12 @@ Result<std::shared_ptr<const MappedShard>> MappedShard::Open(const fs::path& pat
   }
   registry.mapped.notify_all();
   return out;
+}
+
+void MappedShard::SetWhileMappingForTesting(std::function<void()> hook) {
+  MappingRegistry& registry = Mappings();
+  std::lock_guard lock(registry.mu);
+  registry.while_mapping = std::move(hook);
 }
 
 int64_t MappedShard::mappings_made() {
@@ -215,10 +254,41 @@ MappedShard::~MappedShard() {
 }
 
 Result<std::unique_ptr<ShardCache>> ShardCache::Open(const fs::path& dir, uint64_t max_bytes) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return Internal("cannot create the shard cache " + dir.string() + ": " + ec.message());
+  TF_RETURN_IF_ERROR(PrepareCacheDirectory(dir));
   return std::unique_ptr<ShardCache>(new ShardCache(dir, max_bytes));
+}
+
+Status PrepareCacheDirectory(const fs::path& dir) {
+  std::error_code ec;
+  if (dir.has_parent_path()) fs::create_directories(dir.parent_path(), ec);
+  if (ec) return Internal("cannot create the shard cache " + dir.string() + ": " + ec.message());
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Internal("cannot create the shard cache " + dir.string() + ": " + std::strerror(errno));
+  }
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    return Internal("cannot open the shard cache " + dir.string() + ": " + std::strerror(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return InvalidArgument("the shard cache " + dir.string() + " is not a directory");
+  }
+  // Shards found in the cache are checked for damage, not for who put them there: whoever can
+  // write into the directory decides what training reads.
+  const std::string choose =
+      ": another user could put shards there. Choose a directory of your own (--cache-dir, or "
+      "$TENSORFLEET_DATASET_CACHE)";
+  if (st.st_uid != ::geteuid()) {
+    return PermissionDenied("the shard cache " + dir.string() + " belongs to uid " +
+                            std::to_string(st.st_uid) + ", not to this user (uid " +
+                            std::to_string(::geteuid()) + ")" + choose);
+  }
+  if ((st.st_mode & S_IWOTH) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return PermissionDenied("the shard cache " + dir.string() + " is writable by every user (mode " +
+                            mode + ")" + choose + ", or `chmod o-w " + dir.string() + "`");
+  }
+  return OkStatus();
 }
 
 fs::path ShardCache::PathOf(const ShardInfo& shard) const { return dir_ / (shard.sha256 + ".tfs"); }

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -38,6 +39,8 @@ namespace tf::datasets {
 //
 // Open maps without reading anything in; Populate reads a range in (the reader populates the
 // bytes of the samples it will read, so that its shuffled reads take no page faults).
+//
+// Fork-safe: a process forked while another thread maps a file can map it too.
 class MappedShard {
  public:
   static Result<std::shared_ptr<const MappedShard>> Open(const std::filesystem::path& path);
@@ -58,6 +61,9 @@ class MappedShard {
 
   // Mappings made by this process (not those shared): for tests.
   static int64_t mappings_made();
+  // For tests: `hook` runs in every Open that maps a file, while it is marked as being mapped
+  // (other threads asking for the file wait); empty to stop.
+  static void SetWhileMappingForTesting(std::function<void()> hook);
   // Whether `st` is the file this maps (the same device and inode).
   bool IsFile(const struct stat& st) const { return st.st_dev == dev_ && st.st_ino == ino_; }
 
@@ -86,10 +92,16 @@ class ReadSlot {
   int fd_;
 };
 
+// Makes `dir` (mode 0700, its parents as usual) if it is missing. Shards found in a cache are
+// checked for damage but cannot be checked for who put them there, so a directory another user
+// owns, or one every user may write into, is refused (kPermissionDenied, saying how to choose
+// another); kInvalidArgument if it is not a directory.
+Status PrepareCacheDirectory(const std::filesystem::path& dir);
+
 class ShardCache {
  public:
   // `max_bytes`: the bound on the shards kept (a shard being read may take it over for a
-  // while). The directory is created if missing.
+  // while). The directory is made as PrepareCacheDirectory says.
   static Result<std::unique_ptr<ShardCache>> Open(const std::filesystem::path& dir,
                                                   uint64_t max_bytes);
 
