@@ -98,14 +98,17 @@ def dataset(**kw):
     kw = dict(dict(seed=5, batch_size=4, cache_dir=cache, decode=lambda b: b.decode()), **kw)
     return tensorfleet_data.Dataset("lines", **kw)
 def show(run, loader):
-    print(json.dumps({"run": run, "samples": [s for b in loader for s in b]}), flush=True)
+    samples = [s for b in loader for s in b]
+    print(json.dumps({"run": run, "samples": samples}), flush=True)
+    return samples
 def loader(ds, **kw):
     return torch.utils.data.DataLoader(ds, batch_size=4, num_workers=2, **kw)
 
+full = []
 for epoch in range(3):
     ds = dataset(rank=0, world_size=2)
     ds.set_epoch(epoch)
-    show("full-%d" % epoch, loader(ds))
+    full.append(show("full-%d" % epoch, loader(ds)))
 for seen in (4, 12):
     show("resumed-%d" % seen, loader(dataset(rank=0, world_size=2, epoch=0, samples_seen=seen)))
 # Persistent workers: the constructor's position holds for epoch 0 only, and each set_epoch
@@ -115,6 +118,18 @@ persistent = loader(ds, persistent_workers=True)
 for epoch in range(3):
     ds.set_epoch(epoch)
     show("persistent-%d" % epoch, persistent)
+# No set_epoch at all: the constructor's position holds for the first pass only, with new
+# workers each pass and with persistent ones.
+for persistent in (False, True):
+    again = loader(dataset(rank=0, world_size=2, epoch=0, samples_seen=4),
+                   persistent_workers=persistent)
+    for run in range(2):
+        show("no-set-epoch-%s-%d" % (["new", "persistent"][persistent], run), again)
+# Resumed at the end of the epoch, whose last batch was short: nothing is left to read.
+assert len(full[0]) % 4, "the rank's share should end on a short batch"
+for past in (0, 3):
+    show("ended-%d" % past,
+         loader(dataset(rank=0, world_size=2, epoch=0, samples_seen=len(full[0]) + past)))
 # A data-parallel rank given outright, in a process whose environment says it is local rank 3
 # of 8 (a job that also splits its model over processes): the rank's own share.
 os.environ.update(RANK="11", WORLD_SIZE="16", LOCAL_RANK="3", LOCAL_WORLD_SIZE="8")
@@ -347,11 +362,19 @@ TEST_F(DatasetsPythonTest, WorkersKeepThePositionAcrossResumesEpochsAndGivenRank
   EXPECT_EQ(by_run["persistent-1"], by_run["full-1"]);
   EXPECT_EQ(by_run["persistent-2"], by_run["full-2"]);
   EXPECT_EQ(by_run["given-rank"], full);
+  for (const char* workers : {"new", "persistent"}) {
+    EXPECT_EQ(by_run[std::string("no-set-epoch-") + workers + "-0"], by_run["resumed-4"]) << workers;
+    EXPECT_EQ(by_run[std::string("no-set-epoch-") + workers + "-1"], full) << workers;
+  }
+  ASSERT_TRUE(by_run.count("ended-0") && by_run.count("ended-3")) << output;
+  EXPECT_TRUE(by_run["ended-0"].empty()) << output;
+  EXPECT_TRUE(by_run["ended-3"].empty()) << output;
 
   auto says = [&](const std::string& what, const std::string& words) {
     EXPECT_NE(refused[what].find(words), std::string::npos) << what << ": " << refused[what];
   };
-  says("unaligned", "samples_seen 6 is not a whole number of batches of 4");
+  says("unaligned", "samples_seen 6 is not a whole number of batches of 4: with 2 DataLoader "
+                    "workers an epoch can only be resumed at a batch boundary or at its end");
   says("rank", "rank 5 is not one of world_size 4's ranks (0 to 3)");
   says("seed", "seed cannot be negative (got -1)");
   says("batch_size", "batch_size must be at least 1 (got -3)");

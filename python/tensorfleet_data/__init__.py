@@ -41,6 +41,9 @@ from . import _native
 
 __all__ = ["Dataset", "fetch_index"]
 
+# The most DataLoader workers one Dataset is read with (each has a pass counter in shared memory).
+_MAX_WORKERS = 1024
+
 
 def _env_int(name, default):
     value = os.environ.get(name)
@@ -77,7 +80,8 @@ class Dataset(torch.utils.data.IterableDataset):
                    from after this many samples of this rank (the position a checkpoint
                    saved). It holds for that one epoch, whether the loop calls
                    set_epoch(epoch) first (as it should) or not; every later one is read whole.
-                   With DataLoader workers it must be a whole number of batches.
+                   With DataLoader workers it must be a whole number of batches, or the
+                   end of the rank's epoch (an epoch whose last batch was short).
     rank, world_size, local_rank, local_world_size: override what the environment says. A
                    rank or world size given here (a data-parallel rank of a job that also
                    splits models over its processes) is the whole world: unless they are given
@@ -128,6 +132,10 @@ class Dataset(torch.utils.data.IterableDataset):
         # (epoch, samples_seen) in shared memory, so that DataLoader workers, persistent ones
         # too, read the position set_epoch gave last rather than the one they were started with.
         self._position = torch.tensor([epoch, samples_seen], dtype=torch.int64).share_memory_()
+        # How many passes each DataLoader worker id has begun since the position was set: the
+        # position's samples_seen is for a worker's first pass only, whether the DataLoader
+        # starts new workers each epoch or keeps them (persistent_workers).
+        self._worker_passes = torch.zeros(_MAX_WORKERS, dtype=torch.int64).share_memory_()
         # The resume position, until the epoch it is for has been set or read.
         self._resume = (epoch, samples_seen) if samples_seen else None
         self.decode = decode
@@ -148,7 +156,7 @@ class Dataset(torch.utils.data.IterableDataset):
         self._check_ranks()
         self.window_shards = window_shards
         self.cache_dir = cache_dir or os.environ.get("TENSORFLEET_DATASET_CACHE") or os.path.join(
-            tempfile.gettempdir(), "tensorfleet-datasets-%d" % os.getuid())
+            tempfile.gettempdir(), "tensorfleet-datasets-%d" % os.geteuid())
         self.cache_bytes = cache_bytes
         self.prefetch_shards = prefetch_shards
         self.prefetch_threads = prefetch_threads
@@ -200,6 +208,7 @@ class Dataset(torch.utils.data.IterableDataset):
         self._resume = None
         self._position[0] = epoch
         self._position[1] = samples_seen
+        self._worker_passes.zero_()
 
     @property
     def epoch(self):
@@ -235,25 +244,28 @@ class Dataset(torch.utils.data.IterableDataset):
         info = torch.utils.data.get_worker_info()
         num_workers, worker_id = (info.num_workers, info.id) if info is not None else (1, 0)
         epoch, samples_seen = self.epoch, self.samples_seen
-        if num_workers > 1:
-            # The DataLoader takes batch j of an iteration from worker j % num_workers, and the
-            # partition gives block k of the rank's epoch to worker k % num_workers: a resumed
-            # epoch starts at block samples_seen / block, which worker 0 must then hold.
-            if samples_seen % self.block:
-                raise ValueError(
-                    "samples_seen %d is not a whole number of batches of %d: with %d DataLoader "
-                    "workers an epoch can only be resumed at a batch boundary (give the batch "
-                    "size the checkpoint was made with)" % (samples_seen, self.block, num_workers))
+        if info is not None:
+            if worker_id >= _MAX_WORKERS:
+                raise ValueError("tensorfleet_data reads with at most %d DataLoader workers "
+                                 "(got %d)" % (_MAX_WORKERS, num_workers))
+            passes = int(self._worker_passes[worker_id])
+            self._worker_passes[worker_id] = passes + 1
+            if passes:  # this worker resumed the epoch already: the pass is read whole
+                samples_seen = 0
+        # The DataLoader takes batch j of an iteration from worker j % num_workers, and the
+        # partition gives block k of the rank's epoch to worker k % num_workers: a resumed
+        # epoch starts at block samples_seen / block, which worker 0 must then hold.
+        unaligned = num_workers > 1 and samples_seen % self.block != 0
+        if num_workers > 1 and not unaligned:
             worker_id = (worker_id + samples_seen // self.block) % num_workers
-        reader = _native.Reader(
-            self.server, self.token, self.name, seed=self.seed, epoch=epoch,
-            num_nodes=self.world_size // self.local_world_size,
-            node_rank=self.rank // self.local_world_size,
-            ranks_per_node=self.local_world_size, local_rank=self.local_rank,
-            num_workers=num_workers, worker_id=worker_id, window_shards=self.window_shards,
-            block=self.block, samples_seen=samples_seen, cache_dir=self.cache_dir,
-            cache_bytes=self.cache_bytes, prefetch_shards=self.prefetch_shards,
-            prefetch_threads=self.prefetch_threads, read_slots=self.read_slots)
+        reader = self._open_reader(epoch, samples_seen, num_workers, worker_id)
+        if unaligned and samples_seen < reader.rank_samples:
+            # (Past the end, the epoch is over, however its last batch was cut: nothing to read.)
+            raise ValueError(
+                "samples_seen %d is not a whole number of batches of %d: with %d DataLoader "
+                "workers an epoch can only be resumed at a batch boundary or at its end (give "
+                "the batch size the checkpoint was made with)"
+                % (samples_seen, self.block, num_workers))
         if info is None:
             # Read in this process: the next iteration, unless set_epoch says otherwise, reads
             # the next pass whole. (A DataLoader's workers cannot tell when the others have
@@ -276,6 +288,17 @@ class Dataset(torch.utils.data.IterableDataset):
         decode = self.decode
         for _, data in reader:
             yield decode(data) if decode is not None else data
+
+    def _open_reader(self, epoch, samples_seen, num_workers, worker_id):
+        return _native.Reader(
+            self.server, self.token, self.name, seed=self.seed, epoch=epoch,
+            num_nodes=self.world_size // self.local_world_size,
+            node_rank=self.rank // self.local_world_size,
+            ranks_per_node=self.local_world_size, local_rank=self.local_rank,
+            num_workers=num_workers, worker_id=worker_id, window_shards=self.window_shards,
+            block=self.block, samples_seen=samples_seen, cache_dir=self.cache_dir,
+            cache_bytes=self.cache_bytes, prefetch_shards=self.prefetch_shards,
+            prefetch_threads=self.prefetch_threads, read_slots=self.read_slots)
 
 
 def _next_batch(reader, n):
