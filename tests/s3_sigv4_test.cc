@@ -139,6 +139,7 @@ TEST(SigV4Test, DatesAndEncoding) {
   EXPECT_EQ(UriEncode("a b/ü~+*", true), "a%20b/%C3%BC~%2B%2A");
   EXPECT_EQ(UriEncode("a/b", false), "a%2Fb");
   EXPECT_EQ(CanonicalHeaderValue("  a   b  c "), "a b c");
+  EXPECT_EQ(CanonicalHeaderValue("\ta\t\tb \t c\t"), "a b c");
   EXPECT_TRUE(ConstantTimeEquals("abc", "abc"));
   EXPECT_FALSE(ConstantTimeEquals("abc", "abd"));
   EXPECT_FALSE(ConstantTimeEquals("abc", "ab"));

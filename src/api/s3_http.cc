@@ -1,5 +1,6 @@
 // How the S3 handlers read requests and answer: errors in S3's XML, the names S3 refuses with
 // codes of its own, PUT headers, and request bodies (plain or aws-chunked).
+#include <algorithm>
 #include <span>
 
 #include "api/body_pump.h"
@@ -19,10 +20,12 @@ constexpr std::string_view kAmzMetaPrefix = "x-amz-meta-";
 constexpr std::string_view kAmzChecksumPrefix = "x-amz-checksum-";
 
 // The MD5 a Content-MD5 header names, in hex; "" when there is none. InvalidDigest if it is not
-// the base64 of 16 bytes.
+// the base64 of 16 bytes, an empty header included (as S3 answers it).
 s3::Outcome<std::string> ContentMd5(const http::Request& request) {
+  const bool present = std::any_of(request.headers.begin(), request.headers.end(),
+                                   [](const auto& h) { return AsciiLower(h.first) == "content-md5"; });
+  if (!present) return std::string();
   const std::string& header = request.Header("Content-MD5");
-  if (header.empty()) return std::string();
   auto raw = Base64Decode(header);
   if (!raw || raw->size() != 16) {
     return s3::MakeError("InvalidDigest", "The Content-MD5 you specified was invalid.");

@@ -189,8 +189,10 @@ std::string CanonicalHeaderValue(std::string_view value) {
   std::string out;
   out.reserve(value.size());
   for (char c : value) {
-    if (c == ' ' && !out.empty() && out.back() == ' ') continue;
-    out.push_back(c);
+    // A run of spaces and tabs (or other ASCII blanks) signs as one space, as the SDKs sign it.
+    const bool blank = c == ' ' || c == '\t' || c == '\v' || c == '\f';
+    if (blank && !out.empty() && out.back() == ' ') continue;
+    out.push_back(blank ? ' ' : c);
   }
   return out;
 }

@@ -64,7 +64,8 @@ std::string UriEncode(std::string_view s, bool keep_slash);
 // named `skip` (the signature of a presigned URL) is left out.
 std::string CanonicalQuery(std::string_view raw_query, std::string_view skip = {});
 
-// A header's value as it is signed: outer whitespace trimmed, inner runs of spaces made one.
+// A header's value as it is signed: outer spaces and tabs trimmed, each inner run of spaces and
+// tabs made one space.
 std::string CanonicalHeaderValue(std::string_view value);
 
 struct CanonicalInput {

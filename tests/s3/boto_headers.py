@@ -55,6 +55,13 @@ check(raw_headers.get("cache-control") == "no-store",
 check(s3.head_object(Bucket=b, Key="page.txt.gz")["CacheControl"] == STORED["CacheControl"],
       "the stored header is unchanged")
 
+# A signed header with tabs in its value: boto3 signs each run of spaces and tabs as one space,
+# and so does the server.
+tabbed = 'attachment;\tfilename="a.txt" \t '
+s3.put_object(Bucket=b, Key="tabbed", Body=b"x", ContentDisposition="x" + tabbed + "y")
+kept = s3.head_object(Bucket=b, Key="tabbed").get("ContentDisposition", "")
+check(kept.split() == ("x" + tabbed + "y").split(), "the header with tabs is kept: %r" % kept)
+
 # A put without them leaves none; a replacing put replaces them.
 s3.put_object(Bucket=b, Key="plain", Body=b"x")
 head = s3.head_object(Bucket=b, Key="plain")

@@ -69,6 +69,18 @@ expect_error("BadDigest", 400, s3.put_object, Bucket=b1, Key="digest", Body=b"ab
              ContentMD5=bad_md5)
 expect_error("NoSuchKey", 404, s3.get_object, Bucket=b1, Key="digest")
 
+
+def empty_md5(request, **_):
+    """Sends an empty Content-MD5 header: present, but naming no digest."""
+    del request.headers["Content-MD5"]
+    request.headers["Content-MD5"] = ""
+
+
+empty_digest = client()
+empty_digest.meta.events.register("before-sign.s3.PutObject", empty_md5)
+expect_error("InvalidDigest", 400, empty_digest.put_object, Bucket=b1, Key="digest", Body=b"abc")
+expect_error("NoSuchKey", 404, s3.get_object, Bucket=b1, Key="digest")
+
 # Ranges, including past the end.
 part = s3.get_object(Bucket=b1, Key="hello.txt", Range="bytes=0-4")
 check(body(part) == b"hello" and part["ContentRange"] == "bytes 0-4/11", "a range")
