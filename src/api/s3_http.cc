@@ -169,6 +169,8 @@ s3::Outcome<objects::PutOptions> PutOptionsFor(const S3Call& call) {
       out.headers[std::string(stored)] = value;
     }
   }
+  // S3's type for content sent without one (the native API's is application/octet-stream).
+  if (out.content_type.empty()) out.content_type = "binary/octet-stream";
   // "aws-chunked" says how this request's body is framed, not what the object holds.
   if (auto encoding = out.headers.find("Content-Encoding"); encoding != out.headers.end()) {
     encoding->second = WithoutAwsChunked(encoding->second);

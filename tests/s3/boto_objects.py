@@ -59,6 +59,8 @@ for _ in range(4):
 s3.head_bucket(Bucket=b1)
 check(body(s3.get_object(Bucket=b1, Key="big.bin")) == big, "served whole after abandoned ones")
 s3.put_object(Bucket=b1, Key="empty", Body=b"")
+check(s3.head_object(Bucket=b1, Key="empty")["ContentType"] == "binary/octet-stream",
+      "content put without a type has S3's default type")
 check(body(s3.get_object(Bucket=b1, Key="empty")) == b"", "an empty object round-trips")
 s3.put_object(Bucket=b1, Key="hello.txt", Body=b"replaced")
 check(body(s3.get_object(Bucket=b1, Key="hello.txt")) == b"replaced", "a put replaces")
