@@ -140,6 +140,7 @@ TEST(SigV4Test, DatesAndEncoding) {
   EXPECT_EQ(UriEncode("a/b", false), "a%2Fb");
   EXPECT_EQ(CanonicalHeaderValue("  a   b  c "), "a b c");
   EXPECT_EQ(CanonicalHeaderValue("\ta\t\tb \t c\t"), "a b c");
+  EXPECT_EQ(CanonicalHeaderValue("\ta\t\tb  c\t", HeaderBlanks::kSpacesOnly), "a\t\tb c");
   EXPECT_TRUE(ConstantTimeEquals("abc", "abc"));
   EXPECT_FALSE(ConstantTimeEquals("abc", "abd"));
   EXPECT_FALSE(ConstantTimeEquals("abc", "ab"));
@@ -464,6 +465,44 @@ TEST_F(VerifyRequestTest, TamperingWrongKeysAndSkewAreRefusedWithS3Codes) {
   http::Request no_hash = GetObject();
   no_hash.headers.erase(no_hash.headers.begin() + 2);
   EXPECT_EQ(VerifyRequest(no_hash, t0_, Lookup()).error().code, "InvalidRequest");
+}
+
+// A signed value with tabs in it: botocore signs "a b c" (each run of spaces and tabs one
+// space), the Go SDKs "a\tb c" (tabs kept). Both are the client's own signature and pass;
+// one over anything else fails.
+TEST_F(VerifyRequestTest, ATabInASignedValueMaySignEitherWayTheSdksSignIt) {
+  const std::string note = "a\tb \t c\t\td";
+  auto signed_as = [&](const std::string& signed_note) {
+    CanonicalInput in{"GET",
+                      "/test.txt",
+                      "",
+                      {{"host", "examplebucket.s3.amazonaws.com"},
+                       {"x-amz-content-sha256", std::string(kEmptySha256)},
+                       {"x-amz-date", kDate},
+                       {"x-amz-meta-note", signed_note}},
+                      std::string(kEmptySha256),
+                      HeaderBlanks::kSpacesOnly};  // the value is given as signed
+    http::Request r = GetObject();
+    r.headers = {{"Host", "examplebucket.s3.amazonaws.com"},
+                 {"x-amz-content-sha256", std::string(kEmptySha256)},
+                 {"x-amz-date", kDate},
+                 {"x-amz-meta-note", note},
+                 {"Authorization",
+                  "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/"
+                  "aws4_request,SignedHeaders=host;x-amz-content-sha256;x-amz-date;"
+                  "x-amz-meta-note,Signature=" +
+                      Sign(in)}};
+    return VerifyRequest(r, t0_, Lookup());
+  };
+  EXPECT_EQ(CanonicalHeaderValue(note), "a b c d");
+  EXPECT_EQ(CanonicalHeaderValue(note, HeaderBlanks::kSpacesOnly), "a\tb \t c\t\td");
+  auto botocore = signed_as("a b c d");
+  EXPECT_TRUE(botocore.ok()) << botocore.error().message;
+  auto go = signed_as("a\tb \t c\t\td");
+  EXPECT_TRUE(go.ok()) << go.error().message;
+  auto neither = signed_as("ab c d");
+  ASSERT_FALSE(neither.ok());
+  EXPECT_EQ(neither.error().code, "SignatureDoesNotMatch");
 }
 
 TEST_F(VerifyRequestTest, PresignedUrlWorksUntilItExpires) {

@@ -25,13 +25,14 @@ const std::string* QueryParam(const http::Request& r, const char* name) {
 }
 
 // Every value of a header, each canonical, joined with ",".
-std::string HeaderValues(const http::Headers& headers, std::string_view lower_name) {
+std::string HeaderValues(const http::Headers& headers, std::string_view lower_name,
+                         HeaderBlanks blanks) {
   std::string out;
   bool first = true;
   for (const auto& [name, value] : headers) {
     if (AsciiLower(name) != lower_name) continue;
     if (!first) out.push_back(',');
-    out += CanonicalHeaderValue(value);
+    out += CanonicalHeaderValue(value, blanks);
     first = false;
   }
   return out;
@@ -235,8 +236,12 @@ Outcome<SignedRequest> VerifyRequest(const http::Request& r, TimeMs now, const K
                  ? std::string()
                  : CanonicalQuery(target.substr(question + 1),
                                   c.presigned ? "X-Amz-Signature" : std::string_view());
-  for (const auto& name : c.signed_headers)
-    in.headers.emplace_back(name, HeaderValues(r.headers, name));
+  bool tabbed = false;  // a signed value with a tab in it, which the SDKs sign two ways
+  for (const auto& name : c.signed_headers) {
+    in.headers.emplace_back(name, HeaderValues(r.headers, name, HeaderBlanks::kSpacesAndTabs));
+    tabbed = tabbed || HeaderValues(r.headers, name, HeaderBlanks::kSpacesOnly).find('\t') !=
+                           std::string::npos;
+  }
   in.payload_hash = c.payload_hash;
 
   const std::string signing_key = SigningKey(key->secret, c.credential);
@@ -244,13 +249,30 @@ Outcome<SignedRequest> VerifyRequest(const http::Request& r, TimeMs now, const K
   std::string canonical = CanonicalRequest(in);
   std::string to_sign = StringToSign(c.amz_date, scope, canonical);
   bool match = ConstantTimeEquals(Signature(signing_key, to_sign), c.signature);
-  if (!match) {
-    // A client may have signed the path encoded the standard way rather than as it sent it.
-    std::string encoded = UriEncode(http::PercentDecode(in.uri, false), /*keep_slash=*/true);
-    if (encoded != in.uri) {
+  auto matches = [&](const CanonicalInput& other) {
+    return ConstantTimeEquals(
+        Signature(signing_key, StringToSign(c.amz_date, scope, CanonicalRequest(other))),
+        c.signature);
+  };
+  // A client may have signed the path encoded the standard way rather than as it sent it.
+  const std::string as_sent = in.uri;
+  const std::string encoded = UriEncode(http::PercentDecode(in.uri, false), /*keep_slash=*/true);
+  if (!match && encoded != as_sent) {
+    in.uri = encoded;
+    match = matches(in);
+  }
+  // A client may have kept the tabs in a signed value as they were.
+  if (!match && tabbed) {
+    in.blanks = HeaderBlanks::kSpacesOnly;
+    in.headers.clear();
+    for (const auto& name : c.signed_headers) {
+      in.headers.emplace_back(name, HeaderValues(r.headers, name, HeaderBlanks::kSpacesOnly));
+    }
+    in.uri = as_sent;
+    match = matches(in);
+    if (!match && encoded != as_sent) {
       in.uri = encoded;
-      std::string other = StringToSign(c.amz_date, scope, CanonicalRequest(in));
-      match = ConstantTimeEquals(Signature(signing_key, other), c.signature);
+      match = matches(in);
     }
   }
   if (!match) {

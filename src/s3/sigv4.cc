@@ -184,13 +184,12 @@ std::string CanonicalQuery(std::string_view raw_query, std::string_view skip) {
   return out;
 }
 
-std::string CanonicalHeaderValue(std::string_view value) {
+std::string CanonicalHeaderValue(std::string_view value, HeaderBlanks blanks) {
   value = Trim(value);
   std::string out;
   out.reserve(value.size());
   for (char c : value) {
-    // A run of spaces and tabs (or other ASCII blanks) signs as one space, as the SDKs sign it.
-    const bool blank = c == ' ' || c == '\t' || c == '\v' || c == '\f';
+    const bool blank = c == ' ' || (c == '\t' && blanks == HeaderBlanks::kSpacesAndTabs);
     if (blank && !out.empty() && out.back() == ' ') continue;
     out.push_back(blank ? ' ' : c);
   }
@@ -201,7 +200,7 @@ std::string CanonicalRequest(const CanonicalInput& in) {
   std::string out = in.method + "\n" + in.uri + "\n" + in.query + "\n";
   std::string names;
   for (const auto& [name, value] : in.headers) {
-    out += name + ":" + CanonicalHeaderValue(value) + "\n";
+    out += name + ":" + CanonicalHeaderValue(value, in.blanks) + "\n";
     if (!names.empty()) names.push_back(';');
     names += name;
   }

@@ -64,9 +64,15 @@ std::string UriEncode(std::string_view s, bool keep_slash);
 // named `skip` (the signature of a presigned URL) is left out.
 std::string CanonicalQuery(std::string_view raw_query, std::string_view skip = {});
 
-// A header's value as it is signed: outer spaces and tabs trimmed, each inner run of spaces and
-// tabs made one space.
-std::string CanonicalHeaderValue(std::string_view value);
+// How the blanks inside a header's value are signed. The SDKs differ: botocore and the Java and
+// JavaScript SDKs make each run of spaces and tabs one space, the Go SDKs make only each run of
+// spaces one space and keep tabs as they are.
+enum class HeaderBlanks { kSpacesAndTabs, kSpacesOnly };
+
+// A header's value as it is signed: outer spaces and tabs trimmed, and each inner run of blanks
+// (as `blanks` says) made one space.
+std::string CanonicalHeaderValue(std::string_view value,
+                                 HeaderBlanks blanks = HeaderBlanks::kSpacesAndTabs);
 
 struct CanonicalInput {
   std::string method;  // "GET"
@@ -76,6 +82,7 @@ struct CanonicalInput {
   // already joined with ",").
   std::vector<std::pair<std::string, std::string>> headers;
   std::string payload_hash;  // hex SHA-256, kUnsignedPayload or kStreamingPayload
+  HeaderBlanks blanks = HeaderBlanks::kSpacesAndTabs;  // how the header values are canonical
 };
 std::string CanonicalRequest(const CanonicalInput& in);
 
