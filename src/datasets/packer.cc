@@ -175,8 +175,9 @@ Status Packer::AddFile(const fs::path& file, const std::string& format,
   try {
     return ReadFile(file, format, progress);
   } catch (const std::bad_alloc&) {
-    return ResourceExhausted("not enough memory to hold a sample of " + file.string() +
-                             " (one sample is held whole while it is packed)");
+    return ResourceExhausted("not enough memory to pack " + file.string() +
+                             " (each sample, and the shard it goes into, is held whole in memory "
+                             "while it is packed)");
   }
 }
 
@@ -205,8 +206,9 @@ Status Packer::ReadFile(const fs::path& file, const std::string& format,
     return AddSample(content).WithContext(file.string());
   }
   TF_RETURN_IF_ERROR(ValidateSourceFormat(format));
-  // One more byte than a sample may hold: room for a "\r" that a "\r\n" line loses.
-  LineReader lines(in, max_sample_bytes_ + 1);
+  // Room beyond what a sample may hold for what a line loses: a "\r" before its "\n", and a
+  // byte order mark before the first. What is left is checked once they are gone.
+  LineReader lines(in, max_sample_bytes_ + 1 + kUtf8Bom.size());
   std::string line;
   uint64_t number = 0;
   for (;;) {
@@ -222,11 +224,11 @@ Status Packer::ReadFile(const fs::path& file, const std::string& format,
                              " file? --format files takes each file as one sample");
     }
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (number == 1 && std::string_view(line).starts_with(kUtf8Bom)) line.erase(0, kUtf8Bom.size());
     if (line.size() > max_sample_bytes_) {
       return InvalidArgument(where + ": the line is longer than a sample may be (" +
                              SampleLimit(max_sample_bytes_) + ")");
     }
-    if (number == 1 && std::string_view(line).starts_with(kUtf8Bom)) line.erase(0, kUtf8Bom.size());
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     if (format == "jsonl") {
       std::string problem = JsonProblem(line);
