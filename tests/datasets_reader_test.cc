@@ -694,6 +694,10 @@ TEST_F(ReaderTest, TheCacheDirectoryMustBeTheUsersOwn) {
   struct stat st {};
   ASSERT_EQ(::stat(made.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0700u);
+  const fs::path slashed = dir_.path() / "slashed" / "";  // as a flag or $VAR may give it
+  ASSERT_TRUE(ShardCache::Open(slashed, 1 << 20).ok());
+  ASSERT_EQ(::stat((dir_.path() / "slashed").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
 
   const fs::path open_to_all = dir_.path() / "everyone";
   fs::create_directories(open_to_all);

@@ -87,8 +87,10 @@ class Dataset(torch.utils.data.IterableDataset):
                    splits models over its processes) is the whole world: unless they are given
                    too, the node is the world and the local rank is the rank, never the
                    process's LOCAL_RANK.
-    cache_dir:     where shards are kept on this machine (TENSORFLEET_DATASET_CACHE, or a
-                   directory in the temporary directory); shared by every worker and rank.
+    cache_dir:     where shards are kept on this machine (TENSORFLEET_DATASET_CACHE, or
+                   tensorfleet-datasets-<uid> in the temporary directory); shared by every
+                   worker and rank. It must be this user's own: one that another user owns or
+                   every user may write into is refused (RuntimeError naming it).
     prefetch_shards, prefetch_threads, read_slots: how far ahead each worker reads shards, on
                    how many threads, and how many shard pieces all the readers of cache_dir
                    read from the disk at once (0: no bound). The defaults (4, 2, 0) suit

@@ -258,7 +258,9 @@ Result<std::unique_ptr<ShardCache>> ShardCache::Open(const fs::path& dir, uint64
   return std::unique_ptr<ShardCache>(new ShardCache(dir, max_bytes));
 }
 
-Status PrepareCacheDirectory(const fs::path& dir) {
+Status PrepareCacheDirectory(const fs::path& given) {
+  // "cache/" names the directory "cache", whose parent is then the one to make as usual.
+  const fs::path dir = given.has_filename() ? given : given.parent_path();
   std::error_code ec;
   if (dir.has_parent_path()) fs::create_directories(dir.parent_path(), ec);
   if (ec) return Internal("cannot create the shard cache " + dir.string() + ": " + ec.message());
