@@ -593,6 +593,15 @@ TEST_F(ReaderTest, ResumeSkipsExactlyTheSamplesSeen) {
       EXPECT_EQ(rest.samples[i].position, seen + static_cast<int64_t>(i));
     }
   }
+  // Past the end is no position of this rank: a count of every rank's samples, say.
+  ReaderOptions o;
+  o.cache_dir = dir_.path() / "cache";
+  auto past = DatasetReader::Open(index, p, 46, o, fake_);
+  ASSERT_EQ(past.status().code(), StatusCode::kInvalidArgument) << past.status().ToString();
+  EXPECT_NE(past.status().message().find(
+                "samples_seen 46 is past the end of this rank's share of the epoch (45 samples"),
+            std::string::npos)
+      << past.status().message();
 }
 
 TEST_F(ReaderTest, EverySampleIsCheckedOnArrivalWhenTheShardsAreSound) {

@@ -81,7 +81,8 @@ class Dataset(torch.utils.data.IterableDataset):
                    saved). It holds for that one epoch, whether the loop calls
                    set_epoch(epoch) first (as it should) or not; every later one is read whole.
                    With DataLoader workers it must be a whole number of batches, or the
-                   end of the rank's epoch (an epoch whose last batch was short).
+                   end of the rank's epoch (an epoch whose last batch was short); past that
+                   end is refused (RuntimeError naming both counts).
     rank, world_size, local_rank, local_world_size: override what the environment says. A
                    rank or world size given here (a data-parallel rank of a job that also
                    splits models over its processes) is the whole world: unless they are given

@@ -405,6 +405,14 @@ Result<std::unique_ptr<DatasetReader>> DatasetReader::Open(DatasetIndex index,
   std::vector<int64_t> sizes;
   for (const ShardInfo& s : index.shards) sizes.push_back(s.samples);
   RankPlan plan = PlanRank(sizes, params);
+  // At the end is where an epoch that was read whole stands; past it, no position of this rank
+  // is (a count of every rank's samples, or of another dataset, saved as this rank's).
+  if (samples_seen > plan.samples) {
+    return InvalidArgument("samples_seen " + std::to_string(samples_seen) +
+                           " is past the end of this rank's share of the epoch (" +
+                           std::to_string(plan.samples) + " samples of dataset '" + index.name +
+                           "'): it counts the samples this rank has seen of the epoch");
+  }
   TF_ASSIGN_OR_RETURN(std::unique_ptr<ShardCache> cache,
                       ShardCache::Open(options.cache_dir, options.cache_bytes));
   return std::unique_ptr<DatasetReader>(

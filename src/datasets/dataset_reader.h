@@ -51,7 +51,8 @@ struct Sample {
 
 class DatasetReader {
  public:
-  // kInvalidArgument for bad params (ValidatePartition) or a negative samples_seen.
+  // kInvalidArgument for bad params (ValidatePartition), or a samples_seen that is negative or
+  // past the end of the rank's share (rank_samples; at the end, nothing is left to read).
   static Result<std::unique_ptr<DatasetReader>> Open(DatasetIndex index, PartitionParams params,
                                                      int64_t samples_seen, ReaderOptions options,
                                                      std::shared_ptr<ShardFetcher> fetcher);
