@@ -29,10 +29,15 @@ std::string FormatTransfer(uint64_t bytes, Clock::duration elapsed) {
   return out;
 }
 
-Progress::Progress(std::string label, uint64_t total)
+ProgressOutput ProgressOutput::Stderr() {
+  return ProgressOutput{.stream = stderr, .terminal = isatty(STDERR_FILENO) == 1};
+}
+
+Progress::Progress(std::string label, uint64_t total, ProgressOutput output)
     : label_(std::move(label)),
       total_(total),
-      enabled_(isatty(STDERR_FILENO) == 1),
+      stream_(output.stream),
+      enabled_(output.terminal && output.stream != nullptr),
       start_(Clock::now()),
       last_draw_(start_) {}
 
@@ -51,9 +56,9 @@ void Progress::Draw() {
   double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   const std::string rate = FormatBytes(static_cast<uint64_t>(seconds > 0 ? done_ / seconds : 0));
   if (total_ == 0) {
-    std::fprintf(stderr, "\r%-30.30s %s so far  %s/s\033[K", label_.c_str(),
+    std::fprintf(stream_, "\r%-30.30s %s so far  %s/s\033[K", label_.c_str(),
                  FormatBytes(done_).c_str(), rate.c_str());
-    std::fflush(stderr);
+    std::fflush(stream_);
     drawn_ = true;
     return;
   }
@@ -61,16 +66,16 @@ void Progress::Draw() {
   constexpr int kWidth = 30;
   std::string bar(kWidth * percent / 100, '#');
   bar.resize(kWidth, '.');
-  std::fprintf(stderr, "\r%-30.30s [%s] %3d%% %s / %s  %s/s\033[K", label_.c_str(), bar.c_str(),
+  std::fprintf(stream_, "\r%-30.30s [%s] %3d%% %s / %s  %s/s\033[K", label_.c_str(), bar.c_str(),
                percent, FormatBytes(done_).c_str(), FormatBytes(total_).c_str(), rate.c_str());
-  std::fflush(stderr);
+  std::fflush(stream_);
   drawn_ = true;
 }
 
 void Progress::Finish() {
   if (!drawn_) return;
-  std::fprintf(stderr, "\r\033[K");
-  std::fflush(stderr);
+  std::fprintf(stream_, "\r\033[K");
+  std::fflush(stream_);
   drawn_ = false;
 }
 

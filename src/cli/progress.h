@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 namespace tf::cli {
@@ -13,12 +14,21 @@ std::string FormatBytes(uint64_t bytes);
 // "12.3 MiB in 1.2 s (10.2 MiB/s)"
 std::string FormatTransfer(uint64_t bytes, std::chrono::steady_clock::duration elapsed);
 
+// Where a progress line is drawn, and whether it is drawn at all.
+struct ProgressOutput {
+  std::FILE* stream = nullptr;
+  bool terminal = false;  // drawn only on a terminal: a log or a pipe gets no \r-lines
+  // stderr, drawn when it is a terminal.
+  static ProgressOutput Stderr();
+};
+
 class Progress {
  public:
   static constexpr uint64_t kMinBytes = 8 << 20;
 
-  // `total` 0: unknown until set_total.
-  Progress(std::string label, uint64_t total);
+  // `total` 0: unknown until set_total (a stream from a pipe), when the line shows what has gone
+  // by so far instead of a bar.
+  Progress(std::string label, uint64_t total, ProgressOutput output = ProgressOutput::Stderr());
   ~Progress() { Finish(); }
 
   void set_total(uint64_t total) { total_ = total; }
@@ -38,6 +48,7 @@ class Progress {
   const std::string label_;
   uint64_t total_;
   uint64_t done_ = 0;
+  std::FILE* const stream_;
   const bool enabled_;
   bool drawn_ = false;
   const std::chrono::steady_clock::time_point start_;
