@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -15,8 +17,8 @@ namespace tf::datasets {
 namespace {
 
 std::unique_ptr<BatchRing> MakeRing(int slots, uint64_t slot_bytes,
-                                    BatchRing::Running running = ProcessRunning) {
-  auto ring = BatchRing::Create(slots, slot_bytes, std::move(running));
+                                    BatchRing::StartTime start_time = ProcessStartTime) {
+  auto ring = BatchRing::Create(slots, slot_bytes, std::move(start_time));
   EXPECT_TRUE(ring.ok()) << ring.status().ToString();
   return ring.ok() ? std::move(ring).value() : nullptr;
 }
@@ -36,7 +38,7 @@ TEST(BatchRingTest, RefusesSizesOutOfRange) {
 }
 
 TEST(BatchRingTest, ClaimsTheLowestFreeSlotAndNoneWhenAllAreHeld) {
-  auto ring = MakeRing(3, 4096, [](pid_t) { return true; });
+  auto ring = MakeRing(3, 4096, [](pid_t) -> std::optional<uint64_t> { return 1; });
   ASSERT_NE(ring, nullptr);
   uint64_t t0 = 0, t1 = 0, t2 = 0, t = 0;
   EXPECT_EQ(ring->Claim(100, &t0), 0);
@@ -85,7 +87,10 @@ TEST(BatchRingTest, TakeCopiesTheBatchOutAndFreesTheSlot) {
 
 TEST(BatchRingTest, ASlotWhoseHolderDiedIsClaimedAgainOnlyWhenNoneIsFree) {
   std::set<pid_t> dead = {200};
-  auto ring = MakeRing(2, 4096, [&](pid_t pid) { return dead.count(pid) == 0; });
+  auto ring = MakeRing(2, 4096, [&](pid_t pid) -> std::optional<uint64_t> {
+    if (dead.count(pid)) return std::nullopt;
+    return 1;
+  });
   ASSERT_NE(ring, nullptr);
   uint64_t of_200 = 0, t = 0;
   ASSERT_EQ(ring->Claim(200, &of_200), 0);
@@ -97,6 +102,30 @@ TEST(BatchRingTest, ASlotWhoseHolderDiedIsClaimedAgainOnlyWhenNoneIsFree) {
   char out[8];
   EXPECT_EQ(ring->Take(0, of_200, 7, out).code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(ring->holder(0), 301);
+}
+
+// A holder's pid taken by a process started later (the pid reused after the holder died): the
+// slot is reclaimed as a dead holder's is. A holder whose start time is not known is never
+// taken for dead while its pid runs.
+TEST(BatchRingTest, ASlotWhoseHoldersPidWasReusedIsClaimedAgain) {
+  std::map<pid_t, uint64_t> started = {{400, 7}, {401, 0}, {500, 9}, {501, 9}};
+  auto ring = MakeRing(2, 4096, [&](pid_t pid) -> std::optional<uint64_t> {
+    auto it = started.find(pid);
+    if (it == started.end()) return std::nullopt;
+    return it->second;
+  });
+  ASSERT_NE(ring, nullptr);
+  uint64_t of_400 = 0, of_401 = 0, t = 0;
+  ASSERT_EQ(ring->Claim(400, &of_400), 0);
+  ASSERT_EQ(ring->Claim(401, &of_401), 1);
+  EXPECT_EQ(ring->Claim(500, &t), -1);  // both holders run as they were
+  started[400] = 12;                    // 400 ended; a process started later has its pid
+  started[401] = 12;                    // 401's start was never known: it counts as running
+  EXPECT_EQ(ring->Claim(500, &t), 0);
+  EXPECT_EQ(ring->holder(0), 500);
+  EXPECT_EQ(ring->Claim(501, &t), -1);  // 500 runs as it claimed; 401 may
+  char out[8];
+  EXPECT_EQ(ring->Take(0, of_400, 7, out).code(), StatusCode::kFailedPrecondition);
 }
 
 TEST(BatchRingTest, AForkedProcessSharesTheSlotsAndTheCounters) {
@@ -131,16 +160,19 @@ TEST(BatchRingTest, AForkedProcessSharesTheSlotsAndTheCounters) {
   EXPECT_EQ(std::string(out), "from the child");
 }
 
-TEST(BatchRingTest, ProcessRunningTellsAReapedChildFromThisProcess) {
-  EXPECT_TRUE(ProcessRunning(::getpid()));
+TEST(BatchRingTest, ProcessStartTimeTellsAReapedChildFromThisProcess) {
+  const std::optional<uint64_t> mine = ProcessStartTime(::getpid());
+  ASSERT_TRUE(mine.has_value());
+  EXPECT_GT(*mine, 0u) << "this machine has /proc: the start time is known";
+  EXPECT_EQ(ProcessStartTime(::getpid()), mine);
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) ::_exit(0);
   ASSERT_EQ(::waitpid(child, nullptr, 0), child);
-  EXPECT_FALSE(ProcessRunning(child));
+  EXPECT_FALSE(ProcessStartTime(child).has_value());
 }
 
-TEST(BatchRingTest, ProcessRunningTellsAnEndedChildNotYetReaped) {
+TEST(BatchRingTest, ProcessStartTimeTellsAnEndedChildNotYetReaped) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) ::_exit(0);
@@ -148,7 +180,7 @@ TEST(BatchRingTest, ProcessRunningTellsAnEndedChildNotYetReaped) {
   siginfo_t info{};
   ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT), 0);
   ASSERT_EQ(::kill(child, 0), 0);
-  EXPECT_FALSE(ProcessRunning(child));
+  EXPECT_FALSE(ProcessStartTime(child).has_value());
   ASSERT_EQ(::waitpid(child, nullptr, 0), child);
 }
 

@@ -12,7 +12,8 @@
 // its own: a take or release with a stale ticket (a batch delivered twice, a slot claimed again
 // meanwhile) is refused, never frees another claim. A slot whose claimer has died is claimed
 // again: a DataLoader shut down with batches still in its pipes never reads them, and its
-// workers are gone by the time another DataLoader's start. Where no slot is free, or a batch does
+// workers are gone by the time another DataLoader's start. A claimer is known by its pid and its
+// start time, so that a slot is reclaimed also when the pid has been reused by another process. Where no slot is free, or a batch does
 // not fit in one, the caller hands the batch over the ordinary way: nothing ever waits.
 //
 // The batch's bytes are ordered before its reader's copy by the message that names the slot
@@ -29,26 +30,28 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "base/status.h"
 
 namespace tf::datasets {
 
-// Whether a process of this id is running: kill(pid, 0) does not say ESRCH, and /proc (where
-// there is one) does not show it ended and waiting to be reaped (a zombie). The seam tests
+// The start time of the process running under `pid` (/proc/PID/stat's, in clock ticks since
+// boot); 0 if it runs but its start cannot be told (no /proc); nullopt if none runs: kill(pid, 0)
+// says ESRCH, or /proc shows it ended and waiting to be reaped (a zombie). The seam tests
 // replace.
-bool ProcessRunning(pid_t pid);
+std::optional<uint64_t> ProcessStartTime(pid_t pid);
 
 class BatchRing {
  public:
-  using Running = std::function<bool(pid_t)>;
+  using StartTime = std::function<std::optional<uint64_t>(pid_t)>;
 
   // `slots` of `slot_bytes` each (1 to 1024 slots, 1 byte to 1 GiB a slot; each starts on a
   // page). The memory is reserved, not committed: a slot's pages take memory once a batch has
   // been written into them.
   // kInvalidArgument for sizes out of range, kResourceExhausted if the mapping cannot be made.
   static Result<std::unique_ptr<BatchRing>> Create(int slots, uint64_t slot_bytes,
-                                                   Running running = ProcessRunning);
+                                                   StartTime start_time = ProcessStartTime);
   ~BatchRing();
   BatchRing(const BatchRing&) = delete;
   BatchRing& operator=(const BatchRing&) = delete;
@@ -56,7 +59,8 @@ class BatchRing {
   int slots() const { return slots_; }
   uint64_t slot_bytes() const { return slot_bytes_; }
 
-  // Claims a slot for process `pid`: the lowest free one, else one whose holder has died.
+  // Claims a slot for process `pid`: the lowest free one, else one whose holder has died (no
+  // process runs under its pid, or one that started at another time).
   // Returns it and sets *ticket (what Take and Release must be given); -1 if every slot is held
   // by a running process.
   int Claim(pid_t pid, uint64_t* ticket);
@@ -83,9 +87,18 @@ class BatchRing {
  private:
   struct Header;
   BatchRing(void* mapping, uint64_t mapping_bytes, uint64_t header_bytes, uint64_t stride,
-            int slots, uint64_t slot_bytes, Running running);
+            int slots, uint64_t slot_bytes, StartTime start_time);
   // The slot's claim: its claim count in the high 32 bits, the holder's pid (0: free) in the low.
   std::atomic<uint64_t>& claim_word(int slot) const;
+  // Who made the slot's claim: that claim's count in the high 32 bits, the low 32 bits of its
+  // holder's start time (0: unknown) in the low. Written right after the claim is made.
+  std::atomic<uint64_t>& claimer_word(int slot) const;
+  // Takes slot `slot`, now at `word`, for `pid`; false if another claim came first.
+  bool ClaimAt(int slot, uint64_t word, pid_t pid, uint64_t* ticket);
+  // Whether the holder of a claim `word` of slot `slot` is still the process that made it.
+  bool HolderAlive(int slot, uint64_t word);
+  // The low 32 bits of `pid`'s start time (0: unknown), remembered for this process's pid.
+  uint32_t OwnStart(pid_t pid);
 
   void* mapping_;
   uint64_t mapping_bytes_;
@@ -94,7 +107,8 @@ class BatchRing {
   uint64_t stride_;  // slot_bytes_ rounded up to a page
   int slots_;
   uint64_t slot_bytes_;
-  Running running_;
+  StartTime start_time_;
+  std::atomic<uint64_t> own_start_{0};  // pid << 32 | OwnStart(pid), for the last pid asked
 };
 
 }  // namespace tf::datasets
