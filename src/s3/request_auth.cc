@@ -236,11 +236,8 @@ Outcome<SignedRequest> VerifyRequest(const http::Request& r, TimeMs now, const K
                  ? std::string()
                  : CanonicalQuery(target.substr(question + 1),
                                   c.presigned ? "X-Amz-Signature" : std::string_view());
-  bool tabbed = false;  // a signed value with a tab in it, which the SDKs sign two ways
   for (const auto& name : c.signed_headers) {
     in.headers.emplace_back(name, HeaderValues(r.headers, name, HeaderBlanks::kSpacesAndTabs));
-    tabbed = tabbed || HeaderValues(r.headers, name, HeaderBlanks::kSpacesOnly).find('\t') !=
-                           std::string::npos;
   }
   in.payload_hash = c.payload_hash;
 
@@ -254,25 +251,31 @@ Outcome<SignedRequest> VerifyRequest(const http::Request& r, TimeMs now, const K
         Signature(signing_key, StringToSign(c.amz_date, scope, CanonicalRequest(other))),
         c.signature);
   };
-  // A client may have signed the path encoded the standard way rather than as it sent it.
-  const std::string as_sent = in.uri;
-  const std::string encoded = UriEncode(http::PercentDecode(in.uri, false), /*keep_slash=*/true);
-  if (!match && encoded != as_sent) {
-    in.uri = encoded;
-    match = matches(in);
-  }
-  // A client may have kept the tabs in a signed value as they were.
-  if (!match && tabbed) {
-    in.blanks = HeaderBlanks::kSpacesOnly;
-    in.headers.clear();
-    for (const auto& name : c.signed_headers) {
-      in.headers.emplace_back(name, HeaderValues(r.headers, name, HeaderBlanks::kSpacesOnly));
-    }
-    in.uri = as_sent;
-    match = matches(in);
-    if (!match && encoded != as_sent) {
+  // Where the first form does not match, the others a client may have signed: the path encoded
+  // the standard way rather than as it was sent, and tabs in a signed value kept as they were
+  // (tried only where a value has one).
+  if (!match) {
+    const std::string as_sent = in.uri;
+    const std::string encoded = UriEncode(http::PercentDecode(in.uri, false), /*keep_slash=*/true);
+    if (encoded != as_sent) {
       in.uri = encoded;
       match = matches(in);
+    }
+    std::vector<std::pair<std::string, std::string>> kept;
+    bool tabbed = false;
+    for (const auto& name : c.signed_headers) {
+      kept.emplace_back(name, HeaderValues(r.headers, name, HeaderBlanks::kSpacesOnly));
+      tabbed = tabbed || kept.back().second.find('\t') != std::string::npos;
+    }
+    if (!match && tabbed) {
+      in.blanks = HeaderBlanks::kSpacesOnly;
+      in.headers = std::move(kept);
+      in.uri = as_sent;
+      match = matches(in);
+      if (!match && encoded != as_sent) {
+        in.uri = encoded;
+        match = matches(in);
+      }
     }
   }
   if (!match) {
