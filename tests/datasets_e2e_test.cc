@@ -45,6 +45,15 @@ class DatasetsE2eTest : public ApiFixture {
     WriteFile(Local("jsonl/b.jsonl"), b);
   }
 
+  // The dataset "tiny" of a.jsonl's 300 lines, in one shard; its index.
+  DatasetIndex CreateTinyOfOneShard() {
+    WriteJsonl();
+    auto created = Run({"dataset", "create", "tiny", "--from", Local("jsonl/a.jsonl").string(),
+                        "--format", "jsonl"});
+    EXPECT_EQ(created.exit_code, 0) << created.output;
+    return Index("tiny");
+  }
+
   DatasetIndex Index(const std::string& name) {
     auto index = datasets::FetchDatasetIndex(app_->url(), admin_token_, name);
     EXPECT_TRUE(index.ok()) << index.status().ToString();
@@ -274,12 +283,7 @@ TEST_F(DatasetsE2eTest, BadInputIsRefusedClearlyAndLeavesNothingBehind) {
 // Deleting a dataset deletes the objects its index names, so an index may name only objects
 // under the dataset's own name, each once: never another dataset's shards or a user's files.
 TEST_F(DatasetsE2eTest, AnIndexNamesOnlyObjectsUnderItsOwnNameEachOnce) {
-  WriteJsonl();
-  ASSERT_EQ(Run({"dataset", "create", "tiny", "--from", Local("jsonl/a.jsonl").string(), "--format",
-                 "jsonl"})
-                .exit_code,
-            0);
-  DatasetIndex tiny = Index("tiny");
+  DatasetIndex tiny = CreateTinyOfOneShard();
   ASSERT_EQ(tiny.shards.size(), 1u);
   const datasets::ShardInfo& shard = tiny.shards[0];
   auto index_of = [&](const std::string& name, const std::vector<std::string>& keys) {
@@ -338,12 +342,7 @@ bool FlipByteAt(const fs::path& file, const std::string& needle) {
 }
 
 TEST_F(DatasetsE2eTest, DamagedShardsAreRefetchedOrReportedNeverRead) {
-  WriteJsonl();
-  ASSERT_EQ(Run({"dataset", "create", "tiny", "--from", Local("jsonl/a.jsonl").string(), "--format",
-                 "jsonl"})
-                .exit_code,
-            0);
-  DatasetIndex index = Index("tiny");
+  DatasetIndex index = CreateTinyOfOneShard();
   ASSERT_EQ(index.shards.size(), 1u);
   const fs::path cache = dir_.path() / "cache";
   std::map<int64_t, std::string> got;
