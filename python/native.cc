@@ -180,6 +180,21 @@ PYBIND11_MODULE(_native, m) {
         return tf::datasets::DatasetIndexToJson(FetchIndex(server, token, name)).dump();
       },
       py::arg("server"), py::arg("token"), py::arg("name"), "The dataset's index as JSON text.");
+  m.def(
+      "rank_samples",
+      [](const std::string& server, const std::string& token, const std::string& name,
+         int num_nodes, int node_rank, int ranks_per_node, int local_rank) {
+        PartitionParams p;
+        p.num_nodes = num_nodes;
+        p.node_rank = node_rank;
+        p.ranks_per_node = ranks_per_node;
+        p.local_rank = local_rank;
+        if (tf::Status valid = tf::datasets::ValidatePartition(p); !valid.ok()) Raise(valid);
+        return tf::datasets::RankShare(FetchIndex(server, token, name).samples, p);
+      },
+      py::arg("server"), py::arg("token"), py::arg("name"), py::arg("num_nodes"),
+      py::arg("node_rank"), py::arg("ranks_per_node"), py::arg("local_rank"),
+      "How many samples of an epoch the rank reads (Reader.rank_samples), without reading.");
   py::class_<Reader>(m, "Reader")
       .def(py::init<const std::string&, const std::string&, const std::string&, uint64_t, int64_t,
                     int, int, int, int, int, int, int, int64_t, int64_t, const std::string&,

@@ -81,6 +81,7 @@ TEST(PartitionTest, EverySampleExactlyOnceForManyShapes) {
                       }
                     }
                     EXPECT_EQ(rank_total, PlanRank(sizes, p).samples);
+                    EXPECT_EQ(rank_total, RankShare(total, p));
                     smallest = std::min(smallest, rank_total);
                     largest = std::max(largest, rank_total);
                   }

@@ -141,7 +141,13 @@ def refused(what, make):
         make()
     except (ValueError, RuntimeError) as e:  # the reader's own refusals are RuntimeErrors
         print(json.dumps({"refused": what, "message": str(e)}), flush=True)
-refused("unaligned", lambda: list(loader(dataset(epoch=0, samples_seen=6))))
+# Refused before any shard is fetched: a cache of its own is left without shards.
+unaligned_cache = cache + "-unaligned"
+refused("unaligned", lambda: list(loader(dataset(epoch=0, samples_seen=6,
+                                                 cache_dir=unaligned_cache))))
+print(json.dumps({"run": "unaligned-cache", "samples": sorted(
+    f for _, _, files in os.walk(unaligned_cache) for f in files if f.endswith(".tfs"))}),
+    flush=True)
 refused("past-the-end", lambda: list(loader(dataset(rank=0, world_size=2, epoch=0,
                                                    samples_seen=len(full[0]) + 4))))
 refused("rank", lambda: dataset(rank=5, world_size=4))
@@ -374,6 +380,8 @@ TEST_F(DatasetsPythonTest, WorkersKeepThePositionAcrossResumesEpochsAndGivenRank
   };
   says("unaligned", "samples_seen 6 is not a whole number of batches of 4: with 2 DataLoader "
                     "workers an epoch can only be resumed at a batch boundary or at its end");
+  ASSERT_TRUE(by_run.count("unaligned-cache")) << output;
+  EXPECT_TRUE(by_run["unaligned-cache"].empty()) << "shards fetched before the refusal";
   says("past-the-end", "samples_seen " + std::to_string(full.size() + 4) +
                            " is past the end of this rank's share of the epoch (" +
                            std::to_string(full.size()) + " samples of dataset 'lines')");

@@ -261,14 +261,15 @@ class Dataset(torch.utils.data.IterableDataset):
         unaligned = num_workers > 1 and samples_seen % self.block != 0
         if num_workers > 1 and not unaligned:
             worker_id = (worker_id + samples_seen // self.block) % num_workers
-        reader = self._open_reader(epoch, samples_seen, num_workers, worker_id)
-        if unaligned and samples_seen < reader.rank_samples:
+        # Checked before the reader is opened, which starts fetching and reading shards.
+        if unaligned and samples_seen < self._rank_samples():
             # (Past the end, the epoch is over, however its last batch was cut: nothing to read.)
             raise ValueError(
                 "samples_seen %d is not a whole number of batches of %d: with %d DataLoader "
                 "workers an epoch can only be resumed at a batch boundary or at its end (give "
                 "the batch size the checkpoint was made with)"
                 % (samples_seen, self.block, num_workers))
+        reader = self._open_reader(epoch, samples_seen, num_workers, worker_id)
         if info is None:
             # Read in this process: the next iteration, unless set_epoch says otherwise, reads
             # the next pass whole. (A DataLoader's workers cannot tell when the others have
@@ -291,6 +292,12 @@ class Dataset(torch.utils.data.IterableDataset):
         decode = self.decode
         for _, data in reader:
             yield decode(data) if decode is not None else data
+
+    def _rank_samples(self):
+        return _native.rank_samples(
+            self.server, self.token, self.name, num_nodes=self.world_size // self.local_world_size,
+            node_rank=self.rank // self.local_world_size, ranks_per_node=self.local_world_size,
+            local_rank=self.local_rank)
 
     def _open_reader(self, epoch, samples_seen, num_workers, worker_id):
         return _native.Reader(

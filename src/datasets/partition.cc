@@ -48,6 +48,11 @@ Status OutOfRange(const std::string& field, int64_t value, const std::string& ra
                          range);
 }
 
+// Rank r gets [RankStart(r), RankStart(r + 1)) of the epoch's sequence.
+int64_t RankStart(int64_t total_samples, int64_t rank, int64_t world) {
+  return static_cast<int64_t>(static_cast<__int128>(total_samples) * rank / world);
+}
+
 }  // namespace
 
 Status ValidatePartition(const PartitionParams& p) {
@@ -80,17 +85,18 @@ std::vector<int64_t> ShardOrder(int64_t shard_count, uint64_t seed, int64_t epoc
   return order;
 }
 
+int64_t RankShare(int64_t total_samples, const PartitionParams& p) {
+  return RankStart(total_samples, p.rank() + 1, p.world_size()) -
+         RankStart(total_samples, p.rank(), p.world_size());
+}
+
 RankPlan PlanRank(const std::vector<int64_t>& shard_samples, const PartitionParams& p) {
   int64_t total = 0;
   for (int64_t n : shard_samples) total += n;
-  const int64_t world = p.world_size(), rank = p.rank();
-  // Rank r gets [lo, hi) of the epoch's sequence: floor(total * r / world) onwards.
-  auto bound = [&](int64_t r) {
-    return static_cast<int64_t>(static_cast<__int128>(total) * r / world);
-  };
-  const int64_t lo = bound(rank), hi = bound(rank + 1);
+  const int64_t lo = RankStart(total, p.rank(), p.world_size());
   RankPlan plan;
-  plan.samples = hi - lo;
+  plan.samples = RankShare(total, p);
+  const int64_t hi = lo + plan.samples;
   int64_t at = 0;  // sequence position of the current shard's first sample
   int64_t position = 0;
   Window window;

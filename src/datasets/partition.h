@@ -71,6 +71,10 @@ struct SampleRef {
 // The epoch's shard order: a permutation of 0..shard_count-1.
 std::vector<int64_t> ShardOrder(int64_t shard_count, uint64_t seed, int64_t epoch);
 
+// How many of an epoch's `total_samples` samples rank p.rank() reads (step 2): what
+// PlanRank(...).samples is, without planning the windows. Call ValidatePartition first.
+int64_t RankShare(int64_t total_samples, const PartitionParams& p);
+
 // The rank's share of the epoch. `shard_samples[i]` is shard i's sample count (each > 0).
 // Call ValidatePartition first.
 RankPlan PlanRank(const std::vector<int64_t>& shard_samples, const PartitionParams& p);
