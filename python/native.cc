@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "datasets/batch_ring.h"
+#include "datasets/buffer_pool.h"
 #include "datasets/dataset_reader.h"
 #include "datasets/shard_fetcher.h"
 
@@ -19,9 +21,11 @@ namespace py = pybind11;
 namespace {
 
 using tf::datasets::BatchRing;
+using tf::datasets::BufferPool;
 using tf::datasets::DatasetIndex;
 using tf::datasets::DatasetReader;
 using tf::datasets::PartitionParams;
+using tf::datasets::PooledBuffer;
 
 [[noreturn]] void Raise(const tf::Status& status) {
   if (status.code() == tf::StatusCode::kNotFound) throw py::key_error(status.message());
@@ -38,6 +42,25 @@ DatasetIndex FetchIndex(const std::string& server, const std::string& token,
   }();
   if (!index.ok()) Raise(index.status());
   return *std::move(index);
+}
+
+// A batch's bytes in memory of the batch pool (src/datasets/buffer_pool.h), which torch.frombuffer
+// makes the batch's tensor over: the memory goes back to the pool once the tensor is gone.
+class BatchBytes {
+ public:
+  BatchBytes(PooledBuffer buffer, uint64_t size) : buffer_(std::move(buffer)), size_(size) {}
+  char* data() const { return buffer_.data(); }
+  uint64_t size() const { return size_; }
+
+ private:
+  PooledBuffer buffer_;
+  uint64_t size_;
+};
+
+PooledBuffer BatchBuffer(uint64_t bytes) {
+  tf::Result<PooledBuffer> buffer = BufferPool::ForBatches().Get(bytes);
+  if (!buffer.ok()) Raise(buffer.status());
+  return std::move(buffer).value();
 }
 
 // One worker's iterator over its share of an epoch; yields (dataset index, bytes).
@@ -77,12 +100,31 @@ class Reader {
     return py::make_tuple(s.index, py::bytes(s.data.data(), s.data.size()));
   }
 
-  // Up to `n` next samples as one buffer: (bytearray of their bytes back to back, bytearray of
+  // Up to `n` next samples as one buffer: (BatchBytes of their bytes back to back, bytearray of
   // n + 1 little-endian int64 offsets into it). Raises StopIteration once nothing is left.
   py::tuple NextBatch(int64_t n) {
-    std::string data;
-    py::bytearray offsets = ReadBatch(n, [&](std::string_view sample) { data.append(sample); });
-    return py::make_tuple(py::bytearray(data.data(), data.size()), std::move(offsets));
+    // The last batch's size is the first guess; a buffer too small moves into one twice as big.
+    PooledBuffer data;
+    uint64_t used = 0;
+    tf::Status failed;
+    py::bytearray offsets = ReadBatch(n, [&](std::string_view sample) {
+      if (!failed.ok()) return;
+      if (used + sample.size() > data.capacity()) {
+        tf::Result<PooledBuffer> bigger = BufferPool::ForBatches().Get(
+            std::max({used + sample.size(), 2 * data.capacity(), last_batch_bytes_}));
+        if (!bigger.ok()) {
+          failed = bigger.status();
+          return;
+        }
+        if (used > 0) std::memcpy(bigger->data(), data.data(), used);
+        data = std::move(bigger).value();
+      }
+      std::memcpy(data.data() + used, sample.data(), sample.size());
+      used += sample.size();
+    });
+    if (!failed.ok()) Raise(failed);
+    last_batch_bytes_ = used;
+    return py::make_tuple(BatchBytes(std::move(data), used), std::move(offsets));
   }
 
   // The same written into a slot of `ring` that this process claims: (slot, ticket, bytes in
@@ -148,26 +190,24 @@ class Reader {
   }
 
   std::unique_ptr<DatasetReader> reader_;
+  uint64_t last_batch_bytes_ = 0;
 };
 
-// BatchRing::Take into a new bytearray, the copy made without the GIL.
-py::bytearray TakeBatch(BatchRing& ring, int slot, uint64_t ticket, uint64_t bytes) {
+// BatchRing::Take into a buffer of the batch pool, the copy made without the GIL.
+BatchBytes TakeBatch(BatchRing& ring, int slot, uint64_t ticket, uint64_t bytes) {
   if (bytes > ring.slot_bytes()) {
     throw py::value_error("a batch of " + std::to_string(bytes) +
                           " bytes cannot be in a ring slot of " +
                           std::to_string(ring.slot_bytes()));
   }
-  auto out = py::reinterpret_steal<py::bytearray>(
-      PyByteArray_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(bytes)));
-  if (!out) throw py::error_already_set();
-  char* into = PyByteArray_AsString(out.ptr());
+  PooledBuffer out = BatchBuffer(bytes);
   tf::Status taken;
   {
     py::gil_scoped_release unlocked;
-    taken = ring.Take(slot, ticket, bytes, into);
+    taken = ring.Take(slot, ticket, bytes, out.data());
   }
   if (!taken.ok()) Raise(taken);
-  return out;
+  return BatchBytes(std::move(out), bytes);
 }
 
 }  // namespace
@@ -208,12 +248,22 @@ PYBIND11_MODULE(_native, m) {
       .def("__iter__", [](Reader& r) -> Reader& { return r; })
       .def("__next__", &Reader::Next)
       .def("next_batch", &Reader::NextBatch, py::arg("n"),
-           "Up to n samples as (data, offsets): two bytearrays, the second n + 1 int64s.")
+           "Up to n samples as (data, offsets): BatchBytes of their bytes, and a bytearray of "
+           "n + 1 int64s.")
       .def("next_shared_batch", &Reader::NextSharedBatch, py::arg("ring"), py::arg("n"),
            "Up to n samples written into a slot of ring that this process claims: (slot, "
            "ticket, bytes, offsets); (-1, 0, data, offsets) where no slot is free or they do "
            "not fit.")
       .def_property_readonly("rank_samples", &Reader::rank_samples);
+  py::class_<BatchBytes>(m, "BatchBytes", py::buffer_protocol(),
+                         "A batch's bytes in recycled memory (src/datasets/buffer_pool.h), given "
+                         "back when nothing refers to it; a buffer for torch.frombuffer.")
+      .def_buffer([](BatchBytes& b) {
+        return py::buffer_info(b.data(), 1, py::format_descriptor<uint8_t>::format(), 1,
+                               {static_cast<py::ssize_t>(b.size())}, {py::ssize_t{1}});
+      })
+      .def("__len__", &BatchBytes::size)
+      .def("__bytes__", [](const BatchBytes& b) { return py::bytes(b.data(), b.size()); });
   py::class_<BatchRing>(m, "BatchRing",
                         "Shared memory for handing batches from DataLoader workers to the main "
                         "process (src/datasets/batch_ring.h); make it before they are forked.")
@@ -224,7 +274,7 @@ PYBIND11_MODULE(_native, m) {
            }),
            py::arg("slots"), py::arg("slot_bytes"))
       .def("take", &TakeBatch, py::arg("slot"), py::arg("ticket"), py::arg("bytes"),
-           "Copies a claimed slot's first `bytes` out into a bytearray and frees the slot.")
+           "Copies a claimed slot's first `bytes` out into BatchBytes and frees the slot.")
       .def("release", &BatchRing::Release, py::arg("slot"), py::arg("ticket"),
            "Frees a claimed slot without reading it.")
       .def("holder", &BatchRing::holder, py::arg("slot"), "The process holding a slot, 0 if free.")

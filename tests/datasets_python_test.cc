@@ -56,14 +56,15 @@ for rank in range(2):
         print(json.dumps({"rank": rank, "epoch": "1-pass-%d" % n, "samples": list(plain)}),
               flush=True)
     # Epoch 1 again in batches of 4 as (data, offsets) tensors, in the main process and in two
-    # workers: the same samples in the same order.
+    # workers: the same samples in the same order. Every batch is kept until the epoch is over
+    # and read only then: the memory of a batch still held is never another batch's.
     for workers in (0, 2):
         batched = tensorfleet_data.Dataset("lines", seed=5, rank=rank, world_size=2,
                                            batch_size=4, cache_dir=cache, batched=True)
         batched.set_epoch(1)
+        kept = list(torch.utils.data.DataLoader(batched, batch_size=None, num_workers=workers))
         got = []
-        for data, offsets in torch.utils.data.DataLoader(batched, batch_size=None,
-                                                         num_workers=workers):
+        for data, offsets in kept:
             raw, o = bytes(data.numpy()), offsets.tolist()
             assert len(o) <= 5, o
             got += [raw[o[i]:o[i + 1]].decode() for i in range(len(o) - 1)]
