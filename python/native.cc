@@ -103,6 +103,7 @@ class Reader {
   // Up to `n` next samples as one buffer: (BatchBytes of their bytes back to back, bytearray of
   // n + 1 little-endian int64 offsets into it). Raises StopIteration once nothing is left.
   py::tuple NextBatch(int64_t n) {
+    if (!failed_.ok()) Raise(failed_);
     // The last batch's size is the first guess; a buffer too small moves into one twice as big.
     PooledBuffer data;
     uint64_t used = 0;
@@ -122,7 +123,12 @@ class Reader {
       std::memcpy(data.data() + used, sample.data(), sample.size());
       used += sample.size();
     });
-    if (!failed.ok()) Raise(failed);
+    if (!failed.ok()) {
+      // The samples read past the failure are gone from the reader: as the reader does with its
+      // own errors, every later call fails too, rather than go on without them.
+      failed_ = failed;
+      Raise(failed);
+    }
     last_batch_bytes_ = used;
     return py::make_tuple(BatchBytes(std::move(data), used), std::move(offsets));
   }
@@ -191,6 +197,7 @@ class Reader {
 
   std::unique_ptr<DatasetReader> reader_;
   uint64_t last_batch_bytes_ = 0;
+  tf::Status failed_;  // a batch that could not be made: what every later NextBatch raises
 };
 
 // BatchRing::Take into a buffer of the batch pool, the copy made without the GIL.
