@@ -21,14 +21,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 tf_bin=${TENSORFLEET:-$here/../build/src/tensorfleet}
 python=/usr/bin/python3
 dir=$(mktemp -d /var/tmp/tf-loader-ab.XXXXXX)
-export TENSORFLEET_HOME="$dir/data"
-mkdir -p "$dir/data"
-"$tf_bin" up --port 0 2>"$dir/server.log" &
-pid=$!
-trap 'kill -TERM $pid; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
-for _ in $(seq 100); do [ -s "$dir/data/url" ] && break; sleep 0.1; done
-export TENSORFLEET_SERVER_URL=$(cat "$dir/data/url")
-export TENSORFLEET_TOKEN=$(cat "$dir/data/admin-token")
+. "$(dirname "$0")/start_server.sh"
+start_server "$tf_bin" "$dir"
 
 "$python" - "$dir" "$samples" "$kib" <<'PY'
 import base64, os, sys

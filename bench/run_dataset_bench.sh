@@ -36,14 +36,8 @@ dir=$(mktemp -d "${5:-/var/tmp}/tf-dataset-bench.XXXXXX")
 tf_bin="$build/src/tensorfleet"
 python=/usr/bin/python3
 export PYTHONPATH="$build/python"
-export TENSORFLEET_HOME="$dir/data"
-mkdir -p "$dir/data"
-"$tf_bin" up --port 0 2>"$dir/server.log" &
-pid=$!
-trap 'kill -TERM $pid; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
-for _ in $(seq 100); do [ -s "$dir/data/url" ] && break; sleep 0.1; done
-export TENSORFLEET_SERVER_URL=$(cat "$dir/data/url")
-export TENSORFLEET_TOKEN=$(cat "$dir/data/admin-token")
+. "$(dirname "$0")/start_server.sh"
+start_server "$tf_bin" "$dir"
 
 cold() { sync; if [ "$(id -u)" -eq 0 ]; then echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true; fi; }
 seconds() {

@@ -23,14 +23,8 @@ set -euo pipefail
 tf_bin=${1:-build/src/tensorfleet}
 mib=${2:-1024}
 dir=$(mktemp -d "${3:-/var/tmp}/tf-s3-bench.XXXXXX")
-export TENSORFLEET_HOME="$dir/data"
-mkdir -p "$dir/data"
-"$tf_bin" up --port 0 2>"$dir/server.log" &
-pid=$!
-trap 'kill -TERM $pid; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
-for _ in $(seq 100); do [ -s "$dir/data/url" ] && break; sleep 0.1; done
-url=$(cat "$dir/data/url")
-auth="Authorization: Bearer $(cat "$dir/data/admin-token")"
+. "$(dirname "$0")/start_server.sh"
+start_server "$tf_bin" "$dir"
 "$tf_bin" bucket create bench >/dev/null
 key_json=$("$tf_bin" --json s3 key create bench)
 export S3_ENDPOINT=$url
