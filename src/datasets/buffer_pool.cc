@@ -14,8 +14,6 @@ namespace {
 constexpr uint64_t kGranule = uint64_t{64} << 10;
 constexpr uint64_t kBatchPoolBytes = uint64_t{128} << 20;
 
-BufferPool* batch_pool = nullptr;  // ForBatches', once made; never destroyed
-
 }  // namespace
 
 PooledBuffer::PooledBuffer(PooledBuffer&& other) noexcept
@@ -105,16 +103,17 @@ int64_t BufferPool::mapped() const {
 }
 
 BufferPool& BufferPool::ForBatches() {
+  // Never destroyed: buffers may be given back to it while the process exits.
   static BufferPool* pool = [] {
-    batch_pool = new BufferPool(kBatchPoolBytes);
+    auto* made = new BufferPool(kBatchPoolBytes);
     ::pthread_atfork(LockForFork, UnlockAfterFork, UnlockAfterFork);
-    return batch_pool;
+    return made;
   }();
   return *pool;
 }
 
-void BufferPool::LockForFork() { batch_pool->mu_.lock(); }
+void BufferPool::LockForFork() { ForBatches().mu_.lock(); }
 
-void BufferPool::UnlockAfterFork() { batch_pool->mu_.unlock(); }
+void BufferPool::UnlockAfterFork() { ForBatches().mu_.unlock(); }
 
 }  // namespace tf::datasets
