@@ -40,6 +40,12 @@ namespace tf::datasets {
 // Open maps without reading anything in; Populate reads a range in (the reader populates the
 // bytes of the samples it will read, so that its shuffled reads take no page faults).
 //
+// The mapping is advised MADV_HUGEPAGE: where the page cache holds the file in 2 MiB pieces (a
+// file read in from the disk through such a mapping, or written in large blocks as
+// BlockWriter does), each piece is mapped with one page-table entry instead of 512. Reading a
+// shard through 4 KiB entries ran at a third of the speed on a virtual machine whose page
+// tables the hypervisor shadows (docs/benchmarks/datasets.md, 2026-12-05).
+//
 // Fork-safe: a process forked while another thread maps a file can map it too.
 class MappedShard {
  public:
