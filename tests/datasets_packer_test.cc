@@ -31,7 +31,7 @@ class PackerTest : public ::testing::Test {
   std::vector<std::string> samples_;
   uint64_t bytes_read_ = 0;
   Packer packer_{1 << 20,
-                 [this](std::string shard, uint64_t) -> Status {
+                 [this](std::string_view shard, uint64_t) -> Status {
                    auto view = ShardView::Open(shard, "test");
                    if (!view.ok()) return view.status();
                    for (uint64_t i = 0; i < view->sample_count(); ++i) {

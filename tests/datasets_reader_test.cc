@@ -102,7 +102,7 @@ DatasetIndex MakeDataset(FakeFetcher& fake, int shards, int per_shard) {
   for (int s = 0; s < shards; ++s) {
     ShardWriter w;
     for (int i = 0; i < per_shard; ++i) EXPECT_TRUE(w.Add(SampleText(next + i)).ok());
-    std::string bytes = w.Finish();
+    std::string bytes(w.Finish());
     ShardInfo info{s,
                    "datasets",
                    "fake/x/shard-" + std::to_string(s),

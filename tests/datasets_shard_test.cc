@@ -13,7 +13,7 @@ namespace {
 std::string MakeShard(const std::vector<std::string>& samples) {
   ShardWriter w;
   for (const auto& s : samples) EXPECT_TRUE(w.Add(s).ok());
-  return w.Finish();
+  return std::string(w.Finish());
 }
 
 TEST(ShardFormatTest, RoundTripsSamplesIncludingEmptyAndBinaryOnes) {
@@ -23,7 +23,7 @@ TEST(ShardFormatTest, RoundTripsSamplesIncludingEmptyAndBinaryOnes) {
   for (const auto& s : samples) ASSERT_TRUE(w.Add(s).ok());
   EXPECT_EQ(w.sample_count(), 4u);
   const uint64_t predicted = w.size();
-  std::string shard = w.Finish();
+  std::string shard(w.Finish());
   EXPECT_EQ(shard.size(), predicted);
   EXPECT_EQ(shard.substr(0, 8), "TFSHARD1");
   auto view = ShardView::Open(shard, "s0");
@@ -41,6 +41,36 @@ TEST(ShardFormatTest, RoundTripsSamplesIncludingEmptyAndBinaryOnes) {
   auto empty = ShardView::Open(w.Finish(), "empty");
   ASSERT_TRUE(empty.ok());
   EXPECT_EQ(empty->sample_count(), 0u);
+}
+
+TEST(ShardFormatTest, OneWriterBuildsShardAfterShardInTheSameMemory) {
+  // A big shard, then a small one: nothing of the first may show in the second (its table and
+  // footer lie where the first one's samples were).
+  ShardWriter w;
+  ASSERT_TRUE(w.Add(std::string(300000, 'a')).ok());
+  ASSERT_TRUE(w.Add("second").ok());
+  std::string_view first = w.Finish();
+  const char* memory = first.data();
+  auto big = ShardView::Open(first, "big");
+  ASSERT_TRUE(big.ok()) << big.status().ToString();
+  EXPECT_EQ(big->sample_count(), 2u);
+  EXPECT_EQ(*big->Sample(1), "second");
+  EXPECT_EQ(w.size(), kShardHeaderSize + kShardFooterSize);  // empty again
+
+  ASSERT_TRUE(w.Add("x").ok());
+  ASSERT_TRUE(w.Add("yz").ok());
+  EXPECT_EQ(w.sample_count(), 2u);
+  const uint64_t predicted = w.size();
+  std::string_view second = w.Finish();
+  EXPECT_EQ(second.data(), memory);  // no new memory for it
+  EXPECT_EQ(second.size(), predicted);
+  EXPECT_EQ(std::string(second), MakeShard({"x", "yz"}));
+  auto small = ShardView::Open(second, "small");
+  ASSERT_TRUE(small.ok()) << small.status().ToString();
+  ASSERT_EQ(small->sample_count(), 2u);
+  EXPECT_EQ(*small->Sample(0), "x");
+  EXPECT_EQ(*small->Sample(1), "yz");
+  EXPECT_TRUE(small->Verify().ok());
 }
 
 TEST(ShardFormatTest, SampleBytesIsTheOneRangeThatSamplesTake) {

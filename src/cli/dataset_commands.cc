@@ -167,7 +167,7 @@ Status Create(const Connection& conn, const CreateFlags& f) {
   uint64_t index_bytes = 0;
   uint64_t consumed = 0;  // of input_bytes, packed so far
   Progress progress("packing " + f.name, input_bytes);
-  datasets::Packer packer(shard_size, [&](std::string shard, uint64_t samples) -> Status {
+  datasets::Packer packer(shard_size, [&](std::string_view shard, uint64_t samples) -> Status {
     char name[32];
     std::snprintf(name, sizeof name, "shard-%06zu.tfs", uploaded.size());
     std::string key = prefix + name;

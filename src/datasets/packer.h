@@ -36,7 +36,8 @@ Result<std::vector<std::filesystem::path>> ListSourceFiles(const std::vector<std
 // further. Not thread-safe.
 class Packer {
  public:
-  using Emit = std::function<Status(std::string shard, uint64_t samples)>;
+  // `shard` is valid until `emit` returns.
+  using Emit = std::function<Status(std::string_view shard, uint64_t samples)>;
   Packer(uint64_t shard_size, Emit emit, uint64_t max_sample_bytes = kMaxSampleBytes)
       : shard_size_(shard_size),
         emit_(std::move(emit)),

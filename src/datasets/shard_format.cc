@@ -34,7 +34,14 @@ Status Corrupt(const std::string& name, uint64_t offset, const std::string& what
 
 ShardWriter::ShardWriter() : data_(kShardHeaderSize, '\0') {}
 
+void ShardWriter::StartOver() {
+  data_.resize(kShardHeaderSize);  // Finish writes every byte of the header again
+  entries_.clear();
+  finished_ = false;
+}
+
 Status ShardWriter::Add(std::string_view sample) {
+  if (finished_) StartOver();
   if (sample.size() > kMaxSampleBytes) {
     return InvalidArgument("a sample of " + std::to_string(sample.size()) +
                            " bytes is larger than a shard can hold (4 GiB - 1)");
@@ -46,11 +53,13 @@ Status ShardWriter::Add(std::string_view sample) {
 }
 
 uint64_t ShardWriter::size() const {
+  if (finished_) return kShardHeaderSize + kShardFooterSize;
   return data_.size() + entries_.size() * kShardEntrySize + kShardFooterSize;
 }
 
-std::string ShardWriter::Finish() {
-  std::string out = std::move(data_);
+std::string_view ShardWriter::Finish() {
+  if (finished_) StartOver();
+  std::string& out = data_;
   const uint64_t table = out.size();
   std::memcpy(out.data(), kShardMagic.data(), 8);
   PutU32(out.data() + 8, kShardVersion);
@@ -67,8 +76,8 @@ std::string ShardWriter::Finish() {
   }
   PutU32(p, objects::Crc32c(std::string_view(out.data() + table, p - (out.data() + table))));
   std::memcpy(p + 4, kShardEndMagic.data(), 4);
-  data_.assign(kShardHeaderSize, '\0');
   entries_.clear();
+  finished_ = true;
   return out;
 }
 

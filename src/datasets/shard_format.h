@@ -29,7 +29,7 @@ inline constexpr uint64_t kShardFooterSize = 8;
 // A sample's size is a u32 in the table.
 inline constexpr uint64_t kMaxSampleBytes = 0xffffffffu;
 
-// Builds a shard in memory. Not thread-safe.
+// Builds a shard in memory, one after another in the same memory. Not thread-safe.
 class ShardWriter {
  public:
   ShardWriter();
@@ -38,8 +38,10 @@ class ShardWriter {
   uint64_t sample_count() const { return entries_.size(); }
   // The size the shard would have if finished now.
   uint64_t size() const;
-  // The whole shard; the writer is empty again afterwards.
-  std::string Finish();
+  // The whole shard, valid until the next Add or Finish; the writer is empty again afterwards.
+  // The next shard is built in the same memory: a packer making shard after shard of 64 MiB
+  // does not take (and fault in) fresh memory for each.
+  std::string_view Finish();
 
  private:
   struct Entry {
@@ -47,8 +49,11 @@ class ShardWriter {
     uint32_t size;
     uint32_t crc;
   };
-  std::string data_;  // header placeholder and samples so far
+  // Empties a finished writer, keeping its memory.
+  void StartOver();
+  std::string data_;  // header placeholder and samples so far; the whole shard once finished
   std::vector<Entry> entries_;
+  bool finished_ = false;  // data_ holds the shard Finish returned
 };
 
 // A shard's bytes, checked. Holds a view of `bytes`: they must outlive it.
