@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/dataset_read.h"
 #include "cli/progress.h"
+#include "cli/shard_uploader.h"
 #include "cli/table.h"
 #include "datasets/dataset_index.h"
 #include "datasets/packer.h"
@@ -162,26 +163,28 @@ Status Create(const Connection& conn, const CreateFlags& f) {
   // a dataset of this name deleted and created again.
   const std::string prefix = f.name + "/" + RandomHex(8) + "/";
   Json shards = Json::array();
-  std::vector<std::string> uploaded;
+  uint64_t emitted = 0;  // shards handed to the uploader
   uint64_t shard_bytes = 0;
   uint64_t index_bytes = 0;
   uint64_t consumed = 0;  // of input_bytes, packed so far
   Progress progress("packing " + f.name, input_bytes);
+  // Uploads each shard while the next one is packed.
+  ShardUploader uploader(*objects, f.bucket);
   datasets::Packer packer(shard_size, [&](std::string_view shard, uint64_t samples) -> Status {
     char name[32];
-    std::snprintf(name, sizeof name, "shard-%06zu.tfs", uploaded.size());
+    std::snprintf(name, sizeof name, "shard-%06llu.tfs", static_cast<unsigned long long>(emitted));
     std::string key = prefix + name;
     std::string sha = Sha256Hex(shard);
     Json entry{{"key", key}, {"samples", samples}, {"bytes", shard.size()}, {"sha256", sha}};
     index_bytes += entry.dump().size() + 1;
     if (index_bytes > IndexLimitBytes()) {  // more shards than the input's size promised
       const uint64_t projected = static_cast<uint64_t>(
-          static_cast<double>(uploaded.size() + 1) * input_bytes / std::max<uint64_t>(consumed, 1));
-      return TooManyShards(f.name, std::max<uint64_t>(projected, uploaded.size() + 1),
-                           shard_size, entry_bytes);
+          static_cast<double>(emitted + 1) * input_bytes / std::max<uint64_t>(consumed, 1));
+      return TooManyShards(f.name, std::max<uint64_t>(projected, emitted + 1), shard_size,
+                           entry_bytes);
     }
-    TF_RETURN_IF_ERROR(objects->PutBytes(f.bucket, key, shard).WithContext("uploading " + key));
-    uploaded.push_back(key);
+    TF_RETURN_IF_ERROR(uploader.Submit(std::move(key), shard));
+    ++emitted;
     shard_bytes += shard.size();
     shards.push_back(std::move(entry));
     return OkStatus();
@@ -195,7 +198,11 @@ Status Create(const Connection& conn, const CreateFlags& f) {
     if (!packed.ok()) break;
   }
   if (packed.ok()) packed = packer.Finish();
+  // The last upload, or the one in flight when packing failed, ends before anything goes on.
+  Status upload = uploader.Finish();
+  if (packed.ok()) packed = upload;
   progress.Finish();
+  const std::vector<std::string>& uploaded = uploader.uploaded();
   if (packed.ok()) {
     Json request{{"name", f.name},
                  {"bucket", f.bucket},

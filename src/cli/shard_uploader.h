@@ -1,0 +1,50 @@
+// Uploads the shards `dataset create` packs, on a thread of its own, one at a time and in order,
+// while the packer builds the next one: the packing (and its SHA-256) and the upload (sending,
+// and the server's MD5, SHA-256 and write) then take the two cores at once instead of in turn.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "worker/object_client.h"
+
+namespace tf::cli {
+
+class ShardUploader {
+ public:
+  ShardUploader(worker::ObjectClient& objects, std::string bucket);
+  ~ShardUploader();  // waits for the upload in flight
+  ShardUploader(const ShardUploader&) = delete;
+  ShardUploader& operator=(const ShardUploader&) = delete;
+
+  // Waits for the shard before to be uploaded, then copies `shard` (it need not outlive the
+  // call) and starts uploading it as `key`. Once an upload has failed nothing more is uploaded,
+  // and this returns that error ("uploading KEY: ...") without taking the shard.
+  Status Submit(std::string key, std::string_view shard);
+  // Waits for the last upload: OK if every shard submitted was uploaded, else the first error.
+  Status Finish();
+  // The keys uploaded, in order (those of a failed create to remove). After Finish.
+  const std::vector<std::string>& uploaded() const { return uploaded_; }
+
+ private:
+  void Run();
+
+  worker::ObjectClient& objects_;
+  const std::string bucket_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool pending_ = false;  // key_ and shard_ wait for the thread, or are being uploaded
+  bool stop_ = false;
+  std::string key_;     // guarded by mu_ while pending_ is false
+  std::string shard_;   // kept from one shard to the next (its memory faulted in once)
+  Status failed_;       // the first failed upload; guarded by mu_
+  std::vector<std::string> uploaded_;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace tf::cli
