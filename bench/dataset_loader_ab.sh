@@ -24,20 +24,7 @@ dir=$(mktemp -d /var/tmp/tf-loader-ab.XXXXXX)
 . "$(dirname "$0")/start_server.sh"
 start_server "$tf_bin" "$dir"
 
-"$python" - "$dir" "$samples" "$kib" <<'PY'
-import base64, os, sys
-root, n, kib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-size = kib * 1024
-line = base64.b64encode(os.urandom(size)).translate(bytes.maketrans(b"+/", b"-_"))[:size + 96]
-with open(os.path.join(root, "samples.txt"), "wb") as f:
-    for i in range(n):
-        f.write(line[i % 97:i % 97 + size] + b"\n")
-for i in range(n):
-    d = os.path.join(root, "loose", "%03d" % (i // 1000))
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "%06d.bin" % i), "wb") as f:
-        f.write(line[i % 97:i % 97 + size])
-PY
+"$python" "$(dirname "$0")/text_samples.py" "$dir/samples.txt" "$samples" "$kib" --loose "$dir/loose"
 "$tf_bin" dataset create bench --from "$dir/samples.txt" --format text --shard-size 64MiB
 rm "$dir/samples.txt"
 # Downloaded into the cache once; every step below reads it from there.

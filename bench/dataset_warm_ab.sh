@@ -19,14 +19,7 @@ tf_bin="$build/src/tensorfleet"
 . "$(dirname "$0")/start_server.sh"
 start_server "$tf_bin" "$dir"
 
-/usr/bin/python3 - "$dir/samples.txt" "$samples" "$kib" <<'PY'
-import base64, os, sys
-path, n, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) * 1024
-block = base64.b64encode(os.urandom(size)).translate(bytes.maketrans(b"+/", b"-_"))[:size + 96]
-with open(path, "wb") as f:
-    for i in range(n):
-        f.write(block[i % 97:i % 97 + size] + b"\n")
-PY
+python3 "$(dirname "$0")/text_samples.py" "$dir/samples.txt" "$samples" "$kib"
 "$tf_bin" dataset create bench --from "$dir/samples.txt" --format text --shard-size 64MiB
 rm "$dir/samples.txt"
 if [ "$(id -u)" -eq 0 ]; then sync; echo 3 >/proc/sys/vm/drop_caches; fi

@@ -65,15 +65,7 @@ else
   # Without the DataLoader steps nothing reads loose files: the samples are the lines of one text
   # file (random letters, SAMPLE_KIB each without the newline), which is much quicker to write and
   # to pack for hundreds of thousands of samples. The shards hold samples of the same size.
-  "$python" - "$dir/samples.txt" "$samples" "$kib" <<'PY'
-import base64, os, sys
-path, n, kib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-size = kib * 1024
-block = base64.b64encode(os.urandom(size)).translate(bytes.maketrans(b"+/", b"-_"))[:size + 96]
-with open(path, "wb") as f:
-    for i in range(n):
-        f.write(block[i % 97:i % 97 + size] + b"\n")
-PY
+  "$python" "$(dirname "$0")/text_samples.py" "$dir/samples.txt" "$samples" "$kib"
   "$tf_bin" dataset create bench --from "$dir/samples.txt" --format text --shard-size 64MiB
   rm "$dir/samples.txt"
 fi
