@@ -9,13 +9,13 @@
 
 #include <cstdio>
 #include <fstream>
-#include <random>
 #include <sstream>
 #include <string>
 
 #include "datasets/block_writer.h"
 #include "datasets/shard_cache.h"
 #include "file_test_util.h"
+#include "object_content.h"
 #include "store_test_env.h"
 
 #ifndef MADV_POPULATE_READ
@@ -25,21 +25,15 @@
 namespace tf::datasets {
 namespace {
 
+using tf::testing::Content;
 using tf::testing::ReadFile;
 using tf::testing::TempDir;
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
-std::string RandomBytes(uint64_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string out(n, '\0');
-  for (char& c : out) c = static_cast<char>(rng());
-  return out;
-}
-
 TEST(BlockWriterTest, TheFileHoldsEveryPieceInOrderWhateverTheirSizes) {
   TempDir dir;
-  const std::string content = RandomBytes(13 * kMiB + 12345, 1);
+  const std::string content = Content(13 * kMiB + 12345, 1);
   // Pieces smaller than a block, across a block's end, several blocks long, and empty ones.
   const uint64_t cuts[] = {1, 0, 65536, 3 * kMiB, 0, 5 * kMiB + 7, 4 * kMiB};
   BlockWriter writer;
@@ -57,7 +51,7 @@ TEST(BlockWriterTest, TheFileHoldsEveryPieceInOrderWhateverTheirSizes) {
 
 TEST(BlockWriterTest, OneWriterWritesFileAfterFile) {
   TempDir dir;
-  const std::string first = RandomBytes(6 * kMiB, 2), second = RandomBytes(100, 3);
+  const std::string first = Content(6 * kMiB, 2), second = Content(100, 3);
   BlockWriter writer;
   ASSERT_TRUE(writer.Open(dir.path() / "a").ok());
   ASSERT_TRUE(writer.Append(first).ok());
@@ -138,7 +132,7 @@ bool KernelMapsLargeFilePages(const std::filesystem::path& dir) {
     return false;
   }
   const auto path = dir / "control";
-  const std::string block = RandomBytes(4 * kMiB, 4);
+  const std::string block = Content(4 * kMiB, 4);
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return false;
   bool written = ::write(fd, block.data(), block.size()) == static_cast<ssize_t>(block.size()) &&
@@ -161,7 +155,7 @@ TEST(MappedShardLargePagesTest, AShardWrittenInSmallPiecesIsMappedInLargePages) 
                  << dir.path() << ")";
   }
   // As a download arrives: 64 KiB at a time.
-  const std::string content = RandomBytes(8 * kMiB, 5);
+  const std::string content = Content(8 * kMiB, 5);
   BlockWriter writer;
   ASSERT_TRUE(writer.Open(dir.path() / "shard.tfs").ok());
   for (uint64_t at = 0; at < content.size(); at += 65536) {
@@ -182,7 +176,7 @@ TEST(MappedShardLargePagesTest, AShardReadInFromTheDiskIsMappedInLargePages) {
     GTEST_SKIP() << "this kernel or filesystem does not map files in 2 MiB pages";
   }
   // Written in small pieces, then put out of the page cache: the mapping reads it back in.
-  const std::string content = RandomBytes(8 * kMiB, 6);
+  const std::string content = Content(8 * kMiB, 6);
   const auto path = tf::testing::WriteFile(dir.path() / "shard.tfs", content);
   int fd = ::open(path.c_str(), O_RDONLY);
   ASSERT_GE(fd, 0);
