@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "base/crypto.h"
 #include "cli/shard_uploader.h"
 #include "worker/memory_object_client.h"
 
@@ -24,7 +25,7 @@ TEST(ShardUploaderTest, EveryShardIsUploadedInOrderFromACopyOfTheBytesGiven) {
     ShardUploader uploader(objects, "datasets");
     for (int i = 0; i < 5; ++i) {
       buffer.assign(1000 + i, static_cast<char>('a' + i));
-      ASSERT_TRUE(uploader.Submit("d/shard-" + std::to_string(i), buffer).ok());
+      ASSERT_TRUE(uploader.Submit("d/shard-" + std::to_string(i), buffer, Sha256Hex(buffer)).ok());
       buffer.assign(buffer.size(), '#');  // reused at once: the upload must not see this
     }
     ASSERT_TRUE(uploader.Finish().ok());
@@ -48,14 +49,14 @@ TEST(ShardUploaderTest, AFailedUploadStopsTheRestAndIsReturned) {
     return key == "d/shard-1" ? Unavailable("the server went away") : OkStatus();
   });
   ShardUploader uploader(objects, "datasets");
-  ASSERT_TRUE(uploader.Submit("d/shard-0", "zero").ok());
-  ASSERT_TRUE(uploader.Submit("d/shard-1", "one").ok());  // fails on the uploader's thread
+  ASSERT_TRUE(uploader.Submit("d/shard-0", "zero", Sha256Hex("zero")).ok());
+  ASSERT_TRUE(uploader.Submit("d/shard-1", "one", Sha256Hex("one")).ok());  // fails on the uploader's thread
   // The next Submit waits for it and returns its error without taking the shard.
-  Status next = uploader.Submit("d/shard-2", "two");
+  Status next = uploader.Submit("d/shard-2", "two", Sha256Hex("two"));
   ASSERT_EQ(next.code(), StatusCode::kUnavailable) << next.ToString();
   EXPECT_NE(next.message().find("uploading d/shard-1"), std::string::npos) << next.message();
   EXPECT_NE(next.message().find("the server went away"), std::string::npos) << next.message();
-  EXPECT_EQ(uploader.Submit("d/shard-3", "three").code(), StatusCode::kUnavailable);
+  EXPECT_EQ(uploader.Submit("d/shard-3", "three", Sha256Hex("three")).code(), StatusCode::kUnavailable);
   EXPECT_EQ(uploader.Finish().code(), StatusCode::kUnavailable);
   EXPECT_EQ(uploader.uploaded(), std::vector<std::string>{"d/shard-0"});
   EXPECT_EQ(objects.puts(), 1);
@@ -64,12 +65,24 @@ TEST(ShardUploaderTest, AFailedUploadStopsTheRestAndIsReturned) {
   EXPECT_FALSE(two->has_value());
 }
 
+TEST(ShardUploaderTest, AShardWhoseHashIsNotItsOwnIsNotStored) {
+  worker::MemoryObjectClient objects;
+  ASSERT_TRUE(objects.EnsureBucket("datasets").ok());
+  ShardUploader uploader(objects, "datasets");
+  ASSERT_TRUE(uploader.Submit("d/shard-0", "packed", Sha256Hex("something else")).ok());
+  Status s = uploader.Finish();
+  ASSERT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("uploading d/shard-0"), std::string::npos) << s.message();
+  EXPECT_TRUE(uploader.uploaded().empty());
+  EXPECT_EQ(objects.puts(), 0);
+}
+
 TEST(ShardUploaderTest, DestroyedWithAnUploadInFlightItWaitsForIt) {
   worker::MemoryObjectClient objects;
   ASSERT_TRUE(objects.EnsureBucket("datasets").ok());
   {
     ShardUploader uploader(objects, "datasets");
-    ASSERT_TRUE(uploader.Submit("d/shard-0", std::string(100000, 'x')).ok());
+    ASSERT_TRUE(uploader.Submit("d/shard-0", std::string(100000, 'x'), Sha256Hex(std::string(100000, 'x'))).ok());
   }  // no Finish
   auto got = objects.GetBytes("datasets", "d/shard-0");
   ASSERT_TRUE(got.ok() && got->has_value());

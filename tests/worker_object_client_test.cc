@@ -82,6 +82,22 @@ TEST_F(WorkerObjectClientTest, ACheckedPutStoresOnlyTheExpectedContent) {
   EXPECT_FALSE(client_->GetBytes("work", "blobs/other")->has_value());
 }
 
+TEST_F(WorkerObjectClientTest, BytesOverAMegabyteStreamAndACheckedPutOfBytesKeepsOnlyTheirOwnHash) {
+  // Over 1 MiB the body is sent from the caller's memory a piece at a time.
+  std::string big(3 << 20, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>((i * 7919) >> 5);
+  ASSERT_TRUE(client_->PutBytes("work", "shards/big", big).ok());
+  EXPECT_EQ(*client_->GetBytes("work", "shards/big"), big);
+
+  ASSERT_TRUE(client_->PutBytesChecked("work", "shards/checked", big, Sha256Hex(big)).ok());
+  EXPECT_EQ(*client_->GetBytes("work", "shards/checked"), big);
+  for (const std::string& bytes : {std::string("small"), big}) {
+    Status s = client_->PutBytesChecked("work", "shards/wrong", bytes, Sha256Hex("not them"));
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+    EXPECT_FALSE(client_->GetBytes("work", "shards/wrong")->has_value());
+  }
+}
+
 TEST_F(WorkerObjectClientTest, ListingsCoverEveryPage) {
   for (int i = 0; i < 7; ++i) {
     ASSERT_TRUE(client_->PutBytes("work", "logs/" + std::to_string(i), "x").ok());

@@ -183,7 +183,7 @@ Status Create(const Connection& conn, const CreateFlags& f) {
       return TooManyShards(f.name, std::max<uint64_t>(projected, emitted + 1), shard_size,
                            entry_bytes);
     }
-    TF_RETURN_IF_ERROR(uploader.Submit(std::move(key), shard));
+    TF_RETURN_IF_ERROR(uploader.Submit(std::move(key), shard, sha));
     ++emitted;
     shard_bytes += shard.size();
     shards.push_back(std::move(entry));

@@ -17,11 +17,12 @@ ShardUploader::~ShardUploader() {
   thread_.join();
 }
 
-Status ShardUploader::Submit(std::string key, std::string_view shard) {
+Status ShardUploader::Submit(std::string key, std::string_view shard, std::string sha256) {
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return !pending_; });
   if (!failed_.ok()) return failed_;
   key_ = std::move(key);
+  sha256_ = std::move(sha256);
   shard_.assign(shard);
   pending_ = true;
   lock.unlock();
@@ -40,9 +41,10 @@ void ShardUploader::Run() {
   for (;;) {
     cv_.wait(lock, [&] { return stop_ || pending_; });
     if (!pending_) return;  // stopped, nothing left
-    // key_ and shard_ are this thread's until pending_ is cleared.
+    // key_, sha256_ and shard_ are this thread's until pending_ is cleared.
     lock.unlock();
-    Status put = objects_.PutBytes(bucket_, key_, shard_).WithContext("uploading " + key_);
+    Status put = objects_.PutBytesChecked(bucket_, key_, shard_, sha256_)
+                     .WithContext("uploading " + key_);
     lock.lock();
     if (put.ok()) {
       uploaded_.push_back(key_);

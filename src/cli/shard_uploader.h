@@ -23,9 +23,11 @@ class ShardUploader {
   ShardUploader& operator=(const ShardUploader&) = delete;
 
   // Waits for the shard before to be uploaded, then copies `shard` (it need not outlive the
-  // call) and starts uploading it as `key`. Once an upload has failed nothing more is uploaded,
-  // and this returns that error ("uploading KEY: ...") without taking the shard.
-  Status Submit(std::string key, std::string_view shard);
+  // call) and starts uploading it as `key`; `sha256` (hex) is its SHA-256, which the index
+  // needs too: taken once, and the server stores the shard only if it matches. Once an upload
+  // has failed nothing more is uploaded, and this returns that error ("uploading KEY: ...")
+  // without taking the shard.
+  Status Submit(std::string key, std::string_view shard, std::string sha256);
   // Waits for the last upload: OK if every shard submitted was uploaded, else the first error.
   Status Finish();
   // The keys uploaded, in order (those of a failed create to remove). After Finish.
@@ -41,6 +43,7 @@ class ShardUploader {
   bool pending_ = false;  // key_ and shard_ wait for the thread, or are being uploaded
   bool stop_ = false;
   std::string key_;     // guarded by mu_ while pending_ is false
+  std::string sha256_;  // likewise
   std::string shard_;   // kept from one shard to the next (its memory faulted in once)
   Status failed_;       // the first failed upload; guarded by mu_
   std::vector<std::string> uploaded_;  // guarded by mu_

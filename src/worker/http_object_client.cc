@@ -71,6 +71,11 @@ class HttpObjectClient final : public ObjectClient {
 
   Status PutBytes(const std::string& bucket, const std::string& key,
                   std::string_view bytes) override {
+    return PutBytesChecked(bucket, key, bytes, Sha256Hex(bytes));
+  }
+
+  Status PutBytesChecked(const std::string& bucket, const std::string& key,
+                         std::string_view bytes, const std::string& sha) override {
     http::ClientRequest request;
     request.method = "PUT";
     request.target = ObjectTarget(bucket, key);
@@ -85,7 +90,7 @@ class HttpObjectClient final : public ObjectClient {
         return n;
       };
     }
-    const std::string sha = Sha256Hex(bytes);
+    // The server stores the object only if its SHA-256 is this one.
     request.headers.emplace_back(kChecksumHeader, sha);
     TF_ASSIGN_OR_RETURN(http::ClientResponse response, Exchange(std::move(request)));
     Json info = Json::parse(response.body, nullptr, /*allow_exceptions=*/false);

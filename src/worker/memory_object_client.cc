@@ -74,6 +74,16 @@ Status MemoryObjectClient::PutBytes(const std::string& bucket, const std::string
   return Store(bucket, key, std::string(bytes));
 }
 
+Status MemoryObjectClient::PutBytesChecked(const std::string& bucket, const std::string& key,
+                                           std::string_view bytes, const std::string& sha256) {
+  TF_RETURN_IF_ERROR(BeforeWrite(bucket, key));
+  if (const std::string got = Sha256Hex(bytes); got != sha256) {
+    return InvalidArgument("the content's SHA-256 is " + got + ", not the expected " + sha256 +
+                           "; tf://" + bucket + "/" + key + " was not stored");
+  }
+  return Store(bucket, key, std::string(bytes));
+}
+
 Result<std::optional<std::string>> MemoryObjectClient::GetBytes(const std::string& bucket,
                                                                 const std::string& key) {
   std::lock_guard lock(mu_);

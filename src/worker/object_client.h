@@ -43,6 +43,11 @@ class ObjectClient {
                                 const std::filesystem::path& file, const std::string& sha256) = 0;
   virtual Status PutBytes(const std::string& bucket, const std::string& key,
                           std::string_view bytes) = 0;
+  // As PutBytes, for a caller that has hashed the bytes already (`sha256`, hex): they are not
+  // hashed again here, and are stored only if that is their SHA-256 (otherwise
+  // kInvalidArgument and nothing is stored).
+  virtual Status PutBytesChecked(const std::string& bucket, const std::string& key,
+                                 std::string_view bytes, const std::string& sha256) = 0;
   // The object's content; nullopt if there is no such object (or no such bucket).
   virtual Result<std::optional<std::string>> GetBytes(const std::string& bucket,
                                                       const std::string& key) = 0;
