@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cli/engine_serve_protocol.h"
+#include "serve/protocol.h"
 #include "engine/config.h"
 #include "engine_test_util.h"
 #include "store_test_env.h"
@@ -98,18 +98,18 @@ TEST(GenerationConfigTest, ServeAppliesDefaultsUnderTheRequestsOwnValues) {
   g.top_k = 20;
   g.repetition_penalty = 1.1f;
 
-  cli::CompletionRequest cr;
-  cli::ApplyGenerationDefaults(g, &cr.sampling);
+  serve::CompletionRequest cr;
+  serve::ApplyGenerationDefaults(g, &cr.sampling);
   nlohmann::json body = {{"prompt", "hi"}, {"temperature", 0.2}};
-  ASSERT_FALSE(cli::ParseCompletionRequest(body, cli::Endpoint::kCompletions, &cr));
+  ASSERT_FALSE(serve::ParseCompletionRequest(body, serve::Endpoint::kCompletions, &cr));
   EXPECT_FLOAT_EQ(cr.sampling.temperature, 0.2f);  // the request's
   EXPECT_FLOAT_EQ(cr.sampling.top_p, 0.9f);        // the checkpoint's
   EXPECT_EQ(cr.sampling.top_k, 20);
   EXPECT_FLOAT_EQ(cr.sampling.repetition_penalty, 1.1f);
 
-  cli::CompletionRequest plain;
-  cli::ApplyGenerationDefaults(engine::GenerationConfig{}, &plain.sampling);
-  ASSERT_FALSE(cli::ParseCompletionRequest({{"prompt", "hi"}}, cli::Endpoint::kCompletions, &plain));
+  serve::CompletionRequest plain;
+  serve::ApplyGenerationDefaults(engine::GenerationConfig{}, &plain.sampling);
+  ASSERT_FALSE(serve::ParseCompletionRequest({{"prompt", "hi"}}, serve::Endpoint::kCompletions, &plain));
   EXPECT_FLOAT_EQ(plain.sampling.temperature, 1.0f);  // OpenAI's default
   EXPECT_FLOAT_EQ(plain.sampling.top_p, 1.0f);
 }

@@ -1,6 +1,6 @@
 // `tensorfleet engine serve` end to end: the real binary on the llama-gqa fixture (random
 // weights) on a free port, asked with curl; plus the executor and the loading state in-process.
-#include "cli/engine_serve.h"
+#include "serve/server.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -357,10 +357,10 @@ TEST(EngineServeChat, ChatCompletionsRenderTheTemplate) {
 
 // While the model loads, /health says 503 and the API says so too.
 TEST(EngineServe, HealthIs503WhileLoading) {
-  cli::ServeState state;
+  serve::ServeState state;
   state.served_name = "m";
   http::testing::IoThread io;
-  auto server = http::Server::Start(io.io(), http::ServerOptions{}, cli::MakeServeHandler(state));
+  auto server = http::Server::Start(io.io(), http::ServerOptions{}, serve::MakeServeHandler(state));
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   std::string base = "http://127.0.0.1:" + std::to_string((*server)->port());
   HttpAnswer health = Curl(base, "GET", "/health");
@@ -374,34 +374,34 @@ TEST(EngineServe, HealthIs503WhileLoading) {
 }
 
 TEST(EngineServeProtocol, RefusesWhatItCannotDoNamingTheField) {
-  cli::CompletionRequest cr;
+  serve::CompletionRequest cr;
   const Json chat = {{"messages", Json::array({{{"role", "user"}, {"content", "hi"}}})}};
-  auto refused = [&](Json extra, cli::Endpoint endpoint) -> std::string {
+  auto refused = [&](Json extra, serve::Endpoint endpoint) -> std::string {
     Json body = chat;
-    if (endpoint == cli::Endpoint::kCompletions) body = {{"prompt", "hi"}};
+    if (endpoint == serve::Endpoint::kCompletions) body = {{"prompt", "hi"}};
     body.update(extra);
-    auto e = cli::ParseCompletionRequest(body, endpoint, &cr);
+    auto e = serve::ParseCompletionRequest(body, endpoint, &cr);
     if (!e) return "";
     EXPECT_EQ(e->http_status, 400);
     return e->param;
   };
   const Json tool = {{"type", "function"}, {"function", {{"name", "f"}, {"parameters", Json::object()}}}};
-  EXPECT_EQ(refused({{"tools", Json::array({tool})}}, cli::Endpoint::kChatCompletions), "tools");
+  EXPECT_EQ(refused({{"tools", Json::array({tool})}}, serve::Endpoint::kChatCompletions), "tools");
   EXPECT_EQ(refused({{"functions", Json::array({tool["function"]})}},
-                    cli::Endpoint::kChatCompletions),
+                    serve::Endpoint::kChatCompletions),
             "functions");
-  EXPECT_EQ(refused({{"n", 2}}, cli::Endpoint::kChatCompletions), "n");
-  EXPECT_EQ(refused({{"echo", true}}, cli::Endpoint::kCompletions), "echo");
-  EXPECT_EQ(refused({{"suffix", "end"}}, cli::Endpoint::kCompletions), "suffix");
+  EXPECT_EQ(refused({{"n", 2}}, serve::Endpoint::kChatCompletions), "n");
+  EXPECT_EQ(refused({{"echo", true}}, serve::Endpoint::kCompletions), "echo");
+  EXPECT_EQ(refused({{"suffix", "end"}}, serve::Endpoint::kCompletions), "suffix");
   // What asks for nothing this server lacks is accepted.
   EXPECT_EQ(refused({{"tools", Json::array()}, {"tool_choice", "none"}},
-                    cli::Endpoint::kChatCompletions),
+                    serve::Endpoint::kChatCompletions),
             "");
-  EXPECT_EQ(refused({{"n", 1}, {"echo", false}}, cli::Endpoint::kCompletions), "");
+  EXPECT_EQ(refused({{"n", 1}, {"echo", false}}, serve::Endpoint::kCompletions), "");
 }
 
 TEST(EngineServeProtocol, ChatRequestsAndTheirChunks) {
-  cli::CompletionRequest cr;
+  serve::CompletionRequest cr;
   Json body = {
       {"messages", Json::array({{{"role", "system"}, {"content", "Be brief."}},
                                 {{"role", "user"},
@@ -410,22 +410,22 @@ TEST(EngineServeProtocol, ChatRequestsAndTheirChunks) {
       {"max_completion_tokens", 7},
       {"logprobs", true},
       {"top_logprobs", 2}};
-  ASSERT_FALSE(cli::ParseCompletionRequest(body, cli::Endpoint::kChatCompletions, &cr));
+  ASSERT_FALSE(serve::ParseCompletionRequest(body, serve::Endpoint::kChatCompletions, &cr));
   EXPECT_EQ(cr.messages[1]["content"], "ab");
   EXPECT_EQ(cr.max_tokens, 7);
   EXPECT_EQ(cr.sampling.top_logprobs, 2);
   body.erase("logprobs");
-  auto e = cli::ParseCompletionRequest(body, cli::Endpoint::kChatCompletions, &cr);
+  auto e = serve::ParseCompletionRequest(body, serve::Endpoint::kChatCompletions, &cr);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->param, "top_logprobs");
   body = {{"messages", Json::array({{{"content", "no role"}}})}};
-  e = cli::ParseCompletionRequest(body, cli::Endpoint::kChatCompletions, &cr);
+  e = serve::ParseCompletionRequest(body, serve::Endpoint::kChatCompletions, &cr);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->param, "messages[0].role");
 
   auto tokenizer = engine::LoadTokenizer(EngineData("llama-gqa"));
   ASSERT_TRUE(tokenizer.ok());
-  cli::CompletionWriter w(cli::Endpoint::kChatCompletions, "chatcmpl-1", 5, "tiny", **tokenizer,
+  serve::CompletionWriter w(serve::Endpoint::kChatCompletions, "chatcmpl-1", 5, "tiny", **tokenizer,
                           /*logprobs=*/true);
   auto first = w.FirstChunk();
   ASSERT_TRUE(first.has_value());
@@ -448,12 +448,12 @@ TEST(EngineServeProtocol, ChatRequestsAndTheirChunks) {
   EXPECT_EQ(finish["choices"][0]["finish_reason"], "stop");
   EXPECT_TRUE(finish["choices"][0]["delta"].empty());
 
-  cli::CompletionWriter whole(cli::Endpoint::kChatCompletions, "chatcmpl-2", 5, "tiny", **tokenizer,
+  serve::CompletionWriter whole(serve::Endpoint::kChatCompletions, "chatcmpl-2", 5, "tiny", **tokenizer,
                               /*logprobs=*/false);
   engine::GenerateResult result;
   result.text = "hey";
   result.finish = engine::FinishReason::kLength;
-  Json j = whole.Whole(result, cli::Usage{4, 1});
+  Json j = whole.Whole(result, serve::Usage{4, 1});
   EXPECT_EQ(j["object"], "chat.completion");
   EXPECT_EQ(j["choices"][0]["message"]["role"], "assistant");
   EXPECT_EQ(j["choices"][0]["message"]["content"], "hey");
@@ -463,9 +463,9 @@ TEST(EngineServeProtocol, ChatRequestsAndTheirChunks) {
 }
 
 // An executor that keeps what it is given and never runs it: a request stays queued.
-class HoldingExecutor : public cli::GenerationExecutor {
+class HoldingExecutor : public serve::GenerationExecutor {
  public:
-  Status Submit(cli::GenerationJob job) override {
+  Status Submit(serve::GenerationJob job) override {
     std::lock_guard lock(mu_);
     jobs_.push_back(std::move(job));
     return OkStatus();
@@ -484,13 +484,13 @@ class HoldingExecutor : public cli::GenerationExecutor {
 
  private:
   std::mutex mu_;
-  std::vector<cli::GenerationJob> jobs_;  // guarded by mu_
+  std::vector<serve::GenerationJob> jobs_;  // guarded by mu_
 };
 
 TEST(EngineServe, AClientThatGoesAwayCancelsItsRequest) {
-  cli::ServeState state;
+  serve::ServeState state;
   state.served_name = "m";
-  cli::LoadedModel loaded;
+  serve::LoadedModel loaded;
   auto model = engine::Model::Load(EngineData("llama-gqa"), engine::ModelOptions{});
   ASSERT_TRUE(model.ok());
   loaded.model = std::move(model).value();
@@ -503,7 +503,7 @@ TEST(EngineServe, AClientThatGoesAwayCancelsItsRequest) {
   loaded.executor = std::move(holding);
   state.loaded.store(&loaded);
   http::testing::IoThread io;
-  auto server = http::Server::Start(io.io(), http::ServerOptions{}, cli::MakeServeHandler(state));
+  auto server = http::Server::Start(io.io(), http::ServerOptions{}, serve::MakeServeHandler(state));
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   std::string url = "http://127.0.0.1:" + std::to_string((*server)->port()) + "/v1/completions";
 
@@ -524,7 +524,7 @@ TEST(EngineServe, AClientThatGoesAwayCancelsItsRequest) {
 }
 
 // A sink that cancels after `limit` steps, as a client that disconnects does.
-class CancellingSink : public cli::GenerationSink {
+class CancellingSink : public serve::GenerationSink {
  public:
   explicit CancellingSink(int limit, bool cancelled = false)
       : limit_(limit), cancelled_(cancelled) {}
@@ -553,14 +553,14 @@ TEST(EngineServeExecutor, ACancelledRequestStopsAndAGoneOneNeverStarts) {
   ASSERT_TRUE(model.ok());
   auto tokenizer = engine::LoadTokenizer(EngineData("llama-gqa"));
   ASSERT_TRUE(tokenizer.ok());
-  cli::ServeMetrics metrics;
+  serve::ServeMetrics metrics;
   engine::BatchSchedulerOptions batching;
   batching.kv_cache_blocks = 64;
-  auto created = cli::BatchExecutor::Create(**model, **tokenizer, metrics, batching);
+  auto created = serve::BatchExecutor::Create(**model, **tokenizer, metrics, batching);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
-  cli::BatchExecutor& executor = **created;
-  auto job = [](std::shared_ptr<cli::GenerationSink> sink) {
-    cli::GenerationJob j;
+  serve::BatchExecutor& executor = **created;
+  auto job = [](std::shared_ptr<serve::GenerationSink> sink) {
+    serve::GenerationJob j;
     j.prompt = {44, 73, 80};
     j.options.max_new_tokens = 400;
     j.options.stop_at_eos = false;
@@ -586,7 +586,7 @@ TEST(EngineServeExecutor, ACancelledRequestStopsAndAGoneOneNeverStarts) {
   EXPECT_THAT(rendered, HasSubstr("tensorfleet_engine_kv_cache_blocks_used 0\n"));
   EXPECT_THAT(rendered, HasSubstr("tensorfleet_engine_kv_cache_blocks_total 64\n"));
   // One that could never fit in the 64 blocks (1024 positions) is refused at once.
-  cli::GenerationJob huge = job(std::make_shared<CancellingSink>(1));
+  serve::GenerationJob huge = job(std::make_shared<CancellingSink>(1));
   huge.options.max_new_tokens = 2000;
   Status refused = executor.Submit(std::move(huge));
   EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);

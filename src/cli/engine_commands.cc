@@ -1,15 +1,15 @@
 // `tensorfleet engine ...`: run the built-in inference engine locally (generate), behind an
-// OpenAI-compatible API (serve; engine_serve.cc), or measure its speed (bench; engine_bench.cc).
+// OpenAI-compatible API (serve; src/serve/), or measure its speed (bench; engine_bench.cc).
 #include <cstdio>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/engine_bench.h"
 #include "cli/engine_flags.h"
-#include "cli/engine_serve.h"
 #include "engine/generate.h"
 #include "engine/model.h"
 #include "engine/tokenizer.h"
+#include "serve/server.h"
 
 namespace tf::cli {
 namespace {
@@ -119,7 +119,7 @@ void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code) {
   gen->add_flag("--ignore-eos", flags->ignore_eos, "Keep going after an end-of-sequence token");
   gen->callback([&conn, &exit_code, flags] { exit_code = Generate(conn, *flags); });
 
-  auto serve_flags = std::make_shared<EngineServeFlags>();
+  auto serve_flags = std::make_shared<serve::ServeOptions>();
   auto* serve = engine->add_subcommand(
       "serve", "Serve a checkpoint with an OpenAI-compatible API (completions, chat, models)");
   serve
@@ -153,7 +153,10 @@ void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code) {
       ->add_option("--served-name", serve_flags->served_name,
                    "The model's name in the API (default: the directory's or file's name)")
       ->type_name("NAME");
-  serve->callback([&exit_code, serve_flags] { exit_code = RunEngineServe(*serve_flags); });
+  serve->callback([&exit_code, serve_flags] {
+    Status served = serve::Serve(*serve_flags);
+    exit_code = served.ok() ? 0 : Fail(served);
+  });
 
   AddEngineBenchCommand(*engine, conn, exit_code);
 }

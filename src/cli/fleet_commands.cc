@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "base/log.h"
+#include "base/stop_signals.h"
 #include "cli/commands.h"
 #include "cli/table.h"
 #include "cli/worker_flags.h"

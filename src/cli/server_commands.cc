@@ -5,6 +5,7 @@
 
 #include "api/app.h"
 #include "base/log.h"
+#include "base/stop_signals.h"
 #include "cli/commands.h"
 #include "cli/worker_flags.h"
 #include "jobs/quantities.h"

@@ -1,7 +1,5 @@
 #include "cli/worker_flags.h"
 
-#include <csignal>
-
 #include "jobs/quantities.h"
 
 namespace tf::cli {
@@ -74,24 +72,6 @@ Result<worker::WorkerOptions> ToWorkerOptions(const WorkerFlags& f,
   o.stop_grace = std::chrono::milliseconds(*grace);
   o.spot_notice_url = f.spot_notice_url;
   return o;
-}
-
-void BlockStopSignals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-}
-
-int WaitForStopSignal() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  int sig = 0;
-  sigwait(&set, &sig);
-  return sig;
 }
 
 }  // namespace tf::cli

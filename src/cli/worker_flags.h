@@ -34,10 +34,4 @@ void AddWorkerFlags(CLI::App* cmd, WorkerFlags& f, bool all);
 Result<worker::WorkerOptions> ToWorkerOptions(const WorkerFlags& f,
                                               const std::string& default_dir);
 
-// Blocks SIGINT and SIGTERM in this thread and every thread started after it, so that
-// WaitForStopSignal() receives them. Call before starting any thread.
-void BlockStopSignals();
-// Waits for SIGINT or SIGTERM; returns its number.
-int WaitForStopSignal();
-
 }  // namespace tf::cli

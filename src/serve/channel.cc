@@ -1,6 +1,6 @@
-#include "cli/engine_serve_channel.h"
+#include "serve/channel.h"
 
-namespace tf::cli {
+namespace tf::serve {
 
 ChannelSink::ChannelSink(asio::any_io_executor executor) : executor_(executor), timer_(executor) {}
 
@@ -59,4 +59,4 @@ awaitable<ChannelSink::Batch> ChannelSink::Next(std::chrono::milliseconds wait) 
   co_return batch;
 }
 
-}  // namespace tf::cli
+}  // namespace tf::serve

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "base/async.h"  // first: see the note on <utility> there
-#include "cli/engine_serve_executor.h"
+#include "serve/executor.h"
 
-namespace tf::cli {
+namespace tf::serve {
 
 class ChannelSink final : public GenerationSink, public std::enable_shared_from_this<ChannelSink> {
  public:
@@ -63,4 +63,4 @@ class ChannelSink final : public GenerationSink, public std::enable_shared_from_
   engine::GenerateResult result_;  // guarded by mu_
 };
 
-}  // namespace tf::cli
+}  // namespace tf::serve

@@ -14,7 +14,7 @@
 #include "engine/sampling.h"
 #include "engine/tokenizer.h"
 
-namespace tf::cli {
+namespace tf::serve {
 
 using Json = nlohmann::json;
 
@@ -103,4 +103,4 @@ std::string SseData(const Json& j);
 // Serialises with invalid UTF-8 replaced, never throwing.
 std::string Dump(const Json& j);
 
-}  // namespace tf::cli
+}  // namespace tf::serve

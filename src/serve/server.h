@@ -1,9 +1,9 @@
-// `tensorfleet engine serve`: the built-in engine behind an OpenAI-compatible HTTP API.
+// The built-in engine behind an OpenAI-compatible HTTP API (`tensorfleet engine serve`).
 //
-// The server is a thin client of the engine: engine_serve_routes.cc parses (with
-// engine_serve_protocol.cc) and hands a GenerationJob to the GenerationExecutor
-// (engine_serve_executor.h), whose engine thread reports back through a ChannelSink
-// (engine_serve_channel.h). The engine library knows nothing of HTTP.
+// The server is a thin client of the engine: routes.cc parses (with protocol.cc) and hands a
+// GenerationJob to the GenerationExecutor (executor.h), whose engine thread reports back through
+// a ChannelSink (channel.h). The engine library knows nothing of HTTP, and this folder nothing
+// of the command line.
 #pragma once
 
 #include <atomic>
@@ -13,18 +13,18 @@
 #include <string>
 
 #include "base/status.h"
-#include "cli/engine_serve_executor.h"
-#include "cli/engine_serve_metrics.h"
-#include "cli/engine_serve_protocol.h"
 #include "engine/chat_template.h"
 #include "engine/config.h"
 #include "engine/model.h"
 #include "engine/tokenizer.h"
 #include "http/http.h"
+#include "serve/executor.h"
+#include "serve/metrics.h"
+#include "serve/protocol.h"
 
-namespace tf::cli {
+namespace tf::serve {
 
-struct EngineServeFlags {
+struct ServeOptions {
   std::string model_dir;      // a checkpoint directory or a GGUF file
   std::string tokenizer_dir;  // optional: the tokenizer and chat template from here instead
   std::string host = "127.0.0.1";
@@ -76,7 +76,9 @@ void LoadChat(LoadedModel* model);
 // has no chat template the engine can render, or the template refuses the messages.
 Result<std::string> RenderChatPrompt(const LoadedModel& model, const Json& messages);
 
-// Loads the model, serves until SIGINT/SIGTERM, returns the exit code.
-int RunEngineServe(const EngineServeFlags& flags);
+// Listens, loads the model (answering /health with 503 meanwhile), and serves until SIGINT or
+// SIGTERM. The caller must not have started any thread yet (see BlockStopSignals). Returns OK
+// after a clean stop, or why the server could not listen or the model could not be loaded.
+Status Serve(const ServeOptions& options);
 
-}  // namespace tf::cli
+}  // namespace tf::serve

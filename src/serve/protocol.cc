@@ -1,9 +1,9 @@
-#include "cli/engine_serve_protocol.h"
+#include "serve/protocol.h"
 
 #include <cmath>
 #include <limits>
 
-namespace tf::cli {
+namespace tf::serve {
 namespace {
 
 ApiError Bad(std::string param, std::string message) {
@@ -413,4 +413,4 @@ Json CompletionWriter::Whole(const engine::GenerateResult& result, const Usage& 
   return j;
 }
 
-}  // namespace tf::cli
+}  // namespace tf::serve

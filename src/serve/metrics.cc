@@ -1,8 +1,8 @@
-#include "cli/engine_serve_metrics.h"
+#include "serve/metrics.h"
 
 #include <cstdio>
 
-namespace tf::cli {
+namespace tf::serve {
 namespace {
 
 void Line(std::string& out, const char* name, const char* type, const char* help, double value) {
@@ -82,4 +82,4 @@ void ServeMetrics::Render(std::string& out) const {
           per_token_count_);
 }
 
-}  // namespace tf::cli
+}  // namespace tf::serve

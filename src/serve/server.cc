@@ -1,9 +1,6 @@
-// `tensorfleet engine serve`: load the model on a thread of its own while /health says 503,
-// then serve until SIGINT or SIGTERM.
-#include "cli/engine_serve.h"
-
-#include <signal.h>
-#include <unistd.h>
+// Serving: load the model on a thread of its own while /health says 503, then serve until
+// SIGINT or SIGTERM.
+#include "serve/server.h"
 
 #include <algorithm>
 #include <chrono>
@@ -13,10 +10,9 @@
 #include <thread>
 #include <vector>
 
-#include "cli/commands.h"
-#include "cli/worker_flags.h"
+#include "base/stop_signals.h"
 
-namespace tf::cli {
+namespace tf::serve {
 namespace {
 
 constexpr std::chrono::milliseconds kShutdownGrace{5000};
@@ -24,7 +20,7 @@ constexpr int kNetworkThreads = 2;
 // Tokens per engine step: every running sequence's decode token, then prompt chunks.
 constexpr int64_t kStepTokens = 512;
 
-Result<std::unique_ptr<LoadedModel>> Load(const EngineServeFlags& f, ServeMetrics& metrics) {
+Result<std::unique_ptr<LoadedModel>> Load(const ServeOptions& f, ServeMetrics& metrics) {
   auto loaded = std::make_unique<LoadedModel>();
   loaded->model_dir = f.model_dir;
   loaded->tokenizer_dir = f.tokenizer_dir.empty() ? f.model_dir : f.tokenizer_dir;
@@ -69,7 +65,7 @@ std::string DefaultServedName(const std::string& dir) {
 
 }  // namespace
 
-int RunEngineServe(const EngineServeFlags& f) {
+Status Serve(const ServeOptions& f) {
   ServeState st;
   st.served_name = f.served_name.empty() ? DefaultServedName(f.model_dir) : f.served_name;
   st.created = std::chrono::duration_cast<std::chrono::seconds>(
@@ -83,7 +79,7 @@ int RunEngineServe(const EngineServeFlags& f) {
   options.address = f.host;
   options.port = f.port;
   auto server = http::Server::Start(io, options, MakeServeHandler(st));
-  if (!server.ok()) return Fail(server.status());
+  if (!server.ok()) return server.status();
   std::vector<std::thread> network;
   for (int i = 0; i < kNetworkThreads; ++i) network.emplace_back([&io] { io.run(); });
   std::cerr << "engine serve: listening on http://" << (*server)->address() << ":"
@@ -96,7 +92,7 @@ int RunEngineServe(const EngineServeFlags& f) {
     auto result = Load(f, st.metrics);
     if (!result.ok()) {
       load_status = result.status();
-      ::kill(::getpid(), SIGTERM);  // wakes WaitForStopSignal below
+      RaiseStopSignal();  // wakes WaitForStopSignal below
       return;
     }
     loaded = std::move(result).value();
@@ -119,9 +115,9 @@ int RunEngineServe(const EngineServeFlags& f) {
   work.reset();
   io.stop();
   for (auto& t : network) t.join();
-  if (!load_status.ok()) return Fail(load_status);
+  if (!load_status.ok()) return load_status;
   std::cerr << "engine serve: stopped" << std::endl;
-  return 0;
+  return Status();
 }
 
-}  // namespace tf::cli
+}  // namespace tf::serve

@@ -4,10 +4,10 @@
 #include <sstream>
 
 #include "base/log.h"
-#include "cli/engine_serve.h"
+#include "serve/server.h"
 #include "engine/gguf.h"
 
-namespace tf::cli {
+namespace tf::serve {
 namespace {
 
 constexpr const char* kNoTemplate = "this model has no chat template the engine can render";
@@ -73,4 +73,4 @@ Result<std::string> RenderChatPrompt(const LoadedModel& model, const Json& messa
   return model.chat_template->Render(messages, options);
 }
 
-}  // namespace tf::cli
+}  // namespace tf::serve

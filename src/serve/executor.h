@@ -18,13 +18,13 @@
 #include <vector>
 
 #include "base/status.h"
-#include "cli/engine_serve_metrics.h"
+#include "serve/metrics.h"
 #include "engine/batch_scheduler.h"
 #include "engine/generate.h"
 #include "engine/model.h"
 #include "engine/tokenizer.h"
 
-namespace tf::cli {
+namespace tf::serve {
 
 // Where a request's progress goes. Called on the engine thread.
 class GenerationSink {
@@ -102,4 +102,4 @@ class BatchExecutor final : public GenerationExecutor {
   std::thread thread_;
 };
 
-}  // namespace tf::cli
+}  // namespace tf::serve

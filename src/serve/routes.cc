@@ -4,10 +4,10 @@
 
 #include "base/async.h"  // first: see the note on <utility> there
 #include "base/crypto.h"
-#include "cli/engine_serve.h"
-#include "cli/engine_serve_channel.h"
+#include "serve/server.h"
+#include "serve/channel.h"
 
-namespace tf::cli {
+namespace tf::serve {
 namespace {
 
 using std::chrono::milliseconds;
@@ -324,4 +324,4 @@ http::Handler MakeServeHandler(ServeState& state) {
   };
 }
 
-}  // namespace tf::cli
+}  // namespace tf::serve

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <string>
 
-namespace tf::cli {
+namespace tf::serve {
 
 struct FinishedRequest {
   int64_t prompt_tokens = 0;
@@ -52,4 +52,4 @@ class ServeMetrics {
   double busy_seconds_ = 0;        // guarded by mu_
 };
 
-}  // namespace tf::cli
+}  // namespace tf::serve

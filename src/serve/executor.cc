@@ -1,11 +1,11 @@
-#include "cli/engine_serve_executor.h"
+#include "serve/executor.h"
 
 #include <algorithm>
 #include <optional>
 
 #include "base/log.h"
 
-namespace tf::cli {
+namespace tf::serve {
 
 struct BatchExecutor::Active {
   engine::BatchScheduler::SequenceId id = 0;
@@ -162,4 +162,4 @@ void BatchExecutor::Loop() {
   }
 }
 
-}  // namespace tf::cli
+}  // namespace tf::serve
