@@ -15,10 +15,6 @@
 #include "objects/blob_format.h"
 #include "s3/xml.h"
 
-// g++ 12 warns wrongly that the frame of a coroutine inlined into the upload handlers is freed
-// by a mismatched operator delete (Asio's frames are allocated and freed by their own pair).
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 namespace tf::api {
 namespace {
 

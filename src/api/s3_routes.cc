@@ -7,10 +7,6 @@
 #include "api/s3_api.h"
 #include "base/crypto.h"
 
-// g++ 12 warns wrongly that the frame of a coroutine inlined into Dispatch and Handle is freed
-// by a mismatched operator delete (Asio's frames are allocated and freed by their own pair).
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 namespace tf::api {
 namespace {
 

@@ -11,16 +11,9 @@
 namespace tf::cost {
 namespace {
 
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 std::string Id(const char* prefix, uint64_t seed, uint64_t n) {
   static constexpr char kDigits[] = "0123456789abcdef";
-  uint64_t v = Mix(seed * 1000003 + n);
+  uint64_t v = SplitMix64(seed * 1000003 + n);
   std::string out = prefix;
   out += '0';
   for (int i = 0; i < 16; ++i) out += kDigits[(v >> (4 * i)) & 15];

@@ -59,14 +59,14 @@ void Hex(uint64_t v, int digits, std::string* out) {
   for (int i = digits - 1; i >= 0; --i) out->push_back(kDigits[(v >> (4 * i)) & 15]);
 }
 
-uint64_t Mix(uint64_t x) {
+}  // namespace
+
+uint64_t SplitMix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   return x ^ (x >> 31);
 }
-
-}  // namespace
 
 BillRowWriter::BillRowWriter(bool cur2, int64_t period_start, int64_t period_end) : cur2_(cur2) {
   for (const auto& [legacy, snake] : kColumns) {
@@ -89,9 +89,9 @@ void BillRowWriter::Append(const BillRow& row, std::string* out) {
   }
   ++serial_;
   // identity/LineItemId: opaque, unique per row.
-  Hex(Mix(serial_), 16, out);
-  Hex(Mix(serial_ ^ 0x5bd1e995), 16, out);
-  Hex(Mix(serial_ + 7), 16, out);
+  Hex(SplitMix64(serial_), 16, out);
+  Hex(SplitMix64(serial_ ^ 0x5bd1e995), 16, out);
+  Hex(SplitMix64(serial_ + 7), 16, out);
   *out += ',';
   *out += start_text_;
   *out += '/';

@@ -9,6 +9,10 @@
 
 namespace tf::cost {
 
+// SplitMix64's output function: a well-spread 64-bit value from a counter or seed, for ids in
+// generated bills that look random but are the same on every run.
+uint64_t SplitMix64(uint64_t x);
+
 // One row's values; the writer fills in the columns that never vary.
 struct BillRow {
   int64_t start = 0;  // the hour (or day) the row covers, seconds since 1970

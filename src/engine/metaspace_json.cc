@@ -12,7 +12,6 @@ using json_fields::Flag;
 using json_fields::Str;
 using json_fields::Type;
 
-const char* const kSpace = "\xe2\x96\x81";  // U+2581 LOWER ONE EIGHTH BLOCK
 
 // j[key] is the integer `want`.
 bool IntIs(const Json& j, const char* key, int64_t want) {
@@ -20,7 +19,7 @@ bool IntIs(const Json& j, const char* key, int64_t want) {
 }
 
 // {"type": "Replace", "pattern": {"String": from}, "content": to}
-bool IsReplace(const Json& j, const std::string& from, const std::string& to) {
+bool IsReplace(const Json& j, std::string_view from, std::string_view to) {
   return Type(j) == "Replace" && j.contains("pattern") && Str(j["pattern"], "String") == from &&
          Str(j, "content") == to;
 }
@@ -37,9 +36,9 @@ Status Normalizer(const Json& j, std::string_view file, MetaspaceOptions* o, boo
   }
   o->prepend = MetaspaceOptions::Prepend::kNever;
   for (const Json& step : steps) {
-    if (Type(step) == "Prepend" && Str(step, "prepend") == kSpace) {
+    if (Type(step) == "Prepend" && Str(step, "prepend") == kMetaspace) {
       o->prepend = MetaspaceOptions::Prepend::kAlways;
-    } else if (IsReplace(step, " ", kSpace)) {
+    } else if (IsReplace(step, " ", kMetaspace)) {
       *replaces = true;
     } else {
       return json_fields::Error(
@@ -51,7 +50,7 @@ Status Normalizer(const Json& j, std::string_view file, MetaspaceOptions* o, boo
 
 Status PreTokenizer(const Json& j, std::string_view file, MetaspaceOptions* o, bool* replaces) {
   if (j.is_null()) return OkStatus();
-  if (Type(j) != "Metaspace" || Str(j, "replacement") != kSpace) {
+  if (Type(j) != "Metaspace" || Str(j, "replacement") != kMetaspace) {
     return json_fields::Error(file, "pre_tokenizer",
                               "type '" + Type(j) + "' is not supported with Metaspace BPE");
   }
@@ -75,7 +74,7 @@ Status PreTokenizer(const Json& j, std::string_view file, MetaspaceOptions* o, b
 // Sequence[Replace "▁" -> " ", ByteFallback, Fuse, Strip " " 1 0] (ByteFallback, Fuse and Strip
 // optional), or the Metaspace decoder.
 Status Decoder(const Json& j, std::string_view file, MetaspaceOptions* o) {
-  if (Type(j) == "Metaspace" && Str(j, "replacement") == kSpace) {
+  if (Type(j) == "Metaspace" && Str(j, "replacement") == kMetaspace) {
     std::string scheme = Str(j, "prepend_scheme");
     o->strip_leading_space = scheme.empty() ? Flag(j, "add_prefix_space", true) : scheme != "never";
     o->decode_byte_fallback = false;
@@ -92,7 +91,7 @@ Status Decoder(const Json& j, std::string_view file, MetaspaceOptions* o) {
   o->strip_leading_space = false;
   for (const Json& step : j["decoders"]) {
     std::string type = Type(step);
-    if (IsReplace(step, kSpace, " ")) {
+    if (IsReplace(step, kMetaspace, " ")) {
       replaces = true;
     } else if (type == "ByteFallback") {
       o->decode_byte_fallback = true;

@@ -8,7 +8,6 @@
 namespace tf::engine {
 namespace {
 
-constexpr std::string_view kSpace = "\xe2\x96\x81";  // U+2581, "▁"
 
 class MetaspaceBpeTokenizer : public BpeTokenizerBase {
  public:
@@ -32,7 +31,7 @@ class MetaspaceBpeTokenizer : public BpeTokenizerBase {
       std::string s;
       for (char c : segment.text) {
         if (c == ' ') {
-          s += kSpace;
+          s += kMetaspace;
         } else {
           s += c;
         }
@@ -40,8 +39,8 @@ class MetaspaceBpeTokenizer : public BpeTokenizerBase {
       bool at_start = segment.text.data() == text.data();
       bool prepend = options_.prepend == MetaspaceOptions::Prepend::kAlways ||
                      (options_.prepend == MetaspaceOptions::Prepend::kFirst && at_start);
-      if (prepend && !(options_.prepend_only_if_missing && s.compare(0, 3, kSpace) == 0)) {
-        s.insert(0, kSpace);
+      if (prepend && !(options_.prepend_only_if_missing && s.compare(0, 3, kMetaspace) == 0)) {
+        s.insert(0, kMetaspace);
       }
       if (!options_.split) {
         p_.model.Encode(s, &ids);
@@ -49,8 +48,8 @@ class MetaspaceBpeTokenizer : public BpeTokenizerBase {
       }
       // Each piece starts at a "▁" (or at the start of the text).
       size_t start = 0;
-      for (size_t pos = s.find(kSpace, 1); pos != std::string::npos;
-           pos = s.find(kSpace, pos + 1)) {
+      for (size_t pos = s.find(kMetaspace, 1); pos != std::string::npos;
+           pos = s.find(kMetaspace, pos + 1)) {
         p_.model.Encode(std::string_view(s).substr(start, pos - start), &ids);
         start = pos;
       }
@@ -67,11 +66,11 @@ class MetaspaceBpeTokenizer : public BpeTokenizerBase {
     }
     std::string out;
     for (size_t pos = 0;;) {
-      size_t next = token.find(kSpace, pos);
+      size_t next = token.find(kMetaspace, pos);
       out.append(token, pos, next == std::string::npos ? std::string::npos : next - pos);
       if (next == std::string::npos) break;
       out += ' ';
-      pos = next + kSpace.size();
+      pos = next + kMetaspace.size();
     }
     return out;
   }

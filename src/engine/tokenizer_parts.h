@@ -60,6 +60,9 @@ struct ByteLevelOptions {
   bool nfc = false;               // text is put in Unicode normalization form C first
 };
 
+// The Metaspace replacement for a space: U+2581 LOWER ONE EIGHTH BLOCK, "▁", in UTF-8.
+inline constexpr std::string_view kMetaspace = "\xe2\x96\x81";
+
 // SentencePiece-style BPE on "▁"-joined text (Llama 2, Mistral), usually with byte fallback.
 struct MetaspaceOptions {
   enum class Prepend { kNever, kFirst, kAlways };

@@ -169,12 +169,11 @@ uint8_t* NewWeightBuffer(ModelWeights* w, size_t bytes) {
                             [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
     return buffer;
   }
-  const std::align_val_t align{64};
-  auto* buffer = static_cast<uint8_t*>(::operator new(std::max<size_t>(bytes, 1), align));
+  static constexpr std::align_val_t kAlign{64};
+  auto* buffer = static_cast<uint8_t*>(::operator new(std::max<size_t>(bytes, 1), kAlign));
   std::memset(buffer, 0, bytes);
-  w->storage.emplace_back(buffer, [align](const void* p) {
-    ::operator delete (const_cast<void*>(p), align);
-  });
+  w->storage.emplace_back(buffer,
+                          [](const void* p) { ::operator delete (const_cast<void*>(p), kAlign); });
   return buffer;
 }
 

@@ -52,20 +52,22 @@ ObjectInfo ToObjectInfo(const std::string& bucket, const store::ObjectRecord& r)
   }
   // What cannot be read back (written by nothing this version knows) is left out.
   if (const size_t space = r.checksum.find(' '); space != std::string::npos) {
-    std::optional<ChecksumAlgorithm> algorithm =
+    const std::optional<ChecksumAlgorithm> algorithm =
         ChecksumAlgorithmNamed(std::string_view(r.checksum).substr(0, space));
     std::string_view value = std::string_view(r.checksum).substr(space + 1);
     int parts = 0;
+    bool parts_readable = true;
     if (const size_t dash = value.find('-'); dash != std::string_view::npos) {
       const std::string_view count = value.substr(dash + 1);
       auto [end, error] = std::from_chars(count.data(), count.data() + count.size(), parts);
       const bool whole = error == std::errc() && end == count.data() + count.size();
-      if (!whole || parts < 1) algorithm.reset();
+      parts_readable = whole && parts >= 1;
       value = value.substr(0, dash);
     }
     std::optional<std::string> raw = Base64Decode(value);
-    if (algorithm && raw && raw->size() == ChecksumBytes(*algorithm)) {
-      info.checksum_algorithm = *algorithm;
+    if (algorithm.has_value() && parts_readable && raw &&
+        raw->size() == ChecksumBytes(algorithm.value())) {
+      info.checksum_algorithm = algorithm.value();
       info.checksum = std::move(*raw);
       info.checksum_parts = parts;
     }

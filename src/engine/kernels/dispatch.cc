@@ -1,4 +1,6 @@
 // Chooses the kernel set for this CPU at run time.
+#include <cpuid.h>
+
 #include <cstdlib>
 #include <string_view>
 
@@ -7,10 +9,16 @@
 namespace tf::engine::kernels {
 namespace {
 
+// F16C (half-precision conversions): CPUID leaf 1, ECX bit 29. Asked of CPUID itself, as clang's
+// __builtin_cpu_supports does not know the name.
+bool HasF16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+}
+
 bool HasAvx2() {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("f16c");
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && HasF16c();
 }
 
 bool HasAvx512() { return HasAvx2() && __builtin_cpu_supports("avx512f"); }

@@ -9,8 +9,10 @@
 
 // g++ 12 warns that the _mm512_undefined_* inside many AVX-512 intrinsics is used uninitialized
 // (a false positive: the lanes are overwritten); it says nothing about this file's code.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include "engine/kernels/sets.h"
 #include "engine/kernels/typed_tiles.h"
