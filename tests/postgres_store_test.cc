@@ -240,7 +240,7 @@ TEST_F(PostgresStoreTest, ReceiversOnTwoServersNeverShareAMessage) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 6; ++t) {
     QueueStore& queues = (t % 2 == 0 ? a : b)->queues();
-    threads.emplace_back([&, t, receive_max = 1 + t * 2] {
+    threads.emplace_back([&, receive_max = 1 + t * 2] {
       for (;;) {
         auto got = queues.ReceiveMessages(Options(q, receive_max), kT0);
         ASSERT_TRUE(got.ok()) << got.status().ToString();
