@@ -90,6 +90,15 @@ TEST_F(ApiTest, BadInputIsRefusedPreciselyAndChangesNothing) {
       {"POST", "/v1/queues", "{\"name\": ", 400, "not valid JSON"},
       {"POST", "/v1/queues", "[1,2]", 400, "JSON object"},
       {"POST", "/v1/queues", R"({"name":"x","delay_seconds":3e777})", 400, "not valid JSON"},
+      // Two readers of a body with a key given twice could disagree about it: refused.
+      {"POST", "/v1/queues", R"({"name":"x","name":"y"})", 400,
+       "has the key 'name' twice in the object at the top level"},
+      {"POST", "/v1/queues/q/messages",
+       R"({"messages":[{"body":"a"},{"body":"b","body":"c"}]})", 400,
+       "has the key 'body' twice in the object at 'messages[1]'"},
+      // A body nested past the limit is refused where the limit is reached, not parsed whole.
+      {"POST", "/v1/queues", std::string(100000, '['), 400,
+       "nests deeper than 64 arrays and objects"},
       {"POST", "/v1/queues", R"({"name":"x","colour":"red"})", 400, "'colour'"},
       {"POST", "/v1/queues", R"({"name":"x","visibility_timeout_seconds":43201})", 400,
        "visibility_timeout_seconds must be between 0 and 43200"},

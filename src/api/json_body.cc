@@ -1,17 +1,14 @@
 #include "api/json_body.h"
 
+#include "base/json_parse.h"
+
 namespace tf::api {
 
 Result<Json> ParseJsonObject(const std::string& body) {
   if (body.empty()) return Json::object();
-  Json j;
-  try {
-    j = Json::parse(body);
-  } catch (const Json::exception& e) {
-    // parse_error for bad syntax, out_of_range for a number too large for a double.
-    return InvalidArgument("request body is not valid JSON: " + std::string(e.what()));
-  }
-  if (!j.is_object()) return InvalidArgument("request body must be a JSON object");
+  auto j = ParseJsonStrict(body, "request body");
+  if (!j.ok()) return j.status();
+  if (!j->is_object()) return InvalidArgument("request body must be a JSON object");
   return j;
 }
 

@@ -4,6 +4,7 @@
 
 #include "base/async.h"  // first: see the note on <utility> there
 #include "base/crypto.h"
+#include "base/json_parse.h"
 #include "serve/server.h"
 #include "serve/channel.h"
 
@@ -221,11 +222,11 @@ awaitable<void> LateBody(const Answer& a, http::StreamWriter& out) {
 awaitable<http::Response> Complete(ServeState& st, http::Request& req, Endpoint endpoint) {
   LoadedModel* m = st.loaded.load();
   if (m == nullptr) co_return ErrorResponse(Loading());
-  Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) {
-    co_return ErrorResponse(
-        Error(400, "the request body is not valid JSON", "invalid_request_error"));
+  auto parsed = ParseJsonStrict(req.body, "the request body");
+  if (!parsed.ok()) {
+    co_return ErrorResponse(Error(400, parsed.status().message(), "invalid_request_error"));
   }
+  Json body = std::move(parsed).value();
   CompletionRequest cr;
   ApplyGenerationDefaults(m->generation, &cr.sampling);  // the request's own values win
   if (auto e = ParseCompletionRequest(body, endpoint, &cr)) co_return ErrorResponse(*e);
