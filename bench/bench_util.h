@@ -9,6 +9,8 @@
 // the other) for `seconds`; the percentiles are of the whole round trip.
 #pragma once
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -19,12 +21,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-#include <sys/resource.h>
 
 namespace tf::bench {
 
@@ -65,13 +65,13 @@ class Flags {
 
 // One line of the results.
 struct Row {
-  std::string system;      // "tensorfleet sqlite", "redis streams", ...
-  std::string path;        // "direct", "http", "appendfsync always", ...
-  std::string kind;        // "throughput" or "latency"
+  std::string system;  // "tensorfleet sqlite", "redis streams", ...
+  std::string path;    // "direct", "http", "appendfsync always", ...
+  std::string kind;    // "throughput" or "latency"
   int threads = 1;
   int batch = 1;
-  double seconds = 0;      // measured time
-  int64_t messages = 0;    // completed in the measured time
+  double seconds = 0;    // measured time
+  int64_t messages = 0;  // completed in the measured time
   double messages_per_s = 0;
   double p50_us = 0, p90_us = 0, p99_us = 0;  // latency rows only
   int64_t errors = 0;
@@ -160,7 +160,8 @@ inline Row MeasureLatency(const Timing& t, const std::function<bool()>& round_tr
   std::vector<double> us;
   int64_t errors = 0;
   auto t0 = Clock::now();
-  auto end = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t.seconds));
+  auto end =
+      t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t.seconds));
   for (auto now = t0; now < end;) {
     bool ok = round_trip();
     auto after = Clock::now();
@@ -185,11 +186,19 @@ inline Row MeasureLatency(const Timing& t, const std::function<bool()>& round_tr
 }
 
 inline nlohmann::json RowToJson(const Row& r) {
-  return {{"system", r.system},     {"path", r.path},       {"kind", r.kind},
-          {"threads", r.threads},   {"batch", r.batch},     {"seconds", r.seconds},
-          {"messages", r.messages}, {"messages_per_s", r.messages_per_s},
-          {"p50_us", r.p50_us},     {"p90_us", r.p90_us},   {"p99_us", r.p99_us},
-          {"errors", r.errors},     {"process_cpu_ms_per_1k", r.process_cpu_ms_per_1k},
+  return {{"system", r.system},
+          {"path", r.path},
+          {"kind", r.kind},
+          {"threads", r.threads},
+          {"batch", r.batch},
+          {"seconds", r.seconds},
+          {"messages", r.messages},
+          {"messages_per_s", r.messages_per_s},
+          {"p50_us", r.p50_us},
+          {"p90_us", r.p90_us},
+          {"p99_us", r.p99_us},
+          {"errors", r.errors},
+          {"process_cpu_ms_per_1k", r.process_cpu_ms_per_1k},
           {"note", r.note}};
 }
 

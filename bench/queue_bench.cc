@@ -128,10 +128,10 @@ class ApiCaller {
 
   // The JSON of a 2xx answer, or null.
   Json Post(const std::string& target, const std::string& body) {
-    auto r = client_->Send("POST", target,
-                           {{"Authorization", "Bearer " + token_},
-                            {"Content-Type", "application/json"}},
-                           body, std::chrono::seconds(30));
+    auto r =
+        client_->Send("POST", target,
+                      {{"Authorization", "Bearer " + token_}, {"Content-Type", "application/json"}},
+                      body, std::chrono::seconds(30));
     if (!r.ok() || r->status / 100 != 2) return nullptr;
     return Json::parse(r->body, nullptr, false);
   }
@@ -236,10 +236,11 @@ int Main(int argc, char** argv) {
   Options o;
   o.store_url = f.Get("store", "");
   if (o.store_url.empty() && !f.Has("fsync-probe")) {
-    std::fprintf(stderr,
-                 "usage: queue_bench --store PATH_OR_URL [--threads 8] [--seconds 8] "
-                 "[--latency-seconds 5] [--warmup 1] [--body-bytes 256] [--json FILE] "
-                 "[--only direct|http] [--io-threads 2] [--fsync-probe DIR [--probe-label TEXT]]\n");
+    std::fprintf(
+        stderr,
+        "usage: queue_bench --store PATH_OR_URL [--threads 8] [--seconds 8] "
+        "[--latency-seconds 5] [--warmup 1] [--body-bytes 256] [--json FILE] "
+        "[--only direct|http] [--io-threads 2] [--fsync-probe DIR [--probe-label TEXT]]\n");
     return 2;
   }
   o.threads = static_cast<int>(f.Number("threads", 8));
@@ -253,7 +254,8 @@ int Main(int argc, char** argv) {
 
   std::vector<std::pair<std::string, std::function<Status()>>> cases;
   if (f.Has("fsync-probe")) {
-    cases.emplace_back("fsync probe", [&] { return RunFsyncProbe(f.Get("fsync-probe", "."), o, report); });
+    cases.emplace_back("fsync probe",
+                       [&] { return RunFsyncProbe(f.Get("fsync-probe", "."), o, report); });
   }
   if (!o.store_url.empty() && o.only != "http") {
     cases.emplace_back("direct", [&] { return RunDirect(o, report); });

@@ -33,7 +33,8 @@ class SkipLockedQueue {
     bool ok = q->Prepare("insert", "INSERT INTO " + t + " (body) SELECT unnest($1::text[])") &&
               q->Prepare("claim", "UPDATE " + t +
                                       " SET visible_at = now() + interval '30 seconds' "
-                                      "WHERE id IN (SELECT id FROM " + t +
+                                      "WHERE id IN (SELECT id FROM " +
+                                      t +
                                       " WHERE visible_at <= now() ORDER BY id LIMIT $1 "
                                       "FOR UPDATE SKIP LOCKED) RETURNING id, body") &&
               q->Prepare("delete", "DELETE FROM " + t + " WHERE id = ANY($1::bigint[])");
@@ -132,7 +133,8 @@ int Main(int argc, char** argv) {
   {
     PGconn* setup = PQconnectdb(url.c_str());
     std::string t = kTable;
-    std::string sql = "SET client_min_messages = warning; DROP TABLE IF EXISTS " + t + "; CREATE TABLE " + t +
+    std::string sql = "SET client_min_messages = warning; DROP TABLE IF EXISTS " + t +
+                      "; CREATE TABLE " + t +
                       " (id bigserial PRIMARY KEY, body text NOT NULL, "
                       "visible_at timestamptz NOT NULL DEFAULT now())";
     PGresult* r = PQexec(setup, sql.c_str());

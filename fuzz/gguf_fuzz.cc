@@ -14,8 +14,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tf::engine;
-  auto file = GgufFile::FromBytes(std::string(reinterpret_cast<const char*>(data), size),
-                                  "fuzz.gguf");
+  auto file =
+      GgufFile::FromBytes(std::string(reinterpret_cast<const char*>(data), size), "fuzz.gguf");
   if (!file.ok()) return 0;
   std::shared_ptr<const GgufFile> gguf = std::move(file).value();
   // Every accepted tensor lies inside the input, and every value reads back.

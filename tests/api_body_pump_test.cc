@@ -1,13 +1,13 @@
 // The body pump: how much of a request body each piece takes, the buffers kept between
 // requests, and the pump moving a body through them into a writer.
-#include "api/body_pump.h"  // first: it includes base/async.h (see the note on <utility> there)
-
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "api/body_pump.h"  // first: it includes base/async.h (see the note on <utility> there)
 
 namespace tf::api {
 namespace {

@@ -79,10 +79,10 @@ TEST(VirtualHostDomainTest, AHostNameIsTakenLowerCasedAndAnythingElseRefused) {
   EXPECT_EQ(ValidateVirtualHostDomain("S3.Example.com").value(), "s3.example.com");
   EXPECT_EQ(ValidateVirtualHostDomain("localhost").value(), "localhost");
   EXPECT_EQ(ValidateVirtualHostDomain("my-s3.example.com").value(), "my-s3.example.com");
-  for (const char* bad : {"", "http://s3.example.com", "s3.example.com:8470", ".s3.example.com",
-                          "s3..example.com", "s3.example.com.", "s3 example", "s3_example.com",
-                          "-s3.example.com", "s3-.example.com", "127.0.0.1",
-                          "a234567890123456789012345678901234567890123456789012345678901234.com"}) {
+  for (const char* bad :
+       {"", "http://s3.example.com", "s3.example.com:8470", ".s3.example.com", "s3..example.com",
+        "s3.example.com.", "s3 example", "s3_example.com", "-s3.example.com", "s3-.example.com",
+        "127.0.0.1", "a234567890123456789012345678901234567890123456789012345678901234.com"}) {
     auto got = ValidateVirtualHostDomain(bad);
     ASSERT_FALSE(got.ok()) << bad;
     EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument) << bad;

@@ -11,7 +11,7 @@ namespace {
 
 std::vector<objects::MultipartUpload> Uploads() {
   // Unsorted on purpose; two uploads of one key.
-  return {{"u3", "b", "data/b", 3}, {"u1", "b", "data/a", 1}, {"u2", "b", "data/a", 2},
+  return {{"u3", "b", "data/b", 3},   {"u1", "b", "data/a", 1},   {"u2", "b", "data/a", 2},
           {"u5", "b", "data/d/y", 5}, {"u4", "b", "data/d/x", 4}, {"u6", "b", "other", 6}};
 }
 
@@ -50,8 +50,7 @@ TEST(UploadListingTest, PagesOfEverySizeListEachUploadOnce) {
 TEST(UploadListingTest, AKeyMarkerAloneSkipsEveryUploadOfThatKey) {
   UploadListingRequest r;
   r.key_marker = "data/a";
-  EXPECT_EQ(Ids(ListUploadsPage(Uploads(), r)),
-            (std::vector<std::string>{"u3", "u4", "u5", "u6"}));
+  EXPECT_EQ(Ids(ListUploadsPage(Uploads(), r)), (std::vector<std::string>{"u3", "u4", "u5", "u6"}));
   r.upload_id_marker = "u1";
   EXPECT_EQ(Ids(ListUploadsPage(Uploads(), r)),
             (std::vector<std::string>{"u2", "u3", "u4", "u5", "u6"}));

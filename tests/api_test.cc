@@ -93,9 +93,8 @@ TEST_F(ApiTest, BadInputIsRefusedPreciselyAndChangesNothing) {
       // Two readers of a body with a key given twice could disagree about it: refused.
       {"POST", "/v1/queues", R"({"name":"x","name":"y"})", 400,
        "has the key 'name' twice in the object at the top level"},
-      {"POST", "/v1/queues/q/messages",
-       R"({"messages":[{"body":"a"},{"body":"b","body":"c"}]})", 400,
-       "has the key 'body' twice in the object at 'messages[1]'"},
+      {"POST", "/v1/queues/q/messages", R"({"messages":[{"body":"a"},{"body":"b","body":"c"}]})",
+       400, "has the key 'body' twice in the object at 'messages[1]'"},
       // A body nested past the limit is refused where the limit is reached, not parsed whole.
       {"POST", "/v1/queues", std::string(100000, '['), 400,
        "nests deeper than 64 arrays and objects"},
@@ -109,8 +108,10 @@ TEST_F(ApiTest, BadInputIsRefusedPreciselyAndChangesNothing) {
        400, "does not exist"},
       {"POST", "/v1/queues", R"({"name":"x.fifo","fifo":false})", 400, ".fifo"},
       {"POST", "/v1/queues/q/messages", R"({"messages":[]})", 400, "must not be empty"},
-      {"POST", "/v1/queues/q/messages", R"({"messages":[{"bodyy":"x"}]})", 400, "'messages[0].bodyy'"},
-      {"POST", "/v1/queues/q/messages", R"({"messages":[{"body":"x","delay_seconds":901}]})", 200, ""},
+      {"POST", "/v1/queues/q/messages", R"({"messages":[{"bodyy":"x"}]})", 400,
+       "'messages[0].bodyy'"},
+      {"POST", "/v1/queues/q/messages", R"({"messages":[{"body":"x","delay_seconds":901}]})", 200,
+       ""},
       {"POST", "/v1/queues/q/receive", R"({"max_messages":11})", 400, "max_messages"},
       {"POST", "/v1/queues/q/receive", R"({"wait_seconds":21})", 400, "wait_seconds"},
       {"POST", "/v1/queues/q/delete", R"({"receipt_handles":"abc"})", 400, "an array"},
@@ -118,7 +119,8 @@ TEST_F(ApiTest, BadInputIsRefusedPreciselyAndChangesNothing) {
   };
   Json eleven = Json::array();
   for (int i = 0; i < 11; ++i) eleven.push_back({{"body", "m"}});
-  cases.push_back({"POST", "/v1/queues/q/messages", Json{{"messages", eleven}}.dump(), 400, "limit is 10"});
+  cases.push_back(
+      {"POST", "/v1/queues/q/messages", Json{{"messages", eleven}}.dump(), 400, "limit is 10"});
 
   for (const auto& c : cases) {
     auto r = Call(c.method, c.target, c.body, admin_token_);
@@ -179,21 +181,24 @@ TEST_F(ApiTest, VisibilityAndReceiptsFollowTheClock) {
   EXPECT_EQ(Counts("q")["in_flight"], 1);
 
   auto extend = Call("POST", "/v1/queues/q/visibility",
-                     Json{{"changes", {{{"receipt_handle", second[0]["receipt_handle"]},
-                                        {"visibility_timeout_seconds", 120}}}}});
+                     Json{{"changes",
+                           {{{"receipt_handle", second[0]["receipt_handle"]},
+                             {"visibility_timeout_seconds", 120}}}}});
   EXPECT_TRUE(extend.body["results"][0]["ok"].get<bool>()) << extend.body.dump();
   clock_.Advance(60 * kSecondMs);
   EXPECT_TRUE(Receive("q", Json::object()).empty());
 
-  auto done = Call("POST", "/v1/queues/q/delete",
-                   Json{{"receipt_handles", {second[0]["receipt_handle"]}}});
+  auto done =
+      Call("POST", "/v1/queues/q/delete", Json{{"receipt_handles", {second[0]["receipt_handle"]}}});
   EXPECT_TRUE(done.body["results"][0]["ok"].get<bool>());
   EXPECT_EQ(Counts("q")["in_flight"], 0);
 }
 
 TEST_F(ApiTest, DeadLetterAndRedriveThroughTheApi) {
   CreateQueue({{"name", "dlq"}});
-  CreateQueue({{"name", "work"}, {"dead_letter_queue", "dlq"}, {"max_receive_count", 1},
+  CreateQueue({{"name", "work"},
+               {"dead_letter_queue", "dlq"},
+               {"max_receive_count", 1},
                {"visibility_timeout_seconds", 5}});
   Send("work", Json::array({{{"body", "poison"}}}));
   EXPECT_EQ(Receive("work", Json::object()).size(), 1u);
@@ -216,8 +221,7 @@ TEST_F(ApiTest, FifoThroughTheApi) {
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0]["body"], "1");
   EXPECT_EQ(got[1]["body"], "2");
-  auto no_group = Call("POST", "/v1/queues/o.fifo/messages",
-                       Json{{"messages", {{{"body", "x"}}}}});
+  auto no_group = Call("POST", "/v1/queues/o.fifo/messages", Json{{"messages", {{{"body", "x"}}}}});
   EXPECT_NE(no_group.body["results"][0]["error"]["message"].get<std::string>().find("group_id"),
             std::string::npos);
 }

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <functional>
 #include <boost/asio/strand.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>

@@ -1,7 +1,8 @@
 // AuthService on a store that counts its reads, with a fake clock.
+#include "auth/auth_service.h"
+
 #include <gtest/gtest.h>
 
-#include "auth/auth_service.h"
 #include "store_test_env.h"
 
 namespace tf::auth {
@@ -15,7 +16,9 @@ class CountingAuthStore : public store::AuthStore {
  public:
   explicit CountingAuthStore(store::AuthStore& inner) : inner_(inner) {}
   Status CreateProject(const store::Project& p) override { return inner_.CreateProject(p); }
-  Result<store::Project> GetProject(const std::string& id) override { return inner_.GetProject(id); }
+  Result<store::Project> GetProject(const std::string& id) override {
+    return inner_.GetProject(id);
+  }
   Result<store::Project> GetProjectByName(const std::string& n) override {
     return inner_.GetProjectByName(n);
   }

@@ -86,9 +86,8 @@ class ChildProcess {
   bool WaitForOutput(const std::string& text, std::chrono::milliseconds timeout, size_t from = 0,
                      size_t* end = nullptr) {
     std::unique_lock lock(mu_);
-    bool found = cv_.wait_for(lock, timeout, [&] {
-      return output_.find(text, from) != std::string::npos || closed_;
-    });
+    bool found = cv_.wait_for(
+        lock, timeout, [&] { return output_.find(text, from) != std::string::npos || closed_; });
     size_t at = output_.find(text, from);
     if (!found || at == std::string::npos) return false;
     if (end) *end = at + text.size();
@@ -134,8 +133,8 @@ class ChildProcess {
   std::thread reader_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::string output_;  // guarded by mu_
-  bool closed_ = false; // guarded by mu_
+  std::string output_;   // guarded by mu_
+  bool closed_ = false;  // guarded by mu_
 };
 
 // A TCP port that was free a moment ago on 127.0.0.1.

@@ -29,9 +29,8 @@ TEST(ShardUploaderTest, EveryShardIsUploadedInOrderFromACopyOfTheBytesGiven) {
       buffer.assign(buffer.size(), '#');  // reused at once: the upload must not see this
     }
     ASSERT_TRUE(uploader.Finish().ok());
-    EXPECT_EQ(uploader.uploaded(),
-              (std::vector<std::string>{"d/shard-0", "d/shard-1", "d/shard-2", "d/shard-3",
-                                        "d/shard-4"}));
+    EXPECT_EQ(uploader.uploaded(), (std::vector<std::string>{"d/shard-0", "d/shard-1", "d/shard-2",
+                                                             "d/shard-3", "d/shard-4"}));
   }
   EXPECT_EQ(order, (std::vector<std::string>{"d/shard-0", "d/shard-1", "d/shard-2", "d/shard-3",
                                              "d/shard-4"}));
@@ -50,13 +49,15 @@ TEST(ShardUploaderTest, AFailedUploadStopsTheRestAndIsReturned) {
   });
   ShardUploader uploader(objects, "datasets");
   ASSERT_TRUE(uploader.Submit("d/shard-0", "zero", Sha256Hex("zero")).ok());
-  ASSERT_TRUE(uploader.Submit("d/shard-1", "one", Sha256Hex("one")).ok());  // fails on the uploader's thread
+  ASSERT_TRUE(uploader.Submit("d/shard-1", "one", Sha256Hex("one"))
+                  .ok());  // fails on the uploader's thread
   // The next Submit waits for it and returns its error without taking the shard.
   Status next = uploader.Submit("d/shard-2", "two", Sha256Hex("two"));
   ASSERT_EQ(next.code(), StatusCode::kUnavailable) << next.ToString();
   EXPECT_NE(next.message().find("uploading d/shard-1"), std::string::npos) << next.message();
   EXPECT_NE(next.message().find("the server went away"), std::string::npos) << next.message();
-  EXPECT_EQ(uploader.Submit("d/shard-3", "three", Sha256Hex("three")).code(), StatusCode::kUnavailable);
+  EXPECT_EQ(uploader.Submit("d/shard-3", "three", Sha256Hex("three")).code(),
+            StatusCode::kUnavailable);
   EXPECT_EQ(uploader.Finish().code(), StatusCode::kUnavailable);
   EXPECT_EQ(uploader.uploaded(), std::vector<std::string>{"d/shard-0"});
   EXPECT_EQ(objects.puts(), 1);
@@ -82,7 +83,9 @@ TEST(ShardUploaderTest, DestroyedWithAnUploadInFlightItWaitsForIt) {
   ASSERT_TRUE(objects.EnsureBucket("datasets").ok());
   {
     ShardUploader uploader(objects, "datasets");
-    ASSERT_TRUE(uploader.Submit("d/shard-0", std::string(100000, 'x'), Sha256Hex(std::string(100000, 'x'))).ok());
+    ASSERT_TRUE(
+        uploader.Submit("d/shard-0", std::string(100000, 'x'), Sha256Hex(std::string(100000, 'x')))
+            .ok());
   }  // no Finish
   auto got = objects.GetBytes("datasets", "d/shard-0");
   ASSERT_TRUE(got.ok() && got->has_value());

@@ -97,10 +97,15 @@ TEST_F(CliTest, TokensAndProjects) {
 }
 
 TEST_F(CliTest, HelpForEveryVerb) {
-  for (auto verb : std::vector<std::vector<std::string>>{
-           {"--help"}, {"up", "--help"}, {"server", "--help"}, {"queue", "--help"},
-           {"queue", "create", "--help"}, {"queue", "redrive", "--help"}, {"token", "--help"},
-           {"project", "--help"}, {"status", "--help"}}) {
+  for (auto verb : std::vector<std::vector<std::string>>{{"--help"},
+                                                         {"up", "--help"},
+                                                         {"server", "--help"},
+                                                         {"queue", "--help"},
+                                                         {"queue", "create", "--help"},
+                                                         {"queue", "redrive", "--help"},
+                                                         {"token", "--help"},
+                                                         {"project", "--help"},
+                                                         {"status", "--help"}}) {
     auto r = Run(verb);
     EXPECT_EQ(r.exit_code, 0) << verb[0];
     EXPECT_NE(r.output.find("Usage:"), std::string::npos) << verb[0];

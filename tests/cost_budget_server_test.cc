@@ -1,7 +1,5 @@
 // Budgets through a real server and the CLI: alerts recorded and jobs still scheduled while a
 // webhook hangs, and bad input refused with projects kept apart.
-#include "http_test_util.h"  // first: see the note in base/async.h
-
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -26,6 +24,7 @@
 #include "eventually.h"
 #include "fleet/node_info.h"
 #include "http/json_client.h"
+#include "http_test_util.h"  // first: see the note in base/async.h
 #include "in_process_app.h"
 #include "jobs/job_service.h"
 #include "program_run.h"
@@ -35,9 +34,9 @@ namespace tf::cost {
 namespace {
 
 using ::testing::HasSubstr;
-using tf::testing::TempDir;
 using tf::testing::InProcessAppOptions;
 using tf::testing::StartInProcessApp;
+using tf::testing::TempDir;
 using Json = nlohmann::json;
 using budget_testing::Date;
 using budget_testing::SilentListener;

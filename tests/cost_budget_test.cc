@@ -3,8 +3,6 @@
 // one) on the fake clock: thresholds crossed once, forecasts before actual spend, periods
 // rolling over, the actions on exhaustion, and a webhook that is down. A real server and the
 // CLI: cost_budget_server_test.cc.
-#include "http_test_util.h"  // first: see the note in base/async.h
-
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -27,10 +25,11 @@
 #include "cost/budget_notifier.h"
 #include "cost/budget_period.h"
 #include "cost/budget_service.h"
+#include "cost_budget_test_util.h"
 #include "fleet/node_info.h"
 #include "http/json_client.h"
+#include "http_test_util.h"  // first: see the note in base/async.h
 #include "jobs/job_service.h"
-#include "cost_budget_test_util.h"
 #include "store_test_env.h"
 
 namespace tf::cost {
@@ -733,7 +732,6 @@ TEST_P(BudgetServiceTest, WebhookDeliveryGivesUpAfterItsAttemptsAndSaysSo) {
   EXPECT_FALSE(alerts[0].delivered_at);
   EXPECT_THAT(alerts[0].last_error, HasSubstr("gave up after 3 attempts: "));
 }
-
 
 TEST_P(BudgetServiceTest, AWebhookThatHangsTimesOutAndIsRetried) {
   SilentListener hook;

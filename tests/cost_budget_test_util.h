@@ -83,7 +83,7 @@ class SilentListener {
   std::mutex mu_;
   std::condition_variable accepted_cv_;  // notified when held_ grows
   std::vector<int> held_;                // guarded by mu_
-  int released_ = 0;       // guarded by mu_
+  int released_ = 0;                     // guarded by mu_
 };
 
 }  // namespace tf::cost::budget_testing

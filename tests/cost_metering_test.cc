@@ -83,17 +83,16 @@ TEST(RankShare, ByGpusWhenBothHaveThemElseByCpusCappedAtOne) {
     int rank_gpus, rank_cpus, node_gpus, node_cpus;
     double share;
   } cases[] = {
-      {1, 1, 2, 8, 0.5},   // one of two GPUs; CPUs do not matter
-      {8, 1, 8, 96, 1.0},  // the whole node
-      {0, 2, 4, 8, 0.25},  // a CPU job on a GPU node: its CPUs
-      {0, 2, 0, 8, 0.25},  // a CPU node
-      {0, 16, 0, 8, 1.0},  // asks more CPUs than the node declares: capped
-      {2, 4, 0, 16, 0.25}, // GPUs asked of a node that declares none: its CPUs
-      {0, 1, 0, 0, 0.0},   // a node that declares nothing
+      {1, 1, 2, 8, 0.5},    // one of two GPUs; CPUs do not matter
+      {8, 1, 8, 96, 1.0},   // the whole node
+      {0, 2, 4, 8, 0.25},   // a CPU job on a GPU node: its CPUs
+      {0, 2, 0, 8, 0.25},   // a CPU node
+      {0, 16, 0, 8, 1.0},   // asks more CPUs than the node declares: capped
+      {2, 4, 0, 16, 0.25},  // GPUs asked of a node that declares none: its CPUs
+      {0, 1, 0, 0, 0.0},    // a node that declares nothing
   };
   for (const Case& c : cases) {
-    EXPECT_NEAR(jobs::RankShare(c.rank_gpus, c.rank_cpus, c.node_gpus, c.node_cpus), c.share,
-                kEps)
+    EXPECT_NEAR(jobs::RankShare(c.rank_gpus, c.rank_cpus, c.node_gpus, c.node_cpus), c.share, kEps)
         << c.rank_gpus << " GPUs, " << c.rank_cpus << " CPUs of " << c.node_gpus << " GPUs, "
         << c.node_cpus << " CPUs";
   }
@@ -121,10 +120,10 @@ TEST(RankDoc, PriceShareAndSpotRoundTripAndOldDocumentsReadAsZero) {
 }
 
 TEST(Meter, ARankCostsPriceTimesShareTimesHoursWithGpuAndCpuSeconds) {
-  auto job = JobOf("j1", "p1",
-                   {AttemptOf(1, kT0, {Rank("n1", 1, 8.0, 0.5, "succeeded", kT0 + kHourMs)},
-                              kT0 + kHourMs)},
-                   /*cpus=*/3);
+  auto job = JobOf(
+      "j1", "p1",
+      {AttemptOf(1, kT0, {Rank("n1", 1, 8.0, 0.5, "succeeded", kT0 + kHourMs)}, kT0 + kHourMs)},
+      /*cpus=*/3);
   Metering m = Meter({job}, {}, kT0 - kDayMs, kT0 + kDayMs, kT0 + kDayMs);
   ASSERT_EQ(m.usage.size(), 1u);
   const UsageLine& u = m.usage[0];
@@ -145,10 +144,10 @@ TEST(Meter, ARankCostsPriceTimesShareTimesHoursWithGpuAndCpuSeconds) {
 
 TEST(Meter, LinesAreClippedToTheWindow) {
   // A rank from 10:00 to 14:00 at $6/h on the whole node.
-  auto job = JobOf("j1", "p1",
-                   {AttemptOf(1, kT0 + 10 * kHourMs,
-                              {Rank("n1", 2, 6.0, 1.0, "succeeded", kT0 + 14 * kHourMs)},
-                              kT0 + 14 * kHourMs)});
+  auto job = JobOf(
+      "j1", "p1",
+      {AttemptOf(1, kT0 + 10 * kHourMs, {Rank("n1", 2, 6.0, 1.0, "succeeded", kT0 + 14 * kHourMs)},
+                 kT0 + 14 * kHourMs)});
   struct Case {
     TimeMs since, until;
     double hours;
@@ -176,11 +175,11 @@ TEST(Meter, LinesAreClippedToTheWindow) {
 }
 
 TEST(Meter, RanksThatMayStillRunCountUntilNowAndMakeTheBurnRate) {
-  auto job = JobOf("j1", "p1",
-                   {AttemptOf(1, kT0,
-                              {Rank("n1", 1, 10.0, 0.5, "running", 0),
-                               Rank("n2", 1, 4.0, 1.0, "stopping", 0),
-                               Rank("n3", 1, 100.0, 1.0, "succeeded", kT0 + kHourMs)})});
+  auto job = JobOf(
+      "j1", "p1",
+      {AttemptOf(1, kT0,
+                 {Rank("n1", 1, 10.0, 0.5, "running", 0), Rank("n2", 1, 4.0, 1.0, "stopping", 0),
+                  Rank("n3", 1, 100.0, 1.0, "succeeded", kT0 + kHourMs)})});
   auto other = JobOf("j2", "p2", {AttemptOf(1, kT0, {Rank("n4", 1, 2.0, 1.0, "assigned", 0)})});
   TimeMs now = kT0 + 2 * kHourMs;
   Metering m = Meter({job, other}, {}, kT0, kT0 + kDayMs, now);
@@ -207,9 +206,10 @@ TEST(Meter, EveryAttemptIsPricedAtWhatItsNodeCostWhenPlaced) {
   spot.spot = true;
   Attempt a1 = AttemptOf(1, kT0, {spot}, kT0 + kHourMs);
   a1.state = "interrupted";
-  Attempt a2 = AttemptOf(2, kT0 + kHourMs + 10 * kMinuteMs,
-                         {Rank("od-1", 1, 9.0, 1.0, "succeeded", kT0 + 3 * kHourMs + 10 * kMinuteMs)},
-                         kT0 + 3 * kHourMs + 10 * kMinuteMs);
+  Attempt a2 =
+      AttemptOf(2, kT0 + kHourMs + 10 * kMinuteMs,
+                {Rank("od-1", 1, 9.0, 1.0, "succeeded", kT0 + 3 * kHourMs + 10 * kMinuteMs)},
+                kT0 + 3 * kHourMs + 10 * kMinuteMs);
   Metering m = Meter({JobOf("j1", "p1", {a1, a2})}, {}, kT0, kT0 + kDayMs, kT0 + kDayMs);
   ASSERT_EQ(m.usage.size(), 2u);
   EXPECT_EQ(m.usage[0].attempt, 1);
@@ -241,8 +241,9 @@ TEST(Meter, UnreadableDocumentsAreCountedAndTheRestStillMetered) {
   bad.doc_json = "{not json";
   store::JobRecord bad_spec = JobOf("j-spec", "p1", {});
   bad_spec.doc_json = R"({"spec": {"name": 5}, "attempts": []})";
-  auto good = JobOf("j1", "p1", {AttemptOf(1, kT0, {Rank("n1", 1, 2.0, 1.0, "succeeded", kT0 + kHourMs)},
-                                           kT0 + kHourMs)});
+  auto good = JobOf(
+      "j1", "p1",
+      {AttemptOf(1, kT0, {Rank("n1", 1, 2.0, 1.0, "succeeded", kT0 + kHourMs)}, kT0 + kHourMs)});
   store::NodePeriod bad_node = PeriodOf("n9", kT0, kT0 + kHourMs, 1.0);
   bad_node.info_json = "[]";
   Metering m = Meter({bad, good, bad_spec}, {bad_node}, kT0, kT0 + kDayMs, kT0 + kDayMs);
@@ -259,9 +260,10 @@ TEST(Meter, UnreadableDocumentsAreCountedAndTheRestStillMetered) {
 
 TEST(Meter, IdleCapacityIsWhatRanksDidNotUseAndNeverNegative) {
   // Node n1 up 4 hours at $10/h; a rank holds half of it for 2 hours: 1 share-hour used.
-  auto half = JobOf("j1", "p1", {AttemptOf(1, kT0 + kHourMs,
-                                           {Rank("n1", 1, 10.0, 0.5, "succeeded", kT0 + 3 * kHourMs)},
-                                           kT0 + 3 * kHourMs)});
+  auto half =
+      JobOf("j1", "p1",
+            {AttemptOf(1, kT0 + kHourMs, {Rank("n1", 1, 10.0, 0.5, "succeeded", kT0 + 3 * kHourMs)},
+                       kT0 + 3 * kHourMs)});
   // Node n2 up 1 hour, over-booked by two whole-node ranks (shares above 1 in total).
   auto over = JobOf("j2", "p1",
                     {AttemptOf(1, kT0,
@@ -299,7 +301,8 @@ TEST(Summarize, ByDayARankSpanningMidnightSplitsAcrossTheDays) {
   // 23:00 to 01:30 the next day, $4/h whole node: 1 h on the 30th, 1.5 h on Dec 1st.
   TimeMs start = kT0 + 23 * kHourMs;
   TimeMs end = kT0 + kDayMs + 90 * kMinuteMs;
-  auto job = JobOf("j1", "p1", {AttemptOf(1, start, {Rank("n1", 1, 4.0, 1.0, "succeeded", end)}, end)});
+  auto job =
+      JobOf("j1", "p1", {AttemptOf(1, start, {Rank("n1", 1, 4.0, 1.0, "succeeded", end)}, end)});
   Summary s = Summarize(Meter({job}, {}, kT0, kT0 + 3 * kDayMs, kT0 + 3 * kDayMs), GroupBy::kDay);
   ASSERT_EQ(s.rows.size(), 2u);
   EXPECT_EQ(s.rows[0].key, "2025-11-30");
@@ -312,12 +315,14 @@ TEST(Summarize, ByDayARankSpanningMidnightSplitsAcrossTheDays) {
 }
 
 TEST(Summarize, GroupsByProjectJobAndNodeWithTotals) {
-  auto a = JobOf("j1", "p1", {AttemptOf(1, kT0,
-                                        {Rank("n1", 1, 2.0, 1.0, "succeeded", kT0 + kHourMs),
-                                         Rank("n2", 1, 3.0, 1.0, "succeeded", kT0 + kHourMs)},
-                                        kT0 + kHourMs)});
-  auto b = JobOf("j2", "p2", {AttemptOf(1, kT0, {Rank("n1", 1, 2.0, 1.0, "succeeded", kT0 + 2 * kHourMs)},
-                                        kT0 + 2 * kHourMs)});
+  auto a = JobOf("j1", "p1",
+                 {AttemptOf(1, kT0,
+                            {Rank("n1", 1, 2.0, 1.0, "succeeded", kT0 + kHourMs),
+                             Rank("n2", 1, 3.0, 1.0, "succeeded", kT0 + kHourMs)},
+                            kT0 + kHourMs)});
+  auto b = JobOf("j2", "p2",
+                 {AttemptOf(1, kT0, {Rank("n1", 1, 2.0, 1.0, "succeeded", kT0 + 2 * kHourMs)},
+                            kT0 + 2 * kHourMs)});
   Metering m = Meter({a, b}, {}, kT0, kT0 + kDayMs, kT0 + kDayMs);
   Summary by_project = Summarize(m, GroupBy::kProject);
   ASSERT_EQ(by_project.rows.size(), 2u);
@@ -367,9 +372,9 @@ TEST(ReportTime, ReadsRfc3339DatesTimesAndEpochMilliseconds) {
     ASSERT_TRUE(t.ok()) << c.text << ": " << t.status().ToString();
     EXPECT_EQ(*t, c.want) << c.text;
   }
-  for (const char* bad : {"", "yesterday", "2025-13-01", "2025-02-29", "2025-11-30T25:00:00Z",
-                          "2025-11-30T01:00:00", "2025-11-30T01:00Z", "2025-11-30 extra",
-                          "-5", "12345678901234567890"}) {
+  for (const char* bad :
+       {"", "yesterday", "2025-13-01", "2025-02-29", "2025-11-30T25:00:00Z", "2025-11-30T01:00:00",
+        "2025-11-30T01:00Z", "2025-11-30 extra", "-5", "12345678901234567890"}) {
     auto t = ParseReportTime(bad, "until");
     ASSERT_FALSE(t.ok()) << bad;
     EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
@@ -402,9 +407,9 @@ TEST(MeterStore, PricesRecordedAtPlacementSurviveALaterPriceChange) {
   info.spot = true;
   auto node = jobs.RegisterNode("node-a", "a", info);
   ASSERT_TRUE(node.ok()) << node.status().ToString();
-  auto job = jobs.Submit(project->id,
-                         "name: meter-me\ncommand: sleep 1\nresources: {gpus: 1, cpus: 2}\n",
-                         "test.yaml", "");
+  auto job =
+      jobs.Submit(project->id, "name: meter-me\ncommand: sleep 1\nresources: {gpus: 1, cpus: 2}\n",
+                  "test.yaml", "");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   auto tick = jobs.Tick();
   ASSERT_TRUE(tick.ok()) << tick.status().ToString();

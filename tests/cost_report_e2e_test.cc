@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
-
 #include "api/app.h"
 #include "base/time_format.h"
 #include "child_process.h"
@@ -34,8 +33,7 @@ class CostReportE2eTest : public ::testing::TestWithParam<std::string> {
     o.heartbeat_timeout_ms = 3000;
     if (GetParam() == "postgresql") {
       // A schema of this test's own, so that other tests' jobs do not show up.
-      schema_ =
-          std::make_unique<PgTestSchema>(TestPostgresUrl(), "tf_cost_");
+      schema_ = std::make_unique<PgTestSchema>(TestPostgresUrl(), "tf_cost_");
       o.store_url = schema_->url();
     }
     auto started = StartInProcessApp(o);
@@ -113,10 +111,10 @@ class CostReportE2eTest : public ::testing::TestWithParam<std::string> {
 TEST_P(CostReportE2eTest, AJobCostsItsDurationTimesTheWorkersPriceTimesItsShare) {
   TimeMs test_start = SystemClock::Get().Now();
   ASSERT_NO_FATAL_FAILURE(StartWorker());
-  auto submitted = api_->Call(
-      "POST", "/v1/jobs",
-      Json{{"spec", "name: priced\ncommand: sleep 1\nresources: {gpus: 1, cpus: 1}\n"},
-           {"source", "priced.yaml"}});
+  auto submitted =
+      api_->Call("POST", "/v1/jobs",
+                 Json{{"spec", "name: priced\ncommand: sleep 1\nresources: {gpus: 1, cpus: 1}\n"},
+                      {"source", "priced.yaml"}});
   ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
   std::string id = (*submitted)["id"];
   Json done = WaitUntilFinished(id);
@@ -149,8 +147,8 @@ TEST_P(CostReportE2eTest, AJobCostsItsDurationTimesTheWorkersPriceTimesItsShare)
   const Json& idle = report["idle"]["nodes"][0];
   EXPECT_EQ(idle["price_per_hour"], kPrice);
   EXPECT_GE(idle["cost"].get<double>(), 0);
-  EXPECT_NEAR(idle["cost"].get<double>(),
-              idle["idle_seconds"].get<double>() / 3600.0 * kPrice, 1e-9);
+  EXPECT_NEAR(idle["cost"].get<double>(), idle["idle_seconds"].get<double>() / 3600.0 * kPrice,
+              1e-9);
 
   // Every rank's line, as CSV.
   ProgramRun csv = Cli({"cost", "report", "--since", since, "--csv", "--lines"});

@@ -1,8 +1,6 @@
 // The shared slots through which DataLoader workers hand batches to the main process
 // (src/datasets/batch_ring.h): claims, takes, what is refused, holders that died, and the memory
 // and counters shared with a forked process.
-#include "datasets/batch_ring.h"
-
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +10,8 @@
 #include <optional>
 #include <set>
 #include <string>
+
+#include "datasets/batch_ring.h"
 
 namespace tf::datasets {
 namespace {
@@ -24,8 +24,8 @@ std::unique_ptr<BatchRing> MakeRing(int slots, uint64_t slot_bytes,
 }
 
 TEST(BatchRingTest, RefusesSizesOutOfRange) {
-  for (auto [slots, bytes] : {std::pair<int, uint64_t>{0, 4096}, {1025, 4096}, {4, 0},
-                              {4, uint64_t{2} << 30}}) {
+  for (auto [slots, bytes] :
+       {std::pair<int, uint64_t>{0, 4096}, {1025, 4096}, {4, 0}, {4, uint64_t{2} << 30}}) {
     auto ring = BatchRing::Create(slots, bytes);
     ASSERT_FALSE(ring.ok()) << slots << " x " << bytes;
     EXPECT_EQ(ring.status().code(), StatusCode::kInvalidArgument);
@@ -51,7 +51,7 @@ TEST(BatchRingTest, ClaimsTheLowestFreeSlotAndNoneWhenAllAreHeld) {
   ring->Release(1, t1);
   EXPECT_EQ(ring->holder(1), 0);
   ASSERT_EQ(ring->Claim(102, &t), 1);
-  EXPECT_NE(t, t1);  // a new claim of the same slot by another process: a new ticket
+  EXPECT_NE(t, t1);      // a new claim of the same slot by another process: a new ticket
   ring->Release(1, t1);  // the old claim's ticket frees nothing
   EXPECT_EQ(ring->holder(1), 102);
 }

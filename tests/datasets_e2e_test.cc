@@ -189,8 +189,8 @@ TEST_F(DatasetsE2eTest, BadInputIsRefusedClearlyAndLeavesNothingBehind) {
 
   // A line that is not JSON in a long one: the message quotes only the end of what was read.
   WriteFile(Local("long/l.jsonl"), "{\"ok\": 1}\n\"" + std::string(1 << 20, 'a') + "\n");
-  auto long_line = Run({"dataset", "create", "d", "--from", Local("long").string(), "--format",
-                        "jsonl"});
+  auto long_line =
+      Run({"dataset", "create", "d", "--from", Local("long").string(), "--format", "jsonl"});
   EXPECT_EQ(long_line.exit_code, 1);
   EXPECT_NE(long_line.output.find("l.jsonl:2: not JSON: at byte "), std::string::npos)
       << long_line.output.substr(0, 500);
@@ -238,8 +238,10 @@ TEST_F(DatasetsE2eTest, BadInputIsRefusedClearlyAndLeavesNothingBehind) {
   EXPECT_NE(again.output.find("already exists"), std::string::npos) << again.output;
   // A byte order mark at the start of a file is not part of its first sample.
   WriteFile(Local("bom.jsonl"), "\xEF\xBB\xBF{\"first\": 1}\n{\"second\": 2}\n");
-  ASSERT_EQ(Run({"dataset", "create", "bom", "--from", Local("bom.jsonl").string(), "--format",
-                 "jsonl"}).exit_code, 0);
+  ASSERT_EQ(
+      Run({"dataset", "create", "bom", "--from", Local("bom.jsonl").string(), "--format", "jsonl"})
+          .exit_code,
+      0);
   auto printed = Run({"dataset", "read", "bom", "--print"});
   EXPECT_NE(printed.output.find("0\t{\"first\": 1}\n"), std::string::npos) << printed.output;
   EXPECT_EQ(printed.output.find("\xEF\xBB\xBF"), std::string::npos) << printed.output;
@@ -252,8 +254,7 @@ TEST_F(DatasetsE2eTest, BadInputIsRefusedClearlyAndLeavesNothingBehind) {
   auto env_rank = RunTensorfleet(
       {"--server", app_->url(), "--token", admin_token_, "dataset", "read", "d"}, {"RANK=abc"});
   EXPECT_EQ(env_rank.exit_code, 1);
-  EXPECT_NE(env_rank.output.find("$RANK is 'abc', not a whole number from 0 up"),
-            std::string::npos)
+  EXPECT_NE(env_rank.output.find("$RANK is 'abc', not a whole number from 0 up"), std::string::npos)
       << env_rank.output;
   auto rank = Run({"dataset", "read", "d", "--rank", "3", "--world-size", "3"});
   EXPECT_EQ(rank.exit_code, 1);
@@ -289,8 +290,10 @@ TEST_F(DatasetsE2eTest, AnIndexNamesOnlyObjectsUnderItsOwnNameEachOnce) {
   auto index_of = [&](const std::string& name, const std::vector<std::string>& keys) {
     Json shards = Json::array();
     for (const auto& key : keys) {
-      shards.push_back(Json{
-          {"key", key}, {"samples", shard.samples}, {"bytes", shard.bytes}, {"sha256", shard.sha256}});
+      shards.push_back(Json{{"key", key},
+                            {"samples", shard.samples},
+                            {"bytes", shard.bytes},
+                            {"sha256", shard.sha256}});
     }
     return Json{{"name", name},
                 {"bucket", "datasets"},
@@ -310,7 +313,8 @@ TEST_F(DatasetsE2eTest, AnIndexNamesOnlyObjectsUnderItsOwnNameEachOnce) {
   EXPECT_EQ(prefix.status, 400) << prefix.body.dump();
 
   // The same object twice would be deleted once and counted as two shards.
-  ASSERT_EQ(Run({"cp", Local("jsonl/a.jsonl").string(), "tf://datasets/twice/a.jsonl"}).exit_code, 0);
+  ASSERT_EQ(Run({"cp", Local("jsonl/a.jsonl").string(), "tf://datasets/twice/a.jsonl"}).exit_code,
+            0);
   auto twice = Call("POST", "/v1/datasets", index_of("twice", {"twice/a.jsonl", "twice/a.jsonl"}));
   EXPECT_EQ(twice.status, 400) << twice.body.dump();
   EXPECT_NE(twice.body.dump().find("shards[1].key: 'twice/a.jsonl' is also shards[0]"),
@@ -380,12 +384,11 @@ TEST_F(DatasetsE2eTest, DamagedShardsAreRefetchedOrReportedNeverRead) {
 // reaches it.
 ProgramRun CreateLosingTheIndexAnswer(const std::string& server, const std::string& token,
                                       const std::string& mode, const fs::path& from) {
-  return RunProgram({"/usr/bin/python3",
-                     std::string(TENSORFLEET_SOURCE_DIR) + "/tests/http/lost_answer_proxy.py",
-                     server, "POST", "/v1/datasets", mode, "--", TENSORFLEET_BINARY, "--server",
-                     "{proxy}", "--token", token, "dataset", "create", "lost", "--from",
-                     from.string(), "--format", "jsonl"},
-                    {"TENSORFLEET_URL=", "TENSORFLEET_TOKEN="});
+  return RunProgram(
+      {"/usr/bin/python3", std::string(TENSORFLEET_SOURCE_DIR) + "/tests/http/lost_answer_proxy.py",
+       server, "POST", "/v1/datasets", mode, "--", TENSORFLEET_BINARY, "--server", "{proxy}",
+       "--token", token, "dataset", "create", "lost", "--from", from.string(), "--format", "jsonl"},
+      {"TENSORFLEET_URL=", "TENSORFLEET_TOKEN="});
 }
 
 // A server finishes a request whose client went away: an index answer lost on the way is no
@@ -423,7 +426,7 @@ TEST_F(DatasetsE2eTest, AnIndexAnswerLostWithNoDatasetMadeKeepsTheShardsAndSaysH
                                             std::string("tf://datasets/lost/").size() + 17);
   auto listed = Run({"ls", "-r", url});
   EXPECT_NE(listed.output.find("shard-000000.tfs"), std::string::npos) << url << "\n"
-                                                                        << listed.output;
+                                                                       << listed.output;
   EXPECT_EQ(Run({"rm", "-r", url}).exit_code, 0);
   EXPECT_EQ(Run({"ls", "-r", "tf://datasets/"}).output.find("shard-"), std::string::npos);
 }

@@ -53,8 +53,8 @@ TEST_F(PackerTest, LinesLoseTheirEndingsAndBlankLinesAreSkipped) {
 
 TEST_F(PackerTest, ALineAsLongAsTheLimitIsOneSampleEvenWithAByteOrderMarkAndACarriageReturn) {
   const std::string longest(kLimit, 'x');
-  std::string file = WriteFile(dir_.path() / "a.txt",
-                               "\xEF\xBB\xBF" + longest + "\r\n" + longest + "\r\n" + longest + "\n");
+  std::string file = WriteFile(
+      dir_.path() / "a.txt", "\xEF\xBB\xBF" + longest + "\r\n" + longest + "\r\n" + longest + "\n");
   ASSERT_TRUE(Pack(file, "text").ok());
   EXPECT_EQ(samples_, (std::vector<std::string>{longest, longest, longest}));
 }
@@ -65,8 +65,9 @@ TEST_F(PackerTest, ALineLongerThanTheLimitIsRefusedWithoutTakingTheRestOfIt) {
       WriteFile(dir_.path() / "big.jsonl", "{\"a\": 1}\n" + std::string(1 << 20, 'y') + "\n{}\n");
   Status packed = Pack(file, "jsonl");
   ASSERT_EQ(packed.code(), StatusCode::kInvalidArgument) << packed.ToString();
-  EXPECT_NE(packed.message().find(file + ":2: the line is longer than a sample may be (1000 bytes)"),
-            std::string::npos)
+  EXPECT_NE(
+      packed.message().find(file + ":2: the line is longer than a sample may be (1000 bytes)"),
+      std::string::npos)
       << packed.message();
   EXPECT_NE(packed.message().find("--format files"), std::string::npos) << packed.message();
   // The first line and a little more than the limit of the second (what a line may lose
@@ -86,8 +87,9 @@ TEST_F(PackerTest, AFileLargerThanTheLimitIsRefusedBeforeItIsRead) {
   std::string file = WriteFile(dir_.path() / "big.bin", std::string(kLimit + 1, 'z'));
   Status packed = Pack(file, "files");
   ASSERT_EQ(packed.code(), StatusCode::kInvalidArgument) << packed.ToString();
-  EXPECT_NE(packed.message().find(file + " is larger than a sample may be (1000 bytes): it has 1001"),
-            std::string::npos)
+  EXPECT_NE(
+      packed.message().find(file + " is larger than a sample may be (1000 bytes): it has 1001"),
+      std::string::npos)
       << packed.message();
   EXPECT_EQ(bytes_read_, 0u);
 }

@@ -269,16 +269,16 @@ class DatasetsPythonTest : public ApiFixture {
       std::ofstream(local / "read.py") << script;
     }
     ChildProcess create;
-    EXPECT_TRUE(create.Start({TENSORFLEET_BINARY, "--server", app_->url(), "--token",
-                              admin_token_, "dataset", "create", "lines", "--from",
-                              (local / "lines.txt").string(), "--format", "text",
-                              "--shard-size", "4KiB"}));
+    EXPECT_TRUE(
+        create.Start({TENSORFLEET_BINARY, "--server", app_->url(), "--token", admin_token_,
+                      "dataset", "create", "lines", "--from", (local / "lines.txt").string(),
+                      "--format", "text", "--shard-size", "4KiB"}));
     EXPECT_EQ(create.Wait(), 0) << create.output();
     ChildProcess python;
-    EXPECT_TRUE(python.Start(
-        {TF_PYTHON, (local / "read.py").string(), (dir_.path() / "cache").string()},
-        {"PYTHONPATH=" TF_PYTHON_PACKAGE_DIR, "TENSORFLEET_SERVER_URL=" + app_->url(),
-         "TENSORFLEET_TOKEN=" + admin_token_}));
+    EXPECT_TRUE(
+        python.Start({TF_PYTHON, (local / "read.py").string(), (dir_.path() / "cache").string()},
+                     {"PYTHONPATH=" TF_PYTHON_PACKAGE_DIR, "TENSORFLEET_SERVER_URL=" + app_->url(),
+                      "TENSORFLEET_TOKEN=" + admin_token_}));
     int status = python.Wait();
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << python.output();
     return python.output();
@@ -370,7 +370,8 @@ TEST_F(DatasetsPythonTest, WorkersKeepThePositionAcrossResumesEpochsAndGivenRank
   EXPECT_EQ(by_run["persistent-2"], by_run["full-2"]);
   EXPECT_EQ(by_run["given-rank"], full);
   for (const char* workers : {"new", "persistent"}) {
-    EXPECT_EQ(by_run[std::string("no-set-epoch-") + workers + "-0"], by_run["resumed-4"]) << workers;
+    EXPECT_EQ(by_run[std::string("no-set-epoch-") + workers + "-0"], by_run["resumed-4"])
+        << workers;
     EXPECT_EQ(by_run[std::string("no-set-epoch-") + workers + "-1"], full) << workers;
   }
   ASSERT_TRUE(by_run.count("ended")) << output;
@@ -379,8 +380,9 @@ TEST_F(DatasetsPythonTest, WorkersKeepThePositionAcrossResumesEpochsAndGivenRank
   auto says = [&](const std::string& what, const std::string& words) {
     EXPECT_NE(refused[what].find(words), std::string::npos) << what << ": " << refused[what];
   };
-  says("unaligned", "samples_seen 6 is not a whole number of batches of 4: with 2 DataLoader "
-                    "workers an epoch can only be resumed at a batch boundary or at its end");
+  says("unaligned",
+       "samples_seen 6 is not a whole number of batches of 4: with 2 DataLoader "
+       "workers an epoch can only be resumed at a batch boundary or at its end");
   ASSERT_TRUE(by_run.count("unaligned-cache")) << output;
   EXPECT_TRUE(by_run["unaligned-cache"].empty()) << "shards fetched before the refusal";
   says("past-the-end", "samples_seen " + std::to_string(full.size() + 4) +
@@ -409,15 +411,15 @@ TEST_F(DatasetsPythonTest, BatchedWorkersHandBatchesOverThroughSharedSlots) {
   const std::vector<std::string> order = runs["main"]["samples"];
   ASSERT_EQ(order.size(), 203u) << output;
   EXPECT_EQ(std::set<std::string>(order.begin(), order.end()).size(), 203u);
-  const int64_t batches = 51;  // 203 samples in batches of 4
+  const int64_t batches = 51;                  // 203 samples in batches of 4
   using Counts = std::pair<int64_t, int64_t>;  // (shared, fallbacks)
   auto handoff = [&](const std::string& run) {
     const Json& h = runs[run]["handoff"];
     return Counts(h.value("shared", -1), h.value("fallbacks", -1));
   };
-  for (const char* run : {"workers", "workers-again", "persistent-1", "persistent-2",
-                          "no-free-slot", "slot-freed", "too-big", "collate", "after-abandoned",
-                          "spawn"}) {
+  for (const char* run :
+       {"workers", "workers-again", "persistent-1", "persistent-2", "no-free-slot", "slot-freed",
+        "too-big", "collate", "after-abandoned", "spawn"}) {
     EXPECT_EQ(runs[run]["samples"].get<std::vector<std::string> >(), order) << run;
     // (After the abandoned run slots may stay held by its workers, which are gone: they are
     // claimed again when needed.)

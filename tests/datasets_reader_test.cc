@@ -12,8 +12,8 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <future>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <set>
@@ -614,8 +614,8 @@ TEST_F(ReaderTest, EverySampleIsCheckedOnArrivalWhenTheShardsAreSound) {
   };
   for (Case c : {Case{1, 0}, Case{2, 0}, Case{1, 13}, Case{3, 13}}) {
     for (int worker = 0; worker < c.workers; ++worker) {
-      PartitionParams p{.seed = 5, .num_workers = c.workers, .worker_id = worker,
-                        .window_shards = 2, .block = 2};
+      PartitionParams p{
+          .seed = 5, .num_workers = c.workers, .worker_id = worker, .window_shards = 2, .block = 2};
       auto reader = Open(index, p, c.seen);
       ASSERT_NE(reader, nullptr);
       ReadAll got = Drain(*reader);
@@ -693,7 +693,6 @@ TEST_F(ReaderTest, BadOptionsAreRefused) {
             StatusCode::kInvalidArgument);
 }
 
-
 // Whoever can write into the cache decides what training reads (shards are checked for damage,
 // not for who put them there): a new directory is the user's alone, and one another user owns or
 // every user may write into is refused, saying what to do instead.
@@ -731,9 +730,9 @@ TEST_F(ReaderTest, TheCacheDirectoryMustBeTheUsersOwn) {
   ASSERT_EQ(theirs.status().code(), StatusCode::kPermissionDenied) << theirs.status().ToString();
   EXPECT_NE(theirs.status().message().find(" belongs to uid "), std::string::npos)
       << theirs.status().message();
-  EXPECT_NE(theirs.status().message().find("not to this user (uid " +
-                                           std::to_string(::geteuid()) + ")"),
-            std::string::npos)
+  EXPECT_NE(
+      theirs.status().message().find("not to this user (uid " + std::to_string(::geteuid()) + ")"),
+      std::string::npos)
       << theirs.status().message();
 
   // A file where the directory should be.

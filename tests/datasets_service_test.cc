@@ -95,8 +95,7 @@ TEST_P(DatasetServiceTest, AnIndexIsCheckedAgainstItsShardObjects) {
 
   NewDataset wrong_size = OneShard("sized", "content");
   wrong_size.shards[0].bytes += 1;
-  EXPECT_EQ(service.Create(project_, wrong_size).status().code(),
-            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(service.Create(project_, wrong_size).status().code(), StatusCode::kFailedPrecondition);
   NewDataset elsewhere = OneShard("other", "content");
   elsewhere.name = "thief";
   auto stolen = service.Create(project_, elsewhere);

@@ -78,7 +78,9 @@ TEST(ShardFormatTest, SampleBytesIsTheOneRangeThatSamplesTake) {
   std::string shard = MakeShard(samples);
   auto view = ShardView::Open(shard, "s");
   ASSERT_TRUE(view.ok());
-  auto at = [&](uint64_t i) { return static_cast<uint64_t>(view->Sample(i)->data() - shard.data()); };
+  auto at = [&](uint64_t i) {
+    return static_cast<uint64_t>(view->Sample(i)->data() - shard.data());
+  };
   EXPECT_EQ(view->SampleBytes(0, 5), std::make_pair(uint64_t{32}, uint64_t{5005}));
   EXPECT_EQ(view->SampleBytes(2, 4), std::make_pair(at(2), uint64_t{5003}));
   EXPECT_EQ(view->SampleBytes(4, 5), std::make_pair(at(4), uint64_t{1}));

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "serve/protocol.h"
 #include "engine/config.h"
 #include "engine_test_util.h"
+#include "serve/protocol.h"
 #include "store_test_env.h"
 
 namespace tf::testing {
@@ -109,7 +109,8 @@ TEST(GenerationConfigTest, ServeAppliesDefaultsUnderTheRequestsOwnValues) {
 
   serve::CompletionRequest plain;
   serve::ApplyGenerationDefaults(engine::GenerationConfig{}, &plain.sampling);
-  ASSERT_FALSE(serve::ParseCompletionRequest({{"prompt", "hi"}}, serve::Endpoint::kCompletions, &plain));
+  ASSERT_FALSE(
+      serve::ParseCompletionRequest({{"prompt", "hi"}}, serve::Endpoint::kCompletions, &plain));
   EXPECT_FLOAT_EQ(plain.sampling.temperature, 1.0f);  // OpenAI's default
   EXPECT_FLOAT_EQ(plain.sampling.top_p, 1.0f);
 }

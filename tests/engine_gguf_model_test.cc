@@ -232,8 +232,8 @@ TEST_P(GgufCheckpointTest, MatricesMoveOutOfTheFile) {
     };
     EXPECT_TRUE(in_file(w.embed)) << suffix;
     const engine::LayerWeights& l0 = w.layers[0];
-    for (const auto* m : {&l0.wq, &l0.wk, &l0.wv, &l0.wo, &l0.w_gate, &l0.w_up, &l0.w_down,
-                          &w.lm_head}) {
+    for (const auto* m :
+         {&l0.wq, &l0.wk, &l0.wv, &l0.wo, &l0.w_gate, &l0.w_up, &l0.w_down, &w.lm_head}) {
       if (m->data == w.embed.data) continue;  // a tied LM head: the embedding's rows
       // What the matmuls read: the packed copy where there is one, else the rows.
       if (m->packed != nullptr) {

@@ -1,6 +1,5 @@
 // MappedFile: what lies within the mapping, and pages given back that read the same again.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>

@@ -416,8 +416,8 @@ TEST(EngineMatMuls, EqualSeparateMatmulsAtAnyThreadCount) {
       for (size_t i = 0; i < got.size(); ++i) parts.push_back({&ws[i], got[i].data()});
       engine::MatMuls(k, pool, parts, x.data(), n_tokens, n_in);
       for (size_t i = 0; i < got.size(); ++i) {
-        EXPECT_EQ(got[i], want[i]) << ws[i].name << " threads=" << threads
-                                   << " n_tokens=" << n_tokens;
+        EXPECT_EQ(got[i], want[i])
+            << ws[i].name << " threads=" << threads << " n_tokens=" << n_tokens;
       }
     }
   }

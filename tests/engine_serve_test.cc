@@ -1,7 +1,5 @@
 // `tensorfleet engine serve` end to end: the real binary on the llama-gqa fixture (random
 // weights) on a free port, asked with curl; plus the executor and the loading state in-process.
-#include "serve/server.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -14,6 +12,7 @@
 #include "engine_test_util.h"
 #include "eventually.h"
 #include "http_test_util.h"
+#include "serve/server.h"
 
 namespace tf::testing {
 namespace {
@@ -385,11 +384,12 @@ TEST(EngineServeProtocol, RefusesWhatItCannotDoNamingTheField) {
     EXPECT_EQ(e->http_status, 400);
     return e->param;
   };
-  const Json tool = {{"type", "function"}, {"function", {{"name", "f"}, {"parameters", Json::object()}}}};
+  const Json tool = {{"type", "function"},
+                     {"function", {{"name", "f"}, {"parameters", Json::object()}}}};
   EXPECT_EQ(refused({{"tools", Json::array({tool})}}, serve::Endpoint::kChatCompletions), "tools");
-  EXPECT_EQ(refused({{"functions", Json::array({tool["function"]})}},
-                    serve::Endpoint::kChatCompletions),
-            "functions");
+  EXPECT_EQ(
+      refused({{"functions", Json::array({tool["function"]})}}, serve::Endpoint::kChatCompletions),
+      "functions");
   EXPECT_EQ(refused({{"n", 2}}, serve::Endpoint::kChatCompletions), "n");
   EXPECT_EQ(refused({{"echo", true}}, serve::Endpoint::kCompletions), "echo");
   EXPECT_EQ(refused({{"suffix", "end"}}, serve::Endpoint::kCompletions), "suffix");
@@ -426,7 +426,7 @@ TEST(EngineServeProtocol, ChatRequestsAndTheirChunks) {
   auto tokenizer = engine::LoadTokenizer(EngineData("llama-gqa"));
   ASSERT_TRUE(tokenizer.ok());
   serve::CompletionWriter w(serve::Endpoint::kChatCompletions, "chatcmpl-1", 5, "tiny", **tokenizer,
-                          /*logprobs=*/true);
+                            /*logprobs=*/true);
   auto first = w.FirstChunk();
   ASSERT_TRUE(first.has_value());
   EXPECT_EQ((*first)["object"], "chat.completion.chunk");
@@ -448,8 +448,9 @@ TEST(EngineServeProtocol, ChatRequestsAndTheirChunks) {
   EXPECT_EQ(finish["choices"][0]["finish_reason"], "stop");
   EXPECT_TRUE(finish["choices"][0]["delta"].empty());
 
-  serve::CompletionWriter whole(serve::Endpoint::kChatCompletions, "chatcmpl-2", 5, "tiny", **tokenizer,
-                              /*logprobs=*/false);
+  serve::CompletionWriter whole(serve::Endpoint::kChatCompletions, "chatcmpl-2", 5, "tiny",
+                                **tokenizer,
+                                /*logprobs=*/false);
   engine::GenerateResult result;
   result.text = "hey";
   result.finish = engine::FinishReason::kLength;

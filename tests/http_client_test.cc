@@ -1,11 +1,11 @@
 // http::Client failure handling against scripted raw servers, and the URL and header helpers.
-#include "http_test_util.h"  // first: includes base/async.h
-
+#include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/write.hpp>
-#include <atomic>
 #include <vector>
+
+#include "http_test_util.h"  // first: includes base/async.h
 
 namespace tf::http::testing {
 namespace {

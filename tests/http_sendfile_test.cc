@@ -3,8 +3,6 @@
 // the announced length is a cut connection, never a short body passed off as whole. A client
 // that goes away half way through ends its own response, not the server (sendfile raises
 // SIGPIPE where Asio's own writes do not).
-#include "http_test_util.h"  // first: includes base/async.h
-
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -16,6 +14,7 @@
 #include <mutex>
 
 #include "file_test_util.h"
+#include "http_test_util.h"  // first: includes base/async.h
 #include "store_test_env.h"
 
 namespace tf::http::testing {
@@ -39,11 +38,11 @@ class HttpSendFileTest : public ServerTest {
       if (r.query.count("chunked") == 0) {
         out.content_length = r.query.count("announce") ? std::stoull(r.query["announce"]) : length;
       }
-      auto fd = std::shared_ptr<int>(new int(::open(path_.c_str(), O_RDONLY | O_CLOEXEC)),
-                                     [](int* p) {
-                                       ::close(*p);
-                                       delete p;
-                                     });
+      auto fd =
+          std::shared_ptr<int>(new int(::open(path_.c_str(), O_RDONLY | O_CLOEXEC)), [](int* p) {
+            ::close(*p);
+            delete p;
+          });
       out.stream = [this, fd, offset, length](StreamWriter& w) -> awaitable<void> {
         // In two calls, to check that they follow on.
         const uint64_t first = length / 3;
@@ -102,7 +101,8 @@ void AskAndHangUp(uint16_t port, const std::string& target, size_t keep) {
 TEST_F(HttpSendFileTest, SizedBodyIsTheFilesBytes) {
   auto client = NewClient();
   for (auto [offset, length] : {std::pair<uint64_t, uint64_t>{0, 5 * 1024 * 1024 + 11},
-                                {4097, 3 * 1024 * 1024 + 5}, {123, 1}}) {
+                                {4097, 3 * 1024 * 1024 + 5},
+                                {123, 1}}) {
     auto r = client->Send("GET", Target(offset, length), {}, "", 10s);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(r->status, 200);
@@ -142,7 +142,7 @@ TEST_F(HttpSendFileTest, ClientHangingUpHalfWayEndsOnlyItsResponse) {
   auto r = Get(Target(0, content_.size()));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(r->body == content_);
-  struct sigaction now{};
+  struct sigaction now {};
   ASSERT_EQ(::sigaction(SIGPIPE, nullptr, &now), 0);
   EXPECT_EQ(now.sa_handler, SIG_IGN);
 }

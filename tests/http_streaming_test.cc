@@ -1,11 +1,11 @@
 // Streamed request and response bodies: 100 MB each way through the server and client with
 // memory that stays flat, Content-Length responses, early answers to uploads, and the limits.
-#include "http_test_util.h"  // first: includes base/async.h
-
 #include <sys/resource.h>
 
 #include <array>
 #include <atomic>
+
+#include "http_test_util.h"  // first: includes base/async.h
 
 namespace tf::http::testing {
 namespace {

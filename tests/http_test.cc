@@ -1,16 +1,16 @@
 // The HTTP server and client end to end: a Server on 127.0.0.1:0 on a background io thread,
 // driven by http::Client or by raw sockets.
-#include "http_test_util.h"  // first: includes base/async.h
-
 #include <sys/resource.h>
 
+#include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/write.hpp>
-#include <atomic>
 #include <stdexcept>
 #include <vector>
+
+#include "http_test_util.h"  // first: includes base/async.h
 
 namespace tf::http::testing {
 namespace {
@@ -90,8 +90,9 @@ TEST_F(HttpServerTest, OversizedBodyGets413WithoutRunningTheHandler) {
   auto r = client->Send("POST", "/upload", {}, std::string(100'000, 'x'), 10s);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->status, 413);
-  EXPECT_EQ(r->body,
-            R"({"error":{"code":"resource_exhausted","message":"request body exceeds 1024 bytes"}})");
+  EXPECT_EQ(
+      r->body,
+      R"({"error":{"code":"resource_exhausted","message":"request body exceeds 1024 bytes"}})");
   EXPECT_EQ(r->Header("Content-Type"), "application/json");
   EXPECT_EQ(r->Header("Connection"), "close");
   EXPECT_EQ(calls.load(), 0);
@@ -268,8 +269,8 @@ TEST_F(HttpServerTest, ClientLeavingMidStreamMakesWriteReturnFalse) {
     co_return r;
   });
   auto client = NewClient();
-  auto r = client->SendStreaming("GET", "/follow", {}, "", 10s,
-                                 [](std::string_view) { return false; });
+  auto r =
+      client->SendStreaming("GET", "/follow", {}, "", 10s, [](std::string_view) { return false; });
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->status, 200);
   client.reset();

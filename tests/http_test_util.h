@@ -2,8 +2,6 @@
 // a test opens to let a server-side coroutine go on, and a fixture holding one server.
 #pragma once
 
-#include "base/async.h"  // first: see the note on <utility> there
-
 #include <gtest/gtest.h>
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -15,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "base/async.h"  // first: see the note on <utility> there
 #include "http/http.h"
 
 namespace tf::http::testing {
@@ -55,7 +54,8 @@ class IoThread {
 class Gate {
  public:
   // The timer never expires; Open cancels every wait and waiters check their permit again.
-  explicit Gate(asio::io_context& io) : io_(io), timer_(io, asio::steady_timer::time_point::max()) {}
+  explicit Gate(asio::io_context& io)
+      : io_(io), timer_(io, asio::steady_timer::time_point::max()) {}
 
   void Open() {
     asio::post(io_, [this] {

@@ -49,7 +49,8 @@ TEST(JobLifecycle, PlacedRunningSucceeded) {
   Job job = MakeJob(2);
   Events events;
   ASSERT_TRUE(WantsPlacement(job));
-  StartAttempt(job, PlaceOn({"node-a", "node-b"}), {"10.0.0.1", "10.0.0.2"}, 77, 29501, kT0, events);
+  StartAttempt(job, PlaceOn({"node-a", "node-b"}), {"10.0.0.1", "10.0.0.2"}, 77, 29501, kT0,
+               events);
   EXPECT_EQ(job.state(), kStarting);
   EXPECT_FALSE(WantsPlacement(job));
   ASSERT_EQ(job.doc.current()->ranks.size(), 2u);
@@ -93,7 +94,8 @@ TEST(JobLifecycle, ErrorsAreRetriedOnlyAsThePolicySays) {
     int max_attempts;
     std::string want;
   };
-  for (const Case& c : {Case{false, 3, kFailed}, Case{true, 3, kRetrying}, Case{true, 1, kFailed}}) {
+  for (const Case& c :
+       {Case{false, 3, kFailed}, Case{true, 3, kRetrying}, Case{true, 1, kFailed}}) {
     RetryPolicy policy;
     policy.on_error = c.on_error;
     policy.max_attempts = c.max_attempts;
@@ -244,7 +246,6 @@ TEST(JobLifecycle, AGangsPendingFailureVerdictSurvivesTheStore) {
   EXPECT_EQ(job.state(), kFailed);
   EXPECT_EQ(job.doc.exit_code, 3);
 }
-
 
 TEST(JobLifecycle, AGangsFailedRankWaitsForTheVerdictALostNodeMakesItLost) {
   Job job = MakeJob(2);

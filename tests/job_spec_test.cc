@@ -620,8 +620,9 @@ TEST(JobSpecDatasetsTest, DatasetsAreNamesWithAVariableEach) {
 }
 
 TEST(JobSpecDatasetsTest, BadDatasetListsAreNamed) {
-  EXPECT_NE(ErrorOf(std::string(kHead) + "datasets: [Tiny]\n").find("train.yaml:3: datasets[0]: "
-                                                                    "must be a dataset name"),
+  EXPECT_NE(ErrorOf(std::string(kHead) + "datasets: [Tiny]\n")
+                .find("train.yaml:3: datasets[0]: "
+                      "must be a dataset name"),
             std::string::npos);
   EXPECT_NE(ErrorOf(std::string(kHead) + "datasets: [a, a]\n").find("names \"a\" a second time"),
             std::string::npos);

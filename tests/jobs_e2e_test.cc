@@ -1,21 +1,18 @@
 // Managed jobs end to end: a real server, real workers, real processes. Each job here is a
 // small shell script; the PyTorch example has tests of its own (example_training_test.cc).
-#include "http_test_util.h"  // first: see the note in base/async.h
-
 #include <atomic>
 #include <csignal>
 #include <mutex>
 
+#include "http_test_util.h"  // first: see the note in base/async.h
 #include "jobs_test_util.h"
 
 namespace tf::testing {
 namespace {
 
-
 int RankExit(const Json& job, int attempt, int rank = 0) {
   return job["attempts"][attempt - 1]["ranks"][rank].value("exit_code", -1);
 }
-
 
 using JobsE2eTest = JobsFixture;
 
@@ -35,7 +32,8 @@ TEST_F(JobsE2eTest, AJobRunsWithTheEnvironmentContractAndSucceeds) {
   Json done = WaitFor(id, Finished);
   ASSERT_EQ(done["state"], "succeeded") << done.dump(2);
   EXPECT_EQ(done["exit_code"], 0);
-  EXPECT_EQ(EventKinds(id), (std::vector<std::string>{"queued", "starting", "running", "succeeded"}));
+  EXPECT_EQ(EventKinds(id),
+            (std::vector<std::string>{"queued", "starting", "running", "succeeded"}));
 
   auto env = RawGet("/v1/buckets/tensorfleet-jobs/objects/" + id + "/output/env.txt");
   ASSERT_TRUE(env.has_value());
@@ -93,7 +91,8 @@ TEST_F(JobsE2eTest, BadSpecsAreRefusedAtSubmitNamingTheField) {
   auto unknown = Submit("name: x\ncommand: true\ncheckpointing: {}\n");
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(unknown.status().message().find("test.yaml:3"), std::string::npos) << unknown.status().message();
+  EXPECT_NE(unknown.status().message().find("test.yaml:3"), std::string::npos)
+      << unknown.status().message();
   EXPECT_NE(unknown.status().message().find("checkpointing"), std::string::npos);
 
   auto too_big = Submit("name: x\ncommand: true\nresources: {gpus: 8}\n");
@@ -139,7 +138,8 @@ TEST_F(JobsE2eTest, DrainInterruptsTheJobWhichResumesElsewhereFromItsCheckpoint)
   int saved = std::stoi(first.substr(saved_at + 9));
   EXPECT_GE(saved, 25);
   EXPECT_NE(second.find("restored checkpoint"), std::string::npos) << second;
-  EXPECT_NE(second.find("start at step " + std::to_string(saved) + " "), std::string::npos) << second;
+  EXPECT_NE(second.find("start at step " + std::to_string(saved) + " "), std::string::npos)
+      << second;
   EXPECT_EQ(second.find("step=1 "), std::string::npos) << "the second attempt started over";
   auto result = RawGet("/v1/buckets/tensorfleet-jobs/objects/" + id + "/output/result.txt");
   ASSERT_TRUE(result.has_value());
@@ -289,8 +289,11 @@ TEST_F(JobsE2eTest, AStaleLeaseIsRefused) {
   std::string id = (*job)["id"];
   WaitFor(id, Finished);
   auto stale = api_->Call("POST", "/v1/jobs/" + id + "/reports",
-                          Json{{"attempt", 1}, {"token", "12345"}, {"node_rank", 0},
-                               {"state", "failed"}, {"exit_code", 1}});
+                          Json{{"attempt", 1},
+                               {"token", "12345"},
+                               {"node_rank", 0},
+                               {"state", "failed"},
+                               {"exit_code", 1}});
   EXPECT_EQ(stale.status().code(), StatusCode::kAborted);
   EXPECT_NE(stale.status().message().find("stale lease"), std::string::npos);
   EXPECT_EQ(GetJob(id)["state"], "succeeded");

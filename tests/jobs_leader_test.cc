@@ -203,8 +203,8 @@ struct ServerProcess {
   }
 
   Result<Json> Submit(const std::string& yaml) {
-    return api->Call("POST", "/v1/jobs", Json{{"spec", yaml}, {"source", "test.yaml"},
-                                              {"code_key", ""}});
+    return api->Call("POST", "/v1/jobs",
+                     Json{{"spec", yaml}, {"source", "test.yaml"}, {"code_key", ""}});
   }
 
   std::string State(const std::string& job_id) {

@@ -23,7 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-
 // The number after `prefix` in `text`, or -1.
 int NumberAfter(const std::string& text, const std::string& prefix) {
   size_t at = text.find(prefix);
@@ -145,7 +144,8 @@ TEST_F(JobsReliabilityTest, AKilledWorkersJobResumesElsewhereFromItsLastSyncedCh
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   std::string id = (*job)["id"];
   // Past the first periodic sync (10 s in) and a few steps beyond it.
-  WaitFor(id, [&](const Json&) { return SyncedStep(id) > 0; }, std::chrono::seconds(120));
+  WaitFor(
+      id, [&](const Json&) { return SyncedStep(id) > 0; }, std::chrono::seconds(120));
   int at_sync = SyncedStep(id);
   WaitFor(id, [&](const Json&) {
     return Log(id, 1).find("step=" + std::to_string(at_sync + 5) + " ") != std::string::npos;
@@ -153,13 +153,15 @@ TEST_F(JobsReliabilityTest, AKilledWorkersJobResumesElsewhereFromItsLastSyncedCh
   std::string first_node = w1->node_id();
   ASSERT_FALSE(w1->Recorded().empty()) << "the worker recorded no process group";
   w1->Crash();
-  w1->KillLeftovers();  // the machine is gone with its worker
+  w1->KillLeftovers();          // the machine is gone with its worker
   int synced = SyncedStep(id);  // nothing syncs any more
   ASSERT_GT(synced, 0);
-  EXPECT_GT(NumberAfter(Log(id, 1), "step=") , 0);
+  EXPECT_GT(NumberAfter(Log(id, 1), "step="), 0);
 
   // The node is lost after the heartbeat timeout; the job waits for a GPU, then runs on w2.
-  WaitFor(id, [](const Json& j) { return j["attempts"].size() >= 1 && j["attempts"][0].value("state", "") == "lost"; });
+  WaitFor(id, [](const Json& j) {
+    return j["attempts"].size() >= 1 && j["attempts"][0].value("state", "") == "lost";
+  });
   auto w2 = ChildWorker("w2");
   Json done = WaitFor(id, Finished, std::chrono::seconds(180));
   ASSERT_EQ(done["state"], "succeeded") << done.dump(2);
@@ -174,7 +176,8 @@ TEST_F(JobsReliabilityTest, AKilledWorkersJobResumesElsewhereFromItsLastSyncedCh
   std::string second = Log(id, 2);
   EXPECT_NE(second.find("restored checkpoint"), std::string::npos) << second;
   EXPECT_NE(second.find("start at step " + std::to_string(synced) + " "), std::string::npos)
-      << "synced at " << synced << ":\n" << second;
+      << "synced at " << synced << ":\n"
+      << second;
   EXPECT_EQ(second.find("step=1 "), std::string::npos) << "the second attempt started over";
   EXPECT_NE(second.find("step=" + std::to_string(synced + 1) + " "), std::string::npos) << second;
   auto result = RawGet("/v1/buckets/tensorfleet-jobs/objects/" + id + "/output/result.txt");
@@ -182,7 +185,8 @@ TEST_F(JobsReliabilityTest, AKilledWorkersJobResumesElsewhereFromItsLastSyncedCh
   EXPECT_EQ(*result, "done at step 800\n");
 }
 
-TEST_F(JobsReliabilityTest, AWorkerRestartedOnItsDirectoryKillsWhatItsPredecessorLeftAndReportsItLost) {
+TEST_F(JobsReliabilityTest,
+       AWorkerRestartedOnItsDirectoryKillsWhatItsPredecessorLeftAndReportsItLost) {
   auto w1 = ChildWorker("w1");
   auto job = Submit("name: sleeper\ncommand: echo up; sleep 600\nresources: {gpus: 1}\n");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
@@ -204,7 +208,8 @@ TEST_F(JobsReliabilityTest, AWorkerRestartedOnItsDirectoryKillsWhatItsPredecesso
   EXPECT_TRUE(w1->WaitForOutput("left by a previous worker: stopped, reported lost (accepted)",
                                 std::chrono::seconds(30)))
       << w1->output();
-  Json lost = WaitFor(id, [](const Json& j) { return j["attempts"][0].value("state", "") == "lost"; });
+  Json lost =
+      WaitFor(id, [](const Json& j) { return j["attempts"][0].value("state", "") == "lost"; });
   EXPECT_EQ(lost["attempts"][0]["ranks"][0]["state"], "lost") << lost.dump(2);
   // The job goes on (a second attempt, on the same node once it is free); cancel it once that
   // attempt runs. (Cancelled while its rank is only assigned, before the worker saw it, the
@@ -259,9 +264,9 @@ TEST_F(ServerCrashTest, AKilledServerRestartedOnItsDataLosesNothingAndTheJobFini
   StartServer();
   worker_ = std::make_unique<WorkerProcess>(url(), token_, dir_.path() / "w1");
   ASSERT_TRUE(worker_->Start());
-  auto job = api_->Call("POST", "/v1/jobs",
-                        Json{{"spec", CountingJob("counter", 200)}, {"source", "test.yaml"},
-                             {"code_key", ""}});
+  auto job = api_->Call(
+      "POST", "/v1/jobs",
+      Json{{"spec", CountingJob("counter", 200)}, {"source", "test.yaml"}, {"code_key", ""}});
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   std::string id = (*job)["id"];
   WaitFor(id, [](const Json& j) { return j.value("state", "") == "running"; });
@@ -292,25 +297,34 @@ class GangTest : public JobsReliabilityTest {
   void SetUp() override {
     JobsReliabilityTest::SetUp();
     corpus_ = dir_.path() / "corpus.txt";
-    std::ofstream(corpus_) << "A journey of a thousand miles begins with a single step.\n%\n"
-                              "It's not a bug, it's a feature.\n%\n"
-                              "Simple things should be simple; complex things should be possible.\n%\n"
-                              "Premature optimization is the root of all evil.\n%\n"
-                              "Never trust a computer you can't throw out a window.\n";
+    std::ofstream(corpus_)
+        << "A journey of a thousand miles begins with a single step.\n%\n"
+           "It's not a bug, it's a feature.\n%\n"
+           "Simple things should be simple; complex things should be possible.\n%\n"
+           "Premature optimization is the root of all evil.\n%\n"
+           "Never trust a computer you can't throw out a window.\n";
   }
 
   // Tiny hyperparameters (those of example_training_test.cc), so that a step takes milliseconds.
   std::string Spec(const std::string& name, int steps, int checkpoint_every, int slow_step_ms) {
     std::string train = std::string(TENSORFLEET_SOURCE_DIR) + "/examples/llama-train/train.py";
-    return "name: " + name + "\n"
-           "command: [\"" + std::string(kPython) + "\", \"" + train + "\"]\n"
+    return "name: " + name +
+           "\n"
+           "command: [\"" +
+           std::string(kPython) + "\", \"" + train +
+           "\"]\n"
            "nodes: 2\n"
            "resources: {gpus: 1, cpus: 1}\n"
-           "hyperparameters: {steps: " + std::to_string(steps) + ", batch_size: 4, seq_len: 32, "
+           "hyperparameters: {steps: " +
+           std::to_string(steps) +
+           ", batch_size: 4, seq_len: 32, "
            "hidden_size: 32, intermediate_size: 64, num_layers: 2, num_heads: 4, num_kv_heads: 2, "
            "bpe_merges: 64, threads: 1, log_every: 1, checkpoint_every: " +
-           std::to_string(checkpoint_every) + ", seed: 7, lr: 0.01, warmup_steps: 2, "
-           "slow_step_ms: " + std::to_string(slow_step_ms) + ", corpus: \"" + corpus_.string() + "\"}\n"
+           std::to_string(checkpoint_every) +
+           ", seed: 7, lr: 0.01, warmup_steps: 2, "
+           "slow_step_ms: " +
+           std::to_string(slow_step_ms) + ", corpus: \"" + corpus_.string() +
+           "\"}\n"
            "checkpoint: {sync_interval: 10s}\n"
            "retry: {on: [interruption, node-lost], max_attempts: 3}\n";
   }
@@ -335,7 +349,8 @@ TEST_F(GangTest, TwoNodesTrainTheExampleWithDdpAndSucceed) {
       EXPECT_NE(log.find("2 rank(s)"), std::string::npos) << log;
     }
     EXPECT_NE(log.find("node rank " + std::to_string(rank) + " of 2"), std::string::npos) << log;
-    EXPECT_NE(log.find("rank " + std::to_string(rank) + " final weights sha256="), std::string::npos)
+    EXPECT_NE(log.find("rank " + std::to_string(rank) + " final weights sha256="),
+              std::string::npos)
         << log;
   }
   // DDP keeps the replicas equal: both ranks end with the same weights.
@@ -354,7 +369,8 @@ TEST_F(GangTest, KillingOneWorkerOfAGangRestartsTheWholeGangFromTheCheckpoint) {
   auto job = Submit(Spec("ddp-kill", 150, 5, 150));
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   std::string id = (*job)["id"];
-  WaitFor(id, [&](const Json&) { return HasSnapshot(id); }, std::chrono::minutes(5));
+  WaitFor(
+      id, [&](const Json&) { return HasSnapshot(id); }, std::chrono::minutes(5));
   Json running = GetJob(id);
   std::string rank1_node = running["attempts"][0]["ranks"][1]["node"];
   WorkerProcess* victim = rank1_node == w1->node_id() ? w1.get() : w2.get();

@@ -26,13 +26,19 @@ inline bool Finished(const Json& j) {
 // (written to a temporary name and renamed), and stops at `steps`. On SIGTERM it saves and
 // exits 0, as the contract asks.
 inline std::string CountingJob(const std::string& name, int steps, const std::string& extra = "") {
-  return "name: " + name + "\n"
+  return "name: " + name +
+         "\n"
          "command: |\n"
          "  step=0\n"
-         "  [ -f \"$TENSORFLEET_CHECKPOINT_DIR/step\" ] && step=$(cat \"$TENSORFLEET_CHECKPOINT_DIR/step\")\n"
+         "  [ -f \"$TENSORFLEET_CHECKPOINT_DIR/step\" ] && step=$(cat "
+         "\"$TENSORFLEET_CHECKPOINT_DIR/step\")\n"
          "  echo \"start at step $step (attempt $TENSORFLEET_ATTEMPT)\"\n"
-         "  trap 'echo \"$step\" > \"$TENSORFLEET_CHECKPOINT_DIR/step.tmp\"; mv \"$TENSORFLEET_CHECKPOINT_DIR/step.tmp\" \"$TENSORFLEET_CHECKPOINT_DIR/step\"; echo \"saved at $step\"; exit 0' TERM\n"
-         "  while [ $step -lt " + std::to_string(steps) + " ]; do\n"
+         "  trap 'echo \"$step\" > \"$TENSORFLEET_CHECKPOINT_DIR/step.tmp\"; mv "
+         "\"$TENSORFLEET_CHECKPOINT_DIR/step.tmp\" \"$TENSORFLEET_CHECKPOINT_DIR/step\"; echo "
+         "\"saved at $step\"; exit 0' TERM\n"
+         "  while [ $step -lt " +
+         std::to_string(steps) +
+         " ]; do\n"
          "    step=$((step+1))\n"
          "    echo \"$step\" > \"$TENSORFLEET_CHECKPOINT_DIR/step.tmp\"\n"
          "    mv \"$TENSORFLEET_CHECKPOINT_DIR/step.tmp\" \"$TENSORFLEET_CHECKPOINT_DIR/step\"\n"
@@ -42,7 +48,8 @@ inline std::string CountingJob(const std::string& name, int steps, const std::st
          "  echo \"done at step $step\" > \"$TENSORFLEET_OUTPUT_DIR/result.txt\"\n"
          "resources: {gpus: 1, cpus: 1}\n"
          "checkpoint: {sync_interval: 10s}\n"
-         "metrics: [{name: loss, regex: \"loss=([0-9]+)\"}]\n" + extra;
+         "metrics: [{name: loss, regex: \"loss=([0-9]+)\"}]\n" +
+         extra;
 }
 
 class JobsFixture : public ::testing::Test {
@@ -113,7 +120,8 @@ class JobsFixture : public ::testing::Test {
 
   Json WaitForState(const std::string& id, const std::string& state,
                     std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
-    return WaitFor(id, [&](const Json& j) { return j.value("state", "") == state; }, timeout);
+    return WaitFor(
+        id, [&](const Json& j) { return j.value("state", "") == state; }, timeout);
   }
 
   std::vector<std::string> EventKinds(const std::string& id) {
@@ -131,8 +139,8 @@ class JobsFixture : public ::testing::Test {
       char name[16];
       std::snprintf(name, sizeof name, "%010d", chunk);
       auto r = RawGet("/v1/buckets/tensorfleet-jobs/objects/" + id + "/logs/attempt-" +
-                      std::to_string(attempt) + "/node-" + std::to_string(node_rank) +
-                      "/rank-0/" + name);
+                      std::to_string(attempt) + "/node-" + std::to_string(node_rank) + "/rank-0/" +
+                      name);
       if (!r) break;
       out += *r;
     }

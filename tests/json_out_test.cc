@@ -1,5 +1,7 @@
 // The hand-written JSON of the hot queue answers against what nlohmann::json prints for the same
 // values, and the pieces under them (strings, times, ids, digests, random bytes).
+#include "api/json_out.h"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,7 +12,6 @@
 #include <vector>
 
 #include "api/errors.h"
-#include "api/json_out.h"
 #include "api/queue_json.h"
 #include "base/crypto.h"
 #include "base/time_format.h"
@@ -19,9 +20,7 @@
 namespace tf::api {
 namespace {
 
-std::string Dumped(const Json& j) {
-  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
+std::string Dumped(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 std::string Written(std::string_view s) {
   std::string out;
@@ -47,9 +46,8 @@ TEST(JsonOutTest, NestedValuesAreSeparatedLikeADump) {
   j.BeginObject().Key("a").BeginArray().Int(-5).Bool(true).String("x").BeginObject().EndObject();
   j.BeginArray().EndArray().EndArray().Key("b").Value(Json{{"k", nullptr}}).Key("c").Int(7);
   j.EndObject();
-  Json expected = {{"a", {-5, true, "x", Json::object(), Json::array()}},
-                   {"b", {{"k", nullptr}}},
-                   {"c", 7}};
+  Json expected = {
+      {"a", {-5, true, "x", Json::object(), Json::array()}}, {"b", {{"k", nullptr}}}, {"c", 7}};
   EXPECT_EQ(out, Dumped(expected));
 }
 
@@ -94,8 +92,11 @@ TEST(JsonOutTest, SendAndDeleteResultsMatchTheirJson) {
     if (!o.status.ok()) {
       results.push_back({{"ok", false}, {"error", ErrorJson(o.status)}});
     } else {
-      results.push_back({{"ok", true}, {"message_id", o.message_id}, {"md5_of_body", o.body_md5},
-                         {"sequence", o.sequence}, {"duplicate", o.duplicate}});
+      results.push_back({{"ok", true},
+                         {"message_id", o.message_id},
+                         {"md5_of_body", o.body_md5},
+                         {"sequence", o.sequence},
+                         {"duplicate", o.duplicate}});
     }
   }
   EXPECT_EQ(SentJson(outcomes), ThroughJson({{"results", results}}));
@@ -120,9 +121,19 @@ TEST(TimeFormatTest, MatchesGmtime) {
                   static_cast<int>(t % 1000));
     return std::string(buf);
   };
-  std::vector<TimeMs> times = {0, 1, 999, 1000, 86'399'999, 86'400'000, 951'782'400'000,
-                               951'868'799'999, 4'107'542'400'000, 253'402'300'799'999,
-                               253'402'300'800'000, -1, -86'400'001};
+  std::vector<TimeMs> times = {0,
+                               1,
+                               999,
+                               1000,
+                               86'399'999,
+                               86'400'000,
+                               951'782'400'000,
+                               951'868'799'999,
+                               4'107'542'400'000,
+                               253'402'300'799'999,
+                               253'402'300'800'000,
+                               -1,
+                               -86'400'001};
   for (TimeMs t = 0; t < 253'402'300'800'000; t += 3'600'000LL * 24 * 37 + 1'234'567) {
     times.push_back(t);
   }

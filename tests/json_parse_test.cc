@@ -19,10 +19,11 @@ std::string Refusal(std::string_view text, JsonLimits limits = {}) {
 }
 
 TEST(JsonParseTest, GivesTheSameDocumentAsNlohmannsParser) {
-  for (const char* text :
-       {R"({"a":1,"b":[1,2.5,{"c":true,"d":null}],"e":"x\u00e9\n","f":-7,"g":18446744073709551615})",
-        R"([])", R"({})", R"("just a string")", R"(42)", R"([[[{"deep":[1]}]]])",
-        R"({"nested":{"a":{"b":{"c":[{"d":1},{"d":2}]}}},"after":"yes"})"}) {
+  for (
+      const char* text :
+      {R"({"a":1,"b":[1,2.5,{"c":true,"d":null}],"e":"x\u00e9\n","f":-7,"g":18446744073709551615})",
+       R"([])", R"({})", R"("just a string")", R"(42)", R"([[[{"deep":[1]}]]])",
+       R"({"nested":{"a":{"b":{"c":[{"d":1},{"d":2}]}}},"after":"yes"})"}) {
     auto parsed = ParseJsonStrict(text, "body");
     ASSERT_TRUE(parsed.ok()) << text << ": " << parsed.status().ToString();
     EXPECT_EQ(*parsed, Json::parse(text)) << text;
@@ -44,7 +45,8 @@ TEST(JsonParseTest, RefusesAKeyGivenTwiceNamingItAndItsObject) {
 TEST(JsonParseTest, RefusesNestingDeeperThanTheLimit) {
   const std::string at_limit = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
   EXPECT_TRUE(ParseJsonStrict(at_limit, "body").ok());
-  const std::string over = std::string(kMaxJsonDepth + 1, '[') + std::string(kMaxJsonDepth + 1, ']');
+  const std::string over =
+      std::string(kMaxJsonDepth + 1, '[') + std::string(kMaxJsonDepth + 1, ']');
   EXPECT_EQ(Refusal(over).rfind("request body nests deeper than 64 arrays and objects (at '[0]", 0),
             0u)
       << Refusal(over);

@@ -88,8 +88,8 @@ TEST_F(ObjectsApiTest, CopiesAreMadeOnTheServer) {
                 .status,
             200);
   const std::string source = "data/" + http::PercentEncode("src/a b?#.bin");
-  for (const auto& [bucket, key] : {std::pair{"other", "copied/m.bin"},
-                                    std::pair{"data", "src/a b?#.bin"}}) {
+  for (const auto& [bucket, key] :
+       {std::pair{"other", "copied/m.bin"}, std::pair{"data", "src/a b?#.bin"}}) {
     SCOPED_TRACE(std::string(bucket) + "/" + key);
     auto copy = Raw("PUT", ObjectPath(key, bucket), "", {{"x-tf-copy-source", source}});
     ASSERT_EQ(copy.status, 200) << copy.body;
@@ -115,8 +115,8 @@ TEST_F(ObjectsApiTest, CopiesAreMadeOnTheServer) {
     EXPECT_EQ(malformed.status, 400) << bad;
     EXPECT_NE(malformed.body.find("must be BUCKET/KEY"), std::string::npos) << malformed.body;
   }
-  auto with_metadata = Raw("PUT", ObjectPath("x"), "",
-                           {{"x-tf-copy-source", source}, {"x-tf-meta-step", "200"}});
+  auto with_metadata =
+      Raw("PUT", ObjectPath("x"), "", {{"x-tf-copy-source", source}, {"x-tf-meta-step", "200"}});
   EXPECT_EQ(with_metadata.status, 400);
   EXPECT_NE(with_metadata.body.find("keeps the source's metadata"), std::string::npos)
       << with_metadata.body;
@@ -125,8 +125,8 @@ TEST_F(ObjectsApiTest, CopiesAreMadeOnTheServer) {
 
 TEST_F(ObjectsApiTest, LargeObjectsStreamWithRangesAndChecksums) {
   std::string content = Content(3 * 1024 * 1024 + 17);
-  auto put = Raw("PUT", ObjectPath("big.bin"), content,
-                 {{"x-tf-checksum-sha256", Sha256Hex(content)}});
+  auto put =
+      Raw("PUT", ObjectPath("big.bin"), content, {{"x-tf-checksum-sha256", Sha256Hex(content)}});
   ASSERT_EQ(put.status, 200) << put.body;
   auto got = Raw("GET", ObjectPath("big.bin"));
   EXPECT_EQ(got.status, 200);
@@ -145,8 +145,8 @@ TEST_F(ObjectsApiTest, LargeObjectsStreamWithRangesAndChecksums) {
   EXPECT_EQ(beyond.status, 416);
   EXPECT_EQ(beyond.Header("Content-Range"), "bytes */" + std::to_string(content.size()));
 
-  auto wrong = Raw("PUT", ObjectPath("other.bin"), content,
-                   {{"x-tf-checksum-sha256", Sha256Hex("not it")}});
+  auto wrong =
+      Raw("PUT", ObjectPath("other.bin"), content, {{"x-tf-checksum-sha256", Sha256Hex("not it")}});
   EXPECT_EQ(wrong.status, 400) << wrong.body;
   EXPECT_EQ(Raw("HEAD", ObjectPath("other.bin")).status, 404);
 }
@@ -164,8 +164,9 @@ TEST_F(ObjectsApiTest, ListingsGroupByDelimiterAndPage) {
   auto page = Call("GET", "/v1/buckets/data/objects?prefix=logs/&limit=1");
   EXPECT_EQ(page.body["objects"][0]["key"], "logs/1");
   EXPECT_EQ(page.body["truncated"], true);
-  auto next = Call("GET", "/v1/buckets/data/objects?prefix=logs/&limit=1&start_after=" +
-                              http::PercentEncode(page.body["next_start_after"].get<std::string>()));
+  auto next =
+      Call("GET", "/v1/buckets/data/objects?prefix=logs/&limit=1&start_after=" +
+                      http::PercentEncode(page.body["next_start_after"].get<std::string>()));
   EXPECT_EQ(next.body["objects"][0]["key"], "logs/2");
   EXPECT_EQ(next.body["truncated"], false);
   EXPECT_EQ(Call("GET", "/v1/buckets/data/objects?limit=0").status, 400);
@@ -228,9 +229,9 @@ TEST_F(ObjectsApiTest, DamagedContentIsNeverServed) {
   EXPECT_NE(small.body.find("corrupt"), std::string::npos) << small.body;
   // The large one was already answering when the damage showed: the connection is cut.
   auto client = std::move(http::Client::Create(app_->url())).value();
-  auto large = client->Send("GET", ObjectPath("large"),
-                            {{"Authorization", "Bearer " + admin_token_}}, "",
-                            std::chrono::seconds(30));
+  auto large =
+      client->Send("GET", ObjectPath("large"), {{"Authorization", "Bearer " + admin_token_}}, "",
+                   std::chrono::seconds(30));
   EXPECT_FALSE(large.ok() && large->status == 200 && large->body.size() == content.size());
   EXPECT_EQ(Raw("HEAD", ObjectPath("large")).status, 200);
   // A copy reads the content too: refused, and nothing of it is made.

@@ -33,9 +33,9 @@ TEST(ChecksumsTest, EachAlgorithmGivesItsCheckValue) {
 TEST(ChecksumsTest, PiecesGiveTheChecksumOfTheWhole) {
   std::string data(3 << 20, '\0');
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 131 + (i >> 9));
-  for (auto algorithm : {ChecksumAlgorithm::kCrc32, ChecksumAlgorithm::kCrc32c,
-                         ChecksumAlgorithm::kCrc64Nvme, ChecksumAlgorithm::kSha1,
-                         ChecksumAlgorithm::kSha256}) {
+  for (auto algorithm :
+       {ChecksumAlgorithm::kCrc32, ChecksumAlgorithm::kCrc32c, ChecksumAlgorithm::kCrc64Nvme,
+        ChecksumAlgorithm::kSha1, ChecksumAlgorithm::kSha256}) {
     ContentChecksum pieces(algorithm);
     for (size_t at = 0; at < data.size(); at += 700'001) {
       pieces.Update(std::string_view(data).substr(at, 700'001));
@@ -58,9 +58,9 @@ TEST(ChecksumsTest, CrcsOfPiecesCombineIntoTheCrcOfTheWhole) {
       ContentChecksum first(algorithm), second(algorithm);
       first.Update(std::string_view(data).substr(0, split));
       second.Update(std::string_view(data).substr(split));
-      EXPECT_EQ(HexEncode(CombineCrcs(algorithm, first.Finish(), second.Finish(),
-                                      data.size() - split)),
-                whole)
+      EXPECT_EQ(
+          HexEncode(CombineCrcs(algorithm, first.Finish(), second.Finish(), data.size() - split)),
+          whole)
           << ChecksumName(algorithm) << " split at " << split;
     }
     // Three pieces, combined left to right as Complete does with parts.

@@ -52,7 +52,8 @@ TEST_F(ObjectsCliTest, CopyUpAndDownFilesAndDirectories) {
 
   auto up = Run({"cp", "-r", Local("tree").string(), "tf://data/run1"});
   ASSERT_EQ(up.exit_code, 0) << up.output;
-  EXPECT_NE(up.output.find("-> tf://data/run1/sub/b.bin (9.0 MiB)"), std::string::npos) << up.output;
+  EXPECT_NE(up.output.find("-> tf://data/run1/sub/b.bin (9.0 MiB)"), std::string::npos)
+      << up.output;
   EXPECT_NE(up.output.find("3 files, 9.0 MiB in"), std::string::npos) << up.output;
 
   auto ls = Run({"ls", "tf://data/run1/"});
@@ -164,11 +165,11 @@ TEST_F(ObjectsCliTest, LinksUploadUnderTheirOwnNamesAndUnreadablePartsAreSaid) {
   fs::create_symlink("loop", Local("tree/loop"));    // a link to itself
   auto up = Run({"cp", "-r", Local("tree").string(), "tf://data/t"});
   EXPECT_EQ(up.exit_code, 1) << up.output;
-  EXPECT_NE(up.output.find("skipping " + Local("tree/linkdir").string() +
-                           ": a link to a folder"),
+  EXPECT_NE(up.output.find("skipping " + Local("tree/linkdir").string() + ": a link to a folder"),
             std::string::npos)
       << up.output;
-  EXPECT_NE(up.output.find("skipping " + Local("tree/loop").string() + ": a link that leads "
+  EXPECT_NE(up.output.find("skipping " + Local("tree/loop").string() +
+                           ": a link that leads "
                            "nowhere"),
             std::string::npos)
       << up.output;
@@ -224,8 +225,8 @@ TEST_F(ObjectsCliTest, ADownloadKeepsWhatItLandsOn) {
   EXPECT_EQ(ReadFile(Local("down/f")), "new content");
   EXPECT_EQ(ReadFile(Local("elsewhere")), "untouched");
   // '-' is stdout; nothing named '-' is made.
-  auto to_stdout = RunTensorfleet({"--server", app_->url(), "--token", admin_token_, "cp",
-                                   "tf://data/f", "-"});
+  auto to_stdout =
+      RunTensorfleet({"--server", app_->url(), "--token", admin_token_, "cp", "tf://data/f", "-"});
   EXPECT_EQ(to_stdout.exit_code, 0);
   EXPECT_EQ(to_stdout.output, "new content");
   // A name near the file system's limit still downloads (its temporary name is a short one).
@@ -249,9 +250,9 @@ TEST_F(ObjectsCliTest, FolderMarkersBecomeFoldersOnTheWayDown) {
   WriteFile(Local("f"), "content");
   // Folder markers, as S3 consoles make them: empty objects whose keys end in '/'.
   for (const char* marker : {"m/", "m/sub/", "m/hollow/"}) {
-    ASSERT_EQ(Call("PUT", std::string("/v1/buckets/data/objects/") + marker, "", admin_token_)
-                  .status,
-              200)
+    ASSERT_EQ(
+        Call("PUT", std::string("/v1/buckets/data/objects/") + marker, "", admin_token_).status,
+        200)
         << marker;
   }
   ASSERT_EQ(Run({"cp", Local("f").string(), "tf://data/m/sub/f"}).exit_code, 0);
@@ -291,9 +292,9 @@ TEST_F(ObjectsCliTest, UsageErrorsSayWhatIsWrong) {
             std::string::npos)
       << stdin_recursive.output;
   ASSERT_EQ(Run({"cp", Local("dir/f").string(), "tf://data/f"}).exit_code, 0);
-  auto full = RunProgram({"/bin/sh", "-c", std::string(TENSORFLEET_BINARY) + " --server " +
-                                               app_->url() + " --token " + admin_token_ +
-                                               " cat tf://data/f > /dev/full"});
+  auto full = RunProgram({"/bin/sh", "-c",
+                          std::string(TENSORFLEET_BINARY) + " --server " + app_->url() +
+                              " --token " + admin_token_ + " cat tf://data/f > /dev/full"});
   EXPECT_EQ(full.exit_code, 1) << full.output;  // the last flush failing is an error too
   EXPECT_NE(full.output.find("cannot write to stdout"), std::string::npos) << full.output;
   auto no_bucket = Run({"cp", Local("dir/f").string(), "tf://nope/x"});
@@ -310,10 +311,11 @@ TEST_F(ObjectsCliTest, StdinUploadsFromAPipeOrARedirectedFile) {
   std::string big;
   for (int i = 0; big.size() < (3u << 20); ++i) big += "line " + std::to_string(i) + "\n";
   WriteFile(Local("big.txt"), big);
-  const std::string tf = std::string(TENSORFLEET_BINARY) + " --server " + app_->url() +
-                         " --token " + admin_token_;
-  auto piped = RunProgram({"/bin/sh", "-c", "cat " + Local("big.txt").string() + " | " + tf +
-                                                " cp - tf://data/piped.txt"});
+  const std::string tf =
+      std::string(TENSORFLEET_BINARY) + " --server " + app_->url() + " --token " + admin_token_;
+  auto piped =
+      RunProgram({"/bin/sh", "-c",
+                  "cat " + Local("big.txt").string() + " | " + tf + " cp - tf://data/piped.txt"});
   ASSERT_EQ(piped.exit_code, 0) << piped.output;
   EXPECT_NE(piped.output.find("stdin -> tf://data/piped.txt"), std::string::npos) << piped.output;
   auto empty = RunProgram({"/bin/sh", "-c", "true | " + tf + " cp - tf://data/empty"});
@@ -322,9 +324,9 @@ TEST_F(ObjectsCliTest, StdinUploadsFromAPipeOrARedirectedFile) {
       {"/bin/sh", "-c", tf + " cp - tf://data/redirected.txt < " + Local("big.txt").string()});
   ASSERT_EQ(redirected.exit_code, 0) << redirected.output;
   // A file the shell has read the first 5 bytes of: the rest, from where stdin stands.
-  auto rest = RunProgram({"/bin/sh", "-c", "{ dd bs=5 count=1 of=/dev/null status=none; " + tf +
-                                               " cp - tf://data/rest.txt; } < " +
-                                               Local("big.txt").string()});
+  auto rest = RunProgram({"/bin/sh", "-c",
+                          "{ dd bs=5 count=1 of=/dev/null status=none; " + tf +
+                              " cp - tf://data/rest.txt; } < " + Local("big.txt").string()});
   ASSERT_EQ(rest.exit_code, 0) << rest.output;
 
   for (const char* key : {"piped.txt", "redirected.txt", "rest.txt"}) {
@@ -359,9 +361,10 @@ TEST_F(ObjectsCliTest, CopiesBetweenObjectsAreMadeOnTheServer) {
   auto tree = Run({"cp", "-r", "tf://data/run", "tf://backup/run-1"});
   ASSERT_EQ(tree.exit_code, 0) << tree.output;
   EXPECT_NE(tree.output.find("2 files"), std::string::npos) << tree.output;
-  for (const auto& [key, content] :
-       {std::pair{"a-copy.txt", "alpha"}, {"folder/a.txt", "alpha"}, {"run-1/a.txt", "alpha"},
-        {"run-1/sub/b.txt", "beta"}}) {
+  for (const auto& [key, content] : {std::pair{"a-copy.txt", "alpha"},
+                                     {"folder/a.txt", "alpha"},
+                                     {"run-1/a.txt", "alpha"},
+                                     {"run-1/sub/b.txt", "beta"}}) {
     auto cat = Run({"cat", std::string("tf://backup/") + key});
     EXPECT_EQ(cat.exit_code, 0) << key << ": " << cat.output;
     EXPECT_EQ(cat.output, content) << key;

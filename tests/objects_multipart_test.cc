@@ -298,8 +298,8 @@ TEST_P(MultipartTest, PartsCrcsMakeTheObjectsFullObjectChecksum) {
   EXPECT_EQ(upload->checksum_algorithm, ChecksumAlgorithm::kCrc64Nvme);
   EXPECT_EQ(upload->checksum_type, ChecksumType::kFullObject);
   // Parts 1 and 3: the object is what they hold, in that order.
-  auto info = uploads_->Complete(project_, "data", "whole", *id, {{1, p1->etag}, {3, p3->etag}},
-                                 "e-2");
+  auto info =
+      uploads_->Complete(project_, "data", "whole", *id, {{1, p1->etag}, {3, p3->etag}}, "e-2");
   ASSERT_TRUE(info.ok()) << info.status().ToString();
   EXPECT_EQ(info->checksum_algorithm, ChecksumAlgorithm::kCrc64Nvme);
   EXPECT_EQ(HexEncode(info->checksum), HexEncode(crc64(a + c)));
@@ -349,8 +349,16 @@ TEST_P(MultipartTest, ACrashAfterCompletesCommitLeavesNoUploadToCompleteAgain) {
   const std::vector<store::MultipartPartRecord>& parts = (*stored)[0].parts;
   auto bucket = store_->objects().GetBucket(project_, "data");
   ASSERT_TRUE(bucket.ok());
-  store::ObjectRecord record{bucket->id, "big", static_cast<int64_t>(a.size() + b.size()),
-                             "etag-2", Sha256Hex(a + b), "text/plain", "{}", "", clock_.Now(), {}};
+  store::ObjectRecord record{bucket->id,
+                             "big",
+                             static_cast<int64_t>(a.size() + b.size()),
+                             "etag-2",
+                             Sha256Hex(a + b),
+                             "text/plain",
+                             "{}",
+                             "",
+                             clock_.Now(),
+                             {}};
   record.segments = {{parts[0].blob_id, parts[0].size}, {parts[1].blob_id, parts[1].size}};
   auto replaced = store_->objects().PutObjectCompletingUpload(record, blobs_->owner(), id);
   ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
@@ -367,8 +375,8 @@ TEST_P(MultipartTest, ACrashAfterCompletesCommitLeavesNoUploadToCompleteAgain) {
   EXPECT_EQ(*Read("big"), a + b);
   EXPECT_EQ(uploads_->ListParts(project_, "data", "big", id).status().code(),
             StatusCode::kNotFound);
-  auto again = uploads_->Complete(project_, "data", "big", id, {{1, pa->etag}, {2, pb->etag}},
-                                  "etag-2");
+  auto again =
+      uploads_->Complete(project_, "data", "big", id, {{1, pa->etag}, {2, pb->etag}}, "etag-2");
   EXPECT_EQ(again.status().code(), StatusCode::kNotFound) << again.status().ToString();
   EXPECT_EQ(BlobFiles(), 2u);
   EXPECT_EQ(*Read("big"), a + b);
@@ -385,8 +393,8 @@ TEST_P(MultipartTest, ACrashBeforeCompletesCommitLeavesTheUploadToComplete) {
   Reopen();  // the restart, with Complete cut short before its commit
   ASSERT_TRUE(objects_->Recover().ok());
   EXPECT_EQ(BlobFiles(), 2u);
-  auto info = uploads_->Complete(project_, "data", "big", id, {{1, pa->etag}, {2, pb->etag}},
-                                 "etag-2");
+  auto info =
+      uploads_->Complete(project_, "data", "big", id, {{1, pa->etag}, {2, pb->etag}}, "etag-2");
   ASSERT_TRUE(info.ok()) << info.status().ToString();
   EXPECT_EQ(info->sha256, Sha256Hex(a + b));
   EXPECT_EQ(*Read("big"), a + b);

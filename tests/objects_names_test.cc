@@ -10,8 +10,8 @@ namespace {
 
 TEST(ObjectKeysTest, PathLikeKeysAreJustKeys) {
   for (const char* key : {"..", "../../etc/passwd", "/etc/passwd", "a/../../b", "a//b", "dir/",
-                          "./x", "~/.ssh/id_rsa", "C:\\Windows", "%2e%2e/x", " ", "\xc3\xa9t\xc3\xa9",
-                          "\xf0\x9f\x98\x80", "tab\there"}) {
+                          "./x", "~/.ssh/id_rsa", "C:\\Windows", "%2e%2e/x", " ",
+                          "\xc3\xa9t\xc3\xa9", "\xf0\x9f\x98\x80", "tab\there"}) {
     EXPECT_TRUE(ValidateKey(key).ok()) << key;
   }
 }
@@ -25,8 +25,8 @@ TEST(ObjectKeysTest, EmptyOverLongNulAndBadUtf8AreRefused) {
   Status nul = ValidateKey(std::string("a\0b", 3));
   EXPECT_EQ(nul.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(nul.message().find("'a\\x00b'"), std::string::npos) << nul.message();
-  for (const char* bad : {"\xff", "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
-                          "\xc3", "a\x80"}) {
+  for (const char* bad :
+       {"\xff", "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xc3", "a\x80"}) {
     EXPECT_EQ(ValidateKey(bad).code(), StatusCode::kInvalidArgument) << bad;
   }
 }

@@ -31,7 +31,7 @@ using Json = nlohmann::json;
 using namespace std::chrono_literals;
 
 constexpr uint64_t kPiece = 1 << 20;
-constexpr uint64_t kBigBytes = 200 * kPiece;    // announced by the interrupted upload
+constexpr uint64_t kBigBytes = 200 * kPiece;  // announced by the interrupted upload
 constexpr uint64_t kSentBeforeKill = 64 * kPiece;
 
 // Pattern bytes: piece i of an object with this seed.
@@ -147,8 +147,8 @@ class ObjectsReliabilityTest : public ::testing::TestWithParam<std::string> {
 
   // Pending blob records of this data directory's blob store.
   size_t PendingBlobs() {
-    std::string url = GetParam() == "postgresql" ? TestPostgresUrl()
-                                                 : data_dir() + "/tensorfleet.db";
+    std::string url =
+        GetParam() == "postgresql" ? TestPostgresUrl() : data_dir() + "/tensorfleet.db";
     auto store = store::OpenStore(url);
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     std::ifstream f(dir_.path() / "objects" / "owner");

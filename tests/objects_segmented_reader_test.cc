@@ -101,7 +101,7 @@ TEST_F(SegmentedReaderTest, ReadsAcrossSegmentsAndHoldsAtMostTwoOpen) {
   EXPECT_EQ(reader->ReadAt(all.size() - 1, 2, &out).code(), StatusCode::kInvalidArgument);
   auto span = reader->FileAt(150);
   ASSERT_TRUE(span.ok());
-  EXPECT_EQ(span->fd, -1);  // not in files: sent piece by piece
+  EXPECT_EQ(span->fd, -1);        // not in files: sent piece by piece
   EXPECT_LE(store_.open_now, 3);  // two kept, and the one the span holds
   span = Internal("released");
   EXPECT_LE(store_.most_open, 3);

@@ -44,8 +44,7 @@ class SegmentsTest : public tf::testing::StoreTest {
     std::vector<std::pair<int, std::string>> named;
     for (size_t i = 0; i < parts.size(); ++i) {
       const int number = static_cast<int>(i) + 1;
-      TF_ASSIGN_OR_RETURN(auto writer,
-                          uploads_->BeginPart(project_, "data", key, id, number, {}));
+      TF_ASSIGN_OR_RETURN(auto writer, uploads_->BeginPart(project_, "data", key, id, number, {}));
       TF_RETURN_IF_ERROR(writer->Write(parts[i]));
       TF_ASSIGN_OR_RETURN(PartInfo info, writer->Commit());
       named.emplace_back(number, info.etag);
@@ -139,8 +138,13 @@ TEST_P(SegmentsTest, AMultipartObjectReadsBackWholeAndByRangesAcrossItsParts) {
   std::vector<std::pair<uint64_t, uint64_t>> ranges = {
       {0, n - 1}, {n - 1, n - 1}, {0, 0}, {1, n - 2}, {kBlockBytes - 1, kBlockBytes}};
   for (uint64_t b : {b1, b2}) {
-    ranges.insert(ranges.end(), {{b - 1, b - 1}, {b, b}, {b - 1, b}, {b - 3000, b + 3000},
-                                 {0, b - 1}, {b, n - 1}, {b - kBlockBytes, b + kBlockBytes}});
+    ranges.insert(ranges.end(), {{b - 1, b - 1},
+                                 {b, b},
+                                 {b - 1, b},
+                                 {b - 3000, b + 3000},
+                                 {0, b - 1},
+                                 {b, n - 1},
+                                 {b - kBlockBytes, b + kBlockBytes}});
   }
   ranges.push_back({b1 - 10, b2 + 10});  // all of the middle part and a little on either side
   for (auto [first, last] : ranges) {
@@ -180,8 +184,9 @@ TEST_P(SegmentsTest, ACopyOfAMultipartObjectHasItsContentAndDigest) {
 }
 
 TEST_P(SegmentsTest, DeletingOrReplacingAMultipartObjectReclaimsEveryPart) {
-  ASSERT_TRUE(PutMultipart("k", {Content(kMinPartBytes, 6), Content(kMinPartBytes, 7),
-                                 Content(10, 8)}).ok());
+  ASSERT_TRUE(
+      PutMultipart("k", {Content(kMinPartBytes, 6), Content(kMinPartBytes, 7), Content(10, 8)})
+          .ok());
   EXPECT_EQ(BlobFiles(), 3u);
   ASSERT_TRUE(PutPlain("k", "one blob").ok());  // replaces the three parts
   EXPECT_EQ(BlobFiles(), 1u);
@@ -190,8 +195,7 @@ TEST_P(SegmentsTest, DeletingOrReplacingAMultipartObjectReclaimsEveryPart) {
   EXPECT_EQ(BlobFiles(), 2u);
   ASSERT_TRUE(PutMultipart("k", {Content(kMinPartBytes, 11), Content(30, 12)}).ok());
   EXPECT_EQ(BlobFiles(), 2u);  // a multipart object replacing one
-  EXPECT_EQ(*ReadRange("k", 0, kMinPartBytes + 29),
-            Content(kMinPartBytes, 11) + Content(30, 12));
+  EXPECT_EQ(*ReadRange("k", 0, kMinPartBytes + 29), Content(kMinPartBytes, 11) + Content(30, 12));
   ASSERT_TRUE(objects_->Delete(project_, "data", "k").ok());
   EXPECT_EQ(BlobFiles(), 0u);
   EXPECT_EQ(Pending(), 0u);

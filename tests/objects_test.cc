@@ -169,8 +169,7 @@ TEST_P(ObjectServiceTest, ACopyOfContentThatDoesNotHashAsRecordedCommitsNothing)
     auto copied = service_->Copy(project_, "data", "src", "data", "dst");
     ASSERT_FALSE(copied.ok());
     EXPECT_EQ(copied.status().code(), StatusCode::kInternal);
-    EXPECT_NE(copied.status().message().find(why), std::string::npos)
-        << copied.status().ToString();
+    EXPECT_NE(copied.status().message().find(why), std::string::npos) << copied.status().ToString();
     EXPECT_EQ(service_->Head(project_, "data", "dst").status().code(), StatusCode::kNotFound);
     EXPECT_EQ(BlobFiles(), before);
     EXPECT_TRUE(store_->objects().ListPendingBlobs(blobs_->owner())->empty());
@@ -179,7 +178,8 @@ TEST_P(ObjectServiceTest, ACopyOfContentThatDoesNotHashAsRecordedCommitsNothing)
 
   // A block that fails its CRC stops the copy the same way, before anything commits.
   {
-    std::fstream f(blob_dir() / *src_files.begin(), std::ios::in | std::ios::out | std::ios::binary);
+    std::fstream f(blob_dir() / *src_files.begin(),
+                   std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(10);
     f.put(static_cast<char>(other[10] ^ 0x01));
   }
@@ -187,8 +187,8 @@ TEST_P(ObjectServiceTest, ACopyOfContentThatDoesNotHashAsRecordedCommitsNothing)
 }
 
 TEST_P(ObjectServiceTest, PathLikeKeysRoundTripAndTouchNothingOutsideTheBlobDirectory) {
-  const std::vector<std::string> keys = {"..", "../../escape", "/etc/passwd", "a/../../b",
-                                         "./x", "dir/", std::string(1024, 'k')};
+  const std::vector<std::string> keys = {"..",  "../../escape", "/etc/passwd",         "a/../../b",
+                                         "./x", "dir/",         std::string(1024, 'k')};
   for (size_t i = 0; i < keys.size(); ++i) {
     ASSERT_TRUE(Put(keys[i], "content " + std::to_string(i)).ok()) << keys[i];
   }
@@ -296,7 +296,7 @@ TEST_P(ObjectServiceTest, AlignedWholeBlocksAndOddPiecesMixInOneBlob) {
   // Written straight, straight then gathered, gathered until the 4 MiB buffer is full and
   // empty again, straight again, and a short tail.
   const std::vector<size_t> cuts = {2 * kBlockBytes, kBlockBytes + 7, 3 * kBlockBytes - 7,
-                                    kBlockBytes, 2 * kBlockBytes, 11};
+                                    kBlockBytes,     2 * kBlockBytes, 11};
   const std::string id = NewBlobId();
   {
     auto writer = blobs_->Create(id);

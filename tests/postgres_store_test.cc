@@ -4,12 +4,13 @@
 //
 // Needs a server: run under scripts/with-postgres.sh, which sets TENSORFLEET_TEST_POSTGRES_URL
 // (and TENSORFLEET_TEST_PGCTL for the restart tests). Without it those tests are skipped.
+#include "store/postgres_store.h"
+
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
@@ -23,7 +24,6 @@
 #include "base/crypto.h"
 #include "store/pg_connection.h"
 #include "store/pg_migrations.h"
-#include "store/postgres_store.h"
 
 namespace tf::store {
 namespace {
@@ -151,8 +151,8 @@ TEST(PostgresErrorsTest, UnreachableServerIsUnavailable) {
   ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), len), 0);
   ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   close(fd);
-  auto opened = OpenPostgresStore("postgresql://nobody@127.0.0.1:" +
-                                  std::to_string(ntohs(addr.sin_port)) + "/nothing");
+  auto opened = OpenPostgresStore(
+      "postgresql://nobody@127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/nothing");
   EXPECT_EQ(opened.status().code(), StatusCode::kUnavailable) << opened.status().ToString();
 }
 
@@ -179,8 +179,8 @@ TEST_F(PostgresStoreTest, MigrationsAreIdempotentAndSafeToRace) {
   std::unique_ptr<Store> again = Open(url);
   ASSERT_NE(again, nullptr);
   EXPECT_EQ(again->schema_version(), PostgresSchemaVersion());
-  auto applied = (*admin)->Exec("SELECT count(*), max(version) FROM " + schema +
-                                ".schema_migrations");
+  auto applied =
+      (*admin)->Exec("SELECT count(*), max(version) FROM " + schema + ".schema_migrations");
   ASSERT_TRUE(applied.ok()) << applied.status().ToString();
   EXPECT_EQ(applied->Int(0, 0), PostgresSchemaVersion());
   EXPECT_EQ(applied->Int(0, 1), PostgresSchemaVersion());
@@ -269,12 +269,13 @@ TEST_F(PostgresStoreTest, FifoReceiversOnTwoServersNeverHoldOneGroupTwice) {
   constexpr int kPerGroup = 30;
   for (int i = 0; i < kPerGroup; ++i) {
     std::vector<NewMessage> batch;
-    for (int g = 0; g < kGroups; ++g) batch.push_back(Msg(std::to_string(i), "g" + std::to_string(g)));
+    for (int g = 0; g < kGroups; ++g)
+      batch.push_back(Msg(std::to_string(i), "g" + std::to_string(g)));
     ASSERT_TRUE(a->queues().SendMessages(q.id, batch, kT0, 0).ok());
   }
   std::mutex mu;
-  std::set<std::string> held;                          // groups some receiver holds now
-  std::map<std::string, std::vector<int>> delivered;   // group -> bodies in delivery order
+  std::set<std::string> held;                         // groups some receiver holds now
+  std::map<std::string, std::vector<int>> delivered;  // group -> bodies in delivery order
   std::atomic<int> done{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 6; ++t) {
@@ -340,8 +341,8 @@ TEST_F(PostgresStoreTest, ListenerHearsOtherServersOnceEach) {
   auto got = b->queues().ReceiveMessages(Options(q), kT0);
   ASSERT_TRUE(got.ok() && got->size() == 1u);
   heard.Clear();
-  auto changed = b->queues().ChangeVisibility(
-      q.id, {{{(*got)[0].sequence, (*got)[0].receipt}, kT0}}, kT0);
+  auto changed =
+      b->queues().ChangeVisibility(q.id, {{{(*got)[0].sequence, (*got)[0].receipt}, kT0}}, kT0);
   ASSERT_TRUE(changed.ok() && (*changed)[0].ok());
   ASSERT_TRUE(heard.WaitFor(q.id));
   ASSERT_TRUE(b->queues().SendMessages(dlq.id, {Msg("dead")}, kT0, 0).ok());

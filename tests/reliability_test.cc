@@ -33,9 +33,10 @@ struct Api {
   }
   // Returns the JSON of a 2xx answer, or null on any failure.
   Json Call(const std::string& method, const std::string& target, const Json& body) {
-    auto r = client->Send(method, target,
-                          {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}},
-                          body.dump(), std::chrono::seconds(30));
+    auto r =
+        client->Send(method, target,
+                     {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}},
+                     body.dump(), std::chrono::seconds(30));
     if (!r.ok() || r->status / 100 != 2) return nullptr;
     return Json::parse(r->body, nullptr, false);
   }
@@ -69,7 +70,8 @@ TEST_P(ReliabilityTest, AcknowledgedMessagesSurviveKillNine) {
     for (int n = 0; !stop; ++n) {
       Json batch = Json::array();
       std::vector<std::string> bodies;
-      for (int k = 0; k < 5; ++k) bodies.push_back("m-" + std::to_string(n) + "-" + std::to_string(k));
+      for (int k = 0; k < 5; ++k)
+        bodies.push_back("m-" + std::to_string(n) + "-" + std::to_string(k));
       for (auto& b : bodies) batch.push_back({{"body", b}});
       {
         std::lock_guard lock(mu);
@@ -125,8 +127,9 @@ TEST_P(ReliabilityTest, PostgresRestartUnderLoadCompletesEveryMessageOnce) {
   server.Start();
   Api admin(server.url(), server.token());
   std::string queue = "restart-" + RandomHex(4);
-  ASSERT_FALSE(admin.Call("POST", "/v1/queues", {{"name", queue}, {"visibility_timeout_seconds", 5}})
-                   .is_null());
+  ASSERT_FALSE(
+      admin.Call("POST", "/v1/queues", {{"name", queue}, {"visibility_timeout_seconds", 5}})
+          .is_null());
 
   constexpr int kMessages = 600;
   std::atomic<int> sent{0};

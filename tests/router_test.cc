@@ -1,10 +1,10 @@
 // Route matching: fixed segments, {name} captures, and a trailing {name+} that takes the rest of
 // the path as it is (slashes, empty segments, dots).
-#include "base/async.h"  // first: see the note on <utility> there
+#include "api/router.h"
 
 #include <gtest/gtest.h>
 
-#include "api/router.h"
+#include "base/async.h"  // first: see the note on <utility> there
 #include "store/store.h"
 #include "store_test_env.h"
 
@@ -19,8 +19,8 @@ class RouterTest : public ::testing::Test {
     store_ = std::move(store).value();
     auth_ = std::make_unique<auth::AuthService>(store_->auth(), clock_);
     router_ = std::make_unique<Router>(*auth_, pool_, metrics_);
-    for (const char* pattern : {"/v1/buckets/{bucket}/objects", "/v1/buckets/{bucket}/objects/{key+}",
-                                "/v1/queues/{name}"}) {
+    for (const char* pattern : {"/v1/buckets/{bucket}/objects",
+                                "/v1/buckets/{bucket}/objects/{key+}", "/v1/queues/{name}"}) {
       router_->Add("GET", pattern, Echo(pattern), Access::kPublic);
     }
     router_->Add("PUT", "/v1/buckets/{bucket}/objects/{key+}", Echo("put"), Access::kPublic,
@@ -45,8 +45,9 @@ class RouterTest : public ::testing::Test {
     if (!host.empty()) request.headers.emplace_back("Host", host);
     http::Response response;
     asio::io_context io;
-    asio::co_spawn(io, [&]() -> awaitable<void> { response = co_await router_->Handle(request); },
-                   asio::detached);
+    asio::co_spawn(
+        io, [&]() -> awaitable<void> { response = co_await router_->Handle(request); },
+        asio::detached);
     io.run();
     return std::to_string(response.status) + " " + response.body;
   }
@@ -104,8 +105,7 @@ TEST_F(RouterTest, AFallbackTakesUnknownPathsAndWhatItClaimsFirst) {
         r.body = "fallback " + request.path;
         co_return r;
       },
-      "fallback",
-      [](const http::Request& head) { return head.Header("Host") == "b.s3.test"; }});
+      "fallback", [](const http::Request& head) { return head.Header("Host") == "b.s3.test"; }});
   EXPECT_EQ(Route("GET", "/bucket/key"), "200 fallback /bucket/key");
   EXPECT_EQ(Route("GET", "/v1/queues/q"), "200 /v1/queues/{name}|name=q");
   EXPECT_EQ(Route("GET", "/v1/queues/q", "b.s3.test"), "200 fallback /v1/queues/q");

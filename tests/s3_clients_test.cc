@@ -88,8 +88,8 @@ TEST_F(S3ClientsTest, AwsCliCopiesListsAndSyncsATreeUpAndBackByteForByte) {
   ASSERT_EQ(fetch.exit_code, 0) << fetch.output;
   EXPECT_TRUE(ReadFile(dir_.path() / "copy.bin") == files["data/deep/er/large.bin"]);
   // The CLI downloads an object that the AWS CLI uploaded in parts, checking its SHA-256.
-  ProgramRun tf_cp = Cli({"cp", "tf://tree/backup/data/deep/er/large.bin",
-                          (dir_.path() / "tf-cp.bin").string()});
+  ProgramRun tf_cp =
+      Cli({"cp", "tf://tree/backup/data/deep/er/large.bin", (dir_.path() / "tf-cp.bin").string()});
   ASSERT_EQ(tf_cp.exit_code, 0) << tf_cp.output;
   EXPECT_TRUE(ReadFile(dir_.path() / "tf-cp.bin") == files["data/deep/er/large.bin"]);
 
@@ -151,9 +151,9 @@ TEST_F(S3ClientsTest, AnUnfinishedUploadSurvivesARestartAndCompletesAfterIt) {
 
   WriteFile(dir_.path() / "parts.json",
             Json{{"Parts", {{{"PartNumber", 1}, {"ETag", etag}}}}}.dump());
-  ProgramRun completed = Aws({"s3api", "complete-multipart-upload", "--bucket", "restart", "--key",
-                              "k", "--upload-id", upload_id, "--multipart-upload",
-                              "file://" + (dir_.path() / "parts.json").string()});
+  ProgramRun completed =
+      Aws({"s3api", "complete-multipart-upload", "--bucket", "restart", "--key", "k", "--upload-id",
+           upload_id, "--multipart-upload", "file://" + (dir_.path() / "parts.json").string()});
   ASSERT_EQ(completed.exit_code, 0) << completed.output;
   ProgramRun got = Aws({"s3", "cp", "s3://restart/k", (dir_.path() / "got").string()});
   ASSERT_EQ(got.exit_code, 0) << got.output;
@@ -190,7 +190,8 @@ TEST(ServerFlagsTest, AMaxCopySizeThatIsNotASizeIsRefused) {
     ProgramRun r = RunProgram({TENSORFLEET_BINARY, "--data-dir", dir.path().string(), "server",
                                "--port", "0", "--max-copy-size", bad});
     EXPECT_EQ(r.exit_code, 1) << bad << ": " << r.output;
-    EXPECT_NE(r.output.find("--max-copy-size: expected a size of at least 5Mi"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("--max-copy-size: expected a size of at least 5Mi"), std::string::npos)
+        << r.output;
   }
 }
 

@@ -92,8 +92,8 @@ http::ClientResponse SignedCall(const s3::BucketLocation& location, const std::s
   return response.ok() ? std::move(response).value() : http::ClientResponse{};
 }
 
-constexpr const char* kS3rverScript = TENSORFLEET_SOURCE_DIR
-    "/tests/s3rver/node_modules/s3rver/bin/s3rver.js";
+constexpr const char* kS3rverScript =
+    TENSORFLEET_SOURCE_DIR "/tests/s3rver/node_modules/s3rver/bin/s3rver.js";
 
 // The external service, "tensorfleet" or "s3rver", with a bucket "external" and credentials
 // for it in location_ (whose prefix is "cluster-a/").
@@ -132,12 +132,12 @@ class ExternalPeer : public ::testing::Test {
     fs::create_directories(data);
     s3rver_ = std::make_unique<ChildProcess>();
     size_t at = 0;
-    ASSERT_TRUE(s3rver_->Start({"/usr/bin/env", "node", kS3rverScript, "--directory",
-                                data.string(), "--address", "127.0.0.1", "--port", "0",
-                                "--silent", "--configure-bucket", "external"}));
-    ASSERT_TRUE(s3rver_->WaitForOutput("listening on 127.0.0.1:", std::chrono::seconds(60), 0,
-                                       &at) &&
-                s3rver_->WaitForOutput("\n", std::chrono::seconds(10), at))
+    ASSERT_TRUE(s3rver_->Start({"/usr/bin/env", "node", kS3rverScript, "--directory", data.string(),
+                                "--address", "127.0.0.1", "--port", "0", "--silent",
+                                "--configure-bucket", "external"}));
+    ASSERT_TRUE(
+        s3rver_->WaitForOutput("listening on 127.0.0.1:", std::chrono::seconds(60), 0, &at) &&
+        s3rver_->WaitForOutput("\n", std::chrono::seconds(10), at))
         << "s3rver did not start: " << s3rver_->output();
     const std::string rest = s3rver_->output().substr(at);
     location_.endpoint = "http://127.0.0.1:" + rest.substr(0, rest.find_first_not_of("0123456789"));
@@ -182,8 +182,7 @@ const std::vector<std::string>& PeerKinds() {
   return kinds;
 }
 
-class ExternalObjectsTest : public ExternalPeer,
-                            public ::testing::WithParamInterface<std::string> {
+class ExternalObjectsTest : public ExternalPeer, public ::testing::WithParamInterface<std::string> {
  protected:
   void SetUp() override { StartPeer(GetParam()); }
 };
@@ -485,8 +484,7 @@ class ExternalMultipartTest
     if (HasFatalFailure() || IsSkipped()) return;
     std::string store_url;
     if (store == "postgresql") {
-      schema_ = std::make_unique<PgTestSchema>(TestPostgresUrl(),
-                                               "tf_external_");
+      schema_ = std::make_unique<PgTestSchema>(TestPostgresUrl(), "tf_external_");
       store_url = schema_->url();
     }
     setenv("AWS_ACCESS_KEY_ID", location_.access_key_id.c_str(), 1);

@@ -1,10 +1,9 @@
 // Signing requests to an external S3-compatible service, and parsing where it is.
-#include "s3/request_signer.h"
-
 #include <gtest/gtest.h>
 
 #include <map>
 
+#include "s3/request_signer.h"
 #include "s3/sigv4.h"
 
 namespace tf::s3 {
@@ -96,8 +95,8 @@ TEST(BucketLocationTest, RefusesBadUrlsSayingWhy) {
 }
 
 TEST(BucketLocationTest, NeedsCredentialsFromTheEnvironment) {
-  auto loc = ParseBucketLocation("s3://bkt?endpoint=http://h:1",
-                                 Env({{"AWS_ACCESS_KEY_ID", "AKID"}}));
+  auto loc =
+      ParseBucketLocation("s3://bkt?endpoint=http://h:1", Env({{"AWS_ACCESS_KEY_ID", "AKID"}}));
   ASSERT_FALSE(loc.ok());
   EXPECT_NE(loc.status().message().find("AWS_SECRET_ACCESS_KEY"), std::string::npos);
 }

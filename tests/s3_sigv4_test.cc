@@ -278,8 +278,8 @@ class ChunkedUploadWithTrailerExample : public ::testing::Test {
               std::string(sizes[i], 'a') + "\r\n";
     }
     return body + "0;chunk-signature=" + kChunkSignatures[2] + "\r\n" +
-           "x-amz-checksum-crc32c:" + checksum + "\r\n" +
-           "x-amz-trailer-signature:" + signature + "\r\n\r\n";
+           "x-amz-checksum-crc32c:" + checksum + "\r\n" + "x-amz-trailer-signature:" + signature +
+           "\r\n\r\n";
   }
 
   static AwsChunkedDecoder Decoder() {

@@ -53,26 +53,24 @@ class S3ToolsTest : public S3ClientsTest {
     S3ClientsTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     const std::string port = url().substr(url().rfind(':') + 1);
-    WriteFile(dir_.path() / "s3cfg", "[default]\naccess_key = " + key_id_ +
-                                         "\nsecret_key = " + secret_ +
-                                         "\nhost_base = 127.0.0.1:" + port +
-                                         "\nhost_bucket = 127.0.0.1:" + port +
-                                         "\nuse_https = False\nsignature_v2 = False\n"
-                                         "bucket_location = us-east-1\n");
+    WriteFile(dir_.path() / "s3cfg",
+              "[default]\naccess_key = " + key_id_ + "\nsecret_key = " + secret_ +
+                  "\nhost_base = 127.0.0.1:" + port + "\nhost_bucket = 127.0.0.1:" + port +
+                  "\nuse_https = False\nsignature_v2 = False\n"
+                  "bucket_location = us-east-1\n");
   }
 
   // rclone with a remote "tf:" for the server, defined by the environment alone. (rclone 1.60
   // cannot use AWS_CA_BUNDLE over plain HTTP, so it is emptied.)
   ProgramRun Rclone(std::vector<std::string> args) {
     args.insert(args.begin(), kRclone);
-    return RunProgram(args, {"RCLONE_CONFIG=/dev/null",
-                             "RCLONE_CONFIG_TF_TYPE=s3", "RCLONE_CONFIG_TF_PROVIDER=Other",
-                             "RCLONE_CONFIG_TF_ACCESS_KEY_ID=" + key_id_,
-                             "RCLONE_CONFIG_TF_SECRET_ACCESS_KEY=" + secret_,
-                             "RCLONE_CONFIG_TF_ENDPOINT=" + url(),
-                             "RCLONE_CONFIG_TF_REGION=us-east-1", "RCLONE_S3_UPLOAD_CUTOFF=5M",
-                             "RCLONE_S3_CHUNK_SIZE=5M", "AWS_CA_BUNDLE=", "AWS_ACCESS_KEY_ID=",
-                             "AWS_SECRET_ACCESS_KEY="});
+    return RunProgram(
+        args, {"RCLONE_CONFIG=/dev/null", "RCLONE_CONFIG_TF_TYPE=s3",
+               "RCLONE_CONFIG_TF_PROVIDER=Other", "RCLONE_CONFIG_TF_ACCESS_KEY_ID=" + key_id_,
+               "RCLONE_CONFIG_TF_SECRET_ACCESS_KEY=" + secret_,
+               "RCLONE_CONFIG_TF_ENDPOINT=" + url(), "RCLONE_CONFIG_TF_REGION=us-east-1",
+               "RCLONE_S3_UPLOAD_CUTOFF=5M", "RCLONE_S3_CHUNK_SIZE=5M",
+               "AWS_CA_BUNDLE=", "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY="});
   }
 
   ProgramRun S3cmd(std::vector<std::string> args) {
@@ -94,8 +92,7 @@ TEST_F(S3ToolsTest, RcloneCopiesChecksSyncsAndTakesATreeBackByteForByte) {
   ProgramRun check = Rclone({"check", up.string(), "tf:rclone-tree/up"});
   EXPECT_EQ(check.exit_code, 0) << check.output;
   EXPECT_NE(check.output.find("0 differences found"), std::string::npos) << check.output;
-  EXPECT_NE(check.output.find(std::to_string(files.size()) + " matching files"),
-            std::string::npos)
+  EXPECT_NE(check.output.find(std::to_string(files.size()) + " matching files"), std::string::npos)
       << check.output;
   ProgramRun again = Rclone({"sync", "-v", up.string(), "tf:rclone-tree/up"});
   ASSERT_EQ(again.exit_code, 0) << again.output;
@@ -118,8 +115,7 @@ TEST_F(S3ToolsTest, RcloneCopiesChecksSyncsAndTakesATreeBackByteForByte) {
   ASSERT_EQ(Rclone({"copyto", "tf:rclone-tree/up/data/deep/large.bin", "tf:rclone-tree/copy.bin"})
                 .exit_code,
             0);
-  ASSERT_EQ(Rclone({"moveto", "tf:rclone-tree/copy.bin", "tf:rclone-tree/moved.bin"}).exit_code,
-            0);
+  ASSERT_EQ(Rclone({"moveto", "tf:rclone-tree/copy.bin", "tf:rclone-tree/moved.bin"}).exit_code, 0);
   ProgramRun moved = Rclone({"cat", "tf:rclone-tree/moved.bin"});
   EXPECT_TRUE(moved.output == files["data/deep/large.bin"]) << "the moved copy differs";
   ProgramRun range =
@@ -159,21 +155,22 @@ TEST_F(S3ToolsTest, S3cmdPutsSyncsCopiesMovesAndGetsBackByteForByte) {
   WriteTree(up, files);
 
   ASSERT_EQ(S3cmd({"mb", "s3://s3cmd-tree"}).exit_code, 0);
-  ProgramRun put = S3cmd({"put", "--multipart-chunk-size-mb=5", (up / "data/deep/large.bin").string(),
-                          "s3://s3cmd-tree/large.bin"});
+  ProgramRun put = S3cmd({"put", "--multipart-chunk-size-mb=5",
+                          (up / "data/deep/large.bin").string(), "s3://s3cmd-tree/large.bin"});
   ASSERT_EQ(put.exit_code, 0) << put.output;
   ProgramRun info = S3cmd({"info", "s3://s3cmd-tree/large.bin"});
   ASSERT_EQ(info.exit_code, 0) << info.output;
-  EXPECT_NE(info.output.find("File size: " + std::to_string(files.at("data/deep/large.bin").size())),
-            std::string::npos)
+  EXPECT_NE(
+      info.output.find("File size: " + std::to_string(files.at("data/deep/large.bin").size())),
+      std::string::npos)
       << info.output;
   EXPECT_NE(info.output.find("FULL_CONTROL"), std::string::npos) << info.output;  // the ACL
   ProgramRun get = S3cmd({"get", "s3://s3cmd-tree/large.bin", (dir_.path() / "got").string()});
   ASSERT_EQ(get.exit_code, 0) << get.output;
   EXPECT_TRUE(ReadFile(dir_.path() / "got") == files.at("data/deep/large.bin"));
 
-  ProgramRun sync = S3cmd({"sync", "--multipart-chunk-size-mb=5", up.string() + "/",
-                           "s3://s3cmd-tree/tree/"});
+  ProgramRun sync =
+      S3cmd({"sync", "--multipart-chunk-size-mb=5", up.string() + "/", "s3://s3cmd-tree/tree/"});
   ASSERT_EQ(sync.exit_code, 0) << sync.output;
   ProgramRun again = S3cmd({"sync", up.string() + "/", "s3://s3cmd-tree/tree/"});
   ASSERT_EQ(again.exit_code, 0) << again.output;
@@ -207,8 +204,8 @@ TEST_F(S3ToolsTest, WhatTheServerDoesNotDoIsRefusedAndNothingIsStored) {
   WriteFile(dir_.path() / "f.txt", "content");
   ASSERT_EQ(S3cmd({"mb", "s3://s3cmd-refusals"}).exit_code, 0);
   // A public object: there are no ACLs, so the upload is refused rather than left private.
-  ProgramRun pub = S3cmd({"put", "--acl-public", (dir_.path() / "f.txt").string(),
-                          "s3://s3cmd-refusals/public.txt"});
+  ProgramRun pub = S3cmd(
+      {"put", "--acl-public", (dir_.path() / "f.txt").string(), "s3://s3cmd-refusals/public.txt"});
   EXPECT_NE(pub.exit_code, 0) << pub.output;
   EXPECT_NE(pub.output.find("x-amz-acl: public-read is not supported"), std::string::npos)
       << pub.output;
@@ -220,8 +217,7 @@ TEST_F(S3ToolsTest, WhatTheServerDoesNotDoIsRefusedAndNothingIsStored) {
   EXPECT_EQ(BlobFiles(), 0);
 
   // A plain upload, and a link to it signed with Signature Version 2, which s3cmd makes.
-  ASSERT_EQ(S3cmd({"put", (dir_.path() / "f.txt").string(), "s3://s3cmd-refusals/f.txt"})
-                .exit_code,
+  ASSERT_EQ(S3cmd({"put", (dir_.path() / "f.txt").string(), "s3://s3cmd-refusals/f.txt"}).exit_code,
             0);
   // Its ACL may be set to the one there is, and to nothing else.
   ProgramRun private_acl = S3cmd({"setacl", "--acl-private", "s3://s3cmd-refusals/f.txt"});

@@ -71,7 +71,6 @@ class StoreContractTest : public testing::StoreWithProjectTest {
     for (const auto& m : ms) out.push_back(m.body);
     return out;
   }
-
 };
 
 TEST_P(StoreContractTest, ProjectsAreUniqueByName) {
@@ -145,8 +144,7 @@ TEST_P(StoreContractTest, QueuesCreateListUpdateDelete) {
   ASSERT_TRUE(queues().DeleteQueue(a.id).ok());
   EXPECT_EQ(queues().GetQueue(project_, "alpha").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(queues().DeleteQueue(a.id).code(), StatusCode::kNotFound);
-  EXPECT_EQ(queues().SendMessages(a.id, {Msg("y")}, kT0, 0).status().code(),
-            StatusCode::kNotFound);
+  EXPECT_EQ(queues().SendMessages(a.id, {Msg("y")}, kT0, 0).status().code(), StatusCode::kNotFound);
 }
 
 TEST_P(StoreContractTest, ReceiveHidesMessagesUntilExactlyTheVisibilityTimeout) {
@@ -540,7 +538,6 @@ TEST_P(StoreContractTest, AccessKeysAreFoundListedPerProjectAndRevoked) {
   EXPECT_FALSE(keys.FindAccessKey(b.id)->revoked_at.has_value());
   EXPECT_EQ(keys.RevokeAccessKey("TFAKNOSUCHKEY000000", kT0).code(), StatusCode::kNotFound);
 }
-
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreContractTest, ::testing::ValuesIn(StoreBackends()),
                          [](const auto& info) { return info.param; });

@@ -513,7 +513,6 @@ TEST_P(CostStoreContractTest, AStoreMigratedFromSchema4KeepsWorking) {
   ASSERT_TRUE(upgraded->budgets().CreateBudget(b).ok());
   EXPECT_TRUE(*upgraded->budgets().AddBudgetAlert(MakeAlert(b, 50)));
   EXPECT_EQ(upgraded->budgets().ListBudgetAlerts(project_, 0, 10)->size(), 1u);
-
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, CostStoreContractTest, ::testing::ValuesIn(StoreBackends()),

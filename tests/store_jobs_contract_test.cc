@@ -34,7 +34,6 @@ class JobStoreContractTest : public testing::StoreTest {
   JobEvent Event(const JobRecord& j, const std::string& kind, TimeMs at = kT0) {
     return JobEvent{0, j.id, at, kind, "because " + kind};
   }
-
 };
 
 TEST_P(JobStoreContractTest, RegisteringANodeAgainBumpsItsEpochAndMakesItReady) {

@@ -50,7 +50,8 @@ class ObjectContractTest : public testing::StoreWithProjectTest {
     auto pending = objects().ListPendingBlobs(owner_);
     EXPECT_TRUE(pending.ok());
     std::vector<std::string> ids;
-    for (const auto& p : pending.ok() ? *pending : std::vector<PendingBlob>{}) ids.push_back(p.blob_id);
+    for (const auto& p : pending.ok() ? *pending : std::vector<PendingBlob>{})
+      ids.push_back(p.blob_id);
     return ids;
   }
 
@@ -213,7 +214,8 @@ TEST_P(ObjectContractTest, CompletingAnUploadForgetsItWithTheObjectsCommit) {
   Bucket b = MakeBucket("done");
   const std::string id = "up-" + RandomHex(8), p1 = "blob-" + RandomHex(8),
                     made = "blob-" + RandomHex(8), later = "blob-" + RandomHex(8);
-  ASSERT_TRUE(objects().AddMultipartUpload({id, owner_, project_, "done", "k", "", "", kT0, {}}).ok());
+  ASSERT_TRUE(
+      objects().AddMultipartUpload({id, owner_, project_, "done", "k", "", "", kT0, {}}).ok());
   for (const auto& x : {p1, made, later})
     ASSERT_TRUE(objects().AddPendingBlob({x, owner_, kT0}).ok());
   ASSERT_TRUE(objects().PutMultipartPart({id, 1, 5, "e1", p1, kT0}).ok());
@@ -232,13 +234,13 @@ TEST_P(ObjectContractTest, CompletingAnUploadForgetsItWithTheObjectsCommit) {
 
 TEST_P(ObjectContractTest, ListingsFollowPrefixDelimiterAndStartAfterAcrossPages) {
   Bucket b = MakeBucket("list");
-  for (const char* key : {"a", "b/1", "b/2", "b/c/3", "c", "d/x", "d/y/z", "e", "\xc3\xa9/1", "z~"}) {
+  for (const char* key :
+       {"a", "b/1", "b/2", "b/c/3", "c", "d/x", "d/y/z", "e", "\xc3\xa9/1", "z~"}) {
     Put(b, key, "blob-" + RandomHex(8));
   }
-  const std::vector<std::string> all = {"k:a", "k:b/1", "k:b/2", "k:b/c/3", "k:c", "k:d/x",
-                                        "k:d/y/z", "k:e", "k:z~", "k:\xc3\xa9/1"};
-  const std::vector<std::string> top = {"k:a", "p:b/", "k:c", "p:d/", "k:e", "k:z~",
-                                        "p:\xc3\xa9/"};
+  const std::vector<std::string> all = {"k:a",   "k:b/1",   "k:b/2", "k:b/c/3", "k:c",
+                                        "k:d/x", "k:d/y/z", "k:e",   "k:z~",    "k:\xc3\xa9/1"};
+  const std::vector<std::string> top = {"k:a", "p:b/", "k:c", "p:d/", "k:e", "k:z~", "p:\xc3\xa9/"};
   for (int limit = 1; limit <= 11; ++limit) {
     SCOPED_TRACE("limit " + std::to_string(limit));
     EXPECT_EQ(ListAll(b, {"", "", "", limit}), all);
@@ -285,7 +287,8 @@ TEST_P(ObjectContractTest, ConditionalPutsChangeNothingWhenTheirConditionFails) 
   Bucket b = MakeBucket("cond");
   auto put = [&](const std::string& key, const std::string& blob, PutCondition condition) {
     EXPECT_TRUE(objects().AddPendingBlob({blob, owner_, kT0}).ok());
-    ObjectRecord o{b.id, key, 1, "etag-" + blob, Sha256Hex(blob), "text/plain", "{}", blob, kT0, {}};
+    ObjectRecord o{b.id, key, 1, "etag-" + blob, Sha256Hex(blob), "text/plain", "{}",
+                   blob, kT0, {}};
     return objects().PutObject(o, owner_, condition).status();
   };
   PutCondition absent;
@@ -390,20 +393,20 @@ TEST_P(ObjectContractTest, AnObjectKeepsItsHeadersAndChecksum) {
 
 TEST_P(ObjectContractTest, AMultipartUploadKeepsItsHeadersAndItsPartsChecksums) {
   MakeBucket("parts");
-  MultipartUploadRecord u{"up-" + RandomHex(8), owner_, project_, "parts", "k", "text/plain",
-                          "{}", kT0, {}};
+  MultipartUploadRecord u{"up-" + RandomHex(8), owner_, project_, "parts", "k",
+                          "text/plain",         "{}",   kT0,      {}};
   u.headers = R"({"Content-Disposition":"attachment"})";
   u.checksum_algorithm = "sha256";
   ASSERT_TRUE(objects().AddMultipartUpload(u).ok());
-  MultipartUploadRecord full{"up-" + RandomHex(8), owner_, project_, "parts", "whole", "", "{}",
-                             kT0, {}};
+  MultipartUploadRecord full{
+      "up-" + RandomHex(8), owner_, project_, "parts", "whole", "", "{}", kT0, {}};
   full.checksum_algorithm = "crc64nvme";
   full.checksum_type = "FULL_OBJECT";
   ASSERT_TRUE(objects().AddMultipartUpload(full).ok());
   const std::string blob = "blob-" + RandomHex(8);
   ASSERT_TRUE(objects().AddPendingBlob({blob, owner_, kT0}).ok());
-  MultipartPartRecord part{u.upload_id, 1,   5, "etag", blob,
-                           kT0,         "n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg="};
+  MultipartPartRecord part{
+      u.upload_id, 1, 5, "etag", blob, kT0, "n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg="};
   ASSERT_TRUE(objects().PutMultipartPart(part).ok());
   auto listed = objects().ListMultipartUploads(owner_);
   ASSERT_TRUE(listed.ok()) << listed.status().ToString();
@@ -440,7 +443,8 @@ TEST_P(ObjectContractTest, ADatabaseFromBeforeStoredHeadersKeepsItsObjectsAndUpl
     ASSERT_TRUE((*fresh)->objects().AddPendingBlob({blob, owner_, kT0}).ok());
     ObjectRecord o{bucket_id, "old", 1, "etag", "sha", "text/plain", "{}", blob, kT0, {}};
     ASSERT_TRUE((*fresh)->objects().PutObject(o, owner_).ok());
-    ASSERT_TRUE((*fresh)->objects()
+    ASSERT_TRUE((*fresh)
+                    ->objects()
                     .AddMultipartUpload({upload, owner_, project_, "old", "k", "", "{}", kT0, {}})
                     .ok());
   }

@@ -14,11 +14,11 @@
 namespace tf::store {
 namespace {
 
-using ::testing::UnorderedElementsAre;
 using testing::RunSql;
 using testing::StoreBackends;
 using testing::StoreUrl;
 using testing::TempDir;
+using ::testing::UnorderedElementsAre;
 using testing::UpgradeDatabase;
 
 constexpr TimeMs kT0 = 1'700'000'000'000;
@@ -59,8 +59,8 @@ class SegmentStoreTest : public ::testing::TestWithParam<std::string> {
 
   ObjectRecord Record(int64_t bucket_id, const std::string& key, std::string blob_id,
                       std::vector<BlobSegment> segments) {
-    ObjectRecord o{bucket_id, key, 0, "etag", "sha", "text/plain", "{}", std::move(blob_id),
-                   kT0, {}};
+    ObjectRecord o{bucket_id,          key, 0, "etag", "sha", "text/plain", "{}",
+                   std::move(blob_id), kT0, {}};
     o.segments = std::move(segments);
     for (const BlobSegment& s : o.segments) o.size += s.size;
     return o;

@@ -32,8 +32,8 @@ inline bool StoreReachable(const std::string& backend) {
 }
 
 // Skips the calling test, from its SetUp or its body, when `backend` cannot be opened here.
-#define TF_SKIP_UNLESS_STORE_REACHABLE(backend)                                    \
-  if (!::tf::testing::StoreReachable(backend))                                     \
+#define TF_SKIP_UNLESS_STORE_REACHABLE(backend)                                     \
+  if (!::tf::testing::StoreReachable(backend))                                      \
   GTEST_SKIP() << "no PostgreSQL server: TENSORFLEET_TEST_POSTGRES_URL is not set " \
                   "(scripts/with-postgres.sh starts one and sets it)"
 

@@ -141,8 +141,7 @@ TEST_F(BundleTest, AHostileArchiveWritesNothingOutsideItsDirectory) {
                     TarMember("a/../../escape2.txt", '0', "escaped") +
                     TarMember((outside / "absolute.txt").string(), '0', "absolute") +
                     TarMember("link", '2', "", outside.string()) +
-                    TarMember("link/through-link.txt", '0', "through") +
-                    std::string(1024, '\0');
+                    TarMember("link/through-link.txt", '0', "through") + std::string(1024, '\0');
   fs::path bundle = dir_.path() / "evil.tar.gz";
   WriteGzip(bundle, tar);
 

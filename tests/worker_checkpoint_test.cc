@@ -202,13 +202,15 @@ TEST_F(CheckpointTest, AFileChangingWhileReadIsNotUploadedHalfWritten) {
   SyncStats stats = SyncOk(sync_);
   objects_.set_write_hook(nullptr);
   EXPECT_EQ(stats.files_uploaded, 0);
-  EXPECT_NE(ReasonFor(stats, "model.pt").find("changed while being read (kept the version of "
-                                              "snapshot 1)"),
+  EXPECT_NE(ReasonFor(stats, "model.pt")
+                .find("changed while being read (kept the version of "
+                      "snapshot 1)"),
             std::string::npos)
       << ReasonFor(stats, "model.pt");
   EXPECT_NE(ReasonFor(stats, "new.pt").find("left out"), std::string::npos);
   // The snapshot is still the complete version 1, and nothing half written was stored.
-  EXPECT_EQ(RestoreFresh(), (std::map<std::string, std::string>{{"model.pt", "version 1 complete"}}));
+  EXPECT_EQ(RestoreFresh(),
+            (std::map<std::string, std::string>{{"model.pt", "version 1 complete"}}));
   EXPECT_EQ(Keys("blobs/").size(), 1u);
 
   // Once the job is done writing, the next sync takes the files.
@@ -250,9 +252,8 @@ TEST_F(CheckpointTest, OnlyTheLastTwoSnapshotsAndTheirContentAreKept) {
     EXPECT_EQ(stats.seq, step);
     EXPECT_TRUE(stats.cleanup_error.empty()) << stats.cleanup_error;
   }
-  EXPECT_EQ(Keys("manifests/"), (std::vector<std::string>{
-                                    "jobs/job_1/manifests/0000000003.json",
-                                    "jobs/job_1/manifests/0000000004.json"}));
+  EXPECT_EQ(Keys("manifests/"), (std::vector<std::string>{"jobs/job_1/manifests/0000000003.json",
+                                                          "jobs/job_1/manifests/0000000004.json"}));
   // config.json, step-3 and step-4.
   EXPECT_EQ(Keys("blobs/").size(), 3u);
   EXPECT_EQ(RestoreFresh(), (std::map<std::string, std::string>{{"config.json", "{}"},
@@ -324,16 +325,24 @@ TEST(CheckpointManifestTest, MalformedManifestsAndPointersAreRefused) {
   EXPECT_EQ(worker::ParseManifest(worker::ManifestToJson(*good))->files, good->files);
 
   const std::string bad[] = {
-      "", "[]", "{}", R"({"version": 2, "seq": 1, "files": []})",
-      R"({"version": 1, "seq": 0, "files": []})", R"({"version": 1, "seq": 1})",
+      "",
+      "[]",
+      "{}",
+      R"({"version": 2, "seq": 1, "files": []})",
+      R"({"version": 1, "seq": 0, "files": []})",
+      R"({"version": 1, "seq": 1})",
       file(R"({"path": "a", "size": -1, "sha256": ")" + sha + R"(", "mode": 420})"),
       file(R"({"path": "a", "size": 1, "sha256": "zz", "mode": 420})"),
       file(R"({"path": "a", "size": 1, "sha256": ")" + sha + R"(", "mode": 99999})"),
       file(R"({"path": "a/./b", "size": 1, "sha256": ")" + sha + R"(", "mode": 420})"),
-      file(R"({"path": "a", "size": 1, "sha256": ")" + sha + R"(", "mode": 420},)"
-           R"({"path": "a", "size": 1, "sha256": ")" + sha + R"(", "mode": 420})"),
-      file(R"({"path": "a", "size": 1, "sha256": ")" + sha + R"(", "mode": 420},)"
-           R"({"path": "a/b", "size": 1, "sha256": ")" + sha + R"(", "mode": 420})"),
+      file(R"({"path": "a", "size": 1, "sha256": ")" + sha +
+           R"(", "mode": 420},)"
+           R"({"path": "a", "size": 1, "sha256": ")" +
+           sha + R"(", "mode": 420})"),
+      file(R"({"path": "a", "size": 1, "sha256": ")" + sha +
+           R"(", "mode": 420},)"
+           R"({"path": "a/b", "size": 1, "sha256": ")" +
+           sha + R"(", "mode": 420})"),
       file(R"("just a string")"),
   };
   for (const auto& text : bad) {

@@ -95,7 +95,8 @@ TEST_F(LogShipperTest, AFailedUploadLosesNothingAndKeepsItsNumber) {
 
 TEST_F(LogShipperTest, ReadingFollowsTheChunksInOrderUpToALimit) {
   for (int i = 0; i < 5; ++i) {
-    ASSERT_TRUE(objects_.PutBytes("logs", worker::LogChunkKey("p", i), std::string(10, 'a' + i)).ok());
+    ASSERT_TRUE(
+        objects_.PutBytes("logs", worker::LogChunkKey("p", i), std::string(10, 'a' + i)).ok());
   }
   // Chunk 6 without 5: reading stops at the gap, so nothing is ever seen out of order.
   ASSERT_TRUE(objects_.PutBytes("logs", worker::LogChunkKey("p", 6), "late").ok());

@@ -111,7 +111,8 @@ TEST_F(WorkerObjectClientTest, ListingsCoverEveryPage) {
   auto http = http::Client::Create(app_->url());
   ASSERT_TRUE(http.ok());
   int pages = 0;
-  worker::ObjectExchange exchange = [&](http::ClientRequest request) -> Result<http::ClientResponse> {
+  worker::ObjectExchange exchange =
+      [&](http::ClientRequest request) -> Result<http::ClientResponse> {
     ++pages;
     request.headers.emplace_back("Authorization", "Bearer " + admin_token_);
     return (*http)->Exchange(request);
@@ -133,8 +134,8 @@ TEST_F(WorkerObjectClientTest, ErrorsSayWhatWentWrong) {
   EXPECT_EQ(worker::MakeHttpObjectClient("not a url", "t").status().code(),
             StatusCode::kInvalidArgument);
 
-  auto gone = worker::MakeHttpObjectClient("http://127.0.0.1:" + std::to_string(FreePort()),
-                                           admin_token_);
+  auto gone =
+      worker::MakeHttpObjectClient("http://127.0.0.1:" + std::to_string(FreePort()), admin_token_);
   ASSERT_TRUE(gone.ok());
   Status s = (*gone)->PutBytes("work", "k", "v");
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();

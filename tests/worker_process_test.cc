@@ -76,15 +76,17 @@ TEST_F(ProcessGroupTest, RunsWithExactlyItsEnvironmentAndAppendsBothStreamsToThe
   ASSERT_TRUE(exit.ok()) << exit.status().ToString();
   EXPECT_TRUE(exit->success()) << exit->ToString();
   // Nothing of the test's own environment (HOME, USER, ...) reaches it.
-  EXPECT_EQ(Log(), "earlier attempt\nCUDA_VISIBLE_DEVICES=2,3\nPATH=/usr/bin:/bin\n"
-                   "TENSORFLEET_JOB_ID=job_1\n");
+  EXPECT_EQ(Log(),
+            "earlier attempt\nCUDA_VISIBLE_DEVICES=2,3\nPATH=/usr/bin:/bin\n"
+            "TENSORFLEET_JOB_ID=job_1\n");
 
   auto both = Start(Spec({"sh", "-c", "echo out; echo err >&2; pwd"}));
   ASSERT_TRUE(both);
   ASSERT_TRUE(both->Wait().ok());
-  EXPECT_EQ(Log(), "earlier attempt\nCUDA_VISIBLE_DEVICES=2,3\nPATH=/usr/bin:/bin\n"
-                   "TENSORFLEET_JOB_ID=job_1\nout\nerr\n" +
-                       fs::canonical(dir_.path()).string() + "\n");
+  EXPECT_EQ(Log(),
+            "earlier attempt\nCUDA_VISIBLE_DEVICES=2,3\nPATH=/usr/bin:/bin\n"
+            "TENSORFLEET_JOB_ID=job_1\nout\nerr\n" +
+                fs::canonical(dir_.path()).string() + "\n");
 }
 
 TEST_F(ProcessGroupTest, LeadsItsOwnSessionAndRecordsItsStartTime) {
@@ -228,8 +230,9 @@ TEST(ProcStatTest, ReadsFieldsAfterACommandNameWithSpacesAndParentheses) {
   EXPECT_EQ(st->pgrp, 4242);
   EXPECT_EQ(st->session, 4242);
   EXPECT_EQ(st->start_time, 987654u);
-  for (const char* bad : {"", "4242", "4242 (x) S 1 2", "x (y) S 1 2 3 4 5 6 7 8 9 10 11 12 13 "
-                                                       "14 15 16 17 18 19 20"}) {
+  for (const char* bad : {"", "4242", "4242 (x) S 1 2",
+                          "x (y) S 1 2 3 4 5 6 7 8 9 10 11 12 13 "
+                          "14 15 16 17 18 19 20"}) {
     EXPECT_EQ(worker::ParseProcStat(bad).status().code(), StatusCode::kInvalidArgument) << bad;
   }
   auto self = worker::ReadProcStat(getpid());
@@ -275,8 +278,9 @@ TEST_F(LocalStateTest, RecordsSurviveARestartAndAreReplacedWhole) {
 }
 
 TEST_F(LocalStateTest, ADamagedRecordIsRefusedWithItsName) {
-  for (const char* text : {"{not json", "{\"version\": 1}", "{\"version\": 9, \"process_groups\": []}",
-                           "{\"version\": 1, \"process_groups\": [{\"job_id\": 5}]}"}) {
+  for (const char* text :
+       {"{not json", "{\"version\": 1}", "{\"version\": 9, \"process_groups\": []}",
+        "{\"version\": 1, \"process_groups\": [{\"job_id\": 5}]}"}) {
     std::ofstream(StatePath(), std::ios::trunc) << text;
     LocalState state(StatePath());
     Status s = state.Load();

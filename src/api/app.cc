@@ -60,10 +60,11 @@ class AppImpl final : public App {
     }
     std::error_code ec;
     std::filesystem::create_directories(options_.data_dir, ec);
-    if (ec) return Unavailable("cannot create data directory " + options_.data_dir.string() + ": " + ec.message());
-    std::string url = options_.store_url.empty()
-                          ? (options_.data_dir / "tensorfleet.db").string()
-                          : options_.store_url;
+    if (ec)
+      return Unavailable("cannot create data directory " + options_.data_dir.string() + ": " +
+                         ec.message());
+    std::string url = options_.store_url.empty() ? (options_.data_dir / "tensorfleet.db").string()
+                                                 : options_.store_url;
     TF_ASSIGN_OR_RETURN(store_, store::OpenStore(url));
     leadership_ = store_->NewLeadership();
     auth_ = std::make_unique<auth::AuthService>(store_->auth(), clock_);
@@ -71,8 +72,7 @@ class AppImpl final : public App {
     store_->SetQueueListener([this](int64_t id) { wakeups_.Notify(id); });
     TF_RETURN_IF_ERROR(auth_->Bootstrap(AdminTokenPath(options_.data_dir)));
     TF_ASSIGN_OR_RETURN(blobs_, OpenBlobs());
-    objects_ =
-        std::make_unique<objects::ObjectService>(*store_, *blobs_, clock_, options_.objects);
+    objects_ = std::make_unique<objects::ObjectService>(*store_, *blobs_, clock_, options_.objects);
     datasets_ = std::make_unique<datasets::DatasetService>(*store_, *objects_, clock_);
     jobs::JobServiceOptions job_options;
     job_options.heartbeat_timeout_ms = options_.heartbeat_timeout_ms;
@@ -87,16 +87,17 @@ class AppImpl final : public App {
     jobs_->SetAdmission([this](const std::string& p) { return budgets_->AdmitSubmission(p); });
     budget_loop_ = std::make_unique<cost::BudgetLoop>(
         *budgets_, *store_, cost::NewHttpWebhookSender(), clock_,
-        cost::BudgetLoopOptions{options_.budget_interval, {},
-                                [this] { return leadership_->Held(); }});
-    jobs_->SetListeners([this](const std::string& node) { node_wakeups_.Notify(NodeWakeKey(node)); },
-                        [this] { KickController(); });
+        cost::BudgetLoopOptions{
+            options_.budget_interval, {}, [this] { return leadership_->Held(); }});
+    jobs_->SetListeners(
+        [this](const std::string& node) { node_wakeups_.Notify(NodeWakeKey(node)); },
+        [this] { KickController(); });
     // Before serving: what a crash left of uploads in progress is removed.
     TF_RETURN_IF_ERROR(objects_->Recover().status());
 
-    services_ = std::make_unique<Services>(Services{*store_, *auth_, *queues_, wakeups_,
-                                                    *objects_, *jobs_, node_wakeups_, pool_,
-                                                    metrics_, clock_, clock_.Now()});
+    services_ =
+        std::make_unique<Services>(Services{*store_, *auth_, *queues_, wakeups_, *objects_, *jobs_,
+                                            node_wakeups_, pool_, metrics_, clock_, clock_.Now()});
     services_->leadership = leadership_.get();
     router_ = std::make_unique<Router>(*auth_, pool_, metrics_);
     AddSystemRoutes(*router_, *services_, [this](std::string& out) { RenderServerMetrics(out); });
@@ -118,10 +119,9 @@ class AppImpl final : public App {
                                             std::string_view message) {
       return router->Refusal(head, status, message);
     };
-    TF_ASSIGN_OR_RETURN(server_, http::Server::Start(io_, options_.http,
-                                                     [router](http::Request& r) {
-                                                       return router->Handle(r);
-                                                     }));
+    TF_ASSIGN_OR_RETURN(
+        server_, http::Server::Start(io_, options_.http,
+                                     [router](http::Request& r) { return router->Handle(r); }));
     {
       std::ofstream f(UrlPath(options_.data_dir), std::ios::trunc);
       f << url_for_clients() << "\n";
@@ -170,13 +170,16 @@ class AppImpl final : public App {
       Finish();
       return;
     }
-    asio::co_spawn(io_, [this]() -> awaitable<void> {
-      sweep_timer_stop_ = true;
-      co_await server_->Shutdown(options_.shutdown_grace);
-      if (signals_) signals_->cancel();
-      if (sweep_timer_) sweep_timer_->cancel();
-      Finish();
-    }, asio::detached);
+    asio::co_spawn(
+        io_,
+        [this]() -> awaitable<void> {
+          sweep_timer_stop_ = true;
+          co_await server_->Shutdown(options_.shutdown_grace);
+          if (signals_) signals_->cancel();
+          if (sweep_timer_) sweep_timer_->cancel();
+          Finish();
+        },
+        asio::detached);
   }
 
  private:
@@ -222,8 +225,9 @@ class AppImpl final : public App {
     if (leads && !was_leader) {
       spdlog::info("this server is now the leader: it runs the job controller");
     } else if (!leads && was_leader) {
-      spdlog::warn("this server is no longer the leader: its job controller waits until it "
-                   "leads again");
+      spdlog::warn(
+          "this server is no longer the leader: its job controller waits until it "
+          "leads again");
     }
     return leads;
   }
@@ -258,7 +262,8 @@ class AppImpl final : public App {
   void RenderServerMetrics(std::string& out) {
     out += "# HELP tensorfleet_http_requests_in_flight Requests being served now.\n";
     out += "# TYPE tensorfleet_http_requests_in_flight gauge\n";
-    out += "tensorfleet_http_requests_in_flight " + std::to_string(server_->requests_in_flight()) + "\n";
+    out += "tensorfleet_http_requests_in_flight " + std::to_string(server_->requests_in_flight()) +
+           "\n";
     out += "# HELP tensorfleet_leader 1 if this server leads (runs the job controller), else 0.\n";
     out += "# TYPE tensorfleet_leader gauge\n";
     out += std::string("tensorfleet_leader ") + (leadership_->Held() ? "1" : "0") + "\n";
@@ -304,8 +309,8 @@ class AppImpl final : public App {
   std::thread controller_;
   std::mutex controller_mu_;
   std::condition_variable controller_cv_;
-  bool controller_kicked_ = false;  // guarded by controller_mu_
-  bool controller_stop_ = false;    // guarded by controller_mu_
+  bool controller_kicked_ = false;                 // guarded by controller_mu_
+  bool controller_stop_ = false;                   // guarded by controller_mu_
   std::atomic<int64_t> lead_checks_{0};            // FollowLead calls, for /metrics
   std::unique_ptr<store::Leadership> leadership_;  // TryAcquire: the controller thread only
   queues::QueueWakeups wakeups_;

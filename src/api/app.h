@@ -17,8 +17,8 @@ namespace tf::api {
 inline constexpr uint16_t kDefaultPort = 8470;
 
 struct AppOptions {
-  std::filesystem::path data_dir;   // holds the SQLite file, objects/, the admin token, the URL
-  std::string store_url;            // empty: SQLite in data_dir
+  std::filesystem::path data_dir;  // holds the SQLite file, objects/, the admin token, the URL
+  std::string store_url;           // empty: SQLite in data_dir
   // Where objects' content lives: empty for data_dir/objects on local disk, or
   // "s3://BUCKET[/PREFIX]?endpoint=http://HOST:PORT[&region=R]" (s3/request_signer.h), with the
   // credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
@@ -28,9 +28,9 @@ struct AppOptions {
   // (the default of most AWS SDKs; *.s3_domain must reach this server). Empty: path style only,
   // which is always taken.
   std::string s3_domain;
-  http::ServerOptions http;         // address and port to listen on
+  http::ServerOptions http;  // address and port to listen on
   int io_threads = 2;
-  int blocking_threads = 64;        // store calls wait here; long polls do not
+  int blocking_threads = 64;  // store calls wait here; long polls do not
   std::chrono::milliseconds sweep_interval{10'000};
   // The job controller (lost nodes, time limits, scheduling) runs this often, and at once
   // after a submit, a report or a node registering.
@@ -39,8 +39,8 @@ struct AppOptions {
   std::chrono::milliseconds budget_interval{30'000};
   TimeMs heartbeat_timeout_ms = 10'000;  // a node silent this long is lost
   std::chrono::milliseconds shutdown_grace{10'000};
-  const Clock* clock = nullptr;     // default: the system clock
-  bool handle_signals = true;       // stop gracefully on SIGINT/SIGTERM
+  const Clock* clock = nullptr;  // default: the system clock
+  bool handle_signals = true;    // stop gracefully on SIGINT/SIGTERM
 };
 
 class App {

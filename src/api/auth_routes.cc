@@ -37,31 +37,38 @@ Result<store::Project> TargetProject(Services& s, const auth::Principal& who,
 }  // namespace
 
 void AddAuthRoutes(Router& router, Services& s) {
-  router.Add("GET", "/v1/projects", [&s](Context&) -> awaitable<http::Response> {
-    auto list = co_await RunBlocking(s.pool, [&] { return s.auth.ListProjects(); });
-    if (!list.ok()) co_return ErrorResponse(list.status());
-    Json out = Json::array();
-    for (const auto& p : *list) out.push_back(ProjectToJson(p));
-    co_return JsonResponse(200, {{"projects", out}});
-  }, Access::kAdmin);
+  router.Add(
+      "GET", "/v1/projects",
+      [&s](Context&) -> awaitable<http::Response> {
+        auto list = co_await RunBlocking(s.pool, [&] { return s.auth.ListProjects(); });
+        if (!list.ok()) co_return ErrorResponse(list.status());
+        Json out = Json::array();
+        for (const auto& p : *list) out.push_back(ProjectToJson(p));
+        co_return JsonResponse(200, {{"projects", out}});
+      },
+      Access::kAdmin);
 
-  router.Add("POST", "/v1/projects", [&s](Context& ctx) -> awaitable<http::Response> {
-    auto body = ParseJsonObject(ctx.request.body);
-    if (!body.ok()) co_return ErrorResponse(body.status());
-    FieldReader r(*body);
-    std::string name = r.Required(r.String("name"), "name");
-    if (Status st = r.Finish(); !st.ok()) co_return ErrorResponse(st);
-    auto p = co_await RunBlocking(s.pool, [&] { return s.auth.CreateProject(name); });
-    if (!p.ok()) co_return ErrorResponse(p.status());
-    co_return JsonResponse(201, ProjectToJson(*p));
-  }, Access::kAdmin);
+  router.Add(
+      "POST", "/v1/projects",
+      [&s](Context& ctx) -> awaitable<http::Response> {
+        auto body = ParseJsonObject(ctx.request.body);
+        if (!body.ok()) co_return ErrorResponse(body.status());
+        FieldReader r(*body);
+        std::string name = r.Required(r.String("name"), "name");
+        if (Status st = r.Finish(); !st.ok()) co_return ErrorResponse(st);
+        auto p = co_await RunBlocking(s.pool, [&] { return s.auth.CreateProject(name); });
+        if (!p.ok()) co_return ErrorResponse(p.status());
+        co_return JsonResponse(201, ProjectToJson(*p));
+      },
+      Access::kAdmin);
 
   router.Add("GET", "/v1/tokens", [&s](Context& ctx) -> awaitable<http::Response> {
     const auto& q = ctx.request.query;
     bool all = q.count("all") && q.at("all") != "false" && q.at("all") != "0";
     std::string project_name = q.count("project") ? q.at("project") : "";
     if (all && !ctx.principal.admin) {
-      co_return ErrorResponse(PermissionDenied("only an admin token may list every project's tokens"));
+      co_return ErrorResponse(
+          PermissionDenied("only an admin token may list every project's tokens"));
     }
     auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
       std::map<std::string, std::string> names;

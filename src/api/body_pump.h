@@ -62,9 +62,8 @@ template <typename Failure, typename Read, typename Write, typename FailedWrite>
 awaitable<std::optional<Failure>> PumpBody(asio::thread_pool& pool, Read read, Write write,
                                            FailedWrite failed_write) {
   BorrowedPieces pieces(BodyPieceBuffers());
-  std::optional<Failure> failed =
-      co_await PumpBodyInto<Failure>(pieces, pool, std::move(read), std::move(write),
-                                     std::move(failed_write));
+  std::optional<Failure> failed = co_await PumpBodyInto<Failure>(
+      pieces, pool, std::move(read), std::move(write), std::move(failed_write));
   pieces.GiveBack();  // every write has ended
   co_return failed;
 }

@@ -20,17 +20,15 @@ void AddBucketRoutes(Router& router, Services& s) {
     FieldReader r(*body);
     std::string name = r.Required(r.String("name"), "name");
     if (Status st = r.Finish(); !st.ok()) co_return ErrorResponse(st);
-    auto bucket = co_await RunBlocking(s.pool, [&] {
-      return s.objects.CreateBucket(ctx.principal.project_id, name);
-    });
+    auto bucket = co_await RunBlocking(
+        s.pool, [&] { return s.objects.CreateBucket(ctx.principal.project_id, name); });
     if (!bucket.ok()) co_return ErrorResponse(bucket.status());
     co_return JsonResponse(201, BucketToJson(*bucket));
   });
 
   router.Add("GET", "/v1/buckets", [&s](Context& ctx) -> awaitable<http::Response> {
-    auto buckets = co_await RunBlocking(s.pool, [&] {
-      return s.objects.ListBuckets(ctx.principal.project_id);
-    });
+    auto buckets = co_await RunBlocking(
+        s.pool, [&] { return s.objects.ListBuckets(ctx.principal.project_id); });
     if (!buckets.ok()) co_return ErrorResponse(buckets.status());
     Json out = Json::array();
     for (const auto& b : *buckets) out.push_back(BucketToJson(b));
@@ -38,9 +36,8 @@ void AddBucketRoutes(Router& router, Services& s) {
   });
 
   router.Add("GET", "/v1/buckets/{bucket}", [&s](Context& ctx) -> awaitable<http::Response> {
-    auto bucket = co_await RunBlocking(s.pool, [&] {
-      return s.objects.GetBucket(ctx.principal.project_id, ctx.Param("bucket"));
-    });
+    auto bucket = co_await RunBlocking(
+        s.pool, [&] { return s.objects.GetBucket(ctx.principal.project_id, ctx.Param("bucket")); });
     if (!bucket.ok()) co_return ErrorResponse(bucket.status());
     co_return JsonResponse(200, BucketToJson(*bucket));
   });

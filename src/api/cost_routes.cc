@@ -117,7 +117,8 @@ Result<Json> Report(Services& s, const auth::Principal& who, const ReportQuery& 
                             who.project_name + "')");
   }
   TF_ASSIGN_OR_RETURN(auto names, ProjectNames(s));
-  TF_ASSIGN_OR_RETURN(cost::Metering m, cost::MeterStore(s.store, project_id, q.since, q.until, now));
+  TF_ASSIGN_OR_RETURN(cost::Metering m,
+                      cost::MeterStore(s.store, project_id, q.since, q.until, now));
   cost::Summary sum = cost::Summarize(m, q.by);
 
   Json rows = Json::array();
@@ -189,8 +190,9 @@ void RenderSpend(Services& s, std::string& out) {
                   name.c_str(), spend.count(id) ? spend[id] : 0.0);
     out += buf;
   }
-  out += "# HELP tensorfleet_burn_rate_dollars_per_hour What each project's running work costs "
-         "per hour now.\n";
+  out +=
+      "# HELP tensorfleet_burn_rate_dollars_per_hour What each project's running work costs "
+      "per hour now.\n";
   out += "# TYPE tensorfleet_burn_rate_dollars_per_hour gauge\n";
   for (const auto& [id, name] : *names) {
     auto it = m->burn_rate_by_project.find(id);
@@ -208,9 +210,8 @@ void AddCostRoutes(Router& router, Services& s) {
     TimeMs now = s.clock.Now();
     auto query = ReadQuery(ctx.request.query, now);
     if (!query.ok()) co_return ErrorResponse(query.status());
-    auto report = co_await RunBlocking(s.pool, [&] {
-      return Report(s, ctx.principal, *query, now);
-    });
+    auto report =
+        co_await RunBlocking(s.pool, [&] { return Report(s, ctx.principal, *query, now); });
     if (!report.ok()) co_return ErrorResponse(report.status());
     co_return JsonResponse(200, *report);
   });

@@ -11,9 +11,12 @@ namespace {
 json TimeOrNull(TimeMs t) { return t > 0 ? json(FormatTime(t)) : json(nullptr); }
 
 json RankToJson(const jobs::RankState& r, size_t rank) {
-  json out = {{"node_rank", rank},       {"node", r.node_id},
-              {"address", r.address},    {"gpus", r.gpus},
-              {"state", r.state},        {"started_at", TimeOrNull(r.started_at)},
+  json out = {{"node_rank", rank},
+              {"node", r.node_id},
+              {"address", r.address},
+              {"gpus", r.gpus},
+              {"state", r.state},
+              {"started_at", TimeOrNull(r.started_at)},
               {"ended_at", TimeOrNull(r.ended_at)}};
   if (r.exit_code >= 0) out["exit_code"] = r.exit_code;
   if (r.signal != 0) out["signal"] = r.signal;
@@ -41,23 +44,24 @@ json AttemptToJson(const jobs::Attempt& a) {
 json JobToJson(const jobs::Job& job) {
   json attempts = json::array();
   for (const jobs::Attempt& a : job.doc.attempts) attempts.push_back(AttemptToJson(a));
-  json out = {{"id", job.id()},
-              {"name", job.record.name},
-              {"state", job.state()},
-              {"reason", job.doc.reason},
-              {"priority", job.record.priority},
-              {"created_at", FormatTime(job.record.created_at)},
-              {"updated_at", FormatTime(job.record.updated_at)},
-              {"attempts", std::move(attempts)},
-              {"recoveries", job.doc.recoveries},
-              {"spec", job.doc.spec},
-              {"source", job.doc.source},
-              {"code", job.doc.code_key.empty()
-                           ? json(nullptr)
-                           : json{{"bucket", jobs::kJobsBucket}, {"key", job.doc.code_key}}},
-              {"checkpoints", {{"bucket", jobs::kJobsBucket},
-                               {"prefix", jobs::CheckpointPrefix(job.id())}}},
-              {"output", {{"bucket", jobs::kJobsBucket}, {"prefix", jobs::OutputPrefix(job.id())}}}};
+  json out = {
+      {"id", job.id()},
+      {"name", job.record.name},
+      {"state", job.state()},
+      {"reason", job.doc.reason},
+      {"priority", job.record.priority},
+      {"created_at", FormatTime(job.record.created_at)},
+      {"updated_at", FormatTime(job.record.updated_at)},
+      {"attempts", std::move(attempts)},
+      {"recoveries", job.doc.recoveries},
+      {"spec", job.doc.spec},
+      {"source", job.doc.source},
+      {"code", job.doc.code_key.empty()
+                   ? json(nullptr)
+                   : json{{"bucket", jobs::kJobsBucket}, {"key", job.doc.code_key}}},
+      {"checkpoints",
+       {{"bucket", jobs::kJobsBucket}, {"prefix", jobs::CheckpointPrefix(job.id())}}},
+      {"output", {{"bucket", jobs::kJobsBucket}, {"prefix", jobs::OutputPrefix(job.id())}}}};
   if (job.doc.exit_code >= 0) out["exit_code"] = job.doc.exit_code;
   // Why the scheduler has not placed it, while it waits to be placed.
   bool waits = job.state() == jobs::kQueued || job.state() == jobs::kRetrying;
@@ -76,7 +80,8 @@ json JobEventToJson(const store::JobEvent& e) {
 }
 
 json MetricPointToJson(const store::MetricPoint& p) {
-  json out = {{"name", p.name}, {"value", p.value}, {"attempt", p.attempt}, {"at", FormatTime(p.at)}};
+  json out = {
+      {"name", p.name}, {"value", p.value}, {"attempt", p.attempt}, {"at", FormatTime(p.at)}};
   if (p.step >= 0) out["step"] = p.step;
   return out;
 }

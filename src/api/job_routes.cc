@@ -22,18 +22,16 @@ void AddJobRoutes(Router& router, Services& s) {
     std::string source = r.String("source").value_or("spec.yaml");
     std::string code_key = r.String("code_key").value_or("");
     if (Status st = r.Finish(); !st.ok()) co_return ErrorResponse(st);
-    auto job = co_await RunBlocking(s.pool, [&] {
-      return s.jobs.Submit(ctx.principal.project_id, spec, source, code_key);
-    });
+    auto job = co_await RunBlocking(
+        s.pool, [&] { return s.jobs.Submit(ctx.principal.project_id, spec, source, code_key); });
     if (!job.ok()) co_return ErrorResponse(job.status());
     co_return JsonResponse(201, JobToJson(*job));
   });
 
   router.Add("GET", "/v1/jobs", [&s](Context& ctx) -> awaitable<http::Response> {
     bool all = ctx.request.query.count("all") && ctx.request.query["all"] != "false";
-    auto jobs = co_await RunBlocking(s.pool, [&] {
-      return s.jobs.List(ctx.principal.project_id, all, kListLimit);
-    });
+    auto jobs = co_await RunBlocking(
+        s.pool, [&] { return s.jobs.List(ctx.principal.project_id, all, kListLimit); });
     if (!jobs.ok()) co_return ErrorResponse(jobs.status());
     Json out = Json::array();
     for (const jobs::Job& j : *jobs) out.push_back(JobToJson(j));
@@ -41,25 +39,22 @@ void AddJobRoutes(Router& router, Services& s) {
   });
 
   router.Add("GET", "/v1/jobs/{id}", [&s](Context& ctx) -> awaitable<http::Response> {
-    auto job = co_await RunBlocking(s.pool, [&] {
-      return s.jobs.Get(ctx.principal.project_id, ctx.Param("id"));
-    });
+    auto job = co_await RunBlocking(
+        s.pool, [&] { return s.jobs.Get(ctx.principal.project_id, ctx.Param("id")); });
     if (!job.ok()) co_return ErrorResponse(job.status());
     co_return JsonResponse(200, JobToJson(*job));
   });
 
   router.Add("POST", "/v1/jobs/{id}/cancel", [&s](Context& ctx) -> awaitable<http::Response> {
-    auto job = co_await RunBlocking(s.pool, [&] {
-      return s.jobs.Cancel(ctx.principal.project_id, ctx.Param("id"));
-    });
+    auto job = co_await RunBlocking(
+        s.pool, [&] { return s.jobs.Cancel(ctx.principal.project_id, ctx.Param("id")); });
     if (!job.ok()) co_return ErrorResponse(job.status());
     co_return JsonResponse(200, JobToJson(*job));
   });
 
   router.Add("GET", "/v1/jobs/{id}/events", [&s](Context& ctx) -> awaitable<http::Response> {
-    auto events = co_await RunBlocking(s.pool, [&] {
-      return s.jobs.EventsOf(ctx.principal.project_id, ctx.Param("id"));
-    });
+    auto events = co_await RunBlocking(
+        s.pool, [&] { return s.jobs.EventsOf(ctx.principal.project_id, ctx.Param("id")); });
     if (!events.ok()) co_return ErrorResponse(events.status());
     Json out = Json::array();
     for (const store::JobEvent& e : *events) out.push_back(JobEventToJson(e));

@@ -94,8 +94,10 @@ void AddNodeRoutes(Router& router, Services& s) {
               InvalidArgument("'id': must be node_ followed by [a-z0-9_-], at most 64 characters"));
         }
         auto info = fleet::NodeInfoFromJson(*info_json);
-        if (!info.ok()) co_return ErrorResponse(InvalidArgument("'info." + info.status().message()));
-        auto node = co_await RunBlocking(s.pool, [&] { return s.jobs.RegisterNode(id, name, *info); });
+        if (!info.ok())
+          co_return ErrorResponse(InvalidArgument("'info." + info.status().message()));
+        auto node =
+            co_await RunBlocking(s.pool, [&] { return s.jobs.RegisterNode(id, name, *info); });
         if (!node.ok()) co_return ErrorResponse(node.status());
         co_return JsonResponse(200, {{"id", node->id}, {"epoch", node->epoch}});
       },
@@ -109,7 +111,8 @@ void AddNodeRoutes(Router& router, Services& s) {
         FieldReader r(*body);
         int64_t epoch = r.Required(r.Int("epoch"), "epoch");
         if (Status st = r.Finish(); !st.ok()) co_return ErrorResponse(st);
-        Status st = co_await RunBlocking(s.pool, [&] { return s.jobs.Heartbeat(ctx.Param("id"), epoch); });
+        Status st =
+            co_await RunBlocking(s.pool, [&] { return s.jobs.Heartbeat(ctx.Param("id"), epoch); });
         if (!st.ok()) co_return ErrorResponse(st);
         co_return JsonResponse(200, {{"ok", true}});
       },
@@ -148,9 +151,8 @@ void AddNodeRoutes(Router& router, Services& s) {
         if (deadline < 0 || deadline > 3'600'000) {
           co_return ErrorResponse(InvalidArgument("'deadline_ms': must be 0 to 3600000"));
         }
-        Status st = co_await RunBlocking(s.pool, [&] {
-          return s.jobs.Drain(ctx.Param("id"), deadline, reason);
-        });
+        Status st = co_await RunBlocking(
+            s.pool, [&] { return s.jobs.Drain(ctx.Param("id"), deadline, reason); });
         if (!st.ok()) co_return ErrorResponse(st);
         co_return JsonResponse(200, {{"draining", ctx.Param("id")}, {"deadline_ms", deadline}});
       },
@@ -177,7 +179,8 @@ void AddNodeRoutes(Router& router, Services& s) {
         auto parsed = ParseToken(token);
         if (!parsed.ok()) co_return ErrorResponse(parsed.status());
         report.token = *parsed;
-        Status st = co_await RunBlocking(s.pool, [&] { return s.jobs.Report(ctx.Param("id"), report); });
+        Status st =
+            co_await RunBlocking(s.pool, [&] { return s.jobs.Report(ctx.Param("id"), report); });
         if (!st.ok()) co_return ErrorResponse(st);
         co_return JsonResponse(200, {{"ok", true}});
       },
@@ -203,18 +206,19 @@ void AddNodeRoutes(Router& router, Services& s) {
             std::string where = "samples[" + std::to_string(i) + "]";
             if (!x.is_object() || !x.contains("name") || !x["name"].is_string() ||
                 !x.contains("value") || !x["value"].is_number()) {
-              co_return ErrorResponse(InvalidArgument("'" + where + "': needs a string name and a numeric value"));
+              co_return ErrorResponse(
+                  InvalidArgument("'" + where + "': needs a string name and a numeric value"));
             }
             store::MetricPoint p;
             p.name = x["name"].get<std::string>();
             p.value = x["value"].get<double>();
-            if (x.contains("step") && x["step"].is_number_integer()) p.step = x["step"].get<int64_t>();
+            if (x.contains("step") && x["step"].is_number_integer())
+              p.step = x["step"].get<int64_t>();
             points.push_back(std::move(p));
           }
         }
-        Status st = co_await RunBlocking(s.pool, [&] {
-          return s.jobs.AddMetrics(ctx.Param("id"), attempt, *parsed, points);
-        });
+        Status st = co_await RunBlocking(
+            s.pool, [&] { return s.jobs.AddMetrics(ctx.Param("id"), attempt, *parsed, points); });
         if (!st.ok()) co_return ErrorResponse(st);
         co_return JsonResponse(200, {{"added", points.size()}});
       },

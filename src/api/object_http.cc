@@ -54,8 +54,8 @@ std::string HttpDate(TimeMs t) {
 
 std::optional<TimeMs> ParseHttpDate(std::string_view text) {
   const std::string s(text);
-  for (const char* format : {"%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT",
-                             "%a %b %e %H:%M:%S %Y"}) {
+  for (const char* format :
+       {"%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT", "%a %b %e %H:%M:%S %Y"}) {
     std::tm tm{};
     const char* end = strptime(s.c_str(), format, &tm);
     if (end == nullptr || *end != '\0') continue;

@@ -37,30 +37,30 @@ awaitable<void> Release(asio::thread_pool& pool, std::unique_ptr<Upload>& upload
 awaitable<http::Response> CopyObject(Services& s, Context& ctx, const std::string& source) {
   const std::optional<uint64_t> body = ctx.request.body_reader->content_length();
   if (!body || *body != 0) {
-    co_return ErrorResponse(InvalidArgument(
-        "a copy (" + std::string(kCopySourceHeader) + ") takes no body: the content is the "
-        "source object's"));
+    co_return ErrorResponse(InvalidArgument("a copy (" + std::string(kCopySourceHeader) +
+                                            ") takes no body: the content is the "
+                                            "source object's"));
   }
   for (const auto& [name, value] : ctx.request.headers) {
     const std::string lower = AsciiLower(name);
     if (lower == kChecksumHeader || lower.rfind(kMetaPrefix, 0) == 0) {
-      co_return ErrorResponse(InvalidArgument(
-          "a copy (" + std::string(kCopySourceHeader) + ") keeps the source's metadata and "
-          "checksum: it takes no " + name));
+      co_return ErrorResponse(InvalidArgument("a copy (" + std::string(kCopySourceHeader) +
+                                              ") keeps the source's metadata and "
+                                              "checksum: it takes no " +
+                                              name));
     }
   }
   const size_t slash = source.find('/');
   if (slash == std::string::npos || slash == 0 || slash + 1 == source.size()) {
     co_return ErrorResponse(InvalidArgument(std::string(kCopySourceHeader) +
-                                            " must be BUCKET/KEY, not '" +
-                                            source.substr(0, 200) + "'"));
+                                            " must be BUCKET/KEY, not '" + source.substr(0, 200) +
+                                            "'"));
   }
   const std::string from_bucket = source.substr(0, slash);
   const std::string from_key = http::PercentDecode(source.substr(slash + 1), false);
   auto copied = co_await RunBlocking(s.pool, [&] {
-    Result<objects::ObjectInfo> info =
-        s.objects.Copy(ctx.principal.project_id, from_bucket, from_key, ctx.Param("bucket"),
-                       ctx.Param("key"));
+    Result<objects::ObjectInfo> info = s.objects.Copy(
+        ctx.principal.project_id, from_bucket, from_key, ctx.Param("bucket"), ctx.Param("key"));
     if (!info.ok()) {
       return Result<objects::ObjectInfo>(
           info.status().WithContext("copying " + from_bucket + "/" + from_key));
@@ -221,10 +221,9 @@ void AddObjectRoutes(Router& router, Services& s) {
     if (!st.ok()) co_return ErrorResponse(st);
     co_return JsonResponse(200, {{"deleted", ctx.Param("key")}});
   });
-  router.Add("GET", "/v1/buckets/{bucket}/objects",
-             [&s](Context& ctx) -> awaitable<http::Response> {
-               co_return co_await ListObjects(s, ctx);
-             });
+  router.Add(
+      "GET", "/v1/buckets/{bucket}/objects",
+      [&s](Context& ctx) -> awaitable<http::Response> { co_return co_await ListObjects(s, ctx); });
 }
 
 }  // namespace tf::api

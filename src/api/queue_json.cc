@@ -17,8 +17,10 @@ Json QueueToJson(const store::Queue& q, const store::QueueCounts* counts) {
       {"receive_wait_seconds", c.receive_wait_ms / kSecondMs},
       {"max_message_bytes", c.max_message_bytes},
       {"content_based_deduplication", c.content_based_deduplication},
-      {"dead_letter_queue", c.dead_letter_queue.empty() ? Json(nullptr) : Json(c.dead_letter_queue)},
-      {"max_receive_count", c.dead_letter_queue.empty() ? Json(nullptr) : Json(c.max_receive_count)},
+      {"dead_letter_queue",
+       c.dead_letter_queue.empty() ? Json(nullptr) : Json(c.dead_letter_queue)},
+      {"max_receive_count",
+       c.dead_letter_queue.empty() ? Json(nullptr) : Json(c.max_receive_count)},
       {"created_at", FormatTime(q.created_at)},
       {"updated_at", FormatTime(q.updated_at)},
   };
@@ -111,11 +113,16 @@ std::string SentJson(const std::vector<queues::SendOutcome>& outcomes) {
       continue;
     }
     j.BeginObject()
-        .Key("duplicate").Bool(o.duplicate)
-        .Key("md5_of_body").String(o.body_md5)
-        .Key("message_id").String(o.message_id)
-        .Key("ok").Bool(true)
-        .Key("sequence").Int(o.sequence)
+        .Key("duplicate")
+        .Bool(o.duplicate)
+        .Key("md5_of_body")
+        .String(o.body_md5)
+        .Key("message_id")
+        .String(o.message_id)
+        .Key("ok")
+        .Bool(true)
+        .Key("sequence")
+        .Int(o.sequence)
         .EndObject();
   }
   j.EndArray().EndObject();
@@ -148,7 +155,8 @@ queues::QueueSettings ReadSettings(FieldReader& r) {
   s.receive_wait_seconds = r.Int("receive_wait_seconds");
   s.max_message_bytes = r.Int("max_message_bytes");
   s.dead_letter_queue = r.String("dead_letter_queue");
-  if (auto n = r.Int("max_receive_count")) s.max_receive_count = static_cast<int>(std::clamp<int64_t>(*n, -1, 1'000'000));
+  if (auto n = r.Int("max_receive_count"))
+    s.max_receive_count = static_cast<int>(std::clamp<int64_t>(*n, -1, 1'000'000));
   s.fifo = r.Bool("fifo");
   s.content_based_deduplication = r.Bool("content_based_deduplication");
   return s;

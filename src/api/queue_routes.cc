@@ -36,18 +36,16 @@ void AddQueueRoutes(Router& router, Services& s) {
     std::string name = r.Required(r.String("name"), "name");
     queues::QueueSettings settings = ReadSettings(r);
     if (Status st = r.Finish(); !st.ok()) co_return ErrorResponse(st);
-    auto q = co_await RunBlocking(s.pool, [&] {
-      return s.queues.CreateQueue(ctx.principal.project_id, name, settings);
-    });
+    auto q = co_await RunBlocking(
+        s.pool, [&] { return s.queues.CreateQueue(ctx.principal.project_id, name, settings); });
     if (!q.ok()) co_return ErrorResponse(q.status());
     co_return JsonResponse(201, QueueToJson(*q, nullptr));
   });
 
   router.Add("GET", "/v1/queues", [&s](Context& ctx) -> awaitable<http::Response> {
     std::string prefix = ctx.request.query.count("prefix") ? ctx.request.query.at("prefix") : "";
-    auto list = co_await RunBlocking(s.pool, [&] {
-      return s.queues.ListQueues(ctx.principal.project_id, prefix);
-    });
+    auto list = co_await RunBlocking(
+        s.pool, [&] { return s.queues.ListQueues(ctx.principal.project_id, prefix); });
     if (!list.ok()) co_return ErrorResponse(list.status());
     Json out = Json::array();
     for (const auto& q : *list) out.push_back(QueueToJson(q, nullptr));
@@ -76,9 +74,8 @@ void AddQueueRoutes(Router& router, Services& s) {
   });
 
   router.Add("DELETE", "/v1/queues/{name}", [&s](Context& ctx) -> awaitable<http::Response> {
-    Status st = co_await RunBlocking(s.pool, [&] {
-      return s.queues.DeleteQueue(ctx.principal.project_id, ctx.Param("name"));
-    });
+    Status st = co_await RunBlocking(
+        s.pool, [&] { return s.queues.DeleteQueue(ctx.principal.project_id, ctx.Param("name")); });
     if (!st.ok()) co_return ErrorResponse(st);
     co_return JsonResponse(200, {{"deleted", ctx.Param("name")}});
   });
@@ -106,14 +103,13 @@ void AddQueueRoutes(Router& router, Services& s) {
     if (!body.ok()) co_return ErrorResponse(body.status());
     FieldReader r(*body);
     queues::LongPollParams params;
-    params.receive.max_messages = static_cast<int>(
-        std::clamp<int64_t>(r.Int("max_messages").value_or(1), -1, 1000));
+    params.receive.max_messages =
+        static_cast<int>(std::clamp<int64_t>(r.Int("max_messages").value_or(1), -1, 1000));
     params.receive.visibility_timeout_seconds = r.Int("visibility_timeout_seconds");
     params.wait_seconds = r.Int("wait_seconds");
     if (Status st = r.Finish(); !st.ok()) co_return ErrorResponse(st);
-    auto got = co_await queues::ReceiveWithWait(s.queues, s.wakeups, s.pool,
-                                                ctx.principal.project_id, ctx.Param("name"),
-                                                params);
+    auto got = co_await queues::ReceiveWithWait(
+        s.queues, s.wakeups, s.pool, ctx.principal.project_id, ctx.Param("name"), params);
     if (!got.ok()) co_return ErrorResponse(got.status());
     co_return JsonText(ReceivedJson(*got));
   });
@@ -126,7 +122,8 @@ void AddQueueRoutes(Router& router, Services& s) {
     if (!items.ok()) co_return ErrorResponse(items.status());
     std::vector<std::string> handles;
     for (const Json& h : **items) {
-      if (!h.is_string()) co_return ErrorResponse(InvalidArgument("'receipt_handles' must hold strings"));
+      if (!h.is_string())
+        co_return ErrorResponse(InvalidArgument("'receipt_handles' must hold strings"));
       handles.push_back(h.get<std::string>());
     }
     auto results = co_await queues::DeleteAsync(s.queues, s.pool, ctx.principal.project_id,
@@ -135,36 +132,37 @@ void AddQueueRoutes(Router& router, Services& s) {
     co_return JsonText(BatchResultsJson(*results));
   });
 
-  router.Add("POST", "/v1/queues/{name}/visibility", [&s](Context& ctx) -> awaitable<http::Response> {
-    auto body = ParseJsonObject(ctx.request.body);
-    if (!body.ok()) co_return ErrorResponse(body.status());
-    FieldReader r(*body);
-    auto items = ReadBatch(r, "changes");
-    if (!items.ok()) co_return ErrorResponse(items.status());
-    std::vector<queues::VisibilityRequest> changes;
-    for (size_t i = 0; i < (*items)->size(); ++i) {
-      const Json& item = (**items)[i];
-      std::string where = "changes[" + std::to_string(i) + "]";
-      if (!item.is_object()) co_return ErrorResponse(InvalidArgument("'" + where + "' must be an object"));
-      FieldReader c(item, where);
-      queues::VisibilityRequest v;
-      v.receipt_handle = c.Required(c.String("receipt_handle"), "receipt_handle");
-      v.visibility_timeout_seconds =
-          c.Required(c.Int("visibility_timeout_seconds"), "visibility_timeout_seconds");
-      if (Status st = c.Finish(); !st.ok()) co_return ErrorResponse(st);
-      changes.push_back(std::move(v));
-    }
-    auto results = co_await RunBlocking(s.pool, [&] {
-      return s.queues.ChangeVisibility(ctx.principal.project_id, ctx.Param("name"), changes);
-    });
-    if (!results.ok()) co_return ErrorResponse(results.status());
-    co_return JsonText(BatchResultsJson(*results));
-  });
+  router.Add(
+      "POST", "/v1/queues/{name}/visibility", [&s](Context& ctx) -> awaitable<http::Response> {
+        auto body = ParseJsonObject(ctx.request.body);
+        if (!body.ok()) co_return ErrorResponse(body.status());
+        FieldReader r(*body);
+        auto items = ReadBatch(r, "changes");
+        if (!items.ok()) co_return ErrorResponse(items.status());
+        std::vector<queues::VisibilityRequest> changes;
+        for (size_t i = 0; i < (*items)->size(); ++i) {
+          const Json& item = (**items)[i];
+          std::string where = "changes[" + std::to_string(i) + "]";
+          if (!item.is_object())
+            co_return ErrorResponse(InvalidArgument("'" + where + "' must be an object"));
+          FieldReader c(item, where);
+          queues::VisibilityRequest v;
+          v.receipt_handle = c.Required(c.String("receipt_handle"), "receipt_handle");
+          v.visibility_timeout_seconds =
+              c.Required(c.Int("visibility_timeout_seconds"), "visibility_timeout_seconds");
+          if (Status st = c.Finish(); !st.ok()) co_return ErrorResponse(st);
+          changes.push_back(std::move(v));
+        }
+        auto results = co_await RunBlocking(s.pool, [&] {
+          return s.queues.ChangeVisibility(ctx.principal.project_id, ctx.Param("name"), changes);
+        });
+        if (!results.ok()) co_return ErrorResponse(results.status());
+        co_return JsonText(BatchResultsJson(*results));
+      });
 
   router.Add("POST", "/v1/queues/{name}/purge", [&s](Context& ctx) -> awaitable<http::Response> {
-    auto purged = co_await RunBlocking(s.pool, [&] {
-      return s.queues.Purge(ctx.principal.project_id, ctx.Param("name"));
-    });
+    auto purged = co_await RunBlocking(
+        s.pool, [&] { return s.queues.Purge(ctx.principal.project_id, ctx.Param("name")); });
     if (!purged.ok()) co_return ErrorResponse(purged.status());
     co_return JsonResponse(200, {{"purged", *purged}});
   });

@@ -119,8 +119,7 @@ awaitable<http::Response> Router::Handle(http::Request& request) {
   bool path_known = false;
   std::map<std::string, std::string> params;
   const bool first = FallbackClaimsFirst(request);
-  const Route* found =
-      first ? nullptr : Find(request.method, request.path, &path_known, &params);
+  const Route* found = first ? nullptr : Find(request.method, request.path, &path_known, &params);
 
   http::Response response;
   std::string route_label = found ? found->pattern : "unmatched";
@@ -128,10 +127,11 @@ awaitable<http::Response> Router::Handle(http::Request& request) {
     route_label = fallback_.label;
     response = co_await fallback_.handler(request);
   } else if (found == nullptr) {
-    response = path_known
-                   ? ErrorResponse({StatusCode::kInvalidArgument,
-                                    "method " + request.method + " is not allowed on " + request.path})
-                   : ErrorResponse(NotFound("no such endpoint: " + request.method + " " + request.path));
+    response =
+        path_known
+            ? ErrorResponse({StatusCode::kInvalidArgument,
+                             "method " + request.method + " is not allowed on " + request.path})
+            : ErrorResponse(NotFound("no such endpoint: " + request.method + " " + request.path));
     if (path_known) response.status = 405;
   } else {
     Context ctx{request, std::move(params), {}};
@@ -164,8 +164,7 @@ awaitable<http::Response> Router::Handle(http::Request& request) {
       response = co_await found->handler(ctx);
     }
   }
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   metrics_.ObserveRequest(route_label, request.method, response.status, seconds);
   co_return response;
 }

@@ -4,14 +4,13 @@
 // ("/v1/buckets/{bucket}/objects/{key+}" gives key "a//b/" for ".../objects/a//b/").
 #pragma once
 
+#include <boost/asio/thread_pool.hpp>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/asio/thread_pool.hpp>
 
 #include "api/metrics.h"
 #include "auth/auth_service.h"

@@ -187,16 +187,16 @@ awaitable<http::Response> CreateBucket(S3Call& call);
 awaitable<http::Response> DeleteBucket(S3Call& call);
 awaitable<http::Response> HeadBucket(S3Call& call);
 awaitable<http::Response> GetBucketLocation(S3Call& call);
-awaitable<http::Response> ListObjects(S3Call& call);  // V1 and V2 (list-type=2)
+awaitable<http::Response> ListObjects(S3Call& call);         // V1 and V2 (list-type=2)
 awaitable<http::Response> ListObjectVersions(S3Call& call);  // each object's one version, null
 awaitable<http::Response> DeleteObjects(S3Call& call);
 awaitable<http::Response> PutObject(S3Call& call);
 awaitable<http::Response> CopyObject(S3Call& call);
 awaitable<http::Response> GetObject(S3Call& call, bool head);
 awaitable<http::Response> DeleteObject(S3Call& call);
-awaitable<http::Response> GetObjectTagging(S3Call& call);  // always an empty tag set
+awaitable<http::Response> GetObjectTagging(S3Call& call);     // always an empty tag set
 awaitable<http::Response> DeleteObjectTagging(S3Call& call);  // there are none: 204
-awaitable<http::Response> GetObjectAcl(S3Call& call);      // the owner (the project) alone
+awaitable<http::Response> GetObjectAcl(S3Call& call);         // the owner (the project) alone
 // PutBucketAcl and PutObjectAcl: only the ACL there is, the owner's FULL_CONTROL, is taken (a
 // canned private or bucket-owner-* ACL, or that one grant), changing nothing;
 // AccessControlListNotSupported otherwise.

@@ -66,8 +66,8 @@ constexpr AnsweredAsDocument kAnsweredAsDocument[] = {
     {"publicAccessBlock",
      [](s3::XmlWriter& w) {
        w.Open("PublicAccessBlockConfiguration", s3::kS3Namespace);
-       for (const char* setting : {"BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy",
-                                   "RestrictPublicBuckets"}) {
+       for (const char* setting :
+            {"BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy", "RestrictPublicBuckets"}) {
          w.Element(setting, "true");
        }
      }},
@@ -77,8 +77,7 @@ constexpr AnsweredAsDocument kAnsweredAsDocument[] = {
        w.Element("Payer", "BucketOwner");
      }},
     // Never enabled: no Status.
-    {"versioning",
-     [](s3::XmlWriter& w) { w.Open("VersioningConfiguration", s3::kS3Namespace); }},
+    {"versioning", [](s3::XmlWriter& w) { w.Open("VersioningConfiguration", s3::kS3Namespace); }},
 };
 
 // The owner of every bucket and object a key reaches: its project, as ListBuckets names it.
@@ -157,8 +156,8 @@ awaitable<http::Response> PutAcl(S3Call& call) {
                                                         policy.status().message()));
     }
     // Only what is so already: the owner, and no one else, with FULL_CONTROL.
-    bool owner_only = !policy->grants.empty() &&
-                      (policy->owner_id.empty() || policy->owner_id == call.project());
+    bool owner_only =
+        !policy->grants.empty() && (policy->owner_id.empty() || policy->owner_id == call.project());
     for (const s3::AclGrant& g : policy->grants) {
       owner_only = owner_only && g.id == call.project() && g.permission == "FULL_CONTROL";
     }

@@ -292,8 +292,8 @@ awaitable<http::Response> DeleteObjects(S3Call& call) {
         error = NoSuchVersion(target.key, *target.version_id);
       }
       if (!error) {
-        error = DeleteOneObject(s, call.project(), call.bucket, target.key,
-                                target.etag.value_or(""));
+        error =
+            DeleteOneObject(s, call.project(), call.bucket, target.key, target.etag.value_or(""));
       }
       out.push_back({&target, std::move(error)});
     }

@@ -22,8 +22,9 @@ constexpr std::string_view kAmzChecksumPrefix = "x-amz-checksum-";
 // The MD5 a Content-MD5 header names, in hex; "" when there is none. InvalidDigest if it is not
 // the base64 of 16 bytes, an empty header included (as S3 answers it).
 s3::Outcome<std::string> ContentMd5(const http::Request& request) {
-  const bool present = std::any_of(request.headers.begin(), request.headers.end(),
-                                   [](const auto& h) { return AsciiLower(h.first) == "content-md5"; });
+  const bool present =
+      std::any_of(request.headers.begin(), request.headers.end(),
+                  [](const auto& h) { return AsciiLower(h.first) == "content-md5"; });
   if (!present) return std::string();
   const std::string& header = request.Header("Content-MD5");
   auto raw = Base64Decode(header);
@@ -199,9 +200,10 @@ s3::Outcome<objects::PutOptions> PutOptionsFor(const S3Call& call) {
   // (S3Body::trailing_checksum, then Upload::ExpectChecksum).
   const std::string& trailer = call.signer.trailer;
   if (trailer.rfind(kAmzChecksumPrefix, 0) == 0) {
-    std::optional<objects::ChecksumAlgorithm> algorithm =
-        objects::ChecksumAlgorithmNamed(std::string_view(trailer).substr(kAmzChecksumPrefix.size()));
-    if (!algorithm) return s3::MakeError("InvalidRequest", "Unsupported trailing checksum " + trailer);
+    std::optional<objects::ChecksumAlgorithm> algorithm = objects::ChecksumAlgorithmNamed(
+        std::string_view(trailer).substr(kAmzChecksumPrefix.size()));
+    if (!algorithm)
+      return s3::MakeError("InvalidRequest", "Unsupported trailing checksum " + trailer);
     if (out.checksum_algorithm != objects::ChecksumAlgorithm::kNone) {
       return s3::MakeError("InvalidRequest", "Expecting a single x-amz-checksum- header");
     }
@@ -216,9 +218,9 @@ s3::Outcome<objects::PutOptions> PutOptionsFor(const S3Call& call) {
 s3::Error ContentError(const Status& s) {
   if (s.code() == StatusCode::kInvalidArgument) {
     if (s.message().find(" checksum is ") != std::string::npos) {
-      return s3::MakeError("BadDigest",
-                           "The checksum you specified did not match the calculated checksum: " +
-                               s.message());
+      return s3::MakeError(
+          "BadDigest",
+          "The checksum you specified did not match the calculated checksum: " + s.message());
     }
     if (s.message().find("SHA-256") != std::string::npos) {
       return s3::MakeError("XAmzContentSHA256Mismatch",
@@ -264,7 +266,8 @@ void EchoChecksum(const S3Call& call, http::Response& response) {
   for (const auto& [name, value] : call.request.headers) {
     const std::string lower = AsciiLower(name);
     if (lower.rfind(kAmzChecksumPrefix, 0) == 0 &&
-        objects::ChecksumAlgorithmNamed(std::string_view(lower).substr(kAmzChecksumPrefix.size()))) {
+        objects::ChecksumAlgorithmNamed(
+            std::string_view(lower).substr(kAmzChecksumPrefix.size()))) {
       response.headers.emplace_back(lower, value);
     }
   }
@@ -363,7 +366,7 @@ struct S3Body::State {
   std::string raw;                                 // an aws-chunked body as it came
   std::unique_ptr<s3::AwsChunkedDecoder> decoder;  // for an aws-chunked body
   bool finished = false;
-  uint64_t read_bytes = 0;  // of the body as it came
+  uint64_t read_bytes = 0;    // of the body as it came
   TrailingChecksum trailing;  // once the body has ended
 };
 

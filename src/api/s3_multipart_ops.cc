@@ -89,8 +89,7 @@ s3::Outcome<objects::ChecksumType> ChecksumTypeAskedFor(const S3Call& call,
   if (!allowed) {
     return s3::MakeError("InvalidRequest", "The " + std::string(objects::ChecksumTypeName(*type)) +
                                                " checksum type cannot be used with the " +
-                                               S3ChecksumName(algorithm) +
-                                               " checksum algorithm.");
+                                               S3ChecksumName(algorithm) + " checksum algorithm.");
   }
   return *type;
 }
@@ -161,18 +160,16 @@ std::optional<s3::Error> CheckClaimedChecksum(const S3Call& call, const ClaimedC
   if (!made.ok()) return s3::FromStatus(made.status());
   const std::string value = Base64Encode(*made);
   const std::string composite = value + "-" + std::to_string(named.size());
-  const bool same = claimed.value == value ||
-                    (upload.checksum_type == objects::ChecksumType::kComposite &&
-                     claimed.value == composite);
+  const bool same =
+      claimed.value == value ||
+      (upload.checksum_type == objects::ChecksumType::kComposite && claimed.value == composite);
   if (!same) {
-    return s3::MakeError("BadDigest", "The " + claimed.header + " you specified, '" +
-                                          claimed.value.substr(0, 64) +
-                                          "', did not match the calculated checksum of the "
-                                          "named parts, '" +
-                                          (upload.checksum_type == objects::ChecksumType::kComposite
-                                               ? composite
-                                               : value) +
-                                          "'");
+    return s3::MakeError(
+        "BadDigest",
+        "The " + claimed.header + " you specified, '" + claimed.value.substr(0, 64) +
+            "', did not match the calculated checksum of the "
+            "named parts, '" +
+            (upload.checksum_type == objects::ChecksumType::kComposite ? composite : value) + "'");
   }
   return std::nullopt;
 }
@@ -213,8 +210,7 @@ awaitable<http::Response> CreateMultipartUpload(S3Call& call) {
   http::Response r = XmlResponse(w.Finish());
   if (*algorithm != objects::ChecksumAlgorithm::kNone) {
     r.headers.emplace_back("x-amz-checksum-algorithm", S3ChecksumName(*algorithm));
-    r.headers.emplace_back("x-amz-checksum-type",
-                           std::string(objects::ChecksumTypeName(*type)));
+    r.headers.emplace_back("x-amz-checksum-type", std::string(objects::ChecksumTypeName(*type)));
   }
   co_return r;
 }
@@ -229,8 +225,8 @@ awaitable<http::Response> UploadPartCopy(S3Call& call, int number) {
     if (!reader.ok()) {
       return ObjectError(s, call.project(), source->bucket, source->key, reader.status());
     }
-    if (ConditionOutcome c = EvaluateConditions(ObjectConditions::OfCopySource(call.request),
-                                                (*reader)->info());
+    if (ConditionOutcome c =
+            EvaluateConditions(ObjectConditions::OfCopySource(call.request), (*reader)->info());
         c.kind != ConditionOutcome::kHolds) {
       return CopySourcePreconditionFailed(c);
     }
@@ -305,8 +301,7 @@ awaitable<http::Response> UploadPart(S3Call& call) {
                ? s3::MakeError("EntityTooLarge", written.message())
                : s3::FromStatus(written);
   };
-  std::optional<s3::Error> failed =
-      co_await PumpBody<s3::Error>(s.pool, read, write, failed_write);
+  std::optional<s3::Error> failed = co_await PumpBody<s3::Error>(s.pool, read, write, failed_write);
   if (failed) {
     co_await Release(s.pool, writer);
     co_return S3ErrorResponse(call, *failed);

@@ -46,8 +46,7 @@ s3::Outcome<WantedAttributes> WantedAttributesOf(const S3Call& call) {
                                           : nullptr;
     if (flag == nullptr) {
       return s3::MakeError("InvalidArgument",
-                           "Invalid attribute name specified: '" +
-                               std::string(name.substr(0, 32)) +
+                           "Invalid attribute name specified: '" + std::string(name.substr(0, 32)) +
                                "' is not ETag, Checksum, ObjectParts, StorageClass or ObjectSize")
           .With("ArgumentName", "x-amz-object-attributes");
     }
@@ -69,9 +68,9 @@ s3::Outcome<int64_t> HeaderNumber(const S3Call& call, const char* name, int64_t 
   int64_t n = -1;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n);
   if (error != std::errc() || end != text.data() + text.size() || n < 0) {
-    return s3::MakeError("InvalidArgument",
-                         std::string(name) + " must be a number from 0 up, not '" +
-                             text.substr(0, 32) + "'")
+    return s3::MakeError(
+               "InvalidArgument",
+               std::string(name) + " must be a number from 0 up, not '" + text.substr(0, 32) + "'")
         .With("ArgumentName", name);
   }
   return n;

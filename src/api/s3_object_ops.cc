@@ -241,7 +241,8 @@ std::optional<s3::Error> CopyTooLarge(uint64_t bytes, uint64_t limit) {
   if (bytes <= limit) return std::nullopt;
   return s3::MakeError("InvalidRequest",
                        "The specified copy source is larger than the maximum allowable size for "
-                       "a copy source: " + std::to_string(limit) +
+                       "a copy source: " +
+                           std::to_string(limit) +
                            " (copy it as a multipart upload of part copies)");
 }
 
@@ -282,8 +283,8 @@ awaitable<http::Response> CopyObject(S3Call& call) {
   auto copied = co_await RunBlocking(s.pool, [&]() -> s3::Outcome<objects::ObjectInfo> {
     auto reader = s.objects.Open(call.project(), from_bucket, from_key);
     if (!reader.ok()) return ObjectError(s, call.project(), from_bucket, from_key, reader.status());
-    if (ConditionOutcome c = EvaluateConditions(ObjectConditions::OfCopySource(call.request),
-                                                (*reader)->info());
+    if (ConditionOutcome c =
+            EvaluateConditions(ObjectConditions::OfCopySource(call.request), (*reader)->info());
         c.kind != ConditionOutcome::kHolds) {
       return CopySourcePreconditionFailed(c);
     }
@@ -322,8 +323,8 @@ awaitable<http::Response> CopyObject(S3Call& call) {
     if (info.status().code() == StatusCode::kInvalidArgument) {
       // The request's own digests were cleared: only the source's SHA-256 or kept checksum can
       // disagree, and then the source is damaged, not the request wrong.
-      return s3::FromStatus(Internal(from_bucket + "/" + from_key + " is damaged: " +
-                                     info.status().message()));
+      return s3::FromStatus(
+          Internal(from_bucket + "/" + from_key + " is damaged: " + info.status().message()));
     }
     return CommitError(call, info.status());
   });
@@ -365,9 +366,9 @@ awaitable<http::Response> GetObject(S3Call& call, bool head) {
     for (unsigned char c : call.Query(parameter)) {
       if ((c < 0x20 && c != '\t') || c == 0x7f) {  // a CR or LF would split the answer
         co_return S3ErrorResponse(
-            call, s3::MakeError("InvalidArgument",
-                                std::string(parameter) + " holds a control character")
-                      .With("ArgumentName", parameter));
+            call,
+            s3::MakeError("InvalidArgument", std::string(parameter) + " holds a control character")
+                .With("ArgumentName", parameter));
       }
     }
     if (header == "Content-Type") {
@@ -464,9 +465,8 @@ awaitable<http::Response> DeleteObject(S3Call& call) {
   s3::Outcome<std::string> if_match = DeleteConditionOf(call.request);
   if (!if_match.ok()) co_return S3ErrorResponse(call, if_match.error());
   Services& s = call.services();
-  auto refused = co_await RunBlocking(s.pool, [&] {
-    return DeleteOneObject(s, call.project(), call.bucket, call.key, *if_match);
-  });
+  auto refused = co_await RunBlocking(
+      s.pool, [&] { return DeleteOneObject(s, call.project(), call.bucket, call.key, *if_match); });
   if (refused) co_return S3ErrorResponse(call, *refused);
   http::Response r;
   r.status = 204;

@@ -53,10 +53,10 @@ http::Response MethodNotAllowed(const S3Call& call) {
 }
 
 http::Response NotImplemented(const S3Call& call, std::string_view sub) {
-  return S3ErrorResponse(call, s3::MakeError("NotImplemented",
-                                             "The '" + std::string(sub) +
-                                                 "' sub-resource is not supported by this "
-                                                 "server"));
+  return S3ErrorResponse(
+      call, s3::MakeError("NotImplemented", "The '" + std::string(sub) +
+                                                "' sub-resource is not supported by this "
+                                                "server"));
 }
 
 awaitable<http::Response> Dispatch(S3Call& call) {
@@ -136,8 +136,7 @@ awaitable<http::Response> Dispatch(S3Call& call) {
   co_return MethodNotAllowed(call);
 }
 
-awaitable<http::Response> Handle(S3Api& api, const Addressing& addressing,
-                                 http::Request& request) {
+awaitable<http::Response> Handle(S3Api& api, const Addressing& addressing, http::Request& request) {
   S3Call call{api, request, "", "", RandomHex(8), {}};
   addressing.Split(request, &call.bucket, &call.key);
   call.virtual_hosted = !addressing.HostBucket(request).empty();
@@ -169,15 +168,15 @@ http::Response RefusalInXml(const Addressing& addressing, const http::Request& h
   std::string bucket, key;
   addressing.Split(head, &bucket, &key);
   const std::string request_id = RandomHex(8);
-  s3::Error error = status == 413   ? s3::MakeError("MaxMessageLengthExceeded",
-                                                    "Your request was too big: " +
-                                                        std::string(message))
-                    : status == 503 ? s3::MakeError("ServiceUnavailable",
-                                                    "Please reduce your request rate: " +
-                                                        std::string(message))
-                                    : s3::MakeError("InternalError",
-                                                    "We encountered an internal error. Please "
-                                                    "try again: " + std::string(message));
+  s3::Error error =
+      status == 413   ? s3::MakeError("MaxMessageLengthExceeded",
+                                      "Your request was too big: " + std::string(message))
+      : status == 503 ? s3::MakeError("ServiceUnavailable",
+                                      "Please reduce your request rate: " + std::string(message))
+                      : s3::MakeError("InternalError",
+                                      "We encountered an internal error. Please "
+                                      "try again: " +
+                                          std::string(message));
   http::Response response =
       XmlResponse(s3::ErrorBody(error, S3Resource(bucket, key), request_id), error.status);
   if (head.method == "HEAD") response.content_length = 0;
@@ -197,8 +196,7 @@ void AddS3Routes(Router& router, Services& services, const std::string& virtual_
       [api, addressing](http::Request& request) -> awaitable<http::Response> {
         co_return co_await Handle(*api, *addressing, request);
       },
-      "s3",
-      [addressing](const http::Request& head) { return addressing->ClaimsFirst(head); },
+      "s3", [addressing](const http::Request& head) { return addressing->ClaimsFirst(head); },
       [addressing](const http::Request& head, int status, std::string_view message) {
         return RefusalInXml(*addressing, head, status, message);
       }});

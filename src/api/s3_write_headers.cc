@@ -21,9 +21,9 @@ namespace {
 // object's are the same.
 constexpr std::array<std::string_view, 3> kOwnerOnlyAcls = {"private", "bucket-owner-full-control",
                                                             "bucket-owner-read"};
-constexpr std::array<std::string_view, 5> kSharingAcls = {
-    "public-read", "public-read-write", "authenticated-read", "aws-exec-read",
-    "log-delivery-write"};
+constexpr std::array<std::string_view, 5> kSharingAcls = {"public-read", "public-read-write",
+                                                          "authenticated-read", "aws-exec-read",
+                                                          "log-delivery-write"};
 
 constexpr std::string_view kNoAcls =
     "this server has no ACLs; buckets and objects are reachable only with their project's "
@@ -37,9 +37,9 @@ s3::Error NoAcls(const S3Call& call, const std::string& header) {
                          "setting: " +
                              header + " is not supported: " + std::string(kNoAcls));
   }
-  return s3::MakeError("AccessControlListNotSupported",
-                       "The bucket does not allow ACLs: " + header + " is not supported: " +
-                           std::string(kNoAcls));
+  return s3::MakeError(
+      "AccessControlListNotSupported",
+      "The bucket does not allow ACLs: " + header + " is not supported: " + std::string(kNoAcls));
 }
 
 s3::Error NotDone(const std::string& header, const std::string& why) {
@@ -80,9 +80,8 @@ std::optional<s3::Error> RefuseUnsupportedWriteHeaders(const S3Call& call) {
     } else if (name == "x-amz-tagging" && !value.empty()) {
       return NotDone(name, "objects cannot have tags on this server");
     } else if (name.starts_with("x-amz-object-lock-")) {
-      return s3::MakeError("InvalidRequest",
-                           "Bucket is missing Object Lock Configuration (" + name +
-                               "): this server has no object lock");
+      return s3::MakeError("InvalidRequest", "Bucket is missing Object Lock Configuration (" +
+                                                 name + "): this server has no object lock");
     } else if (name == "x-amz-bucket-object-lock-enabled" && AsciiLower(value) == "true") {
       return NotDone(name, "this server has no object lock");
     } else if (name == "x-amz-website-redirect-location") {

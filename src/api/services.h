@@ -1,9 +1,8 @@
 // What the API routes stand on. Owned by the App (api/app.h); routes hold references.
 #pragma once
 
-#include <string>
-
 #include <boost/asio/thread_pool.hpp>
+#include <string>
 
 #include "api/metrics.h"
 #include "api/router.h"

@@ -37,9 +37,12 @@ void RenderQueueDepths(Services& s, std::string& out) {
 
 void AddSystemRoutes(Router& router, Services& s,
                      std::function<void(std::string&)> server_metrics) {
-  router.Add("GET", "/healthz", [](Context&) -> awaitable<http::Response> {
-    co_return JsonResponse(200, {{"status", "ok"}});
-  }, Access::kPublic);
+  router.Add(
+      "GET", "/healthz",
+      [](Context&) -> awaitable<http::Response> {
+        co_return JsonResponse(200, {{"status", "ok"}});
+      },
+      Access::kPublic);
 
   router.Add("GET", "/metrics", [&s, server_metrics](Context&) -> awaitable<http::Response> {
     std::string text = co_await RunBlocking(s.pool, [&] {
@@ -59,9 +62,8 @@ void AddSystemRoutes(Router& router, Services& s,
   });
 
   router.Add("GET", "/v1/status", [&s](Context& ctx) -> awaitable<http::Response> {
-    auto queues = co_await RunBlocking(s.pool, [&] {
-      return s.queues.ListQueues(ctx.principal.project_id, "");
-    });
+    auto queues = co_await RunBlocking(
+        s.pool, [&] { return s.queues.ListQueues(ctx.principal.project_id, ""); });
     if (!queues.ok()) co_return ErrorResponse(queues.status());
     TimeMs now = s.clock.Now();
     co_return JsonResponse(200, {{"version", kVersion},

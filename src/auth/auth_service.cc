@@ -86,8 +86,8 @@ Result<store::Project> AuthService::GetProjectByName(const std::string& name) {
 
 Result<std::vector<store::Project>> AuthService::ListProjects() { return store_.ListProjects(); }
 
-Result<IssuedToken> AuthService::CreateToken(const std::string& project_id,
-                                             const std::string& name, bool admin) {
+Result<IssuedToken> AuthService::CreateToken(const std::string& project_id, const std::string& name,
+                                             bool admin) {
   if (name.empty() || name.size() > 128) {
     return InvalidArgument("token name must be 1 to 128 characters");
   }
@@ -110,7 +110,8 @@ Result<std::vector<store::Token>> AuthService::ListTokens(const std::string& pro
 Status AuthService::RevokeToken(const std::string& token_id) {
   Status s = store_.RevokeToken(token_id, clock_.Now());
   std::lock_guard lock(mu_);
-  std::erase_if(cache_, [&](const auto& entry) { return entry.second.principal.token_id == token_id; });
+  std::erase_if(cache_,
+                [&](const auto& entry) { return entry.second.principal.token_id == token_id; });
   return s;
 }
 
@@ -129,8 +130,8 @@ Status AuthService::Bootstrap(const std::filesystem::path& token_file) {
   }
   TF_ASSIGN_OR_RETURN(IssuedToken issued, CreateToken(project->id, "admin", /*admin=*/true));
   TF_RETURN_IF_ERROR(WriteSecretFile(token_file, issued.secret + "\n"));
-  spdlog::info("created admin token {} for project 'default'; secret saved to {}",
-               issued.token.id, token_file.string());
+  spdlog::info("created admin token {} for project 'default'; secret saved to {}", issued.token.id,
+               token_file.string());
   return OkStatus();
 }
 
@@ -141,8 +142,9 @@ Status WriteSecretFile(const std::filesystem::path& path, const std::string& con
     return Unavailable("cannot write " + tmp + ": " + std::strerror(errno));
   }
   ::fchmod(fd, 0600);
-  bool ok = ::write(fd, contents.data(), contents.size()) == static_cast<ssize_t>(contents.size()) &&
-            ::fsync(fd) == 0;
+  bool ok =
+      ::write(fd, contents.data(), contents.size()) == static_cast<ssize_t>(contents.size()) &&
+      ::fsync(fd) == 0;
   int err = errno;
   ::close(fd);
   if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {

@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <mutex>
 #include <optional>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/clock.h"

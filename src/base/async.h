@@ -3,8 +3,6 @@
 // coroutine frame, never a thread.
 #pragma once
 
-#include <utility>  // must precede Asio with g++ 12 and Boost 1.74 coroutines
-
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -18,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <type_traits>
+#include <utility>  // must precede Asio with g++ 12 and Boost 1.74 coroutines
 
 namespace tf {
 
@@ -44,9 +43,9 @@ awaitable<std::invoke_result_t<Fn>> RunBlocking(asio::thread_pool& pool, Fn fn) 
       });
     });
   };
-  std::optional<R> result = co_await asio::async_initiate<decltype(asio::use_awaitable),
-                                                          void(std::optional<R>)>(
-      std::move(initiate), asio::use_awaitable);
+  std::optional<R> result =
+      co_await asio::async_initiate<decltype(asio::use_awaitable), void(std::optional<R>)>(
+          std::move(initiate), asio::use_awaitable);
   co_return std::move(*result);
 }
 
@@ -71,9 +70,9 @@ awaitable<R> AwaitCallback(Start start) {
       });
     });
   };
-  std::optional<R> result = co_await asio::async_initiate<decltype(asio::use_awaitable),
-                                                          void(std::optional<R>)>(
-      std::move(initiate), asio::use_awaitable);
+  std::optional<R> result =
+      co_await asio::async_initiate<decltype(asio::use_awaitable), void(std::optional<R>)>(
+          std::move(initiate), asio::use_awaitable);
   co_return std::move(*result);
 }
 

@@ -38,9 +38,8 @@ struct RandomBlock {
 
 void FillRandom(unsigned char* out, size_t n) {
   static std::once_flag at_fork;
-  std::call_once(at_fork, [] {
-    pthread_atfork(nullptr, nullptr, [] { fork_generation.fetch_add(1); });
-  });
+  std::call_once(at_fork,
+                 [] { pthread_atfork(nullptr, nullptr, [] { fork_generation.fetch_add(1); }); });
   if (n > kRandomBlock / 4) {
     CsprngBytes(out, n);
     return;

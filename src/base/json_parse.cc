@@ -50,9 +50,9 @@ class StrictBuilder final : public nlohmann::json_sax<Json> {
 
  private:
   struct Container {
-    Json* value;            // the array or object being filled
-    std::string key;        // an object's current key, for messages
-    Json* slot = nullptr;   // where an object's next value goes
+    Json* value;           // the array or object being filled
+    std::string key;       // an object's current key, for messages
+    Json* slot = nullptr;  // where an object's next value goes
   };
 
   // nlohmann's message without its "[json.exception.parse_error.101] parse error at line 1,

@@ -11,9 +11,8 @@
 // the path ("messages[2].content") for a duplicate key or nesting too deep.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "base/status.h"

@@ -66,7 +66,7 @@ class PooledTask {
  private:
   struct State {
     std::mutex mu;
-    std::optional<R> result;         // guarded by mu: set when done before anyone waited
+    std::optional<R> result;        // guarded by mu: set when done before anyone waited
     std::function<void(R)> waiter;  // guarded by mu: set when someone waited first
   };
   std::shared_ptr<State> state_;

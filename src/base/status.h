@@ -64,7 +64,9 @@ class [[nodiscard]] Status {
 };
 
 inline Status OkStatus() { return Status(); }
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
 inline Status FailedPrecondition(std::string m) {
@@ -75,7 +77,9 @@ inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std
 inline Status ResourceExhausted(std::string m) {
   return {StatusCode::kResourceExhausted, std::move(m)};
 }
-inline Status Unauthenticated(std::string m) { return {StatusCode::kUnauthenticated, std::move(m)}; }
+inline Status Unauthenticated(std::string m) {
+  return {StatusCode::kUnauthenticated, std::move(m)};
+}
 inline Status PermissionDenied(std::string m) {
   return {StatusCode::kPermissionDenied, std::move(m)};
 }
@@ -88,7 +92,7 @@ inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     assert(!status_.ok() && "Result constructed from an OK status without a value");
     if (status_.ok()) status_ = Internal("Result built from OK status without a value");
@@ -115,14 +119,15 @@ class [[nodiscard]] Result {
 #define TF_CONCAT(a, b) TF_CONCAT_INNER(a, b)
 
 // Returns from the current function if `expr` (a Status) is not OK.
-#define TF_RETURN_IF_ERROR(expr)          \
-  do {                                    \
-    ::tf::Status tf_status_ = (expr);     \
+#define TF_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::tf::Status tf_status_ = (expr);        \
     if (!tf_status_.ok()) return tf_status_; \
   } while (0)
 
 // TF_ASSIGN_OR_RETURN(auto x, ResultReturningCall());
-#define TF_ASSIGN_OR_RETURN(lhs, expr) TF_ASSIGN_OR_RETURN_IMPL(TF_CONCAT(tf_result_, __LINE__), lhs, expr)
+#define TF_ASSIGN_OR_RETURN(lhs, expr) \
+  TF_ASSIGN_OR_RETURN_IMPL(TF_CONCAT(tf_result_, __LINE__), lhs, expr)
 #define TF_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                             \
   if (!tmp.ok()) return tmp.status();            \

@@ -35,8 +35,10 @@ Result<ApiClient> ApiClient::Connect(const Connection& c) {
   std::string server = !c.server.empty() ? c.server : Env("TENSORFLEET_URL");
   if (server.empty()) server = ReadFirstLine(dir + "/url");
   if (server.empty()) {
-    return FailedPrecondition("no server to talk to: start one with `tensorfleet up`, or pass "
-                              "--server URL (or set TENSORFLEET_URL); looked for " + dir + "/url");
+    return FailedPrecondition(
+        "no server to talk to: start one with `tensorfleet up`, or pass "
+        "--server URL (or set TENSORFLEET_URL); looked for " +
+        dir + "/url");
   }
   std::string token = !c.token.empty() ? c.token : Env("TENSORFLEET_TOKEN");
   if (token.empty()) token = ReadFirstLine(dir + "/admin-token");
@@ -48,8 +50,8 @@ Result<ApiClient> ApiClient::Connect(const Connection& c) {
   return ApiClient(server, token, std::move(client));
 }
 
-Result<Json> ApiClient::Call(const std::string& method, const std::string& target,
-                             const Json& body, std::chrono::milliseconds timeout) {
+Result<Json> ApiClient::Call(const std::string& method, const std::string& target, const Json& body,
+                             std::chrono::milliseconds timeout) {
   http::Headers headers = {{"Authorization", "Bearer " + token_}};
   std::string payload;
   if (!body.is_null()) {
@@ -60,7 +62,7 @@ Result<Json> ApiClient::Call(const std::string& method, const std::string& targe
   auto response = client_->Send(method, target, headers, payload, timeout);
   if (!response.ok()) {
     return Status(response.status().code(), "cannot reach the tensorfleet server at " + server_ +
-                                                 ": " + response.status().message());
+                                                ": " + response.status().message());
   }
   if (response->status < 200 || response->status > 299) {
     const Json error = Json::parse(response->body, nullptr, /*allow_exceptions=*/false);
@@ -79,8 +81,8 @@ Result<http::ClientResponse> ApiClient::Exchange(http::ClientRequest request) {
   // server stopped, or one that found the content damaged), not a server out of reach.
   bool answering = false;
   if (request.on_head) {
-    request.on_head = [&answering, inner = std::move(request.on_head)](
-                          const http::ClientResponse& head) {
+    request.on_head = [&answering,
+                       inner = std::move(request.on_head)](const http::ClientResponse& head) {
       answering = true;
       return inner(head);
     };
@@ -94,7 +96,7 @@ Result<http::ClientResponse> ApiClient::Exchange(http::ClientRequest request) {
   }
   if (!response.ok()) {
     return Status(response.status().code(), "cannot reach the tensorfleet server at " + server_ +
-                                                 ": " + response.status().message());
+                                                ": " + response.status().message());
   }
   if (response->status >= 200 && response->status < 300) return response;
   return http::StatusFromErrorBody(response->status, response->body);

@@ -6,10 +6,9 @@
 // (--data-dir, TENSORFLEET_HOME, or ~/.tensorfleet), which `tensorfleet up` writes.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "base/status.h"

@@ -26,7 +26,8 @@ int Main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "tensorfleet 0.1.0");
   Connection conn;
-  app.add_option("--server", conn.server, "Server URL (default: $TENSORFLEET_URL, then DATA_DIR/url)")
+  app.add_option("--server", conn.server,
+                 "Server URL (default: $TENSORFLEET_URL, then DATA_DIR/url)")
       ->type_name("URL");
   app.add_option("--token", conn.token,
                  "API token (default: $TENSORFLEET_TOKEN, then DATA_DIR/admin-token)")

@@ -20,9 +20,7 @@ struct ReportFlags {
 };
 
 // Dollars with 2 decimals, 4 below a dollar: "$12.35", "$0.0042".
-std::string Money(double usd) {
-  return "$" + cost::FormatFixed(usd, std::fabs(usd) >= 1 ? 2 : 4);
-}
+std::string Money(double usd) { return "$" + cost::FormatFixed(usd, std::fabs(usd) >= 1 ? 2 : 4); }
 
 std::string Hours(double seconds) { return cost::FormatFixed(seconds / 3600.0, 3); }
 
@@ -46,9 +44,10 @@ void PrintCsvRow(const std::vector<std::string>& fields) {
 
 void PrintCsv(const Json& r, bool lines) {
   if (lines) {
-    const char* columns[] = {"project", "job_id",   "job",         "attempt",     "node_rank",
-                             "node_id", "from",     "to",          "seconds",     "gpu_seconds",
-                             "cpu_seconds", "share", "price_per_hour", "cost", "spot", "running"};
+    const char* columns[] = {"project",        "job_id",      "job",         "attempt",
+                             "node_rank",      "node_id",     "from",        "to",
+                             "seconds",        "gpu_seconds", "cpu_seconds", "share",
+                             "price_per_hour", "cost",        "spot",        "running"};
     std::vector<std::string> header(std::begin(columns), std::end(columns));
     PrintCsvRow(header);
     for (const Json& l : r["lines"]) {
@@ -97,7 +96,8 @@ void PrintTable(const Json& r) {
        Hours(totals.value("cpu_seconds", 0.0)), Money(totals.value("total_cost", 0.0))});
   t.Print(std::cout);
   std::cout << "burn rate now: " << Money(r.value("burn_rate_per_hour", 0.0)) << " per hour\n";
-  if (!idle.is_object()) std::cout << "(idle capacity is in the whole fleet's report, for admins)\n";
+  if (!idle.is_object())
+    std::cout << "(idle capacity is in the whole fleet's report, for admins)\n";
   for (const Json& u : r["unreadable"]) {
     std::cerr << "warning: " << Cell(u["kind"]) << " " << Cell(u["id"])
               << " could not be read and is not counted: " << Cell(u["error"]) << "\n";
@@ -109,8 +109,9 @@ void PrintTable(const Json& r) {
 void AddCostReportCommand(CLI::App* cost_cmd, Connection& conn, int& exit_code) {
   static ReportFlags flags;
   auto* cmd = cost_cmd->add_subcommand(
-      "report", "What managed jobs cost, by project, job, node or day, with idle capacity "
-                "(needs a server)");
+      "report",
+      "What managed jobs cost, by project, job, node or day, with idle capacity "
+      "(needs a server)");
   cmd->add_option("--by", flags.by, "project, job, node or day (UTC)")
       ->check(CLI::IsMember({"project", "job", "node", "day"}));
   cmd->add_option("--since", flags.since,

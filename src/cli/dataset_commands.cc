@@ -39,7 +39,8 @@ Result<int64_t> ParseShardSize(const std::string& given) {
   if (!bytes.ok() || *bytes < 4096 || *bytes > (int64_t{4} << 30)) {
     return InvalidArgument(
         "--shard-size must be a size from 4KiB to 4GiB such as 64MiB (Ki, Mi, Gi binary; k, M, "
-        "G decimal; a trailing B optional), got '" + given + "'");
+        "G decimal; a trailing B optional), got '" +
+        given + "'");
   }
   return *bytes;
 }
@@ -73,8 +74,8 @@ LostCreate LookUpLostCreate(ApiClient& api, const std::string& name, const std::
   const Json& shards = (*found)["shards"];
   if (!shards.is_array() || shards.empty()) return LostCreate::kSomeoneElses;
   const Json& first = shards.front();
-  const bool ours = first.value("bucket", "") == bucket &&
-                    first.value("key", "").rfind(prefix, 0) == 0;
+  const bool ours =
+      first.value("bucket", "") == bucket && first.value("key", "").rfind(prefix, 0) == 0;
   return ours ? LostCreate::kCreated : LostCreate::kSomeoneElses;
 }
 
@@ -136,9 +137,8 @@ Status Create(const Connection& conn, const CreateFlags& f) {
   int hidden = 0;
   TF_ASSIGN_OR_RETURN(std::vector<fs::path> files, datasets::ListSourceFiles(f.from, &hidden));
   if (hidden > 0) {
-    std::cerr << "left out " << hidden << " hidden file" << (hidden == 1 ? "" : "s")
-              << " or folder" << (hidden == 1 ? "" : "s")
-              << " (names starting with '.'); name a file to pack it\n";
+    std::cerr << "left out " << hidden << " hidden file" << (hidden == 1 ? "" : "s") << " or folder"
+              << (hidden == 1 ? "" : "s") << " (names starting with '.'); name a file to pack it\n";
   }
   uint64_t input_bytes = 0;
   for (const auto& file : files) {
@@ -225,13 +225,14 @@ Status Create(const Connection& conn, const CreateFlags& f) {
         case LostCreate::kUnknown:
           // Removing the shards now could leave an index the server is still writing pointing
           // at nothing: they stay, and the user is told how to settle it.
-          return Status(created.status().code(),
-                        created.status().message() + "\nthe server may still be writing the index " +
-                            "of dataset '" + f.name + "': its " + std::to_string(uploaded.size()) +
-                            " shards are kept under tf://" + f.bucket + "/" + prefix +
-                            ". If `tensorfleet dataset describe " + f.name +
-                            "` does not find it in a few minutes, remove them with `tensorfleet rm -r tf://" +
-                            f.bucket + "/" + prefix + "`");
+          return Status(
+              created.status().code(),
+              created.status().message() + "\nthe server may still be writing the index " +
+                  "of dataset '" + f.name + "': its " + std::to_string(uploaded.size()) +
+                  " shards are kept under tf://" + f.bucket + "/" + prefix +
+                  ". If `tensorfleet dataset describe " + f.name +
+                  "` does not find it in a few minutes, remove them with `tensorfleet rm -r tf://" +
+                  f.bucket + "/" + prefix + "`");
       }
     }
   }

@@ -147,7 +147,8 @@ Status Read(const Connection& conn, ReadFlags f) {
             << " workers): " << FormatBytes(bytes.load()) << " in " << seconds << " s, "
             << static_cast<int64_t>(samples.load() / std::max(seconds, 1e-9)) << " samples/s, "
             << bytes.load() / std::max(seconds, 1e-9) / 1e6 << " MB/s, from "
-            << UnixSeconds(wall_start) << " to " << UnixSeconds(std::chrono::system_clock::now()) << " (Unix time)\n";
+            << UnixSeconds(wall_start) << " to " << UnixSeconds(std::chrono::system_clock::now())
+            << " (Unix time)\n";
   return OkStatus();
 }
 

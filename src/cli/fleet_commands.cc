@@ -17,9 +17,7 @@ std::string DefaultWorkerDir(const Connection& conn) {
   return (conn.data_dir.empty() ? DefaultDataDir() : conn.data_dir) + "/worker";
 }
 
-std::string Gib(int64_t bytes) {
-  return std::to_string((bytes + (1 << 29)) >> 30) + " GiB";
-}
+std::string Gib(int64_t bytes) { return std::to_string((bytes + (1 << 29)) >> 30) + " GiB"; }
 
 int ListNodes(const Connection& conn) {
   auto api = ApiClient::Connect(conn);
@@ -30,8 +28,8 @@ int ListNodes(const Connection& conn) {
     PrintJson(*nodes);
     return 0;
   }
-  Table t({"id", "name", "state", "gpus used", "cpus", "memory", "address", "labels",
-           "price/h", "heartbeat", "running"});
+  Table t({"id", "name", "state", "gpus used", "cpus", "memory", "address", "labels", "price/h",
+           "heartbeat", "running"});
   for (const Json& n : (*nodes)["nodes"]) {
     std::string labels;
     for (auto it = n["labels"].begin(); it != n["labels"].end(); ++it) {
@@ -42,7 +40,8 @@ int ListNodes(const Connection& conn) {
                        std::to_string(n["gpus"].size()) +
                        (n.value("simulated_gpus", false) ? " (simulated)" : "");
     std::string running;
-    for (const Json& r : n["running"]) running += (running.empty() ? "" : " ") + r.get<std::string>();
+    for (const Json& r : n["running"])
+      running += (running.empty() ? "" : " ") + r.get<std::string>();
     t.Add({n.value("id", ""), n.value("name", ""), n.value("state", ""), gpus,
            std::to_string(n.value("cpus", 0)), Gib(n.value("memory_bytes", int64_t{0})),
            n.value("address", ""), labels.empty() ? "-" : labels,
@@ -100,14 +99,16 @@ int Drain(const Connection& conn, std::string node, const std::string& deadline,
 }  // namespace
 
 void AddFleetCommands(CLI::App& app, Connection& conn, int& exit_code) {
-  auto* nodes = app.add_subcommand("nodes", "List the fleet's nodes: GPUs in use, state, labels, price, what runs where");
+  auto* nodes = app.add_subcommand(
+      "nodes", "List the fleet's nodes: GPUs in use, state, labels, price, what runs where");
   nodes->callback([&] { exit_code = ListNodes(conn); });
 
   static WorkerFlags flags;
   static std::string log_level = "info";
   auto* worker = app.add_subcommand(
-      "worker", "Run a worker: offer this machine's GPUs, CPUs and memory to the server and run "
-                "the jobs it assigns");
+      "worker",
+      "Run a worker: offer this machine's GPUs, CPUs and memory to the server and run "
+      "the jobs it assigns");
   AddWorkerFlags(worker, flags, /*all=*/true);
   worker->add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
   worker->callback([&, worker] {
@@ -116,11 +117,13 @@ void AddFleetCommands(CLI::App& app, Connection& conn, int& exit_code) {
 
   static std::string node, deadline = "120s", worker_dir, reason = "drained by request";
   auto* drain = worker->add_subcommand(
-      "drain", "Interrupt every job on a node as a spot notice would: SIGTERM, the deadline, "
-               "SIGKILL; checkpoints are synced and the jobs resume elsewhere. The node takes no "
-               "new work until its worker registers again.");
+      "drain",
+      "Interrupt every job on a node as a spot notice would: SIGTERM, the deadline, "
+      "SIGKILL; checkpoints are synced and the jobs resume elsewhere. The node takes no "
+      "new work until its worker registers again.");
   drain->add_option("--node", node, "Node id (default: the worker of this data directory)");
-  drain->add_option("--deadline", deadline, "Time between SIGTERM and SIGKILL")->capture_default_str();
+  drain->add_option("--deadline", deadline, "Time between SIGTERM and SIGKILL")
+      ->capture_default_str();
   drain->add_option("--worker-dir", worker_dir, "The worker's directory, to find its node id");
   drain->add_option("--reason", reason, "Why, for the jobs' events")->capture_default_str();
   drain->callback([&] { exit_code = Drain(conn, node, deadline, worker_dir, reason); });

@@ -37,7 +37,8 @@ std::string MiB(uint64_t bytes) {
 
 // Packs the spec's code directory and uploads it (once per content) to the project's jobs
 // bucket. Returns the object key.
-Result<std::string> UploadCode(ApiClient& api, const fs::path& spec_path, const jobs::JobSpec& spec) {
+Result<std::string> UploadCode(ApiClient& api, const fs::path& spec_path,
+                               const jobs::JobSpec& spec) {
   fs::path dir = spec_path.parent_path() / spec.code;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
@@ -89,7 +90,8 @@ std::string NodesOf(const Json& job) {
 }
 
 // Prints the log of one rank from chunk `from` on; returns the next chunk number.
-Result<int64_t> PrintChunks(worker::ObjectClient& objects, const std::string& prefix, int64_t from) {
+Result<int64_t> PrintChunks(worker::ObjectClient& objects, const std::string& prefix,
+                            int64_t from) {
   for (;;) {
     TF_ASSIGN_OR_RETURN(std::vector<worker::LogChunk> chunks,
                         worker::ReadLogChunks(objects, jobs::kJobsBucket, prefix, from));
@@ -181,12 +183,13 @@ void PrintJob(const Json& j) {
     std::cout << "next try:   after " << j.value("next_attempt_after", "") << "\n";
   }
   std::cout << "\nattempts:\n";
-  Table attempts({"attempt", "state", "node rank", "node", "gpus", "rank state", "exit", "started",
-                  "ended"});
+  Table attempts(
+      {"attempt", "state", "node rank", "node", "gpus", "rank state", "exit", "started", "ended"});
   for (const Json& a : j["attempts"]) {
     for (const Json& r : a["ranks"]) {
       std::string gpus;
-      for (const Json& g : r["gpus"]) gpus += (gpus.empty() ? "" : ",") + std::to_string(g.get<int>());
+      for (const Json& g : r["gpus"])
+        gpus += (gpus.empty() ? "" : ",") + std::to_string(g.get<int>());
       std::string exit = r.contains("signal") ? "signal " + std::to_string(r["signal"].get<int>())
                          : r.contains("exit_code") ? std::to_string(r["exit_code"].get<int>())
                                                    : "-";
@@ -220,11 +223,14 @@ void AddJobCommands(CLI::App& app, Connection& conn, int& exit_code) {
   static std::string spec_path;
   static bool follow = false;
   auto* run = app.add_subcommand(
-      "run", "Submit a managed job from a YAML spec (docs/jobs-spec.md): its code directory is "
-             "uploaded, and the platform runs it to completion, resuming it from its last "
-             "checkpoint after an interruption");
-  run->add_option("spec", spec_path, "The job spec, e.g. examples/llama-train/job.yaml")->required();
-  run->add_flag("-f,--follow", follow, "Stream the job's log until it ends; exit 0 only if it succeeded");
+      "run",
+      "Submit a managed job from a YAML spec (docs/jobs-spec.md): its code directory is "
+      "uploaded, and the platform runs it to completion, resuming it from its last "
+      "checkpoint after an interruption");
+  run->add_option("spec", spec_path, "The job spec, e.g. examples/llama-train/job.yaml")
+      ->required();
+  run->add_flag("-f,--follow", follow,
+                "Stream the job's log until it ends; exit 0 only if it succeeded");
   run->callback([&] {
     auto text = ReadFile(spec_path);
     if (!text.ok()) {
@@ -270,7 +276,8 @@ void AddJobCommands(CLI::App& app, Connection& conn, int& exit_code) {
   });
 
   static bool all = false;
-  auto* ps = app.add_subcommand("ps", "List the project's jobs that have not finished (--all: every job)");
+  auto* ps =
+      app.add_subcommand("ps", "List the project's jobs that have not finished (--all: every job)");
   ps->add_flag("-a,--all", all, "Include finished jobs");
   ps->callback([&] {
     auto api = ApiClient::Connect(conn);
@@ -297,8 +304,9 @@ void AddJobCommands(CLI::App& app, Connection& conn, int& exit_code) {
 
   static std::string describe_id;
   auto* describe = app.add_subcommand(
-      "describe", "Show a job: its attempts, the nodes and exit codes of each, recoveries, the "
-                  "events that explain every transition, and its latest metrics");
+      "describe",
+      "Show a job: its attempts, the nodes and exit codes of each, recoveries, the "
+      "events that explain every transition, and its latest metrics");
   describe->add_option("job", describe_id, "Job id")->required();
   describe->callback([&] {
     auto api = ApiClient::Connect(conn);
@@ -334,7 +342,8 @@ void AddJobCommands(CLI::App& app, Connection& conn, int& exit_code) {
       std::cout << "\nmetrics (latest):\n";
       for (const auto& [name, m] : latest) {
         std::cout << "  " << name << " = " << m["value"]
-                  << (m.contains("step") ? " at step " + std::to_string(m["step"].get<int64_t>()) : "")
+                  << (m.contains("step") ? " at step " + std::to_string(m["step"].get<int64_t>())
+                                         : "")
                   << " (attempt " << m.value("attempt", 0) << ")\n";
       }
     }
@@ -343,18 +352,21 @@ void AddJobCommands(CLI::App& app, Connection& conn, int& exit_code) {
   static std::string logs_id;
   static bool logs_follow = false;
   static int logs_attempt = 0, logs_node = 0, logs_rank = 0;
-  auto* logs = app.add_subcommand("logs", "Print a job's log (kept in the object service, so it outlives the machine)");
+  auto* logs = app.add_subcommand(
+      "logs", "Print a job's log (kept in the object service, so it outlives the machine)");
   logs->add_option("job", logs_id, "Job id")->required();
-  logs->add_flag("-f,--follow", logs_follow, "Keep printing as the job writes, across attempts, until it ends");
+  logs->add_flag("-f,--follow", logs_follow,
+                 "Keep printing as the job writes, across attempts, until it ends");
   logs->add_option("--attempt", logs_attempt, "Attempt number (default: the latest)");
   logs->add_option("--node", logs_node, "Node rank")->capture_default_str();
   logs->add_option("--rank", logs_rank, "Local rank on that node")->capture_default_str();
-  logs->callback([&] {
-    exit_code = Logs(conn, logs_id, logs_follow, logs_attempt, logs_node, logs_rank);
-  });
+  logs->callback(
+      [&] { exit_code = Logs(conn, logs_id, logs_follow, logs_attempt, logs_node, logs_rank); });
 
   static std::string cancel_id;
-  auto* cancel = app.add_subcommand("cancel", "Cancel a job in any state: its processes get SIGTERM, then SIGKILL after the grace period");
+  auto* cancel = app.add_subcommand(
+      "cancel",
+      "Cancel a job in any state: its processes get SIGTERM, then SIGKILL after the grace period");
   cancel->add_option("job", cancel_id, "Job id")->required();
   cancel->callback([&] {
     auto api = ApiClient::Connect(conn);
@@ -367,8 +379,10 @@ void AddJobCommands(CLI::App& app, Connection& conn, int& exit_code) {
       exit_code = Fail(job.status());
       return;
     }
-    if (conn.json) PrintJson(*job);
-    else std::cout << cancel_id << " " << job->value("state", "") << "\n";
+    if (conn.json)
+      PrintJson(*job);
+    else
+      std::cout << cancel_id << " " << job->value("state", "") << "\n";
   });
 }
 

@@ -115,7 +115,7 @@ Status Upload(ApiClient& api, const fs::path& src, ObjectUrl dst, bool recursive
 // `cp - tf://BUCKET/KEY`: what stdin gives, to its end (a pipe goes chunked, its size unknown
 // until then). `./-` names a file called '-'.
 Status CopyStdin(ApiClient& api, const ObjectUrl& dst, bool recursive,
-                   const std::string& content_type) {
+                 const std::string& content_type) {
   if (recursive) return InvalidArgument("cp -r cannot read several files from stdin ('-')");
   if (dst.key.empty() || dst.key.back() == '/') {
     return InvalidArgument("give the key to store stdin as: " + dst.ToString() +
@@ -155,7 +155,8 @@ Status CopyObjects(ApiClient& api, const ObjectUrl& src, ObjectUrl dst, bool rec
   Transfers done("copy");
   if (!recursive) {
     if (src.key.empty() || src.key.back() == '/') {
-      return InvalidArgument(src.ToString() + " names no object (use -r for everything under a "
+      return InvalidArgument(src.ToString() +
+                             " names no object (use -r for everything under a "
                              "folder)");
     }
     if (dst.key.empty() || dst.key.back() == '/') dst.key += src.key.substr(src.key.rfind('/') + 1);
@@ -269,17 +270,19 @@ Status Cat(ApiClient& api, const ObjectUrl& url) {
   return s.WithContext(url.ToString());
 }
 
-Status Copy(const Connection& conn, const std::string& from, const std::string& to,
-            bool recursive, const std::string& content_type) {
+Status Copy(const Connection& conn, const std::string& from, const std::string& to, bool recursive,
+            const std::string& content_type) {
   if (!IsObjectUrl(from) && !IsObjectUrl(to)) {
-    return InvalidArgument("cp copies a local path to tf://BUCKET/KEY, back, or between objects; "
-                           "neither is an object");
+    return InvalidArgument(
+        "cp copies a local path to tf://BUCKET/KEY, back, or between objects; "
+        "neither is an object");
   }
   TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
   if (IsObjectUrl(from) && IsObjectUrl(to)) {
     if (!content_type.empty()) {
-      return InvalidArgument("--content-type is for uploads: a copy between objects keeps the "
-                             "source's");
+      return InvalidArgument(
+          "--content-type is for uploads: a copy between objects keeps the "
+          "source's");
     }
     TF_ASSIGN_OR_RETURN(ObjectUrl src, ParseObjectUrl(from));
     TF_ASSIGN_OR_RETURN(ObjectUrl dst, ParseObjectUrl(to));
@@ -404,8 +407,7 @@ void AddObjectCommands(CLI::App& app, Connection& conn, int& exit_code) {
     cmd->add_option("source", from, "Local path, tf://BUCKET/KEY, or - for stdin")->required();
     cmd->add_option("destination", to, "tf://BUCKET/KEY, a local path, or - for stdout")
         ->required();
-    cmd->add_flag("-r,--recursive", recursive,
-                  "Copy a directory, or every object under KEY/");
+    cmd->add_flag("-r,--recursive", recursive, "Copy a directory, or every object under KEY/");
     cmd->add_option("--content-type", content_type, "Content type of uploaded objects");
     cmd->callback([&] {
       Status s = Copy(conn, from, to, recursive, content_type);

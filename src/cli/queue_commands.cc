@@ -17,14 +17,15 @@ struct SettingsFlags {
   int64_t visibility = 0, retention = 0, delay = 0, wait = 0, max_bytes = 0, max_receives = 0;
   std::string dead_letter_queue;
   bool content_dedup = false;
-  CLI::Option *o_visibility, *o_retention, *o_delay, *o_wait, *o_max_bytes, *o_max_receives,
-      *o_dlq, *o_content_dedup;
+  CLI::Option *o_visibility, *o_retention, *o_delay, *o_wait, *o_max_bytes, *o_max_receives, *o_dlq,
+      *o_content_dedup;
 
   void Add(CLI::App* cmd) {
     o_visibility = cmd->add_option("--visibility-timeout", visibility,
                                    "Seconds a received message stays hidden (0-43200, default 30)");
-    o_retention = cmd->add_option("--retention", retention,
-                                  "Seconds a message is kept (60-1209600, default 345600 = 4 days)");
+    o_retention =
+        cmd->add_option("--retention", retention,
+                        "Seconds a message is kept (60-1209600, default 345600 = 4 days)");
     o_delay = cmd->add_option("--delay", delay, "Seconds new messages stay hidden (0-900)");
     o_wait = cmd->add_option("--receive-wait", wait, "Default long-poll wait in seconds (0-20)");
     o_max_bytes = cmd->add_option("--max-message-bytes", max_bytes,
@@ -138,11 +139,13 @@ void AddQueueCommands(CLI::App& app, Connection& conn, int& exit_code) {
     static std::string name, file, group, dedup;
     static std::vector<std::string> bodies, attrs;
     static int64_t delay = 0;
-    auto* cmd = queue->add_subcommand("send", "Send messages (batches of up to 10 are sent together)");
+    auto* cmd =
+        queue->add_subcommand("send", "Send messages (batches of up to 10 are sent together)");
     cmd->add_option("queue", name, "Queue name")->required();
     cmd->add_option("body", bodies, "Message bodies, one message each");
     cmd->add_option("--file", file, "Send each line of FILE as a message ('-' for stdin)");
-    auto* o_delay = cmd->add_option("--delay", delay, "Seconds before the messages can be received");
+    auto* o_delay =
+        cmd->add_option("--delay", delay, "Seconds before the messages can be received");
     cmd->add_option("--group", group, "FIFO message group");
     cmd->add_option("--dedup-id", dedup, "FIFO deduplication id (single message)");
     cmd->add_option("--attr", attrs, "Message attribute NAME=VALUE (a String), repeatable");
@@ -160,7 +163,8 @@ void AddQueueCommands(CLI::App& app, Connection& conn, int& exit_code) {
           if (!line.empty()) all.push_back(line);
         }
       }
-      if (all.empty()) return void(exit_code = Fail(InvalidArgument("nothing to send: give bodies or --file")));
+      if (all.empty())
+        return void(exit_code = Fail(InvalidArgument("nothing to send: give bodies or --file")));
       Json attributes = Json::object();
       for (const auto& a : attrs) {
         auto eq = a.find('=');

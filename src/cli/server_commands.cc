@@ -73,8 +73,10 @@ int Serve(const Connection& conn, const ServeFlags& f, const WorkerFlags* worker
   auto max_copy = jobs::ParseMemory(f.max_copy_size);
   // Below the least size of a part, an object over the limit could not be copied in parts either.
   if (!max_copy.ok() || *max_copy < static_cast<int64_t>(objects::kMinPartBytes)) {
-    return Fail(InvalidArgument("--max-copy-size: expected a size of at least 5Mi (\"5Gi\", "
-                                "\"512Mi\"), got \"" + f.max_copy_size + "\""));
+    return Fail(
+        InvalidArgument("--max-copy-size: expected a size of at least 5Mi (\"5Gi\", "
+                        "\"512Mi\"), got \"" +
+                        f.max_copy_size + "\""));
   }
   o.objects.max_copy_bytes = static_cast<uint64_t>(*max_copy);
   std::optional<worker::WorkerOptions> worker_options;
@@ -102,13 +104,12 @@ int Serve(const Connection& conn, const ServeFlags& f, const WorkerFlags* worker
     }
     worker = std::move(started).value();
   }
-  std::cerr << "tensorfleet " << (worker ? "is up" : "server is running") << " at "
-            << (*app)->url() << "\n"
+  std::cerr << "tensorfleet " << (worker ? "is up" : "server is running") << " at " << (*app)->url()
+            << "\n"
             << "  data directory: " << o.data_dir.string() << "\n"
             << "  admin token:    " << api::AdminTokenPath(o.data_dir).string() << "\n";
   if (worker) std::cerr << "  worker:         " << worker->node_id() << " (this machine)\n";
-  std::cerr << "  try:            tensorfleet --data-dir " << o.data_dir.string()
-            << " status\n"
+  std::cerr << "  try:            tensorfleet --data-dir " << o.data_dir.string() << " status\n"
             << "Press Ctrl-C to stop.\n";
   int sig = WaitForStopSignal();
   spdlog::info("signal {} received: shutting down gracefully", sig);
@@ -129,17 +130,19 @@ void AddServerCommands(CLI::App& app, Connection& conn, int& exit_code) {
   static WorkerFlags up_worker;
   static bool no_worker = false;
   auto* up = app.add_subcommand(
-      "up", "Run the whole platform on this machine: the server with its embedded store "
-            "(SQLite in the data directory) and a worker that offers this machine's GPUs, CPUs "
-            "and memory to jobs. More workers join with `tensorfleet worker`.");
+      "up",
+      "Run the whole platform on this machine: the server with its embedded store "
+      "(SQLite in the data directory) and a worker that offers this machine's GPUs, CPUs "
+      "and memory to jobs. More workers join with `tensorfleet worker`.");
   AddServeFlags(up, up_flags);
   AddWorkerFlags(up, up_worker, /*all=*/false);
   up->add_flag("--no-worker", no_worker, "Run the server only");
   up->callback([&] { exit_code = Serve(conn, up_flags, no_worker ? nullptr : &up_worker); });
 
   auto* server = app.add_subcommand(
-      "server", "Run the control plane (HTTP API, queues). Use --store postgresql://... to "
-                "share state between several servers.");
+      "server",
+      "Run the control plane (HTTP API, queues). Use --store postgresql://... to "
+      "share state between several servers.");
   AddServeFlags(server, server_flags);
   server->callback([&] { exit_code = Serve(conn, server_flags, nullptr); });
 }

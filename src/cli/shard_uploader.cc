@@ -43,8 +43,8 @@ void ShardUploader::Run() {
     if (!pending_) return;  // stopped, nothing left
     // key_, sha256_ and shard_ are this thread's until pending_ is cleared.
     lock.unlock();
-    Status put = objects_.PutBytesChecked(bucket_, key_, shard_, sha256_)
-                     .WithContext("uploading " + key_);
+    Status put =
+        objects_.PutBytesChecked(bucket_, key_, shard_, sha256_).WithContext("uploading " + key_);
     lock.lock();
     if (put.ok()) {
       uploaded_.push_back(key_);

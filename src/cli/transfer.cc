@@ -27,10 +27,10 @@ class ProgressHooks {
  public:
   explicit ProgressHooks(std::string label) : label_(std::move(label)) {}
   worker::TransferProgress hooks() {
-    return {.start = [this](uint64_t total) {
-              progress_ = std::make_unique<Progress>(label_, total);
-            },
-            .add = [this](uint64_t bytes) {
+    return {
+        .start = [this](uint64_t total) { progress_ = std::make_unique<Progress>(label_, total); },
+        .add =
+            [this](uint64_t bytes) {
               if (progress_) progress_->Add(bytes);
             }};
   }
@@ -64,7 +64,8 @@ Result<uint64_t> UploadFile(ApiClient& api, const fs::path& path, const ObjectUr
   return worker::UploadFile(ExchangeOf(api), path, dst.bucket, dst.key, options, progress.hooks());
 }
 
-Result<uint64_t> UploadStdin(ApiClient& api, const ObjectUrl& dst, const std::string& content_type) {
+Result<uint64_t> UploadStdin(ApiClient& api, const ObjectUrl& dst,
+                             const std::string& content_type) {
   ProgressHooks progress("stdin");
   worker::UploadOptions options;
   options.content_type = content_type;
@@ -81,7 +82,8 @@ Result<uint64_t> CopyObject(ApiClient& api, const ObjectUrl& src, const ObjectUr
   TF_ASSIGN_OR_RETURN(http::ClientResponse response, api.Exchange(std::move(request)));
   auto info = nlohmann::json::parse(response.body, nullptr, /*allow_exceptions=*/false);
   if (!info.is_object() || !info.contains("size") || !info["size"].is_number_unsigned()) {
-    return Internal("the server's answer to copying " + src.ToString() + " is not an object's "
+    return Internal("the server's answer to copying " + src.ToString() +
+                    " is not an object's "
                     "description");
   }
   return info["size"].get<uint64_t>();

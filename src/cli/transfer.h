@@ -39,8 +39,8 @@ using worker::LocalPathFor;
 
 // Uploads the regular file `path` to `dst` (content type "" lets the server choose). Returns the
 // object's size.
-Result<uint64_t> UploadFile(ApiClient& api, const std::filesystem::path& path,
-                            const ObjectUrl& dst, const std::string& content_type);
+Result<uint64_t> UploadFile(ApiClient& api, const std::filesystem::path& path, const ObjectUrl& dst,
+                            const std::string& content_type);
 
 // Uploads what stdin gives from where it stands to its end: a pipe, a socket or a terminal
 // chunked, a file redirected to it with its size. Returns the object's size.

@@ -64,7 +64,8 @@ Result<worker::WorkerOptions> ToWorkerOptions(const WorkerFlags& f,
   o.name = f.name;
   auto heartbeat = jobs::ParseDuration(f.heartbeat);
   if (!heartbeat.ok() || *heartbeat < 100) {
-    return InvalidArgument("--heartbeat: expected a duration of at least 100ms, got \"" + f.heartbeat + "\"");
+    return InvalidArgument("--heartbeat: expected a duration of at least 100ms, got \"" +
+                           f.heartbeat + "\"");
   }
   o.heartbeat_interval = std::chrono::milliseconds(*heartbeat);
   auto grace = jobs::ParseDuration(f.grace);

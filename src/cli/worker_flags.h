@@ -2,7 +2,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
 
@@ -31,7 +30,6 @@ struct WorkerFlags {
 // `all`: every flag (tensorfleet worker); otherwise only the ones `up` offers.
 void AddWorkerFlags(CLI::App* cmd, WorkerFlags& f, bool all);
 // Fills everything but the server URL and token. kInvalidArgument naming the flag.
-Result<worker::WorkerOptions> ToWorkerOptions(const WorkerFlags& f,
-                                              const std::string& default_dir);
+Result<worker::WorkerOptions> ToWorkerOptions(const WorkerFlags& f, const std::string& default_dir);
 
 }  // namespace tf::cli

@@ -12,11 +12,10 @@
 //    "webhook": "http://host:port/path"}   optional: alerts are POSTed there
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/clock.h"
 #include "base/status.h"

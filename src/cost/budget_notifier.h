@@ -17,9 +17,8 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -42,11 +41,11 @@ class WebhookSender {
 std::unique_ptr<WebhookSender> NewHttpWebhookSender();
 
 struct NotifierOptions {
-  TimeMs first_retry_ms = 10 * kSecondMs;    // after the first failure; doubling after each
-  TimeMs max_retry_ms = kHourMs;             // the backoff's cap
-  int max_attempts = 12;                     // then given up (about 4 hours with the defaults)
+  TimeMs first_retry_ms = 10 * kSecondMs;     // after the first failure; doubling after each
+  TimeMs max_retry_ms = kHourMs;              // the backoff's cap
+  int max_attempts = 12;                      // then given up (about 4 hours with the defaults)
   std::chrono::milliseconds timeout{10'000};  // per attempt
-  int batch = 100;                           // alerts per DeliverDue call at most
+  int batch = 100;                            // alerts per DeliverDue call at most
 };
 
 // The wait before the next attempt after `attempts` failed ones (1, 2, ...):

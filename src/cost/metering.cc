@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <ctime>
-
 #include <nlohmann/json.hpp>
 
 #include "fleet/node_info.h"
@@ -71,8 +70,8 @@ void MeterIdle(const std::vector<store::NodePeriod>& periods, Metering& m) {
   for (const store::NodePeriod& p : periods) {
     auto info = fleet::NodeInfoFromJson(nlohmann::json::parse(p.info_json, nullptr, false));
     if (!info.ok()) {
-      m.unreadable.push_back({"node", p.node_id + "#" + std::to_string(p.epoch),
-                              info.status().message()});
+      m.unreadable.push_back(
+          {"node", p.node_id + "#" + std::to_string(p.epoch), info.status().message()});
       continue;
     }
     IdleLine line;

@@ -33,15 +33,15 @@ struct UsageLine {
   int attempt = 0;
   int node_rank = 0;
   std::string node_id;
-  TimeMs from = 0;              // clipped to the window
-  TimeMs to = 0;                // clipped to the window and to now
-  double gpu_seconds = 0;       // the rank's GPUs × seconds
-  double cpu_seconds = 0;       // the CPUs the job asks per node × seconds
-  double share = 0;             // of the node, 0..1
-  double price_per_hour = 0;    // the node's, when the rank was placed
-  double cost = 0;              // price_per_hour × share × hours, in dollars
+  TimeMs from = 0;            // clipped to the window
+  TimeMs to = 0;              // clipped to the window and to now
+  double gpu_seconds = 0;     // the rank's GPUs × seconds
+  double cpu_seconds = 0;     // the CPUs the job asks per node × seconds
+  double share = 0;           // of the node, 0..1
+  double price_per_hour = 0;  // the node's, when the rank was placed
+  double cost = 0;            // price_per_hour × share × hours, in dollars
   bool spot = false;
-  bool running = false;         // the rank may still run: counted until now
+  bool running = false;  // the rank may still run: counted until now
 
   double seconds() const { return static_cast<double>(to - from) / kSecondMs; }
 };
@@ -63,8 +63,8 @@ struct IdleLine {
 
 // A job or node document that metering could not read.
 struct Unreadable {
-  std::string kind;   // "job" or "node"
-  std::string id;     // job id, or node id and epoch ("node_1#3")
+  std::string kind;  // "job" or "node"
+  std::string id;    // job id, or node id and epoch ("node_1#3")
   std::string error;
 };
 
@@ -72,8 +72,8 @@ struct Metering {
   TimeMs since = 0;
   TimeMs until = 0;
   TimeMs now = 0;
-  std::vector<UsageLine> usage;   // by job, attempt, node rank
-  std::vector<IdleLine> idle;     // by node, epoch; empty when no node periods were given
+  std::vector<UsageLine> usage;  // by job, attempt, node rank
+  std::vector<IdleLine> idle;    // by node, epoch; empty when no node periods were given
   std::vector<Unreadable> unreadable;
   // Dollars per hour of the ranks that may still run at `now` (whatever the window), and the
   // same by project id.
@@ -103,7 +103,7 @@ struct SummaryRow {
   double gpu_seconds = 0;
   double cpu_seconds = 0;
   double cost = 0;
-  int lines = 0;       // usage (or idle) lines that contributed
+  int lines = 0;  // usage (or idle) lines that contributed
 };
 
 struct Summary {
@@ -112,7 +112,7 @@ struct Summary {
   SummaryRow idle;               // key "idle": every idle line together
   double usage_cost = 0;         // Σ rows
   double idle_cost = 0;
-  double total_cost = 0;         // usage + idle
+  double total_cost = 0;  // usage + idle
   double gpu_seconds = 0;
   double cpu_seconds = 0;
 };

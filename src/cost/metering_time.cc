@@ -49,8 +49,8 @@ bool ParseRfc3339(std::string_view s, TimeMs* out) {
     return true;
   }
   int h, mi, sec;
-  if (s.size() < 20 || (s[10] != 'T' && s[10] != 't') || !Digits(s, 11, 2, &h) ||
-      s[13] != ':' || !Digits(s, 14, 2, &mi) || s[16] != ':' || !Digits(s, 17, 2, &sec)) {
+  if (s.size() < 20 || (s[10] != 'T' && s[10] != 't') || !Digits(s, 11, 2, &h) || s[13] != ':' ||
+      !Digits(s, 14, 2, &mi) || s[16] != ':' || !Digits(s, 17, 2, &sec)) {
     return false;
   }
   if (h > 23 || mi > 59 || sec > 60) return false;  // 60: a leap second, read as the next one

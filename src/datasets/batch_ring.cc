@@ -6,8 +6,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <new>
+#include <sstream>
 #include <string>
 
 namespace tf::datasets {
@@ -18,7 +18,8 @@ constexpr uint64_t kPage = 4096;
 constexpr int kMaxSlots = 1024;
 constexpr uint64_t kMaxSlotBytes = uint64_t{1} << 30;
 
-static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<int64_t>::is_always_lock_free,
+static_assert(std::atomic<uint64_t>::is_always_lock_free &&
+                  std::atomic<int64_t>::is_always_lock_free,
               "the slots' words are shared between processes: they must be lock-free");
 
 uint32_t HolderOf(uint64_t word) { return static_cast<uint32_t>(word); }
@@ -61,8 +62,8 @@ std::optional<uint64_t> ProcessStartTime(pid_t pid) {
 Result<std::unique_ptr<BatchRing>> BatchRing::Create(int slots, uint64_t slot_bytes,
                                                      StartTime start_time) {
   if (slots < 1 || slots > kMaxSlots) {
-    return InvalidArgument("a batch ring has 1 to " + std::to_string(kMaxSlots) +
-                           " slots, not " + std::to_string(slots));
+    return InvalidArgument("a batch ring has 1 to " + std::to_string(kMaxSlots) + " slots, not " +
+                           std::to_string(slots));
   }
   if (slot_bytes < 1 || slot_bytes > kMaxSlotBytes) {
     return InvalidArgument("a batch ring's slots hold 1 byte to 1 GiB, not " +
@@ -75,9 +76,8 @@ Result<std::unique_ptr<BatchRing>> BatchRing::Create(int slots, uint64_t slot_by
   const uint64_t total = header_bytes + stride * static_cast<uint64_t>(slots);
   // Shared, so that processes forked after this see one memory; reserved only, so that slots
   // never written take nothing.
-  void* mapping =
-      ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE,
-             -1, 0);
+  void* mapping = ::mmap(nullptr, total, PROT_READ | PROT_WRITE,
+                         MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (mapping == MAP_FAILED) {
     return ResourceExhausted("cannot map " + std::to_string(total >> 20) +
                              " MiB of shared memory for a batch ring: " + std::strerror(errno));
@@ -89,8 +89,8 @@ Result<std::unique_ptr<BatchRing>> BatchRing::Create(int slots, uint64_t slot_by
                                                   slot_bytes, std::move(start_time)));
 }
 
-BatchRing::BatchRing(void* mapping, uint64_t mapping_bytes, uint64_t header_bytes,
-                     uint64_t stride, int slots, uint64_t slot_bytes, StartTime start_time)
+BatchRing::BatchRing(void* mapping, uint64_t mapping_bytes, uint64_t header_bytes, uint64_t stride,
+                     int slots, uint64_t slot_bytes, StartTime start_time)
     : mapping_(mapping),
       mapping_bytes_(mapping_bytes),
       header_(static_cast<Header*>(mapping)),
@@ -169,8 +169,8 @@ Status BatchRing::Take(int slot, uint64_t ticket, uint64_t bytes, char* out) {
                            std::to_string(slots_));
   }
   if (bytes > slot_bytes_) {
-    return InvalidArgument("a batch of " + std::to_string(bytes) + " bytes cannot be in a slot of " +
-                           std::to_string(slot_bytes_));
+    return InvalidArgument("a batch of " + std::to_string(bytes) +
+                           " bytes cannot be in a slot of " + std::to_string(slot_bytes_));
   }
   if (HolderOf(ticket) == 0 || claim_word(slot).load(std::memory_order_acquire) != ticket) {
     return FailedPrecondition("batch ring slot " + std::to_string(slot) +
@@ -179,8 +179,7 @@ Status BatchRing::Take(int slot, uint64_t ticket, uint64_t bytes, char* out) {
   std::memcpy(out, slot_data(slot), bytes);
   // The copy is complete before the slot can be claimed again.
   uint64_t expected = ticket;
-  if (!claim_word(slot).compare_exchange_strong(expected, Freed(ticket),
-                                                std::memory_order_release,
+  if (!claim_word(slot).compare_exchange_strong(expected, Freed(ticket), std::memory_order_release,
                                                 std::memory_order_relaxed)) {
     return Aborted("batch ring slot " + std::to_string(slot) +
                    " was claimed again while its batch was read (its worker taken for dead)");

@@ -13,8 +13,9 @@
 // meanwhile) is refused, never frees another claim. A slot whose claimer has died is claimed
 // again: a DataLoader shut down with batches still in its pipes never reads them, and its
 // workers are gone by the time another DataLoader's start. A claimer is known by its pid and its
-// start time, so that a slot is reclaimed also when the pid has been reused by another process. Where no slot is free, or a batch does
-// not fit in one, the caller hands the batch over the ordinary way: nothing ever waits.
+// start time, so that a slot is reclaimed also when the pid has been reused by another process.
+// Where no slot is free, or a batch does not fit in one, the caller hands the batch over the
+// ordinary way: nothing ever waits.
 //
 // The batch's bytes are ordered before its reader's copy by the message that names the slot
 // (a pipe: the write and the read are system calls), not by this memory.

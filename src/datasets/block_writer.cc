@@ -52,8 +52,8 @@ Status BlockWriter::Flush() {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const std::string why = n == 0 ? "the disk took no bytes" : std::strerror(errno);
-      failed_ = ResourceExhausted("cannot write " + path_ + " at byte " +
-                                  std::to_string(written_) + ": " + why);
+      failed_ = ResourceExhausted("cannot write " + path_ + " at byte " + std::to_string(written_) +
+                                  ": " + why);
       return failed_;
     }
     p += n;

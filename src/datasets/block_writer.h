@@ -5,9 +5,9 @@
 // written 64 KiB at a time sits in the page cache as 64 KiB pieces, and a mapping of it needs a
 // page-table entry for every 4 KiB; written in 4 MiB blocks it sits in 2 MiB pieces (on a
 // filesystem with large folios: ext4 on Linux 6.18 as measured, XFS), which a mapping maps with
-// one entry each (MappedShard). A reader of a freshly downloaded shard then takes 512 times fewer page-table
-// misses. On a virtual machine whose page tables the hypervisor shadows, each of those misses
-// leaves the guest: there a shard written in small pieces was read at a third of the speed
+// one entry each (MappedShard). A reader of a freshly downloaded shard then takes 512 times fewer
+// page-table misses. On a virtual machine whose page tables the hypervisor shadows, each of those
+// misses leaves the guest: there a shard written in small pieces was read at a third of the speed
 // (docs/benchmarks/datasets.md, 2026-12-05). Elsewhere it costs nothing.
 //
 // The block is kept from one file to the next, so that its memory is faulted in once. One file

@@ -154,10 +154,10 @@ class Prefetcher {
   ShardFetcher& fetcher_;
   std::mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;              // guarded by mu_
-  size_t wanted_ = 0;              // guarded by mu_
-  size_t next_ = 0;                // the next entry a thread takes up; guarded by mu_
-  std::map<size_t, Taken> done_;   // guarded by mu_
+  bool stop_ = false;             // guarded by mu_
+  size_t wanted_ = 0;             // guarded by mu_
+  size_t next_ = 0;               // the next entry a thread takes up; guarded by mu_
+  std::map<size_t, Taken> done_;  // guarded by mu_
   std::vector<std::thread> threads_;
 };
 
@@ -398,8 +398,7 @@ Result<std::unique_ptr<DatasetReader>> DatasetReader::Open(DatasetIndex index,
                            std::to_string(options.prefetch_threads));
   }
   if (options.read_slots < 0 || options.read_slots > 64) {
-    return InvalidArgument("read_slots must be 0 to 64, not " +
-                           std::to_string(options.read_slots));
+    return InvalidArgument("read_slots must be 0 to 64, not " + std::to_string(options.read_slots));
   }
   if (options.cache_dir.empty()) return InvalidArgument("the reader needs a cache directory");
   std::vector<int64_t> sizes;
@@ -415,9 +414,9 @@ Result<std::unique_ptr<DatasetReader>> DatasetReader::Open(DatasetIndex index,
   }
   TF_ASSIGN_OR_RETURN(std::unique_ptr<ShardCache> cache,
                       ShardCache::Open(options.cache_dir, options.cache_bytes));
-  return std::unique_ptr<DatasetReader>(
-      new ReaderImpl(std::move(index), params, samples_seen, std::move(plan), std::move(cache),
-                     std::move(fetcher), options));
+  return std::unique_ptr<DatasetReader>(new ReaderImpl(std::move(index), params, samples_seen,
+                                                       std::move(plan), std::move(cache),
+                                                       std::move(fetcher), options));
 }
 
 }  // namespace tf::datasets

@@ -52,8 +52,7 @@ class HttpShardFetcher final : public ShardFetcher {
     std::lock_guard lock(mu_);
     std::unique_ptr<PerThread>& slot = threads_[std::this_thread::get_id()];
     if (!slot) {
-      TF_ASSIGN_OR_RETURN(std::unique_ptr<http::Client> client,
-                          http::Client::Create(server_url_));
+      TF_ASSIGN_OR_RETURN(std::unique_ptr<http::Client> client, http::Client::Create(server_url_));
       slot = std::make_unique<PerThread>();
       slot->client = std::move(client);
     }

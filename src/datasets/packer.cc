@@ -112,8 +112,7 @@ Status ValidateSourceFormat(const std::string& format) {
   return InvalidArgument("--format must be files, jsonl or text, got '" + format + "'");
 }
 
-Result<std::vector<fs::path>> ListSourceFiles(const std::vector<std::string>& paths,
-                                              int* hidden) {
+Result<std::vector<fs::path>> ListSourceFiles(const std::vector<std::string>& paths, int* hidden) {
   std::vector<fs::path> out;
   if (hidden != nullptr) *hidden = 0;
   for (const std::string& p : paths) {

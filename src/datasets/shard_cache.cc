@@ -10,12 +10,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <functional>
-#include <new>
 #include <iterator>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -113,9 +113,9 @@ struct MappingRegistry {
     bool mapping = false;  // a thread is mapping this file now
   };
   std::mutex mu;
-  std::condition_variable mapped;  // a slot's mapping ended
-  std::map<Key, Slot> live;        // guarded by mu
-  int64_t made = 0;                // guarded by mu
+  std::condition_variable mapped;       // a slot's mapping ended
+  std::map<Key, Slot> live;             // guarded by mu
+  int64_t made = 0;                     // guarded by mu
   std::function<void()> while_mapping;  // MappedShard::SetWhileMappingForTesting's; guarded by mu
 };
 
@@ -290,8 +290,9 @@ Status PrepareCacheDirectory(const fs::path& given) {
   if ((st.st_mode & S_IWOTH) != 0) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    return PermissionDenied("the shard cache " + dir.string() + " is writable by every user (mode " +
-                            mode + ")" + choose + ", or `chmod o-w " + dir.string() + "`");
+    return PermissionDenied("the shard cache " + dir.string() +
+                            " is writable by every user (mode " + mode + ")" + choose +
+                            ", or `chmod o-w " + dir.string() + "`");
   }
   return OkStatus();
 }

@@ -197,8 +197,7 @@ Result<ModelConfig> ParseModelConfig(std::string_view json_text, std::string_vie
   return c;
 }
 
-Result<GenerationConfig> ParseGenerationConfig(std::string_view json_text,
-                                               std::string_view file) {
+Result<GenerationConfig> ParseGenerationConfig(std::string_view json_text, std::string_view file) {
   Json j = Json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return InvalidArgument(std::string(file) + ": not valid JSON");
   if (!j.is_object()) return InvalidArgument(std::string(file) + ": not a JSON object");
@@ -243,8 +242,9 @@ Result<ModelConfig> LoadModelConfig(const std::string& path) {
   ss << in.rdbuf();
   TF_ASSIGN_OR_RETURN(ModelConfig config, ParseModelConfig(ss.str(), path));
   const size_t slash = path.find_last_of('/');
-  TF_ASSIGN_OR_RETURN(GenerationConfig generation,
-                      LoadGenerationConfig(slash == std::string::npos ? "." : path.substr(0, slash)));
+  TF_ASSIGN_OR_RETURN(
+      GenerationConfig generation,
+      LoadGenerationConfig(slash == std::string::npos ? "." : path.substr(0, slash)));
   for (int32_t id : generation.eos_token_ids) {
     if (id >= config.vocab_size) {
       return InvalidArgument(path.substr(0, slash + 1) + "generation_config.json: eos_token_id " +

@@ -12,7 +12,6 @@ using json_fields::Flag;
 using json_fields::Str;
 using json_fields::Type;
 
-
 // j[key] is the integer `want`.
 bool IntIs(const Json& j, const char* key, int64_t want) {
   return j.contains(key) && j[key].is_number_integer() && j[key].get<int64_t>() == want;

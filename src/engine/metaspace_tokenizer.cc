@@ -8,7 +8,6 @@
 namespace tf::engine {
 namespace {
 
-
 class MetaspaceBpeTokenizer : public BpeTokenizerBase {
  public:
   MetaspaceBpeTokenizer(TokenizerParts parts, MetaspaceOptions options)

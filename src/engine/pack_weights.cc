@@ -40,8 +40,7 @@ bool SharesTheEmbedding(const ModelWeights& w, const WeightMatrix& m) {
   if (m.data == nullptr) return false;
   const auto* begin = static_cast<const uint8_t*>(m.data);
   const auto* embed = static_cast<const uint8_t*>(w.embed.data);
-  return embed != nullptr && begin < embed + MatrixBytes(w.embed) &&
-         embed < begin + MatrixBytes(m);
+  return embed != nullptr && begin < embed + MatrixBytes(w.embed) && embed < begin + MatrixBytes(m);
 }
 
 using Unpack = void (*)(const void*, int64_t, int64_t, int64_t, uint8_t*);

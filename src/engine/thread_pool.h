@@ -54,7 +54,7 @@ class ThreadPool {
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0;
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};          // workers still running their range
+  std::atomic<int> pending_{0};  // workers still running their range
   std::atomic<bool> stop_{false};
 
   // Sleeping: a thread that gives up polling announces itself (workers_asleep_, caller_asleep_)

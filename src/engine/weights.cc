@@ -154,13 +154,13 @@ uint8_t* NewWeightBuffer(ModelWeights* w, size_t bytes) {
     const size_t unit = bytes >= kHuge ? kHuge : kPage;
     const size_t size = (bytes + unit - 1) / unit * unit;
     const size_t extra = align > 1 ? align : 0;
-    void* mapped = ::mmap(nullptr, size + extra, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* mapped =
+        ::mmap(nullptr, size + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mapped == MAP_FAILED) throw std::bad_alloc();
     // Keep the aligned `size` bytes within; unmap the rest on either side.
     auto* start = static_cast<uint8_t*>(mapped);
-    auto* buffer = reinterpret_cast<uint8_t*>(
-        (reinterpret_cast<uintptr_t>(start) + align - 1) / align * align);
+    auto* buffer = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(start) + align - 1) /
+                                              align * align);
     if (buffer > start) ::munmap(start, buffer - start);
     uint8_t* end = start + size + extra;
     if (buffer + size < end) ::munmap(buffer + size, end - (buffer + size));
@@ -173,7 +173,7 @@ uint8_t* NewWeightBuffer(ModelWeights* w, size_t bytes) {
   auto* buffer = static_cast<uint8_t*>(::operator new(std::max<size_t>(bytes, 1), kAlign));
   std::memset(buffer, 0, bytes);
   w->storage.emplace_back(buffer,
-                          [](const void* p) { ::operator delete (const_cast<void*>(p), kAlign); });
+                          [](const void* p) { ::operator delete(const_cast<void*>(p), kAlign); });
   return buffer;
 }
 

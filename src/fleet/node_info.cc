@@ -14,10 +14,14 @@ json NodeInfoToJson(const NodeInfo& n) {
                     {"memory_bytes", g.memory_bytes},
                     {"uuid", g.uuid}});
   }
-  return json{{"address", n.address},         {"cpus", n.cpus},
-              {"memory_bytes", n.memory_bytes}, {"gpus", std::move(gpus)},
-              {"simulated_gpus", n.simulated_gpus}, {"labels", n.labels},
-              {"price_per_hour", n.price_per_hour}, {"spot", n.spot},
+  return json{{"address", n.address},
+              {"cpus", n.cpus},
+              {"memory_bytes", n.memory_bytes},
+              {"gpus", std::move(gpus)},
+              {"simulated_gpus", n.simulated_gpus},
+              {"labels", n.labels},
+              {"price_per_hour", n.price_per_hour},
+              {"spot", n.spot},
               {"version", n.version}};
 }
 
@@ -48,7 +52,8 @@ Result<NodeInfo> Parse(const json& j) {
     n.memory_bytes = m->get<int64_t>();
   }
   if (const json* gs = field("gpus")) {
-    if (!gs->is_array() || gs->size() > 64) return InvalidArgument("gpus: must be a list of at most 64");
+    if (!gs->is_array() || gs->size() > 64)
+      return InvalidArgument("gpus: must be a list of at most 64");
     for (size_t i = 0; i < gs->size(); ++i) {
       const json& g = (*gs)[i];
       std::string where = "gpus[" + std::to_string(i) + "]";
@@ -57,7 +62,8 @@ Result<NodeInfo> Parse(const json& j) {
       }
       GpuInfo info;
       info.index = g["index"].get<int>();
-      if (info.index < 0 || info.index > 63) return InvalidArgument(where + ".index: must be 0..63");
+      if (info.index < 0 || info.index > 63)
+        return InvalidArgument(where + ".index: must be 0..63");
       info.model = g.value("model", "");
       info.memory_bytes = g.value("memory_bytes", int64_t{0});
       info.uuid = g.value("uuid", "");
@@ -71,7 +77,8 @@ Result<NodeInfo> Parse(const json& j) {
   if (const json* l = field("labels")) {
     if (!l->is_object()) return InvalidArgument("labels: must be a mapping of strings");
     for (auto it = l->begin(); it != l->end(); ++it) {
-      if (!it.value().is_string()) return InvalidArgument("labels." + it.key() + ": must be a string");
+      if (!it.value().is_string())
+        return InvalidArgument("labels." + it.key() + ": must be a string");
       n.labels[it.key()] = it.value().get<std::string>();
     }
   }

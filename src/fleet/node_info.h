@@ -3,10 +3,9 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/status.h"
 
@@ -14,21 +13,21 @@ namespace tf::fleet {
 
 struct GpuInfo {
   int index = 0;
-  std::string model;         // "NVIDIA H100 80GB HBM3", or "simulated"
+  std::string model;  // "NVIDIA H100 80GB HBM3", or "simulated"
   int64_t memory_bytes = 0;
   std::string uuid;
 };
 
 struct NodeInfo {
-  std::string address;       // where other nodes of a gang reach this one
+  std::string address;  // where other nodes of a gang reach this one
   int cpus = 1;
   int64_t memory_bytes = 0;
   std::vector<GpuInfo> gpus;
-  bool simulated_gpus = false;  // declared with --gpus N on a machine without them
+  bool simulated_gpus = false;                // declared with --gpus N on a machine without them
   std::map<std::string, std::string> labels;  // zone, placement_group, interconnect, ...
-  double price_per_hour = 0;    // what the owner pays for the machine
+  double price_per_hour = 0;                  // what the owner pays for the machine
   bool spot = false;
-  std::string version;          // of the worker
+  std::string version;  // of the worker
 };
 
 nlohmann::json NodeInfoToJson(const NodeInfo& info);

@@ -11,8 +11,6 @@
 // method is idempotent (GET, HEAD, PUT, DELETE, OPTIONS), so a POST is never sent twice after
 // the server may have seen it. A body from a source (Exchange) is never sent twice: only a
 // request whose head found the connection closed is retried, before the source is first called.
-#include "base/async.h"  // first: see the note on <utility> there
-
 #include <array>
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
@@ -26,6 +24,7 @@
 #include <limits>
 #include <optional>
 
+#include "base/async.h"  // first: see the note on <utility> there
 #include "http/http.h"
 
 namespace tf::http {
@@ -45,15 +44,17 @@ auto RedirectTo(error_code& ec) { return asio::redirect_error(asio::use_awaitabl
 
 beast::string_view AsBeast(std::string_view s) { return {s.data(), s.size()}; }
 
-bool IEquals(std::string_view a, std::string_view b) { return beast::iequals(AsBeast(a), AsBeast(b)); }
+bool IEquals(std::string_view a, std::string_view b) {
+  return beast::iequals(AsBeast(a), AsBeast(b));
+}
 
 // RFC 7230 tchar: what a method or a header name may contain.
 bool IsToken(std::string_view s) {
   if (s.empty()) return false;
   for (unsigned char c : s) {
-    bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-              std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) !=
-                  std::string_view::npos;
+    bool ok =
+        (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+        std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
     if (!ok) return false;
   }
   return true;
@@ -154,9 +155,8 @@ class ClientImpl final : public Client {
  public:
   explicit ClientImpl(BaseUrl url)
       : url_(std::move(url)),
-        host_header_(url_.host.find(':') != std::string::npos
-                         ? "[" + url_.host + "]:" + url_.port
-                         : url_.host + ":" + url_.port) {}
+        host_header_(url_.host.find(':') != std::string::npos ? "[" + url_.host + "]:" + url_.port
+                                                              : url_.host + ":" + url_.port) {}
 
   Result<ClientResponse> Send(const std::string& method, const std::string& target,
                               const Headers& headers, const std::string& body,
@@ -272,8 +272,7 @@ awaitable<void> ClientImpl::Converse(const Call& call, std::optional<Result<Clie
       reused = false;
     }
     if (!stream_) {
-      Status status = co_await Connect(call.exchange ? Clock::now() + call.timeout
-                                                     : call.deadline);
+      Status status = co_await Connect(call.exchange ? Clock::now() + call.timeout : call.deadline);
       if (!status.ok()) {
         *out = status;
         co_return;
@@ -301,7 +300,8 @@ awaitable<Status> ClientImpl::Connect(Clock::time_point deadline) {
   });
   auto endpoints = co_await resolver->async_resolve(url_.host, url_.port, RedirectTo(ec));
   guard.cancel();
-  if (ec == asio::error::operation_aborted) co_return DeadlineExceeded("resolve " + where + ": timed out");
+  if (ec == asio::error::operation_aborted)
+    co_return DeadlineExceeded("resolve " + where + ": timed out");
   if (ec) co_return Unavailable("resolve " + where + ": " + ec.message());
 
   stream_.emplace(io_);
@@ -355,7 +355,7 @@ awaitable<ClientImpl::Outcome> ClientImpl::Attempt(const Call& call, bool reused
   if (ec) {
     *out = NetError(ec, "send " + call.method + " " + call.target);
     // A failed write means the server cannot have read the whole request.
-    co_return reused && ec != beast::error::timeout ? Outcome::kRetry : Outcome::kDone;
+    co_return reused&& ec != beast::error::timeout ? Outcome::kRetry : Outcome::kDone;
   }
   co_return co_await ReadResponse(call, reused, out);
 }
@@ -377,7 +377,7 @@ awaitable<ClientImpl::Outcome> ClientImpl::SendFromSource(
   co_await bhttp::async_write_header(*stream_, serializer, RedirectTo(ec));
   if (ec) {
     *out = NetError(ec, "send " + call.method + " " + call.target);
-    co_return reused && ec != beast::error::timeout ? Outcome::kRetry : Outcome::kDone;
+    co_return reused&& ec != beast::error::timeout ? Outcome::kRetry : Outcome::kDone;
   }
 
   // "100 Continue", or the final answer when the server refuses without reading the body.
@@ -527,8 +527,8 @@ awaitable<ClientImpl::Outcome> ClientImpl::ReadResponse(
 }
 
 template <typename Parser>
-awaitable<ClientImpl::Outcome> ClientImpl::ReadHeader(const Call& call, bool reused,
-                                                      Parser& parser, Status* status) {
+awaitable<ClientImpl::Outcome> ClientImpl::ReadHeader(const Call& call, bool reused, Parser& parser,
+                                                      Status* status) {
   parser.header_limit(kMaxResponseHeaderBytes);
   // Not boost::none: Beast 1.74 compares the Content-Length against the optional and an empty
   // one then rejects every body.
@@ -540,8 +540,7 @@ awaitable<ClientImpl::Outcome> ClientImpl::ReadHeader(const Call& call, bool reu
   if (!ec) co_return Outcome::kDone;
   *status = NetError(ec, "receive the response to " + call.method + " " + call.target);
   bool closed_before_answer = ec == bhttp::error::end_of_stream ||
-                              ec == asio::error::connection_reset ||
-                              ec == asio::error::broken_pipe;
+                              ec == asio::error::connection_reset || ec == asio::error::broken_pipe;
   if (reused && !parser.got_some() && closed_before_answer && IsIdempotent(call.method)) {
     co_return Outcome::kRetry;
   }
@@ -550,10 +549,9 @@ awaitable<ClientImpl::Outcome> ClientImpl::ReadHeader(const Call& call, bool reu
 
 // Hands each piece of the body to on_piece as it arrives; `timeout` bounds each wait for the
 // next piece. Sets *stopped when on_piece asked to stop (the connection is then dropped).
-awaitable<Status> ClientImpl::ReadStreamedBody(const Call& call,
-                                               bhttp::response_parser<bhttp::buffer_body>& parser,
-                                               const std::function<bool(std::string_view)>& on_piece,
-                                               bool* stopped) {
+awaitable<Status> ClientImpl::ReadStreamedBody(
+    const Call& call, bhttp::response_parser<bhttp::buffer_body>& parser,
+    const std::function<bool(std::string_view)>& on_piece, bool* stopped) {
   // Larger pieces for Exchange, which moves whole objects; SSE wants each event at once anyway.
   std::vector<char> piece(call.exchange != nullptr ? kUploadPieceBytes : kStreamPieceBytes);
   auto length = parser.content_length();
@@ -591,8 +589,8 @@ awaitable<Status> ClientImpl::ReadSizedBody(const Call& call, uint64_t length,
     stream_->expires_after(call.timeout);
     while (filled < want) {
       error_code ec;
-      size_t n = co_await stream_->async_read_some(asio::buffer(piece.data() + filled, want - filled),
-                                                   RedirectTo(ec));
+      size_t n = co_await stream_->async_read_some(
+          asio::buffer(piece.data() + filled, want - filled), RedirectTo(ec));
       if (ec) co_return NetError(ec, "receive the streamed response to " + call.target);
       filled += n;
     }

@@ -44,13 +44,13 @@ class BodyReader {
 };
 
 struct Request {
-  std::string method;                         // "GET", "POST", ...
-  std::string target;                         // as sent: "/v1/queues?prefix=a%20b"
-  std::string path;                           // percent-decoded path: "/v1/queues"
-  std::map<std::string, std::string> query;   // percent-decoded query parameters
+  std::string method;                        // "GET", "POST", ...
+  std::string target;                        // as sent: "/v1/queues?prefix=a%20b"
+  std::string path;                          // percent-decoded path: "/v1/queues"
+  std::map<std::string, std::string> query;  // percent-decoded query parameters
   Headers headers;
-  std::string body;                           // empty when body_reader is set
-  std::string remote_address;                 // "127.0.0.1:53211"
+  std::string body;            // empty when body_reader is set
+  std::string remote_address;  // "127.0.0.1:53211"
   // Set for requests whose body is streamed; valid until the handler's coroutine returns.
   BodyReader* body_reader = nullptr;
 
@@ -90,7 +90,7 @@ struct Response {
 using Handler = std::function<awaitable<Response>(Request&)>;
 
 struct ServerOptions {
-  std::string address = "127.0.0.1";  // loopback unless told otherwise
+  std::string address = "127.0.0.1";   // loopback unless told otherwise
   uint16_t port = 0;                   // 0: pick a free port (see Server::port())
   size_t max_body_bytes = 8 << 20;     // larger bodies get 413 before the handler runs
   size_t max_header_bytes = 64 << 10;  // larger headers get 431
@@ -102,17 +102,16 @@ struct ServerOptions {
   // its response. Empty: every body is buffered.
   std::function<bool(const Request&)> stream_body;
   uint64_t max_streamed_body_bytes = uint64_t{5} << 40;  // 5 TiB
-  std::chrono::milliseconds read_timeout{30'000};     // to receive a whole request
-  std::chrono::milliseconds handler_timeout{60'000};  // a handler running longer gets 503
-  std::chrono::milliseconds idle_timeout{120'000};    // keep-alive connections idle this long close
+  std::chrono::milliseconds read_timeout{30'000};        // to receive a whole request
+  std::chrono::milliseconds handler_timeout{60'000};     // a handler running longer gets 503
+  std::chrono::milliseconds idle_timeout{120'000};  // keep-alive connections idle this long close
   // The answer to a request the server refuses or fails itself, before or instead of its
   // handler's: `status` 413 (body over the limit), 503 (handler_timeout passed, or shutting
   // down) or 500 (the handler threw or gave a bad status), with `message` saying why. `head` is
   // the request's head. Unset, or nullopt: {"error":{"code":"...","message":"..."}}, the code
   // being `status`'s kind ("resource_exhausted", "unavailable", "internal"). Requests whose head
   // could not be read (400, 431) always get that JSON.
-  std::function<std::optional<Response>(const Request& head, int status,
-                                        std::string_view message)>
+  std::function<std::optional<Response>(const Request& head, int status, std::string_view message)>
       error_response;
 };
 
@@ -210,6 +209,5 @@ class Client {
   // poll.
   virtual void Cancel() = 0;
 };
-
 
 }  // namespace tf::http

@@ -8,7 +8,8 @@ Status StatusFromErrorBody(int http_status, std::string_view body) {
   json j = json::parse(body, nullptr, false);
   if (j.is_object() && j.contains("error") && j["error"].is_object()) {
     const json& e = j["error"];
-    std::string code = e.contains("code") && e["code"].is_string() ? e["code"].get<std::string>() : "";
+    std::string code =
+        e.contains("code") && e["code"].is_string() ? e["code"].get<std::string>() : "";
     std::string message =
         e.contains("message") && e["message"].is_string() ? e["message"].get<std::string>() : "";
     return Status(StatusCodeFromName(code), message);
@@ -30,7 +31,8 @@ Result<json> JsonClient::Call(const std::string& method, const std::string& targ
     headers.push_back({"Content-Type", "application/json"});
     payload = body.dump();
   }
-  TF_ASSIGN_OR_RETURN(ClientResponse response, client_->Send(method, target, headers, payload, timeout));
+  TF_ASSIGN_OR_RETURN(ClientResponse response,
+                      client_->Send(method, target, headers, payload, timeout));
   if (response.status < 200 || response.status > 299) {
     return StatusFromErrorBody(response.status, response.body);
   }

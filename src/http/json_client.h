@@ -4,10 +4,9 @@
 
 #include <chrono>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "base/status.h"
 #include "http/http.h"
@@ -21,8 +20,7 @@ Status StatusFromErrorBody(int http_status, std::string_view body);
 class JsonClient {
  public:
   // kInvalidArgument if `base_url` does not parse.
-  static Result<std::unique_ptr<JsonClient>> Create(const std::string& base_url,
-                                                    std::string token);
+  static Result<std::unique_ptr<JsonClient>> Create(const std::string& base_url, std::string token);
 
   // A 2xx answer returns its JSON body (null when empty); any other the server's error.
   // kUnavailable when the server cannot be reached. Not thread-safe: one client per thread.

@@ -22,8 +22,6 @@
 // dropped. Shutdown waits for such handlers too, within the grace period. A handler that reads a
 // streamed body has its deadline moved on at each read; if it still passes, the connection is
 // closed after the 503, since the handler may be in the middle of reading.
-#include "base/async.h"  // first: see the note on <utility> there
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -42,6 +40,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/async.h"  // first: see the note on <utility> there
 #include "base/log.h"
 #include "http/http.h"
 #include "http/server_io.h"
@@ -116,17 +115,18 @@ class Core : public std::enable_shared_from_this<Core> {
   static awaitable<void> Serve(std::shared_ptr<Core> self, std::shared_ptr<Connection> conn);
   // Answers one parsed request. Returns whether the connection may serve another.
   // Reads a buffered request's body into request->body.
-  awaitable<error_code> ReadWholeBody(Connection& conn, bhttp::request_parser<bhttp::empty_body>& head,
+  awaitable<error_code> ReadWholeBody(Connection& conn,
+                                      bhttp::request_parser<bhttp::empty_body>& head,
                                       Request* request);
   // Answers one request. Returns whether the connection may serve another.
   awaitable<bool> Respond(Connection& conn, Request request, std::shared_ptr<StreamedBody> body,
                           Framing framing);
   // Returns whether the handler finished (false: its deadline passed or the server closed).
-  awaitable<bool> RunHandler(Connection& conn, Request request,
-                             std::shared_ptr<StreamedBody> body, Response* response);
+  awaitable<bool> RunHandler(Connection& conn, Request request, std::shared_ptr<StreamedBody> body,
+                             Response* response);
   // Takes the response so that its body moves into the message instead of being copied.
-  awaitable<bool> WriteResponse(Connection& conn, Response response, unsigned version,
-                                bool is_head, bool keep_alive);
+  awaitable<bool> WriteResponse(Connection& conn, Response response, unsigned version, bool is_head,
+                                bool keep_alive);
   awaitable<bool> WriteStream(Connection& conn, const Response& response, Framing framing);
   // The server's own answer to a request it refuses or fails (ServerOptions::error_response).
   Response Refusal(const Request& head, int status, StatusCode code,
@@ -215,8 +215,8 @@ awaitable<void> Core::Serve(std::shared_ptr<Core> self, std::shared_ptr<Connecti
     error_code ec;
     if (conn->buffer.size() == 0) {  // wait for the next request to begin
       stream.expires_after(first ? opt.read_timeout : opt.idle_timeout);
-      size_t n = co_await stream.async_read_some(conn->buffer.prepare(kFirstReadBytes),
-                                                 RedirectTo(ec));
+      size_t n =
+          co_await stream.async_read_some(conn->buffer.prepare(kFirstReadBytes), RedirectTo(ec));
       if (ec) break;  // closed by the peer, idle too long, or shut down
       conn->buffer.commit(n);
     }
@@ -266,15 +266,15 @@ awaitable<void> Core::Serve(std::shared_ptr<Core> self, std::shared_ptr<Connecti
     }
     if (ec == bhttp::error::header_limit) {
       co_await self->RejectAndClose(
-          *conn, ErrorResponse(431, StatusCode::kResourceExhausted,
-                               "request header exceeds " + std::to_string(opt.max_header_bytes) +
-                                   " bytes"));
+          *conn, ErrorResponse(
+                     431, StatusCode::kResourceExhausted,
+                     "request header exceeds " + std::to_string(opt.max_header_bytes) + " bytes"));
       break;
     }
     if (ec && IsHttpError(ec) && ec != bhttp::error::end_of_stream &&
         ec != bhttp::error::partial_message) {
-      co_await self->RejectAndClose(
-          *conn, ErrorResponse(400, StatusCode::kInvalidArgument, "malformed request: " + ec.message()));
+      co_await self->RejectAndClose(*conn, ErrorResponse(400, StatusCode::kInvalidArgument,
+                                                         "malformed request: " + ec.message()));
       break;
     }
     if (ec) break;  // timed out, reset, or shut down: nobody to answer
@@ -304,8 +304,8 @@ awaitable<error_code> Core::ReadWholeBody(Connection& conn,
   co_return ec;
 }
 
-awaitable<bool> Core::Respond(Connection& conn, Request request,
-                              std::shared_ptr<StreamedBody> body, Framing framing) {
+awaitable<bool> Core::Respond(Connection& conn, Request request, std::shared_ptr<StreamedBody> body,
+                              Framing framing) {
   if (draining_.load()) {
     served_.fetch_add(1);
     co_await WriteResponse(
@@ -334,7 +334,7 @@ awaitable<bool> Core::Respond(Connection& conn, Request request,
   WakeDrainers();
   // A handler still running may be reading the body: then the connection just closes.
   if (ok && !body_read && finished) co_await Linger(conn);
-  co_return ok && keep_alive && !draining_.load();
+  co_return ok&& keep_alive && !draining_.load();
 }
 
 // Runs the handler on this connection's strand and waits for it or for handler_timeout,
@@ -384,9 +384,9 @@ awaitable<bool> Core::RunHandler(Connection& conn, Request request,
   } else if (!call->done) {
     spdlog::warn("http: {} {} from {} passed its {} ms deadline", req.method, req.target,
                  req.remote_address, options_.handler_timeout.count());
-    *response = Refusal(req, 503, StatusCode::kUnavailable,
-                        "handler exceeded " + std::to_string(options_.handler_timeout.count()) +
-                            " ms");
+    *response =
+        Refusal(req, 503, StatusCode::kUnavailable,
+                "handler exceeded " + std::to_string(options_.handler_timeout.count()) + " ms");
   } else if (call->error) {
     spdlog::error("http: handler for {} {} threw: {}", req.method, req.target,
                   Describe(call->error));
@@ -441,8 +441,8 @@ awaitable<bool> Core::WriteResponse(Connection& conn, Response response, unsigne
 awaitable<bool> Core::WriteStream(Connection& conn, const Response& response, Framing framing) {
   using Mode = BodyWriter::Framing;
   const Mode mode = response.content_length ? Mode::kSized
-                    : framing.version >= 11  ? Mode::kChunked
-                                             : Mode::kUntilClose;
+                    : framing.version >= 11 ? Mode::kChunked
+                                            : Mode::kUntilClose;
   bhttp::response<bhttp::empty_body> res{static_cast<bhttp::status>(response.status),
                                          framing.version};
   SetCommonFields(res, response);
@@ -456,8 +456,7 @@ awaitable<bool> Core::WriteStream(Connection& conn, const Response& response, Fr
   co_await bhttp::async_write_header(conn.stream, serializer, RedirectTo(ec));
   if (ec) co_return false;
 
-  BodyWriter writer(conn.stream, mode, response.content_length.value_or(0),
-                    options_.read_timeout);
+  BodyWriter writer(conn.stream, mode, response.content_length.value_or(0), options_.read_timeout);
   try {
     co_await response.stream(writer);
   } catch (...) {
@@ -493,7 +492,8 @@ awaitable<void> Core::Linger(Connection& conn) {
   conn.stream.socket().shutdown(tcp::socket::shutdown_send, ec);
   std::array<char, 8192> sink;
   size_t drained = 0;
-  conn.stream.expires_after(std::min<std::chrono::milliseconds>(kLingerTime, options_.read_timeout));
+  conn.stream.expires_after(
+      std::min<std::chrono::milliseconds>(kLingerTime, options_.read_timeout));
   while (drained < kLingerBytes) {
     size_t n = co_await conn.stream.async_read_some(asio::buffer(sink), RedirectTo(ec));
     if (ec) break;

@@ -3,11 +3,11 @@
 #include <sys/sendfile.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/write.hpp>
-#include <algorithm>
 #include <cerrno>
 
 namespace tf::http::internal {
@@ -87,8 +87,8 @@ StreamedBody::StreamedBody(std::shared_ptr<Connection> conn,
     remaining_ = *content_length_;
   }
   finished_ = parser_.is_done() || (content_length_ && remaining_ == 0);
-  expect_continue_ = !finished_ && beast::iequals(parser_.get()[bhttp::field::expect],
-                                                  "100-continue");
+  expect_continue_ =
+      !finished_ && beast::iequals(parser_.get()[bhttp::field::expect], "100-continue");
 }
 
 awaitable<Result<size_t>> StreamedBody::Read(std::span<char> buffer) {
@@ -155,14 +155,14 @@ awaitable<error_code> StreamedBody::ReadChunked(std::span<char> out, size_t* fil
 
 Status StreamedBody::Fail(const error_code& ec) {
   if (ec == bhttp::error::body_limit) {
-    failed_ = ResourceExhausted("request body exceeds the limit of " +
-                                std::to_string(limit_) + " bytes");
+    failed_ =
+        ResourceExhausted("request body exceeds the limit of " + std::to_string(limit_) + " bytes");
   } else if (ec.category() == bhttp::make_error_code(bhttp::error::bad_chunk).category() &&
              ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message) {
     failed_ = InvalidArgument("malformed request body: " + ec.message());
   } else if (ec == beast::error::timeout) {
-    failed_ = Unavailable("the client sent nothing for " +
-                          std::to_string(read_timeout_.count()) + " ms");
+    failed_ =
+        Unavailable("the client sent nothing for " + std::to_string(read_timeout_.count()) + " ms");
   } else {
     failed_ = Unavailable("the request body was cut short: " + ec.message());
   }

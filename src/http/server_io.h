@@ -5,8 +5,6 @@
 // Threading: everything here is used on the connection's strand only.
 #pragma once
 
-#include "base/async.h"  // first: see the note on <utility> there
-
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/beast/core.hpp>
@@ -20,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/async.h"  // first: see the note on <utility> there
 #include "http/http.h"
 
 namespace tf::http::internal {
@@ -52,11 +51,11 @@ struct Connection {
   void Close();
 
   beast::tcp_stream stream;
-  beast::flat_buffer buffer;     // bytes read past the current request's head
+  beast::flat_buffer buffer;  // bytes read past the current request's head
   uint64_t id = 0;
   std::string remote;
-  bool closing = false;          // Close() was called
-  HandlerCall* call = nullptr;   // the handler being waited for, if any
+  bool closing = false;         // Close() was called
+  HandlerCall* call = nullptr;  // the handler being waited for, if any
 };
 
 // The body of one request, read as the handler asks for it. Content-Length bodies are read
@@ -85,8 +84,8 @@ class StreamedBody final : public BodyReader {
   const uint64_t limit_;
   const std::chrono::milliseconds read_timeout_;
   std::optional<uint64_t> content_length_;
-  uint64_t remaining_ = 0;         // of a Content-Length body
-  bool expect_continue_ = false;   // "100 Continue" still owed to the client
+  uint64_t remaining_ = 0;        // of a Content-Length body
+  bool expect_continue_ = false;  // "100 Continue" still owed to the client
   bool finished_ = false;
   Status failed_;
   std::function<void()> on_progress_;

@@ -12,10 +12,12 @@ bool IsLiveRankState(std::string_view s) {
 }
 
 json RankToJson(const RankState& r) {
-  return json{{"node_id", r.node_id},   {"address", r.address},       {"gpus", r.gpus},
-              {"state", r.state},       {"exit_code", r.exit_code},   {"signal", r.signal},
-              {"log_tail", r.log_tail}, {"started_at", r.started_at}, {"ended_at", r.ended_at},
-              {"price_per_hour", r.price_per_hour}, {"share", r.share},   {"spot", r.spot}};
+  return json{{"node_id", r.node_id},     {"address", r.address},
+              {"gpus", r.gpus},           {"state", r.state},
+              {"exit_code", r.exit_code}, {"signal", r.signal},
+              {"log_tail", r.log_tail},   {"started_at", r.started_at},
+              {"ended_at", r.ended_at},   {"price_per_hour", r.price_per_hour},
+              {"share", r.share},         {"spot", r.spot}};
 }
 
 RankState RankFromJson(const json& j) {
@@ -39,12 +41,19 @@ json AttemptToJson(const Attempt& a) {
   json ranks = json::array();
   for (const RankState& r : a.ranks) ranks.push_back(RankToJson(r));
   // The token is written as a string: JSON readers elsewhere may hold numbers as doubles.
-  return json{
-      {"number", a.number},         {"token", std::to_string(a.token)}, {"state", a.state},
-      {"reason", a.reason},         {"master_port", a.master_port},     {"ranks", std::move(ranks)},
-      {"created_at", a.created_at}, {"started_at", a.started_at},       {"ended_at", a.ended_at},
-      {"exit_code", a.exit_code},   {"failure_seen_at", a.failure_seen_at},
-      {"failure_reason", a.failure_reason}, {"failure_exit_code", a.failure_exit_code}};
+  return json{{"number", a.number},
+              {"token", std::to_string(a.token)},
+              {"state", a.state},
+              {"reason", a.reason},
+              {"master_port", a.master_port},
+              {"ranks", std::move(ranks)},
+              {"created_at", a.created_at},
+              {"started_at", a.started_at},
+              {"ended_at", a.ended_at},
+              {"exit_code", a.exit_code},
+              {"failure_seen_at", a.failure_seen_at},
+              {"failure_reason", a.failure_reason},
+              {"failure_exit_code", a.failure_exit_code}};
 }
 
 Attempt AttemptFromJson(const json& j) {

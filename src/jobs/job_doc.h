@@ -9,11 +9,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -37,15 +36,15 @@ bool IsTerminalJobState(std::string_view state);
 // One node's part of an attempt.
 struct RankState {
   std::string node_id;
-  std::string address;         // the node's address when placed
+  std::string address;  // the node's address when placed
   std::vector<int> gpus;
   // "assigned" (the worker has not started it yet), "running", and the ends: "succeeded",
   // "failed", "interrupted", "lost", "stopped" (ended because its attempt did); "stopping"
   // while a rank of an ended attempt may still run.
   std::string state = "assigned";
-  int exit_code = -1;          // when it exited
-  int signal = 0;              // when a signal ended it
-  std::string log_tail;        // the last lines of its output, for `describe`
+  int exit_code = -1;    // when it exited
+  int signal = 0;        // when a signal ended it
+  std::string log_tail;  // the last lines of its output, for `describe`
   TimeMs started_at = 0;
   TimeMs ended_at = 0;
   // Set when the rank is placed, for metering (cost/metering.h), so that a later price change
@@ -61,14 +60,14 @@ struct RankState {
 double RankShare(int rank_gpus, int rank_cpus, int node_gpus, int node_cpus);
 
 struct Attempt {
-  int number = 0;              // 1, 2, ...
-  uint64_t token = 0;          // fencing token
+  int number = 0;                 // 1, 2, ...
+  uint64_t token = 0;             // fencing token
   std::string state = kStarting;  // starting, running, then an end (see above)
-  std::string reason;          // why it ended
+  std::string reason;             // why it ended
   int master_port = 0;
   std::vector<RankState> ranks;
   TimeMs created_at = 0;
-  TimeMs started_at = 0;       // when the last rank started running
+  TimeMs started_at = 0;  // when the last rank started running
   TimeMs ended_at = 0;
   int exit_code = -1;
   // A rank of a gang failed while its peers still ran: when a node dies, the survivors fail at
@@ -84,16 +83,16 @@ struct Attempt {
 };
 
 struct JobDoc {
-  nlohmann::json spec;         // JobSpecToJson
-  std::string source;          // the spec's file name, for messages
-  std::string code_key;        // object key of the code bundle in the job bucket; "" = none
-  std::string token_id;        // the job-scoped API token (revoked when the job ends)
-  std::string token_secret;    // handed to the job's processes; see docs/jobs.md
+  nlohmann::json spec;       // JobSpecToJson
+  std::string source;        // the spec's file name, for messages
+  std::string code_key;      // object key of the code bundle in the job bucket; "" = none
+  std::string token_id;      // the job-scoped API token (revoked when the job ends)
+  std::string token_secret;  // handed to the job's processes; see docs/jobs.md
   std::vector<Attempt> attempts;
-  TimeMs not_before = 0;       // retry backoff
-  int recoveries = 0;          // attempts started after an interruption or a lost node
-  int exit_code = -1;          // of the attempt that decided the job
-  std::string reason;          // why the job is in its state
+  TimeMs not_before = 0;  // retry backoff
+  int recoveries = 0;     // attempts started after an interruption or a lost node
+  int exit_code = -1;     // of the attempt that decided the job
+  std::string reason;     // why the job is in its state
   // Why the scheduler did not place the job at its latest try, in words for a person
   // (fleet::Waiting, e.g. "needs 8 GPUs on one node; the largest free is 4"), and when it first
   // gave that reason. Written only when the reason changes; "" and 0 once the job is placed or

@@ -341,7 +341,8 @@ Result<TickStats> JobService::Tick() {
   for (const Job& job : jobs) {
     bool pending = false, silent = false;
     for (const Attempt& a : job.doc.attempts) {
-      if (!a.ended() && a.failure_seen_at > 0 && now - a.failure_seen_at >= verdict_wait) pending = true;
+      if (!a.ended() && a.failure_seen_at > 0 && now - a.failure_seen_at >= verdict_wait)
+        pending = true;
       if (a.ended() && a.has_live_ranks()) silent = true;
     }
     if (!pending && !silent) continue;

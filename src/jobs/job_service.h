@@ -39,15 +39,15 @@ struct RankAssignment {
   std::vector<int> gpus;
   std::vector<std::string> addresses;  // every node of the gang, in rank order
   int master_port = 0;
-  nlohmann::json spec;                 // JobSpecToJson
-  std::string code_key;                // in kJobsBucket; "" = no code bundle
-  std::string job_token;               // the job-scoped API token's secret
+  nlohmann::json spec;    // JobSpecToJson
+  std::string code_key;   // in kJobsBucket; "" = no code bundle
+  std::string job_token;  // the job-scoped API token's secret
 };
 
 struct NodeAssignments {
-  std::string node_state;              // ready, draining, lost
+  std::string node_state;  // ready, draining, lost
   int64_t epoch = 0;
-  std::optional<nlohmann::json> drain; // {"deadline_ms": ..., "reason": ...} while draining
+  std::optional<nlohmann::json> drain;  // {"deadline_ms": ..., "reason": ...} while draining
   std::vector<RankAssignment> ranks;
 };
 
@@ -55,7 +55,7 @@ struct NodeAssignments {
 struct NodeView {
   store::NodeRecord record;
   fleet::NodeInfo info;
-  std::vector<std::string> running;    // "job_x/attempt-2/rank-0"
+  std::vector<std::string> running;  // "job_x/attempt-2/rank-0"
   int gpus_in_use = 0;
 };
 
@@ -90,7 +90,7 @@ class JobService {
   Result<Job> Cancel(const std::string& project_id, const std::string& job_id,
                      const std::string& reason = "cancelled by request");
   Result<std::vector<store::JobEvent>> EventsOf(const std::string& project_id,
-                                              const std::string& job_id);
+                                                const std::string& job_id);
   Result<std::vector<store::MetricPoint>> Metrics(const std::string& project_id,
                                                   const std::string& job_id, int limit);
 
@@ -115,8 +115,7 @@ class JobService {
  private:
   // Reads the job, applies `change`, writes it back naming the version read; retries lost
   // races. `change` returns kAborted/other errors to stop without writing.
-  Result<Job> Mutate(const std::string& job_id,
-                     const std::function<Status(Job&, Events&)>& change);
+  Result<Job> Mutate(const std::string& job_id, const std::function<Status(Job&, Events&)>& change);
   void AfterChange(const Job& before_nodes_of, const Job& after);
   Result<std::vector<Job>> ActiveJobs();
   Result<int> DetectLostNodes(std::vector<store::NodeRecord>& nodes, TimeMs now);

@@ -322,8 +322,10 @@ Problem CheckDatasets(const JobSpec& spec) {
     const std::string& name = spec.datasets[i];
     std::string path = "datasets[" + std::to_string(i) + "]";
     if (!IsDatasetName(name)) {
-      return Fail(path, "must be a dataset name (1-63 of a-z, 0-9, '.', '_', '-', starting "
-                        "with a letter or digit), got " + Quote(name));
+      return Fail(path,
+                  "must be a dataset name (1-63 of a-z, 0-9, '.', '_', '-', starting "
+                  "with a letter or digit), got " +
+                      Quote(name));
     }
     auto [it, added] = variables.emplace(DatasetEnvName(name), name);
     if (!added) {

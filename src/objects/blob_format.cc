@@ -78,8 +78,7 @@ Status CheckBlocks(std::string_view bytes, const BlockSpan& span, const BlobFoot
   for (uint64_t b = span.first; b < span.end; ++b) {
     size_t at = static_cast<size_t>((b - span.first) * block);
     size_t len = static_cast<size_t>(std::min<uint64_t>(block, footer.size - b * block));
-    if (b >= crcs.size() || at + len > bytes.size() ||
-        Crc32c(bytes.substr(at, len)) != crcs[b]) {
+    if (b >= crcs.size() || at + len > bytes.size() || Crc32c(bytes.substr(at, len)) != crcs[b]) {
       return Internal("blob " + std::string(blob) + " is corrupt: block " + std::to_string(b) +
                       " does not match its checksum");
     }

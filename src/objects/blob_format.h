@@ -22,7 +22,7 @@ inline constexpr uint32_t kBlockBytes = 1 << 20;
 inline constexpr size_t kFooterBytes = 24;
 
 struct BlobFooter {
-  uint64_t size = 0;          // content bytes
+  uint64_t size = 0;  // content bytes
   uint32_t block_bytes = 0;
   uint32_t table_crc = 0;
 };

@@ -51,7 +51,7 @@ uint32_t Software(uint32_t crc, const unsigned char* p, size_t n) {
 #if defined(__x86_64__)
 // One chain of the CPU's crc32 instruction, 8 bytes at a time.
 __attribute__((target("sse4.2"))) uint32_t HardwareChain(uint32_t crc, const unsigned char* p,
-                                                          size_t n) {
+                                                         size_t n) {
   uint64_t c = crc;
   while (n >= 8) {
     uint64_t v;
@@ -99,10 +99,9 @@ constexpr std::array<size_t, 3> kLaneBytes = {4096, 512, 64};
 // over three consecutive lanes keep it busy, and are joined with the register algebra
 // crc(r, A B) = append_|B|_zeros(crc(r, A)) ^ crc(0, B).
 __attribute__((target("sse4.2"))) uint32_t Hardware(uint32_t crc, const unsigned char* p,
-                                                     size_t n) {
+                                                    size_t n) {
   static const std::array<ZeroAppend, 3> appends = {
-      MakeZeroAppend(kLaneBytes[0]), MakeZeroAppend(kLaneBytes[1]),
-      MakeZeroAppend(kLaneBytes[2])};
+      MakeZeroAppend(kLaneBytes[0]), MakeZeroAppend(kLaneBytes[1]), MakeZeroAppend(kLaneBytes[2])};
   uint64_t c = crc;
   for (size_t size = 0; size < kLaneBytes.size(); ++size) {
     const size_t lane = kLaneBytes[size];

@@ -182,9 +182,9 @@ class LocalBlobWriter final : public BlobWriter {
     while (written_ >= synced_ + kSyncWindow) {
       ::sync_file_range(fd_, static_cast<off_t>(synced_), kSyncWindow, SYNC_FILE_RANGE_WRITE);
       if (synced_ >= kSyncWindow) {
-        ::sync_file_range(fd_, static_cast<off_t>(synced_ - kSyncWindow), kSyncWindow,
-                          SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-                              SYNC_FILE_RANGE_WAIT_AFTER);
+        ::sync_file_range(
+            fd_, static_cast<off_t>(synced_ - kSyncWindow), kSyncWindow,
+            SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
       }
       synced_ += kSyncWindow;
     }
@@ -195,7 +195,7 @@ class LocalBlobWriter final : public BlobWriter {
   const bool direct_;  // fd_ has O_DIRECT
   const fs::path temp_, final_;
   std::unique_ptr<char, decltype(&std::free)> buffer_;  // kBufferBytes, aligned
-  size_t fill_ = 0;                                      // bytes in buffer_
+  size_t fill_ = 0;                                     // bytes in buffer_
   uint64_t written_ = 0;                                // whole blocks written
   std::vector<uint32_t> crcs_;                          // of the written blocks
   uint64_t synced_ = 0;  // without O_DIRECT: writeback started for [0, synced_)
@@ -279,7 +279,8 @@ class LocalBlobReader final : public BlobReader {
   int OpenAgain() const {
     int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
-    struct stat a {}, b {};
+    struct stat a {
+    }, b{};
     if (::fstat(fd_, &a) != 0 || ::fstat(fd, &b) != 0 || a.st_dev != b.st_dev ||
         a.st_ino != b.st_ino) {
       ::close(fd);
@@ -342,8 +343,8 @@ class LocalBlobReader final : public BlobReader {
                           std::strerror(errno) + " (shorter than its footer says?)");
         break;
       }
-      status = CheckBlocks(std::string_view(bytes, static_cast<size_t>(one.stop - one.start)),
-                           one, footer_, crcs_, path_.filename().string());
+      status = CheckBlocks(std::string_view(bytes, static_cast<size_t>(one.stop - one.start)), one,
+                           footer_, crcs_, path_.filename().string());
     }
     ::munmap(p, length);
     return status;
@@ -366,8 +367,8 @@ class LocalBlobReader final : public BlobReader {
   const BlobFooter footer_;
   const std::vector<uint32_t> crcs_;
   std::string scratch_;
-  int second_fd_ = kNotOpened;   // for Check's second half: fd_'s file opened again, or -1
-  std::string second_scratch_;  // Check's second half reads into this
+  int second_fd_ = kNotOpened;            // for Check's second half: fd_'s file opened again, or -1
+  std::string second_scratch_;            // Check's second half reads into this
   std::atomic<bool> map_refused_{false};  // mapping was refused once: Check reads instead
 };
 
@@ -491,7 +492,6 @@ Result<std::string> LoadOrCreateOwner(const std::filesystem::path& dir) {
   if (!s.ok()) return s;
   return owner;
 }
-
 
 Result<std::unique_ptr<BlobStore>> OpenLocalBlobStore(const std::filesystem::path& dir) {
   std::error_code ec;

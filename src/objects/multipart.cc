@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <future>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <tuple>
 
 #include "base/crypto.h"
@@ -155,8 +155,7 @@ Status MultipartUploads::LoadLocked() {
     u.options.headers = ParseMetadata(r.headers);
     u.options.checksum_algorithm =
         ChecksumAlgorithmNamed(r.checksum_algorithm).value_or(ChecksumAlgorithm::kNone);
-    u.options.checksum_type =
-        ChecksumTypeNamed(r.checksum_type).value_or(ChecksumType::kComposite);
+    u.options.checksum_type = ChecksumTypeNamed(r.checksum_type).value_or(ChecksumType::kComposite);
     u.public_info.checksum_algorithm = u.options.checksum_algorithm;
     u.public_info.checksum_type = u.options.checksum_type;
     u.touched_at = r.initiated_at;
@@ -234,8 +233,7 @@ Result<std::string> MultipartUploads::Create(const std::string& project_id,
       if (stored.ok()) {
         Upload u;
         u.project_id = project_id;
-        u.public_info = {id, bucket, key, now, options.checksum_algorithm,
-                         options.checksum_type};
+        u.public_info = {id, bucket, key, now, options.checksum_algorithm, options.checksum_type};
         u.options = std::move(options);
         u.touched_at = now;
         uploads_.emplace(id, std::move(u));
@@ -342,13 +340,9 @@ Status MultipartUploads::AddPart(const std::string& upload_id, const Part& part)
     auto it = uploads_.find(upload_id);
     if (it == uploads_.end() || it->second.completing) return NoSuchUpload(upload_id);
     Upload& u = it->second;
-    store::MultipartPartRecord record{upload_id,
-                                      part.info.number,
-                                      static_cast<int64_t>(part.info.size),
-                                      part.info.etag,
-                                      part.blob_id,
-                                      part.info.modified_at,
-                                      Base64Encode(part.info.checksum)};
+    store::MultipartPartRecord record{
+        upload_id,    part.info.number,      static_cast<int64_t>(part.info.size), part.info.etag,
+        part.blob_id, part.info.modified_at, Base64Encode(part.info.checksum)};
     Result<std::string> put = objects_.store_.PutMultipartPart(record);
     if (put.status().code() == StatusCode::kNotFound) return NoSuchUpload(upload_id);
     TF_RETURN_IF_ERROR(put.status());
@@ -446,7 +440,7 @@ Result<ObjectInfo> MultipartUploads::Complete(const std::string& project_id,
       auto it = u->parts.find(number);
       if (it == u->parts.end() || it->second.info.etag != wanted) {
         return InvalidArgument("part " + std::to_string(number) + " with ETag '" +
-                                  wanted.substr(0, 64) + "' was not uploaded");
+                               wanted.substr(0, 64) + "' was not uploaded");
       }
       chosen.push_back(it->second);
     }

@@ -106,7 +106,8 @@ Status ValidateMetadata(const std::map<std::string, std::string>& metadata) {
     }
     for (char c : name) {
       // An HTTP header name's characters (RFC 9110's tchar), lower-case as S3 keeps them.
-      if (!IsLowerAlnum(c) && std::string_view("!#$%&'*+-.^_`|~").find(c) == std::string_view::npos) {
+      if (!IsLowerAlnum(c) &&
+          std::string_view("!#$%&'*+-.^_`|~").find(c) == std::string_view::npos) {
         return InvalidArgument("metadata name " + Show(name) +
                                " may hold only lowercase letters, digits and !#$%&'*+-.^_`|~");
       }
@@ -131,8 +132,8 @@ Status ValidateContentType(std::string_view content_type) {
     return InvalidArgument("content type longer than " + std::to_string(kMaxContentTypeBytes));
   }
   for (unsigned char c : content_type) {
-    if (c < 0x20 || c >= 0x7f) return InvalidArgument("content type " + Show(content_type) +
-                                                       " must be printable ASCII");
+    if (c < 0x20 || c >= 0x7f)
+      return InvalidArgument("content type " + Show(content_type) + " must be printable ASCII");
   }
   return OkStatus();
 }

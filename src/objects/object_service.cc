@@ -1,7 +1,6 @@
 #include "objects/object_service.h"
 
 #include <charconv>
-
 #include <nlohmann/json.hpp>
 
 #include "base/crypto.h"
@@ -166,12 +165,14 @@ Result<ObjectInfo> ObjectService::Head(const std::string& project_id, const std:
 Result<ObjectInfo> ObjectService::Copy(const std::string& project_id,
                                        const std::string& from_bucket, const std::string& from_key,
                                        const std::string& bucket, const std::string& key) {
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<ObjectReader> reader, Open(project_id, from_bucket, from_key));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<ObjectReader> reader,
+                      Open(project_id, from_bucket, from_key));
   const ObjectInfo& from = reader->info();
   if (from.size > options_.max_copy_bytes) {
     return InvalidArgument(from_bucket + "/" + from_key + " is " + std::to_string(from.size) +
                            " bytes: a copy on the server takes objects of up to " +
-                           std::to_string(options_.max_copy_bytes) + " (download and upload it instead)");
+                           std::to_string(options_.max_copy_bytes) +
+                           " (download and upload it instead)");
   }
   PutOptions options;
   options.content_type = from.content_type;

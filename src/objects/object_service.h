@@ -31,9 +31,9 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "objects/checksums.h"
 #include "base/status.h"
 #include "objects/blob_store.h"
+#include "objects/checksums.h"
 #include "store/store.h"
 
 namespace tf::objects {
@@ -188,9 +188,8 @@ class ObjectService {
   Status DeleteBucket(const std::string& project_id, const std::string& name);
 
   // Starts writing object `key` of a bucket. Nothing is visible until Upload::Commit.
-  Result<std::unique_ptr<Upload>> BeginPut(const std::string& project_id,
-                                           const std::string& bucket, const std::string& key,
-                                           PutOptions options);
+  Result<std::unique_ptr<Upload>> BeginPut(const std::string& project_id, const std::string& bucket,
+                                           const std::string& key, PutOptions options);
   Result<ObjectInfo> Head(const std::string& project_id, const std::string& bucket,
                           const std::string& key);
   Result<std::unique_ptr<ObjectReader>> Open(const std::string& project_id,

@@ -9,8 +9,7 @@ constexpr size_t kOpenSegments = 2;  // kept open at once (besides those FileSpa
 
 }  // namespace
 
-SegmentedBlobReader::SegmentedBlobReader(BlobStore& blobs,
-                                         std::vector<store::BlobSegment> segments,
+SegmentedBlobReader::SegmentedBlobReader(BlobStore& blobs, std::vector<store::BlobSegment> segments,
                                          std::unique_ptr<BlobReader> first,
                                          std::function<void()> on_close)
     : blobs_(blobs), segments_(std::move(segments)), on_close_(std::move(on_close)) {
@@ -96,9 +95,8 @@ Status SegmentedBlobReader::ReadAt(uint64_t offset, size_t n, std::string* out) 
 }
 
 Status SegmentedBlobReader::Check(uint64_t offset, size_t n) {
-  return ForEachPiece(offset, n, [](BlobReader& blob, uint64_t at, size_t bytes) {
-    return blob.Check(at, bytes);
-  });
+  return ForEachPiece(
+      offset, n, [](BlobReader& blob, uint64_t at, size_t bytes) { return blob.Check(at, bytes); });
 }
 
 Result<BlobReader::FileSpan> SegmentedBlobReader::FileAt(uint64_t offset) {

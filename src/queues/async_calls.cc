@@ -85,10 +85,9 @@ awaitable<Result<store::Queue>> ResolveForReceiveAsync(QueueService& service,
   co_return std::move(*q);
 }
 
-awaitable<Result<std::vector<Status>>> DeleteAsync(QueueService& service, asio::thread_pool& pool,
-                                                   const std::string& project_id,
-                                                   const std::string& queue,
-                                                   const std::vector<std::string>& receipt_handles) {
+awaitable<Result<std::vector<Status>>> DeleteAsync(
+    QueueService& service, asio::thread_pool& pool, const std::string& project_id,
+    const std::string& queue, const std::vector<std::string>& receipt_handles) {
   std::optional<store::Queue> q = ReadyQueue(service, project_id, queue);
   if (!q) {
     auto blocking = [&] { return service.Delete(project_id, queue, receipt_handles); };

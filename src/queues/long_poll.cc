@@ -22,11 +22,10 @@ awaitable<Result<std::vector<Message>>> ReceiveWithWait(QueueService& service,
     co_return InvalidArgument("wait_seconds must be between 0 and 20, got " +
                               std::to_string(*params.wait_seconds));
   }
-  auto resolved =
-      co_await ResolveForReceiveAsync(service, pool, project_id, queue, params.receive);
+  auto resolved = co_await ResolveForReceiveAsync(service, pool, project_id, queue, params.receive);
   if (!resolved.ok()) co_return resolved.status();
-  TimeMs wait_ms = params.wait_seconds ? *params.wait_seconds * kSecondMs
-                                       : resolved->config.receive_wait_ms;
+  TimeMs wait_ms =
+      params.wait_seconds ? *params.wait_seconds * kSecondMs : resolved->config.receive_wait_ms;
   if (wait_ms == 0) {
     co_return co_await ReceiveOnceAsync(service, pool, project_id, queue, params.receive);
   }

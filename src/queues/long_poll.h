@@ -15,8 +15,9 @@ struct LongPollParams {
   std::optional<int64_t> wait_seconds;  // 0..20; default: the queue's receive_wait
 };
 
-// Calls the store as queues/async_calls.h does (on `pool` where it would block). Returns as soon as at least one message arrives, or with an
-// empty list once the wait time has passed. Must run on a strand (see QueueWakeups).
+// Calls the store as queues/async_calls.h does (on `pool` where it would block). Returns as soon as
+// at least one message arrives, or with an empty list once the wait time has passed. Must run on a
+// strand (see QueueWakeups).
 awaitable<Result<std::vector<Message>>> ReceiveWithWait(QueueService& service,
                                                         QueueWakeups& wakeups,
                                                         asio::thread_pool& pool,

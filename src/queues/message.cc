@@ -1,8 +1,7 @@
 #include "queues/message.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "base/crypto.h"
 
@@ -24,7 +23,11 @@ Status ValidateBody(const std::string& body) {
   size_t n = body.size();
   for (size_t i = 0; i < n;) {
     uint32_t c = p[i];
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xE  ? 3
+                 : (c >> 3) == 0x1E ? 4
+                                    : 0;
     bool ok = len != 0 && i + len <= n;
     if (ok && len > 1) {
       c &= (0x7F >> len);
@@ -60,10 +63,13 @@ Status ValidateAttributes(const MessageAttributes& attributes) {
     for (char c : name) {
       bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                 c == '_' || c == '-' || c == '.';
-      if (!ok) return InvalidArgument("attribute name '" + name + "' has a character outside [A-Za-z0-9_.-]");
+      if (!ok)
+        return InvalidArgument("attribute name '" + name +
+                               "' has a character outside [A-Za-z0-9_.-]");
     }
     if (name.front() == '.' || name.back() == '.' || name.find("..") != std::string::npos) {
-      return InvalidArgument("attribute name '" + name + "' must not start or end with '.' or hold '..'");
+      return InvalidArgument("attribute name '" + name +
+                             "' must not start or end with '.' or hold '..'");
     }
     if (StartsWith(name, "AWS.") || StartsWith(name, "Amazon.")) {
       return InvalidArgument("attribute name '" + name + "' uses a reserved prefix");
@@ -134,7 +140,8 @@ std::string EncodeReceiptHandle(const store::Receipt& r) {
 
 Result<store::Receipt> DecodeReceiptHandle(const std::string& handle) {
   auto bad = [&] {
-    return InvalidArgument("receipt handle '" + handle.substr(0, 64) + "' is not one this server issued");
+    return InvalidArgument("receipt handle '" + handle.substr(0, 64) +
+                           "' is not one this server issued");
   };
   if (handle.rfind("rh1.", 0) != 0) return bad();
   size_t dot = handle.find('.', 4);

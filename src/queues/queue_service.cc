@@ -155,8 +155,8 @@ Result<std::vector<SendOutcome>> QueueService::Send(const std::string& project_i
   return FinishSend(std::move(prepared), sent);
 }
 
-Result<QueueService::PreparedSend> QueueService::PrepareSend(const store::Queue& q,
-                                                             const std::vector<SendEntry>& entries) {
+Result<QueueService::PreparedSend> QueueService::PrepareSend(
+    const store::Queue& q, const std::vector<SendEntry>& entries) {
   TF_RETURN_IF_ERROR(CheckBatchSize(entries.size(), "messages"));
   const store::QueueConfig& c = q.config;
   PreparedSend p;
@@ -193,7 +193,8 @@ Result<QueueService::PreparedSend> QueueService::PrepareSend(const store::Queue&
         if (e.delay_seconds) {
           return InvalidArgument("FIFO queues take no per-message delay_seconds; set the queue's");
         }
-        if (e.group_id.empty()) return InvalidArgument("FIFO queues need a group_id on every message");
+        if (e.group_id.empty())
+          return InvalidArgument("FIFO queues need a group_id on every message");
         TF_RETURN_IF_ERROR(CheckFifoId(e.group_id, "group_id"));
         TF_RETURN_IF_ERROR(CheckFifoId(e.deduplication_id, "deduplication_id"));
         if (e.deduplication_id.empty() && !c.content_based_deduplication) {
@@ -269,9 +270,8 @@ Result<store::ReceiveOptions> QueueService::ReceiveOptionsFor(const store::Queue
   o.queue_id = q.id;
   o.fifo = q.config.fifo;
   o.max_messages = p.max_messages;
-  o.visibility_timeout_ms = p.visibility_timeout_seconds
-                                ? *p.visibility_timeout_seconds * kSecondMs
-                                : q.config.visibility_timeout_ms;
+  o.visibility_timeout_ms = p.visibility_timeout_seconds ? *p.visibility_timeout_seconds * kSecondMs
+                                                         : q.config.visibility_timeout_ms;
   if (dead_letter != nullptr) {
     o.dead_letter_queue_id = dead_letter->id;
     o.max_receive_count = q.config.max_receive_count;
@@ -413,6 +413,8 @@ Result<int64_t> QueueService::Redrive(const std::string& project_id, const std::
   return moved;
 }
 
-Result<int64_t> QueueService::DeleteExpired() { return store_.queues().DeleteExpired(clock_.Now()); }
+Result<int64_t> QueueService::DeleteExpired() {
+  return store_.queues().DeleteExpired(clock_.Now());
+}
 
 }  // namespace tf::queues

@@ -26,8 +26,8 @@ struct QueueInfo {
 };
 
 struct ReceiveParams {
-  int max_messages = 1;                              // 1..10
-  std::optional<int64_t> visibility_timeout_seconds; // default: the queue's
+  int max_messages = 1;                               // 1..10
+  std::optional<int64_t> visibility_timeout_seconds;  // default: the queue's
 };
 
 struct VisibilityRequest {
@@ -103,7 +103,8 @@ class QueueService {
 
   // `dead_letter`: the record of q's dead-letter queue, null when it has none (or it was
   // deleted after it was configured: messages then stay where they are).
-  Result<store::ReceiveOptions> ReceiveOptionsFor(const store::Queue& q, const ReceiveParams& params,
+  Result<store::ReceiveOptions> ReceiveOptionsFor(const store::Queue& q,
+                                                  const ReceiveParams& params,
                                                   const store::Queue* dead_letter);
   static std::vector<Message> ToMessages(std::vector<store::ReceivedMessage> received);
 

@@ -12,7 +12,8 @@ Status CheckRange(const char* field, int64_t value, int64_t min, int64_t max) {
 }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 }  // namespace
@@ -25,7 +26,8 @@ Status ValidateQueueName(const std::string& name, bool fifo) {
   }
   std::string stem = name;
   if (EndsWith(name, ".fifo")) {
-    if (!fifo) return InvalidArgument("queue name '" + name + "' ends in .fifo but fifo is not set");
+    if (!fifo)
+      return InvalidArgument("queue name '" + name + "' ends in .fifo but fifo is not set");
     stem = name.substr(0, name.size() - 5);
   } else if (fifo) {
     return InvalidArgument("a FIFO queue's name must end in .fifo, got '" + name + "'");
@@ -65,8 +67,8 @@ Result<store::QueueConfig> ApplySettings(const store::QueueConfig& base, const Q
     c.receive_wait_ms = *s.receive_wait_seconds * kSecondMs;
   }
   if (s.max_message_bytes) {
-    TF_RETURN_IF_ERROR(CheckRange("max_message_bytes", *s.max_message_bytes, kMinMessageBytes,
-                                  kMaxMessageBytes));
+    TF_RETURN_IF_ERROR(
+        CheckRange("max_message_bytes", *s.max_message_bytes, kMinMessageBytes, kMaxMessageBytes));
     c.max_message_bytes = *s.max_message_bytes;
   }
   if (s.fifo) {

@@ -6,13 +6,12 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/steady_timer.hpp>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
-
-#include <boost/asio/steady_timer.hpp>
 
 #include "base/async.h"
 

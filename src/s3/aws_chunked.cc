@@ -145,8 +145,7 @@ Result<bool> AwsChunkedDecoder::GatherLine(std::string_view& in, const std::stri
   const size_t newline = in.find('\n');
   const size_t take = newline == std::string_view::npos ? in.size() : newline + 1;
   if (line_.size() + take > kMaxHeaderBytes) {
-    return InvalidArgument(what + " is longer than " + std::to_string(kMaxHeaderBytes) +
-                           " bytes");
+    return InvalidArgument(what + " is longer than " + std::to_string(kMaxHeaderBytes) + " bytes");
   }
   line_.append(in.substr(0, take));
   in.remove_prefix(take);
@@ -160,9 +159,9 @@ Status AwsChunkedDecoder::Feed(std::string_view in, std::string* out) {
       case State::kHeader:
       case State::kTrailer: {
         const bool header = state_ == State::kHeader;
-        Result<bool> whole = GatherLine(
-            in, header ? "chunk " + std::to_string(chunks_ + 1) + ": the header line"
-                       : std::string("a trailing header line"));
+        Result<bool> whole =
+            GatherLine(in, header ? "chunk " + std::to_string(chunks_ + 1) + ": the header line"
+                                  : std::string("a trailing header line"));
         if (!whole.ok()) return Fail(whole.status());
         if (*whole) {
           if (Status s = header ? ParseHeader() : ParseTrailer(); !s.ok()) return Fail(s);

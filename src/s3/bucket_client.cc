@@ -57,8 +57,8 @@ Result<http::ClientResponse> BucketClient::Call(http::ClientRequest request,
   TF_ASSIGN_OR_RETURN(auto client, Acquire());
   auto response = client->Exchange(request);
   if (!response.ok()) {
-    return Unavailable("object store " + location_.endpoint + " did not answer " +
-                       request.method + " " + path + ": " + response.status().message());
+    return Unavailable("object store " + location_.endpoint + " did not answer " + request.method +
+                       " " + path + ": " + response.status().message());
   }
   Release(std::move(client));
   return response;

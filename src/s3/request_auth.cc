@@ -301,8 +301,8 @@ Outcome<SignedRequest> VerifyRequest(const http::Request& r, TimeMs now, const K
         !length.empty() && length.size() <= 19 &&
         std::all_of(length.begin(), length.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
     if (!digits) {
-      return MakeError("MissingContentLength", "x-amz-decoded-content-length is required with " +
-                                                   c.payload_hash);
+      return MakeError("MissingContentLength",
+                       "x-amz-decoded-content-length is required with " + c.payload_hash);
     }
     out.decoded_length = std::stoull(length);
   }

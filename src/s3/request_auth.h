@@ -30,9 +30,9 @@ inline constexpr int64_t kMaxPresignedSeconds = 7 * 24 * 3600;
 
 // What a verified request's body must be checked against.
 enum class Payload {
-  kUnsigned,   // nothing to check
-  kSha256,     // the whole body must hash to SignedRequest::payload_sha256
-  kStreaming,  // aws-chunked, each chunk signed (aws_chunked.h)
+  kUnsigned,                  // nothing to check
+  kSha256,                    // the whole body must hash to SignedRequest::payload_sha256
+  kStreaming,                 // aws-chunked, each chunk signed (aws_chunked.h)
   kStreamingUnsignedTrailer,  // aws-chunked, unsigned, with trailing headers (a checksum)
   kStreamingSignedTrailer,    // aws-chunked, each chunk signed, then signed trailing headers
 };

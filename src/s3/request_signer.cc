@@ -77,9 +77,10 @@ Result<BucketLocation> ParseBucketLocation(std::string_view url, const EnvLookup
   }
   while (!loc.endpoint.empty() && loc.endpoint.back() == '/') loc.endpoint.pop_back();
   if (loc.endpoint.rfind("https://", 0) == 0) {
-    return InvalidArgument(where + ": https endpoints are not supported yet (the server's HTTP "
-                                   "client has no TLS); use an http:// endpoint, e.g. a local "
-                                   "gateway");
+    return InvalidArgument(where +
+                           ": https endpoints are not supported yet (the server's HTTP "
+                           "client has no TLS); use an http:// endpoint, e.g. a local "
+                           "gateway");
   }
   if (loc.endpoint.rfind("http://", 0) != 0 || loc.endpoint.size() == 7 ||
       loc.endpoint.find('/', 7) != std::string::npos) {
@@ -91,8 +92,9 @@ Result<BucketLocation> ParseBucketLocation(std::string_view url, const EnvLookup
   auto id = env("AWS_ACCESS_KEY_ID");
   auto secret = env("AWS_SECRET_ACCESS_KEY");
   if (!id || id->empty() || !secret || secret->empty()) {
-    return InvalidArgument(where + ": set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY to the "
-                                   "bucket's credentials");
+    return InvalidArgument(where +
+                           ": set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY to the "
+                           "bucket's credentials");
   }
   loc.access_key_id = *id;
   loc.secret_access_key = *secret;
@@ -124,13 +126,11 @@ void SignRequest(const BucketLocation& location, std::string_view method, std::s
   }
   Credential credential{location.access_key_id, amz_date.substr(0, 8), location.region, "s3"};
   const std::string scope = credential.Scope();
-  const std::string signature =
-      Signature(SigningKey(location.secret_access_key, credential),
-                StringToSign(amz_date, scope, CanonicalRequest(in)));
-  headers->emplace_back("Authorization", std::string(kAlgorithm) + " Credential=" +
-                                             location.access_key_id + "/" + scope +
-                                             ", SignedHeaders=" + signed_names +
-                                             ", Signature=" + signature);
+  const std::string signature = Signature(SigningKey(location.secret_access_key, credential),
+                                          StringToSign(amz_date, scope, CanonicalRequest(in)));
+  headers->emplace_back("Authorization",
+                        std::string(kAlgorithm) + " Credential=" + location.access_key_id + "/" +
+                            scope + ", SignedHeaders=" + signed_names + ", Signature=" + signature);
 }
 
 }  // namespace tf::s3

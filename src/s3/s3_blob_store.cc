@@ -90,9 +90,7 @@ class S3BlobWriter final : public objects::BlobWriter {
     return OkStatus();
   }
 
-  uint64_t size() const override {
-    return sealed_ ? content_ : written_ + block_.size();
-  }
+  uint64_t size() const override { return sealed_ ? content_ : written_ + block_.size(); }
 
  private:
   Status Flush() {
@@ -118,12 +116,12 @@ class S3BlobWriter final : public objects::BlobWriter {
   const std::string id_;
   int fd_;
   const fs::path spool_;
-  std::string block_;              // content not yet written: less than one block
-  uint64_t written_ = 0;           // bytes in the spool file
-  std::vector<uint32_t> crcs_;     // of the written blocks
-  objects::Sha256Hasher hasher_;   // of the spool file
+  std::string block_;             // content not yet written: less than one block
+  uint64_t written_ = 0;          // bytes in the spool file
+  std::vector<uint32_t> crcs_;    // of the written blocks
+  objects::Sha256Hasher hasher_;  // of the spool file
   bool sealed_ = false;
-  uint64_t content_ = 0;           // once sealed: the content's size
+  uint64_t content_ = 0;  // once sealed: the content's size
   Status failed_;
 };
 
@@ -219,8 +217,8 @@ class S3BlobStore final : public objects::BlobStore {
 }  // namespace
 
 Result<std::unique_ptr<objects::BlobStore>> OpenS3BlobStore(const BucketLocation& location,
-                                                           const fs::path& spool,
-                                                           const Clock& clock) {
+                                                            const fs::path& spool,
+                                                            const Clock& clock) {
   std::error_code ec;
   fs::create_directories(spool / "tmp", ec);
   if (ec) return Internal("cannot create " + (spool / "tmp").string() + ": " + ec.message());

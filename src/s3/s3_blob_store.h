@@ -27,7 +27,7 @@ namespace tf::s3 {
 // Checks that the bucket answers (kNotFound, kPermissionDenied or kUnavailable naming the
 // endpoint and bucket otherwise) and opens the store. `spool` is created if missing.
 Result<std::unique_ptr<objects::BlobStore>> OpenS3BlobStore(const BucketLocation& location,
-                                                           const std::filesystem::path& spool,
-                                                           const Clock& clock);
+                                                            const std::filesystem::path& spool,
+                                                            const Clock& clock);
 
 }  // namespace tf::s3

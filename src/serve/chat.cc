@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include "base/log.h"
-#include "serve/server.h"
 #include "engine/gguf.h"
+#include "serve/server.h"
 
 namespace tf::serve {
 namespace {

@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "base/status.h"
-#include "serve/metrics.h"
 #include "engine/batch_scheduler.h"
 #include "engine/generate.h"
 #include "engine/model.h"
 #include "engine/tokenizer.h"
+#include "serve/metrics.h"
 
 namespace tf::serve {
 

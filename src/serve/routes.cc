@@ -5,8 +5,8 @@
 #include "base/async.h"  // first: see the note on <utility> there
 #include "base/crypto.h"
 #include "base/json_parse.h"
-#include "serve/server.h"
 #include "serve/channel.h"
+#include "serve/server.h"
 
 namespace tf::serve {
 namespace {

@@ -31,9 +31,9 @@ struct ServeOptions {
   uint16_t port = 8000;
   int threads = 0;
   std::string quantize = "none";  // none, q8_0, q4_0 (checked by the flag parser)
-  std::string served_name;     // default: the directory's (or file's stem's) last component
-  int64_t kv_cache_mb = 1024;  // the paged KV cache's pool
-  int64_t max_batch = 16;      // sequences running at once
+  std::string served_name;        // default: the directory's (or file's stem's) last component
+  int64_t kv_cache_mb = 1024;     // the paged KV cache's pool
+  int64_t max_batch = 16;         // sequences running at once
 };
 
 // A model ready to serve: set once, after loading.

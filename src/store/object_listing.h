@@ -23,8 +23,7 @@ struct KeyRange {
 using FetchObjects =
     std::function<Result<std::vector<ObjectRecord>>(const KeyRange& range, int limit)>;
 
-Result<ObjectListing> ListObjectsWith(const ListObjectsOptions& options,
-                                      const FetchObjects& fetch);
+Result<ObjectListing> ListObjectsWith(const ListObjectsOptions& options, const FetchObjects& fetch);
 
 // The smallest byte string greater than every string that starts with `prefix`; "" if there is
 // none (an empty prefix, or one made of 0xff bytes only).

@@ -12,7 +12,8 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
 }  // namespace
 
 Result<std::unique_ptr<Store>> OpenStore(const std::string& url) {
-  if (url.empty()) return InvalidArgument("no store given: pass a file path or a postgresql:// URL");
+  if (url.empty())
+    return InvalidArgument("no store given: pass a file path or a postgresql:// URL");
   if (StartsWith(url, "postgresql://") || StartsWith(url, "postgres://") ||
       url.find("dbname=") != std::string::npos) {
     return OpenPostgresStore(url);

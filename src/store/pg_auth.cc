@@ -40,8 +40,8 @@ Status PostgresStore::CreateProject(const Project& p) {
 Result<Project> PostgresStore::GetProject(const std::string& id) {
   Project out;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kRead, [&](PgConnection& conn) -> Status {
-    TF_ASSIGN_OR_RETURN(PgResult r, conn.Exec(std::string(kProjectColumns) + "WHERE id = $1",
-                                              PgParams().Add(id)));
+    TF_ASSIGN_OR_RETURN(
+        PgResult r, conn.Exec(std::string(kProjectColumns) + "WHERE id = $1", PgParams().Add(id)));
     if (r.rows() == 0) return NotFound("project " + id + " does not exist");
     out = ReadProject(r, 0);
     return OkStatus();
@@ -117,8 +117,9 @@ Result<std::vector<Token>> PostgresStore::ListTokens(const std::string& project_
 Status PostgresStore::RevokeToken(const std::string& id, TimeMs now) {
   return pool_->Run(PgTxMode::kAutocommit, [&](PgConnection& conn) -> Status {
     TF_ASSIGN_OR_RETURN(
-        PgResult r, conn.Exec("UPDATE tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2",
-                              PgParams().Add(now).Add(id)));
+        PgResult r,
+        conn.Exec("UPDATE tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2",
+                  PgParams().Add(now).Add(id)));
     if (r.affected() == 0) return NotFound("token " + id + " does not exist");
     return OkStatus();
   });

@@ -120,8 +120,12 @@ std::string PgResult::Bytes(int row, int column) const {
 Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& conninfo) {
   // Later entries override earlier ones, and "dbname" expands to everything `conninfo` sets, so
   // the defaults come first.
-  const char* keys[] = {"connect_timeout",  "keepalives_idle",           "keepalives_interval",
-                        "keepalives_count", "fallback_application_name", "dbname",
+  const char* keys[] = {"connect_timeout",
+                        "keepalives_idle",
+                        "keepalives_interval",
+                        "keepalives_count",
+                        "fallback_application_name",
+                        "dbname",
                         nullptr};
   const char* values[] = {"10", "30", "10", "3", "tensorfleet", conninfo.c_str(), nullptr};
   PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);

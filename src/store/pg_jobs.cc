@@ -40,19 +40,19 @@ std::string FormatValue(double v) {
 
 Status PostgresStore::CreateJob(const JobRecord& job, const JobEvent& first) {
   Status s = pool_->Run(PgTxMode::kTransaction, [&](PgConnection& conn) -> Status {
-    TF_RETURN_IF_ERROR(conn.Run(
-        "INSERT INTO jobs (id, project_id, name, state, version, priority, created_at, "
-        "updated_at, doc) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-        PgParams()
-            .Add(job.id)
-            .Add(job.project_id)
-            .Add(job.name)
-            .Add(job.state)
-            .Add(job.version)
-            .Add(static_cast<int64_t>(job.priority))
-            .Add(job.created_at)
-            .Add(job.updated_at)
-            .Add(job.doc_json)));
+    TF_RETURN_IF_ERROR(
+        conn.Run("INSERT INTO jobs (id, project_id, name, state, version, priority, created_at, "
+                 "updated_at, doc) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                 PgParams()
+                     .Add(job.id)
+                     .Add(job.project_id)
+                     .Add(job.name)
+                     .Add(job.state)
+                     .Add(job.version)
+                     .Add(static_cast<int64_t>(job.priority))
+                     .Add(job.created_at)
+                     .Add(job.updated_at)
+                     .Add(job.doc_json)));
     return AddEvent(conn, first);
   });
   if (s.code() == StatusCode::kAlreadyExists) return AlreadyExists("job '" + job.id + "' exists");
@@ -62,8 +62,8 @@ Status PostgresStore::CreateJob(const JobRecord& job, const JobEvent& first) {
 Result<JobRecord> PostgresStore::GetJob(const std::string& id) {
   JobRecord out;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kRead, [&](PgConnection& conn) -> Status {
-    TF_ASSIGN_OR_RETURN(PgResult r, conn.Exec(std::string(kJobColumns) + "WHERE id = $1",
-                                              PgParams().Add(id)));
+    TF_ASSIGN_OR_RETURN(PgResult r,
+                        conn.Exec(std::string(kJobColumns) + "WHERE id = $1", PgParams().Add(id)));
     if (r.rows() == 0) return NotFound("job '" + id + "' does not exist");
     out = ReadJob(r, 0);
     return OkStatus();
@@ -79,11 +79,11 @@ Result<std::vector<JobRecord>> PostgresStore::ListJobs(const std::string& projec
     out.clear();
     TF_ASSIGN_OR_RETURN(
         PgResult r,
-        conn.Exec(std::string(kJobColumns) +
-                      "WHERE ($1 = '' OR project_id = $1) AND "
-                      "(cardinality($2::text[]) = 0 OR state = ANY($2::text[])) "
-                      "ORDER BY created_at, id LIMIT $3",
-                  PgParams().Add(project_id).AddTextArray(states).Add(static_cast<int64_t>(limit))));
+        conn.Exec(
+            std::string(kJobColumns) + "WHERE ($1 = '' OR project_id = $1) AND "
+                                       "(cardinality($2::text[]) = 0 OR state = ANY($2::text[])) "
+                                       "ORDER BY created_at, id LIMIT $3",
+            PgParams().Add(project_id).AddTextArray(states).Add(static_cast<int64_t>(limit))));
     for (int i = 0; i < r.rows(); ++i) out.push_back(ReadJob(r, i));
     return OkStatus();
   }));
@@ -94,18 +94,17 @@ Status PostgresStore::UpdateJob(const JobRecord& job, int64_t expected_version,
                                 const std::vector<JobEvent>& events) {
   return pool_->Run(PgTxMode::kTransaction, [&](PgConnection& conn) -> Status {
     TF_ASSIGN_OR_RETURN(
-        PgResult r,
-        conn.Exec("UPDATE jobs SET name = $2, state = $3, version = $4, priority = $5, "
-                  "updated_at = $6, doc = $7 WHERE id = $1 AND version = $8",
-                  PgParams()
-                      .Add(job.id)
-                      .Add(job.name)
-                      .Add(job.state)
-                      .Add(expected_version + 1)
-                      .Add(static_cast<int64_t>(job.priority))
-                      .Add(job.updated_at)
-                      .Add(job.doc_json)
-                      .Add(expected_version)));
+        PgResult r, conn.Exec("UPDATE jobs SET name = $2, state = $3, version = $4, priority = $5, "
+                              "updated_at = $6, doc = $7 WHERE id = $1 AND version = $8",
+                              PgParams()
+                                  .Add(job.id)
+                                  .Add(job.name)
+                                  .Add(job.state)
+                                  .Add(expected_version + 1)
+                                  .Add(static_cast<int64_t>(job.priority))
+                                  .Add(job.updated_at)
+                                  .Add(job.doc_json)
+                                  .Add(expected_version)));
     if (r.affected() == 0) {
       TF_ASSIGN_OR_RETURN(PgResult now, conn.Exec("SELECT version FROM jobs WHERE id = $1",
                                                   PgParams().Add(job.id)));
@@ -141,22 +140,22 @@ Status PostgresStore::AddMetrics(const std::vector<MetricPoint>& points) {
   if (points.empty()) return OkStatus();
   return pool_->Run(PgTxMode::kTransaction, [&](PgConnection& conn) -> Status {
     for (const MetricPoint& p : points) {
-      TF_RETURN_IF_ERROR(conn.Run("INSERT INTO job_metrics (job_id, attempt, name, step, value, "
-                                  "at) VALUES ($1, $2, $3, $4, $5, $6)",
-                                  PgParams()
-                                      .Add(p.job_id)
-                                      .Add(static_cast<int64_t>(p.attempt))
-                                      .Add(p.name)
-                                      .Add(p.step)
-                                      .Add(FormatValue(p.value))
-                                      .Add(p.at)));
+      TF_RETURN_IF_ERROR(
+          conn.Run("INSERT INTO job_metrics (job_id, attempt, name, step, value, "
+                   "at) VALUES ($1, $2, $3, $4, $5, $6)",
+                   PgParams()
+                       .Add(p.job_id)
+                       .Add(static_cast<int64_t>(p.attempt))
+                       .Add(p.name)
+                       .Add(p.step)
+                       .Add(FormatValue(p.value))
+                       .Add(p.at)));
     }
     return OkStatus();
   });
 }
 
-Result<std::vector<MetricPoint>> PostgresStore::ListMetrics(const std::string& job_id,
-                                                            int limit) {
+Result<std::vector<MetricPoint>> PostgresStore::ListMetrics(const std::string& job_id, int limit) {
   std::vector<MetricPoint> out;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kRead, [&](PgConnection& conn) -> Status {
     out.clear();
@@ -166,10 +165,9 @@ Result<std::vector<MetricPoint>> PostgresStore::ListMetrics(const std::string& j
                   "job_metrics WHERE job_id = $1 ORDER BY seq DESC LIMIT $2) m ORDER BY seq",
                   PgParams().Add(job_id).Add(static_cast<int64_t>(limit))));
     for (int i = 0; i < r.rows(); ++i) {
-      out.push_back(MetricPoint{std::string(r.Text(i, 0)), static_cast<int>(r.Int(i, 1)),
-                                std::string(r.Text(i, 2)), r.Int(i, 3),
-                                std::strtod(std::string(r.Text(i, 4)).c_str(), nullptr),
-                                r.Int(i, 5)});
+      out.push_back(MetricPoint{
+          std::string(r.Text(i, 0)), static_cast<int>(r.Int(i, 1)), std::string(r.Text(i, 2)),
+          r.Int(i, 3), std::strtod(std::string(r.Text(i, 4)).c_str(), nullptr), r.Int(i, 5)});
     }
     return OkStatus();
   }));

@@ -52,12 +52,14 @@ bool PgLeadership::TakeIfFree() {
     // The lock lasts as long as the database session. A leader machine that vanishes without
     // closing it would keep the lead until PostgreSQL's keepalives (two hours by default) ended
     // the session; these settings make the server give up on it after about 25 s of silence.
-    if (Status keepalive = (*conn)->RunScript(
-            "SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; "
-            "SET tcp_keepalives_count = 3");
+    if (Status keepalive =
+            (*conn)->RunScript("SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; "
+                               "SET tcp_keepalives_count = 3");
         !keepalive.ok()) {
-      Report("cannot shorten the leader session's keepalives (a vanished leader is noticed "
-             "later): " + keepalive.ToString());
+      Report(
+          "cannot shorten the leader session's keepalives (a vanished leader is noticed "
+          "later): " +
+          keepalive.ToString());
     }
     key_ = LeaderLockKey(schema->Text(0, 0));
     conn_ = std::move(conn).value();

@@ -54,7 +54,8 @@ void PgQueueListener::Loop() {
   bool first_attempt = true;
   while (!stopping_) {
     Result<std::unique_ptr<PgConnection>> conn = PgConnection::Connect(conninfo_);
-    Status listen = conn.ok() ? (*conn)->Run(std::string("LISTEN ") + kQueueChannel) : conn.status();
+    Status listen =
+        conn.ok() ? (*conn)->Run(std::string("LISTEN ") + kQueueChannel) : conn.status();
     if (listen.ok()) {
       {
         std::lock_guard lock(mu_);

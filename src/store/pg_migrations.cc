@@ -283,25 +283,26 @@ Result<int> MigratePostgres(PgPool& pool) {
   for (;;) {
     int version = 0;
     Status s = pool.Run(PgTxMode::kTransaction, [&](PgConnection& conn) -> Status {
-      TF_RETURN_IF_ERROR(conn.Run("SELECT pg_advisory_xact_lock($1::bigint)",
-                                  PgParams().Add(kMigrationLockKey)));
-      TF_RETURN_IF_ERROR(conn.Run(
-          "CREATE TABLE IF NOT EXISTS schema_migrations ("
-          "version INT PRIMARY KEY, applied_at BIGINT NOT NULL)"));
+      TF_RETURN_IF_ERROR(
+          conn.Run("SELECT pg_advisory_xact_lock($1::bigint)", PgParams().Add(kMigrationLockKey)));
+      TF_RETURN_IF_ERROR(
+          conn.Run("CREATE TABLE IF NOT EXISTS schema_migrations ("
+                   "version INT PRIMARY KEY, applied_at BIGINT NOT NULL)"));
       TF_ASSIGN_OR_RETURN(PgResult current,
                           conn.Exec("SELECT COALESCE(MAX(version), 0) FROM schema_migrations"));
       version = static_cast<int>(current.Int(0, 0));
       if (version >= latest) return OkStatus();
       TF_RETURN_IF_ERROR(conn.RunScript(Migrations()[version]));
-      TF_RETURN_IF_ERROR(conn.Run(
-          "INSERT INTO schema_migrations (version, applied_at) "
-          "VALUES ($1, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)",
-          PgParams().Add(int64_t{version + 1})));
+      TF_RETURN_IF_ERROR(
+          conn.Run("INSERT INTO schema_migrations (version, applied_at) "
+                   "VALUES ($1, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)",
+                   PgParams().Add(int64_t{version + 1})));
       ++version;
       return OkStatus();
     });
-    if (!s.ok()) return s.WithContext("migrating the postgresql schema to version " +
-                                      std::to_string(version + 1));
+    if (!s.ok())
+      return s.WithContext("migrating the postgresql schema to version " +
+                           std::to_string(version + 1));
     if (version > latest) {
       return FailedPrecondition("the database schema is version " + std::to_string(version) +
                                 ", newer than this tensorfleet knows (" + std::to_string(latest) +

@@ -55,8 +55,8 @@ Result<NodeRecord> PostgresStore::RegisterNode(NodeRecord node) {
 Result<NodeRecord> PostgresStore::GetNode(const std::string& id) {
   NodeRecord out;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kRead, [&](PgConnection& conn) -> Status {
-    TF_ASSIGN_OR_RETURN(PgResult r, conn.Exec(std::string(kNodeColumns) + "WHERE id = $1",
-                                              PgParams().Add(id)));
+    TF_ASSIGN_OR_RETURN(PgResult r,
+                        conn.Exec(std::string(kNodeColumns) + "WHERE id = $1", PgParams().Add(id)));
     if (r.rows() == 0) return NotFound("node '" + id + "' is not registered");
     out = ReadNode(r, 0);
     return OkStatus();
@@ -90,9 +90,8 @@ Status PostgresStore::TouchNode(const std::string& id, int64_t epoch, TimeMs now
                                   PgParams().Add(id).Add(epoch).Add(now)));
     if (r.IsNull(0, 0)) return NotFound("node '" + id + "' is not registered");
     if (r.Int(0, 1) == 0) {
-      return Aborted("node '" + id + "' was registered again (epoch " +
-                     std::string(r.Text(0, 0)) + ", this worker has " + std::to_string(epoch) +
-                     ")");
+      return Aborted("node '" + id + "' was registered again (epoch " + std::string(r.Text(0, 0)) +
+                     ", this worker has " + std::to_string(epoch) + ")");
     }
     return OkStatus();
   });

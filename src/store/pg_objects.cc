@@ -164,25 +164,25 @@ Result<std::vector<std::string>> PutObjectIn(PgConnection& conn, const ObjectRec
     sizes += "}";
     const std::string id_array = TextArray(ids);
     // One statement for all segments, numbered from 0 in order.
-    TF_RETURN_IF_ERROR(conn.Run(
-        "INSERT INTO object_segments (bucket_id, key, number, blob_id, size, checksum) "
-        "SELECT $1, $2, (s.n - 1)::int, s.blob_id, s.size, s.checksum "
-        "FROM unnest($3::text[], $4::bigint[], $5::text[]) "
-        "WITH ORDINALITY AS s(blob_id, size, checksum, n)",
-        PgParams()
-            .Add(o.bucket_id)
-            .AddBytes(o.key)
-            .Add(id_array)
-            .Add(sizes)
-            .Add(TextArray(checksums))));
+    TF_RETURN_IF_ERROR(
+        conn.Run("INSERT INTO object_segments (bucket_id, key, number, blob_id, size, checksum) "
+                 "SELECT $1, $2, (s.n - 1)::int, s.blob_id, s.size, s.checksum "
+                 "FROM unnest($3::text[], $4::bigint[], $5::text[]) "
+                 "WITH ORDINALITY AS s(blob_id, size, checksum, n)",
+                 PgParams()
+                     .Add(o.bucket_id)
+                     .AddBytes(o.key)
+                     .Add(id_array)
+                     .Add(sizes)
+                     .Add(TextArray(checksums))));
     TF_RETURN_IF_ERROR(conn.Run("DELETE FROM pending_blobs WHERE blob_id = ANY($1::text[])",
                                 PgParams().Add(id_array)));
   }
   if (!replaced.empty()) {
-    TF_RETURN_IF_ERROR(conn.Run(
-        "INSERT INTO pending_blobs (blob_id, owner, created_at) "
-        "SELECT b, $2, $3 FROM unnest($1::text[]) AS b",
-        PgParams().Add(TextArray(replaced)).Add(owner).Add(o.modified_at)));
+    TF_RETURN_IF_ERROR(
+        conn.Run("INSERT INTO pending_blobs (blob_id, owner, created_at) "
+                 "SELECT b, $2, $3 FROM unnest($1::text[]) AS b",
+                 PgParams().Add(TextArray(replaced)).Add(owner).Add(o.modified_at)));
   }
   return replaced;
 }
@@ -192,9 +192,10 @@ Result<std::vector<std::string>> PutObjectIn(PgConnection& conn, const ObjectRec
 Result<Bucket> PostgresStore::CreateBucket(Bucket bucket) {
   Status s = pool_->Run(PgTxMode::kAutocommit, [&](PgConnection& conn) -> Status {
     TF_ASSIGN_OR_RETURN(
-        PgResult r, conn.Exec("INSERT INTO buckets (project_id, name, created_at) "
-                              "VALUES ($1, $2, $3) RETURNING id",
-                              PgParams().Add(bucket.project_id).Add(bucket.name).Add(bucket.created_at)));
+        PgResult r,
+        conn.Exec("INSERT INTO buckets (project_id, name, created_at) "
+                  "VALUES ($1, $2, $3) RETURNING id",
+                  PgParams().Add(bucket.project_id).Add(bucket.name).Add(bucket.created_at)));
     bucket.id = r.Int(0, 0);
     return OkStatus();
   });
@@ -208,9 +209,9 @@ Result<Bucket> PostgresStore::CreateBucket(Bucket bucket) {
 Result<Bucket> PostgresStore::GetBucket(const std::string& project_id, const std::string& name) {
   Bucket out;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kRead, [&](PgConnection& conn) -> Status {
-    TF_ASSIGN_OR_RETURN(PgResult r, conn.Exec(std::string(kBucketColumns) +
-                                                  "WHERE project_id = $1 AND name = $2",
-                                              PgParams().Add(project_id).Add(name)));
+    TF_ASSIGN_OR_RETURN(
+        PgResult r, conn.Exec(std::string(kBucketColumns) + "WHERE project_id = $1 AND name = $2",
+                              PgParams().Add(project_id).Add(name)));
     if (r.rows() == 0) return NotFound("bucket '" + name + "' does not exist");
     out = ReadBucket(r, 0);
     return OkStatus();
@@ -222,9 +223,9 @@ Result<std::vector<Bucket>> PostgresStore::ListBuckets(const std::string& projec
   std::vector<Bucket> out;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kRead, [&](PgConnection& conn) -> Status {
     out.clear();
-    TF_ASSIGN_OR_RETURN(PgResult r,
-                        conn.Exec(std::string(kBucketColumns) + "WHERE project_id = $1 ORDER BY name",
-                                  PgParams().Add(project_id)));
+    TF_ASSIGN_OR_RETURN(
+        PgResult r, conn.Exec(std::string(kBucketColumns) + "WHERE project_id = $1 ORDER BY name",
+                              PgParams().Add(project_id)));
     for (int i = 0; i < r.rows(); ++i) out.push_back(ReadBucket(r, i));
     return OkStatus();
   }));
@@ -233,8 +234,7 @@ Result<std::vector<Bucket>> PostgresStore::ListBuckets(const std::string& projec
 
 Status PostgresStore::DeleteBucket(int64_t bucket_id) {
   return pool_->Run(PgTxMode::kAutocommit, [&](PgConnection& conn) -> Status {
-    Result<PgResult> r =
-        conn.Exec("DELETE FROM buckets WHERE id = $1", PgParams().Add(bucket_id));
+    Result<PgResult> r = conn.Exec("DELETE FROM buckets WHERE id = $1", PgParams().Add(bucket_id));
     if (!r.ok() && conn.last_sqlstate() == kForeignKeyViolation) {
       return FailedPrecondition("the bucket is not empty");
     }
@@ -257,13 +257,14 @@ Result<std::vector<PendingBlob>> PostgresStore::ListPendingBlobs(const std::stri
     out.clear();
     // Parts' blobs stay pending while their rows hold them. A segment's blob is never
     // pending (its row goes when the segment's comes); should one be, it is live all the same.
-    TF_ASSIGN_OR_RETURN(PgResult r,
-                        conn.Exec("SELECT blob_id, owner, created_at FROM pending_blobs "
-                                  "WHERE owner = $1 AND blob_id NOT IN (SELECT blob_id FROM multipart_parts) "
-                                  "AND NOT EXISTS (SELECT 1 FROM object_segments s "
-                                  "WHERE s.blob_id = pending_blobs.blob_id) "
-                                  "ORDER BY created_at, blob_id",
-                                  PgParams().Add(owner)));
+    TF_ASSIGN_OR_RETURN(
+        PgResult r,
+        conn.Exec("SELECT blob_id, owner, created_at FROM pending_blobs "
+                  "WHERE owner = $1 AND blob_id NOT IN (SELECT blob_id FROM multipart_parts) "
+                  "AND NOT EXISTS (SELECT 1 FROM object_segments s "
+                  "WHERE s.blob_id = pending_blobs.blob_id) "
+                  "ORDER BY created_at, blob_id",
+                  PgParams().Add(owner)));
     for (int i = 0; i < r.rows(); ++i) {
       out.push_back(PendingBlob{std::string(r.Text(i, 0)), std::string(r.Text(i, 1)), r.Int(i, 2)});
     }
@@ -310,9 +311,9 @@ Result<std::vector<std::string>> PostgresStore::PutObjectCompletingUpload(
 Result<ObjectRecord> PostgresStore::GetObject(int64_t bucket_id, const std::string& key) {
   ObjectRecord out;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kRead, [&](PgConnection& conn) -> Status {
-    TF_ASSIGN_OR_RETURN(PgResult r, conn.Exec(std::string(kObjectColumns) +
-                                                  "WHERE bucket_id = $1 AND key = $2",
-                                              PgParams().Add(bucket_id).AddBytes(key)));
+    TF_ASSIGN_OR_RETURN(PgResult r,
+                        conn.Exec(std::string(kObjectColumns) + "WHERE bucket_id = $1 AND key = $2",
+                                  PgParams().Add(bucket_id).AddBytes(key)));
     if (r.rows() == 0) return NotFound("object '" + key + "' does not exist");
     out = ReadObject(r, 0);
     if (!out.blob_id.empty()) return OkStatus();
@@ -358,8 +359,7 @@ Result<ObjectListing> PostgresStore::ListObjects(int64_t bucket_id,
 
 Result<std::vector<std::string>> PostgresStore::DeleteObject(int64_t bucket_id,
                                                              const std::string& key,
-                                                             const std::string& owner,
-                                                             TimeMs now,
+                                                             const std::string& owner, TimeMs now,
                                                              const std::string& if_match) {
   std::vector<std::string> blobs;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kTransaction, [&](PgConnection& conn) -> Status {
@@ -372,9 +372,10 @@ Result<std::vector<std::string>> PostgresStore::DeleteObject(int64_t bucket_id,
     TF_ASSIGN_OR_RETURN(blobs, TakeBlobs(conn, bucket_id, key, std::string(r.Text(0, 0))));
     TF_RETURN_IF_ERROR(conn.Run("DELETE FROM objects WHERE bucket_id = $1 AND key = $2",
                                 PgParams().Add(bucket_id).AddBytes(key)));
-    return conn.Run("INSERT INTO pending_blobs (blob_id, owner, created_at) "
-                    "SELECT b, $2, $3 FROM unnest($1::text[]) AS b",
-                    PgParams().Add(TextArray(blobs)).Add(owner).Add(now));
+    return conn.Run(
+        "INSERT INTO pending_blobs (blob_id, owner, created_at) "
+        "SELECT b, $2, $3 FROM unnest($1::text[]) AS b",
+        PgParams().Add(TextArray(blobs)).Add(owner).Add(now));
   }));
   return blobs;
 }

@@ -21,7 +21,9 @@ Result<Queue> ReadQueue(const PgResult& r, int row) {
   return out;
 }
 
-Status NoSuchQueue(int64_t id) { return NotFound("queue #" + std::to_string(id) + " does not exist"); }
+Status NoSuchQueue(int64_t id) {
+  return NotFound("queue #" + std::to_string(id) + " does not exist");
+}
 
 Status QueueExists(PgConnection& conn, int64_t id) {
   TF_ASSIGN_OR_RETURN(PgResult r,
@@ -56,9 +58,9 @@ Result<Queue> PostgresStore::CreateQueue(Queue queue) {
 Result<Queue> PostgresStore::GetQueue(const std::string& project_id, const std::string& name) {
   Queue out;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kRead, [&](PgConnection& conn) -> Status {
-    TF_ASSIGN_OR_RETURN(PgResult r,
-                        conn.Exec(std::string(kQueueColumns) + "WHERE project_id = $1 AND name = $2",
-                                  PgParams().Add(project_id).Add(name)));
+    TF_ASSIGN_OR_RETURN(
+        PgResult r, conn.Exec(std::string(kQueueColumns) + "WHERE project_id = $1 AND name = $2",
+                              PgParams().Add(project_id).Add(name)));
     if (r.rows() == 0) return NotFound("queue '" + name + "' does not exist");
     TF_ASSIGN_OR_RETURN(out, ReadQueue(r, 0));
     return OkStatus();
@@ -69,8 +71,8 @@ Result<Queue> PostgresStore::GetQueue(const std::string& project_id, const std::
 Result<Queue> PostgresStore::GetQueueById(int64_t id) {
   Queue out;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kRead, [&](PgConnection& conn) -> Status {
-    TF_ASSIGN_OR_RETURN(PgResult r, conn.Exec(std::string(kQueueColumns) + "WHERE id = $1",
-                                              PgParams().Add(id)));
+    TF_ASSIGN_OR_RETURN(
+        PgResult r, conn.Exec(std::string(kQueueColumns) + "WHERE id = $1", PgParams().Add(id)));
     if (r.rows() == 0) return NoSuchQueue(id);
     TF_ASSIGN_OR_RETURN(out, ReadQueue(r, 0));
     return OkStatus();
@@ -84,11 +86,11 @@ Result<std::vector<Queue>> PostgresStore::ListQueues(const std::string& project_
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kRead, [&](PgConnection& conn) -> Status {
     out.clear();
     // starts_with rather than LIKE: a prefix may contain % or _.
-    TF_ASSIGN_OR_RETURN(
-        PgResult r, conn.Exec(std::string(kQueueColumns) +
-                                  "WHERE project_id = $1 AND starts_with(name, $2::text) "
-                                  "ORDER BY name",
-                              PgParams().Add(project_id).Add(prefix)));
+    TF_ASSIGN_OR_RETURN(PgResult r,
+                        conn.Exec(std::string(kQueueColumns) +
+                                      "WHERE project_id = $1 AND starts_with(name, $2::text) "
+                                      "ORDER BY name",
+                                  PgParams().Add(project_id).Add(prefix)));
     for (int i = 0; i < r.rows(); ++i) {
       TF_ASSIGN_OR_RETURN(Queue queue, ReadQueue(r, i));
       out.push_back(std::move(queue));
@@ -135,13 +137,12 @@ Result<int64_t> PostgresStore::PurgeQueue(int64_t queue_id) {
 Result<QueueCounts> PostgresStore::CountMessages(int64_t queue_id, TimeMs now) {
   QueueCounts counts;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kRead, [&](PgConnection& conn) -> Status {
-    TF_ASSIGN_OR_RETURN(
-        PgResult r,
-        conn.Exec("SELECT count(*) FILTER (WHERE visible_at <= $2), "
-                  "count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0), "
-                  "count(*) FILTER (WHERE visible_at > $2 AND receive_count = 0) "
-                  "FROM messages WHERE queue_id = $1",
-                  PgParams().Add(queue_id).Add(now)));
+    TF_ASSIGN_OR_RETURN(PgResult r,
+                        conn.Exec("SELECT count(*) FILTER (WHERE visible_at <= $2), "
+                                  "count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0), "
+                                  "count(*) FILTER (WHERE visible_at > $2 AND receive_count = 0) "
+                                  "FROM messages WHERE queue_id = $1",
+                                  PgParams().Add(queue_id).Add(now)));
     counts = QueueCounts{r.Int(0, 0), r.Int(0, 1), r.Int(0, 2)};
     return OkStatus();
   }));
@@ -159,14 +160,14 @@ Result<int64_t> PostgresStore::RedriveMessages(int64_t from_queue_id, int64_t to
     // Visible messages only: one being worked on in the dead-letter queue stays there.
     TF_ASSIGN_OR_RETURN(
         PgResult picked,
-        conn.Exec("SELECT seq, source_queue_id FROM messages "
-                  "WHERE queue_id = $1 AND visible_at <= $2 "
-                  // Back to their sources: only messages whose source still exists, so that
-                  // unmovable ones never use up the limit ahead of movable ones.
-                  "AND ($4::bigint <> 0 OR source_queue_id IN (SELECT id FROM queues)) "
-                  "ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED",
-                  PgParams().Add(from_queue_id).Add(now).Add(limit < 0 ? 0 : limit)
-                      .Add(to_queue_id)));
+        conn.Exec(
+            "SELECT seq, source_queue_id FROM messages "
+            "WHERE queue_id = $1 AND visible_at <= $2 "
+            // Back to their sources: only messages whose source still exists, so that
+            // unmovable ones never use up the limit ahead of movable ones.
+            "AND ($4::bigint <> 0 OR source_queue_id IN (SELECT id FROM queues)) "
+            "ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED",
+            PgParams().Add(from_queue_id).Add(now).Add(limit < 0 ? 0 : limit).Add(to_queue_id)));
     std::map<int64_t, std::vector<int64_t>> by_target;
     for (int i = 0; i < picked.rows(); ++i) {
       int64_t target = to_queue_id != 0 ? to_queue_id : picked.Int(i, 1);
@@ -199,8 +200,8 @@ Result<int64_t> PostgresStore::RedriveMessages(int64_t from_queue_id, int64_t to
 Result<int64_t> PostgresStore::DeleteExpired(TimeMs now) {
   int64_t deleted = 0;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kTransaction, [&](PgConnection& conn) -> Status {
-    TF_ASSIGN_OR_RETURN(PgResult r, conn.Exec("DELETE FROM messages WHERE expires_at <= $1",
-                                              PgParams().Add(now)));
+    TF_ASSIGN_OR_RETURN(
+        PgResult r, conn.Exec("DELETE FROM messages WHERE expires_at <= $1", PgParams().Add(now)));
     deleted = r.affected();
     return conn.Run("DELETE FROM dedup WHERE expires_at <= $1", PgParams().Add(now));
   }));

@@ -94,7 +94,8 @@ Result<std::vector<Status>> PostgresStore::ChangeVisibility(
       bool changed = false;
     };
     std::unordered_map<int64_t, Row> found;
-    for (int i = 0; i < rows.rows(); ++i) found[rows.Int(i, 0)] = Row{rows.Int(i, 1), rows.Int(i, 2)};
+    for (int i = 0; i < rows.rows(); ++i)
+      found[rows.Int(i, 0)] = Row{rows.Int(i, 1), rows.Int(i, 2)};
     // In order, as if one at a time: a second change of the same message sees the first.
     for (size_t i = 0; i < changes.size(); ++i) {
       const VisibilityChange& c = changes[i];

@@ -40,11 +40,9 @@ Result<std::vector<Candidate>> Claim(PgConnection& conn, const ReceiveOptions& o
              : "SELECT seq, receive_count FROM messages "
                "WHERE queue_id = $1 AND visible_at <= $2 AND seq <> ALL($3::bigint[]) "
                "ORDER BY visible_at, seq LIMIT $4 FOR UPDATE SKIP LOCKED";
-  TF_ASSIGN_OR_RETURN(PgResult r, conn.Exec(sql, PgParams()
-                                                     .Add(o.queue_id)
-                                                     .Add(now)
-                                                     .AddInt64Array(taken)
-                                                     .Add(int64_t{limit})));
+  TF_ASSIGN_OR_RETURN(
+      PgResult r,
+      conn.Exec(sql, PgParams().Add(o.queue_id).Add(now).AddInt64Array(taken).Add(int64_t{limit})));
   std::vector<Candidate> out;
   for (int i = 0; i < r.rows(); ++i) {
     out.push_back({r.Int(i, 0), static_cast<int>(r.Int(i, 1))});

@@ -13,26 +13,25 @@ constexpr size_t kRowsPerInsert = 500;
 
 // What happens to each message of a batch.
 struct SendPlan {
-  std::vector<size_t> fresh;                     // indexes of the messages to enqueue, in order
-  std::unordered_map<size_t, size_t> copy_of;    // duplicate index -> earlier index in this batch
+  std::vector<size_t> fresh;                   // indexes of the messages to enqueue, in order
+  std::unordered_map<size_t, size_t> copy_of;  // duplicate index -> earlier index in this batch
 };
 
-// Looks up the batch's deduplication ids (set for FIFO queues; honoured wherever given): a message whose id was seen within the window is
-// answered from the dedup table; one whose id appears earlier in the same batch copies that
-// earlier answer; the rest are fresh.
+// Looks up the batch's deduplication ids (set for FIFO queues; honoured wherever given): a message
+// whose id was seen within the window is answered from the dedup table; one whose id appears
+// earlier in the same batch copies that earlier answer; the rest are fresh.
 Status PlanDedup(PgConnection& conn, int64_t queue_id, const std::vector<NewMessage>& messages,
-                TimeMs now, std::vector<SentMessage>& sent, SendPlan& plan) {
+                 TimeMs now, std::vector<SentMessage>& sent, SendPlan& plan) {
   std::vector<std::string> ids;
   for (const NewMessage& m : messages) {
     if (!m.deduplication_id.empty()) ids.push_back(m.deduplication_id);
   }
   std::unordered_map<std::string, SentMessage> seen;
   if (!ids.empty()) {
-    TF_ASSIGN_OR_RETURN(
-        PgResult r, conn.Exec("SELECT dedup_id, message_id, seq FROM dedup "
-                              "WHERE queue_id = $1 AND dedup_id = ANY($2::text[]) "
-                              "AND expires_at > $3",
-                              PgParams().Add(queue_id).AddTextArray(ids).Add(now)));
+    TF_ASSIGN_OR_RETURN(PgResult r, conn.Exec("SELECT dedup_id, message_id, seq FROM dedup "
+                                              "WHERE queue_id = $1 AND dedup_id = ANY($2::text[]) "
+                                              "AND expires_at > $3",
+                                              PgParams().Add(queue_id).AddTextArray(ids).Add(now)));
     for (int i = 0; i < r.rows(); ++i) {
       seen[std::string(r.Text(i, 0))] = SentMessage{std::string(r.Text(i, 1)), r.Int(i, 2), true};
     }
@@ -121,8 +120,7 @@ Status RememberDedupIds(PgConnection& conn, int64_t queue_id, TimeMs expires_at,
 }  // namespace
 
 Result<std::vector<SentMessage>> PostgresStore::SendMessages(
-    int64_t queue_id, const std::vector<NewMessage>& messages, TimeMs now,
-    TimeMs dedup_window_ms) {
+    int64_t queue_id, const std::vector<NewMessage>& messages, TimeMs now, TimeMs dedup_window_ms) {
   std::vector<SentMessage> sent;
   bool enqueued = false;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kTransaction, [&](PgConnection& conn) -> Status {
@@ -134,7 +132,8 @@ Result<std::vector<SentMessage>> PostgresStore::SendMessages(
                         conn.Exec("SELECT config, pg_notify($2, id::text) FROM queues "
                                   "WHERE id = $1 FOR KEY SHARE",
                                   PgParams().Add(queue_id).Add(kQueueChannel)));
-    if (queue.rows() == 0) return NotFound("queue #" + std::to_string(queue_id) + " does not exist");
+    if (queue.rows() == 0)
+      return NotFound("queue #" + std::to_string(queue_id) + " does not exist");
     TF_ASSIGN_OR_RETURN(QueueConfig config, QueueConfigFromJson(std::string(queue.Text(0, 0))));
 
     if (config.fifo) TF_RETURN_IF_ERROR(LockFifoQueue(conn, queue_id));

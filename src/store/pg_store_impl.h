@@ -67,8 +67,8 @@ class PostgresStore final : public Store,
 
   // QueueStore: messages (pg_send.cc, pg_receive.cc, pg_receipts.cc)
   Result<std::vector<SentMessage>> SendMessages(int64_t queue_id,
-                                                const std::vector<NewMessage>& messages,
-                                                TimeMs now, TimeMs dedup_window_ms) override;
+                                                const std::vector<NewMessage>& messages, TimeMs now,
+                                                TimeMs dedup_window_ms) override;
   Result<std::vector<ReceivedMessage>> ReceiveMessages(const ReceiveOptions& options,
                                                        TimeMs now) override;
   Result<std::vector<Status>> DeleteMessages(int64_t queue_id,
@@ -90,8 +90,7 @@ class PostgresStore final : public Store,
   Result<std::vector<MultipartUploadRecord>> ListMultipartUploads(
       const std::string& owner) override;
   Status RemoveMultipartUpload(const std::string& upload_id) override;
-  Result<std::vector<std::string>> PutObject(const ObjectRecord& object,
-                                             const std::string& owner,
+  Result<std::vector<std::string>> PutObject(const ObjectRecord& object, const std::string& owner,
                                              const PutCondition& condition = {}) override;
   Result<std::vector<std::string>> PutObjectCompletingUpload(
       const ObjectRecord& object, const std::string& owner, const std::string& upload_id,
@@ -145,11 +144,9 @@ class PostgresStore final : public Store,
   // DatasetStore (pg_datasets.cc)
   Status CreateDataset(const DatasetRecord& dataset,
                        const std::vector<DatasetShardRecord>& shards) override;
-  Result<DatasetRecord> GetDataset(const std::string& project_id,
-                                   const std::string& name) override;
+  Result<DatasetRecord> GetDataset(const std::string& project_id, const std::string& name) override;
   Result<std::vector<DatasetRecord>> ListDatasets(const std::string& project_id) override;
-  Result<std::vector<DatasetShardRecord>> ListDatasetShards(
-      const std::string& dataset_id) override;
+  Result<std::vector<DatasetShardRecord>> ListDatasetShards(const std::string& dataset_id) override;
   Result<std::vector<DatasetShardRecord>> DeleteDataset(const std::string& id) override;
 
  private:

@@ -18,11 +18,11 @@ struct Project {
 };
 
 struct Token {
-  std::string id;          // "tok_<hex>": public, safe to show and log
+  std::string id;  // "tok_<hex>": public, safe to show and log
   std::string project_id;
-  std::string name;        // what the owner called it
-  std::string hash;        // SHA-256 hex of the secret; the secret itself is never stored
-  bool admin = false;      // may manage projects and other projects' tokens
+  std::string name;    // what the owner called it
+  std::string hash;    // SHA-256 hex of the secret; the secret itself is never stored
+  bool admin = false;  // may manage projects and other projects' tokens
   TimeMs created_at = 0;
   std::optional<TimeMs> revoked_at;
 };
@@ -53,14 +53,14 @@ struct Queue {
 
 // A message as the queue service hands it to the store: times already computed.
 struct NewMessage {
-  std::string message_id;       // UUID chosen by the service
+  std::string message_id;  // UUID chosen by the service
   std::string body;
   std::string body_md5;
-  std::string attributes_json;  // "" when the message has no attributes
-  TimeMs visible_at = 0;        // now + delay
-  TimeMs expires_at = 0;        // now + retention
-  std::string group_id;         // FIFO only
-  std::string deduplication_id; // FIFO only
+  std::string attributes_json;   // "" when the message has no attributes
+  TimeMs visible_at = 0;         // now + delay
+  TimeMs expires_at = 0;         // now + retention
+  std::string group_id;          // FIFO only
+  std::string deduplication_id;  // FIFO only
 };
 
 struct SentMessage {
@@ -93,8 +93,8 @@ struct ReceivedMessage {
 struct ReceiveOptions {
   int64_t queue_id = 0;
   bool fifo = false;
-  int max_messages = 1;             // 1..10
-  TimeMs visibility_timeout_ms = 0; // how long received messages stay hidden
+  int max_messages = 1;              // 1..10
+  TimeMs visibility_timeout_ms = 0;  // how long received messages stay hidden
   // Redrive: a message already received max_receive_count times goes to the dead-letter queue
   // instead of being delivered again. dead_letter_queue_id == 0: no redrive.
   int64_t dead_letter_queue_id = 0;
@@ -135,10 +135,10 @@ struct BlobSegment {
 // or, when blob_id is "", in the blobs of `segments`, one after another in their order.
 struct ObjectRecord {
   int64_t bucket_id = 0;
-  std::string key;            // any bytes the object service accepted (UTF-8, 1-1024 bytes)
+  std::string key;  // any bytes the object service accepted (UTF-8, 1-1024 bytes)
   int64_t size = 0;
-  std::string etag;           // MD5 of the content, hex
-  std::string sha256;         // SHA-256 of the content, hex
+  std::string etag;    // MD5 of the content, hex
+  std::string sha256;  // SHA-256 of the content, hex
   std::string content_type;
   std::string user_metadata;  // a JSON object of strings: {"name": "value"}
   std::string blob_id;        // "" when the content is `segments`
@@ -179,8 +179,8 @@ struct MultipartUploadRecord {
   std::string user_metadata;  // likewise, a JSON object of strings
   TimeMs initiated_at = 0;
   std::vector<MultipartPartRecord> parts;  // by number (filled by ListMultipartUploads)
-  std::string headers = "{}";  // representation headers, likewise
-  std::string checksum_algorithm;  // of its parts' checksums ("crc32c"), "" for none
+  std::string headers = "{}";              // representation headers, likewise
+  std::string checksum_algorithm;          // of its parts' checksums ("crc32c"), "" for none
   // How the object's checksum is made of its parts': "FULL_OBJECT", or "COMPOSITE" ("" reads as
   // COMPOSITE: uploads begun before the type was kept).
   std::string checksum_type;
@@ -217,14 +217,14 @@ namespace tf::store {
 // document that the fleet service reads and writes (fleet/node_info.h); the store keeps the
 // fields it is asked about.
 struct NodeRecord {
-  std::string id;            // "node_<hex>", chosen by the worker once and kept across restarts
-  std::string name;          // hostname, for people
-  std::string state;         // "ready", "draining", "lost"
-  int64_t epoch = 0;         // bumped by every registration: reports from an older one are stale
-  std::string info_json;     // resources, labels, price, address
+  std::string id;         // "node_<hex>", chosen by the worker once and kept across restarts
+  std::string name;       // hostname, for people
+  std::string state;      // "ready", "draining", "lost"
+  int64_t epoch = 0;      // bumped by every registration: reports from an older one are stale
+  std::string info_json;  // resources, labels, price, address
   TimeMs registered_at = 0;
   TimeMs heartbeat_at = 0;
-  std::string drain_json;    // "" or the drain in progress: {"deadline_ms": ..., "reason": ...}
+  std::string drain_json;  // "" or the drain in progress: {"deadline_ms": ..., "reason": ...}
 };
 
 // One registration of a node, from when it registered until its last heartbeat: the time the
@@ -232,34 +232,34 @@ struct NodeRecord {
 // capacity from these.
 struct NodePeriod {
   std::string node_id;
-  int64_t epoch = 0;         // the registration (NodeRecord.epoch) this period belongs to
-  TimeMs started_at = 0;     // registered_at of that registration
-  TimeMs last_seen_at = 0;   // its latest heartbeat
-  std::string info_json;     // NodeRecord.info_json as registered: price, GPUs, CPUs
+  int64_t epoch = 0;        // the registration (NodeRecord.epoch) this period belongs to
+  TimeMs started_at = 0;    // registered_at of that registration
+  TimeMs last_seen_at = 0;  // its latest heartbeat
+  std::string info_json;    // NodeRecord.info_json as registered: price, GPUs, CPUs
 };
 
 // A managed job. Its spec and the history of its attempts are a JSON document that the jobs
 // service owns (jobs/job_record.h); the store indexes the rest. Every update names the version
 // it read, so that two writers never silently overwrite each other.
 struct JobRecord {
-  std::string id;            // "job_<hex>"
+  std::string id;  // "job_<hex>"
   std::string project_id;
   std::string name;
-  std::string state;         // queued, starting, running, retrying, succeeded, failed, cancelled
-  int64_t version = 0;       // 1 when created; each update writes version + 1
+  std::string state;    // queued, starting, running, retrying, succeeded, failed, cancelled
+  int64_t version = 0;  // 1 when created; each update writes version + 1
   int priority = 0;
   TimeMs created_at = 0;
   TimeMs updated_at = 0;
-  std::string doc_json;      // spec, attempts, placements, reasons
+  std::string doc_json;  // spec, attempts, placements, reasons
 };
 
 // A transition or other fact in a job's life, kept for `describe`.
 struct JobEvent {
-  int64_t seq = 0;           // assigned by the store, increasing per store
+  int64_t seq = 0;  // assigned by the store, increasing per store
   std::string job_id;
   TimeMs at = 0;
-  std::string kind;          // usually the state entered: "queued", "running", ...
-  std::string message;       // why
+  std::string kind;     // usually the state entered: "queued", "running", ...
+  std::string message;  // why
 };
 
 // One reported value of one metric of a job.
@@ -267,7 +267,7 @@ struct MetricPoint {
   std::string job_id;
   int attempt = 0;
   std::string name;
-  int64_t step = -1;         // -1: none reported
+  int64_t step = -1;  // -1: none reported
   double value = 0;
   TimeMs at = 0;
 };
@@ -290,9 +290,9 @@ struct AccessKey {
 // A spending limit of one project (cost/budget.h owns the document: amount, period,
 // thresholds, action, webhook).
 struct BudgetRecord {
-  std::string id;            // "bud_<hex>"
+  std::string id;  // "bud_<hex>"
   std::string project_id;
-  std::string name;          // unique in the project
+  std::string name;  // unique in the project
   std::string doc_json;
   TimeMs created_at = 0;
   TimeMs updated_at = 0;
@@ -302,20 +302,20 @@ struct BudgetRecord {
 // the store enforces that. Alerts of budgets with a webhook are delivered by a notifier that
 // retries with backoff; next_delivery_at is empty when nothing is left to send.
 struct BudgetAlert {
-  int64_t seq = 0;           // assigned by the store, increasing
+  int64_t seq = 0;  // assigned by the store, increasing
   std::string budget_id;
   std::string project_id;
-  TimeMs period_start = 0;   // the start of the budget period the alert belongs to
-  std::string kind;          // "actual" or "forecast"
-  double threshold = 0;      // percent of the amount: 50, 80, 90, 100, ...
+  TimeMs period_start = 0;  // the start of the budget period the alert belongs to
+  std::string kind;         // "actual" or "forecast"
+  double threshold = 0;     // percent of the amount: 50, 80, 90, 100, ...
   TimeMs fired_at = 0;
-  double spend = 0;          // the spend (or forecast) that crossed the threshold, in dollars
-  double amount = 0;         // the budget's amount then
-  std::string message;       // for people: what was crossed and by how much
+  double spend = 0;     // the spend (or forecast) that crossed the threshold, in dollars
+  double amount = 0;    // the budget's amount then
+  std::string message;  // for people: what was crossed and by how much
   std::optional<TimeMs> next_delivery_at;  // when the webhook should next be tried
   int delivery_attempts = 0;
   std::optional<TimeMs> delivered_at;
-  std::string last_error;    // of the latest failed delivery
+  std::string last_error;  // of the latest failed delivery
 };
 
 }  // namespace tf::store
@@ -325,9 +325,9 @@ namespace tf::store {
 // A dataset: samples packed into shards that are objects of the project (docs/datasets.md).
 // Written once, with all its shards, and never changed; deleted whole.
 struct DatasetRecord {
-  std::string id;             // "ds_<hex>"
+  std::string id;  // "ds_<hex>"
   std::string project_id;
-  std::string name;           // unique in the project
+  std::string name;  // unique in the project
   TimeMs created_at = 0;
   int64_t sample_count = 0;
   int64_t bytes = 0;          // the shards' sizes added up
@@ -338,8 +338,8 @@ struct DatasetRecord {
 // One shard of a dataset: an object and where its samples fall in the dataset's numbering.
 struct DatasetShardRecord {
   std::string dataset_id;
-  int64_t ordinal = 0;       // 0, 1, 2, ... in dataset order
-  std::string bucket;        // a bucket of the dataset's project
+  int64_t ordinal = 0;  // 0, 1, 2, ... in dataset order
+  std::string bucket;   // a bucket of the dataset's project
   std::string key;
   int64_t samples = 0;
   int64_t bytes = 0;

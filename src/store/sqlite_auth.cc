@@ -37,7 +37,8 @@ Status SqliteStore::CreateProject(const Project& p) {
 Result<Project> SqliteStore::GetProject(const std::string& id) {
   Project out;
   TF_RETURN_IF_ERROR(readers_.With([&](SqliteDb& db) -> Status {
-    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("SELECT id, name, created_at FROM projects WHERE id = ?"));
+    TF_ASSIGN_OR_RETURN(Stmt q,
+                        db.Prepare("SELECT id, name, created_at FROM projects WHERE id = ?"));
     TF_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
     if (!row) return NotFound("project " + id + " does not exist");
     out = ReadProject(q);
@@ -101,9 +102,9 @@ Result<Token> SqliteStore::FindTokenByHash(const std::string& hash) {
 Result<std::vector<Token>> SqliteStore::ListTokens(const std::string& project_id) {
   std::vector<Token> out;
   TF_RETURN_IF_ERROR(readers_.With([&](SqliteDb& db) -> Status {
-    TF_ASSIGN_OR_RETURN(
-        Stmt q, db.Prepare(std::string(kTokenColumns) +
-                           "WHERE ?1 = '' OR project_id = ?1 ORDER BY created_at, id"));
+    TF_ASSIGN_OR_RETURN(Stmt q,
+                        db.Prepare(std::string(kTokenColumns) +
+                                   "WHERE ?1 = '' OR project_id = ?1 ORDER BY created_at, id"));
     q.Bind(1, project_id);
     for (;;) {
       TF_ASSIGN_OR_RETURN(bool row, q.Step());

@@ -47,8 +47,7 @@ std::string FormatValue(double v) {
 
 Status SqliteStore::CreateJob(const JobRecord& job, const JobEvent& first) {
   return writer_->Write([&](SqliteDb& db) -> Status {
-    TF_ASSIGN_OR_RETURN(Stmt q,
-                        db.Prepare("INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     Status s = q.Bind(1, job.id)
                    .Bind(2, job.project_id)
                    .Bind(3, job.name)
@@ -103,9 +102,9 @@ Result<std::vector<JobRecord>> SqliteStore::ListJobs(const std::string& project_
 Status SqliteStore::UpdateJob(const JobRecord& job, int64_t expected_version,
                               const std::vector<JobEvent>& events) {
   return writer_->Write([&](SqliteDb& db) -> Status {
-    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare(
-        "UPDATE jobs SET name = ?, state = ?, version = ?, priority = ?, updated_at = ?, doc = ? "
-        "WHERE id = ? AND version = ?"));
+    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("UPDATE jobs SET name = ?, state = ?, version = ?, "
+                                           "priority = ?, updated_at = ?, doc = ? "
+                                           "WHERE id = ? AND version = ?"));
     TF_RETURN_IF_ERROR(q.Bind(1, job.name)
                            .Bind(2, job.state)
                            .Bind(3, expected_version + 1)
@@ -166,9 +165,10 @@ Status SqliteStore::AddMetrics(const std::vector<MetricPoint>& points) {
 Result<std::vector<MetricPoint>> SqliteStore::ListMetrics(const std::string& job_id, int limit) {
   std::vector<MetricPoint> out;
   TF_RETURN_IF_ERROR(readers_.With([&](SqliteDb& db) -> Status {
-    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare(
-        "SELECT job_id, attempt, name, step, value, at FROM (SELECT * FROM job_metrics "
-        "WHERE job_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq"));
+    TF_ASSIGN_OR_RETURN(
+        Stmt q,
+        db.Prepare("SELECT job_id, attempt, name, step, value, at FROM (SELECT * FROM job_metrics "
+                   "WHERE job_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq"));
     q.Bind(1, job_id).Bind(2, static_cast<int64_t>(limit));
     for (;;) {
       TF_ASSIGN_OR_RETURN(bool row, q.Step());

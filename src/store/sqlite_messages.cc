@@ -74,9 +74,11 @@ Result<std::vector<Candidate>> SelectCandidates(SqliteDb& db, const ReceiveOptio
 Status MoveToDeadLetter(SqliteDb& db, const ReceiveOptions& o, const Candidate& c, TimeMs now) {
   // Standard queues keep the original enqueue time for retention; FIFO queues restart it.
   TimeMs start = o.fifo ? now : c.message.sent_at;
-  TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare(
-      "UPDATE messages SET queue_id = ?, source_queue_id = ?, visible_at = ?, expires_at = ?, "
-      "receipt = 0 WHERE seq = ?"));
+  TF_ASSIGN_OR_RETURN(
+      Stmt q,
+      db.Prepare(
+          "UPDATE messages SET queue_id = ?, source_queue_id = ?, visible_at = ?, expires_at = ?, "
+          "receipt = 0 WHERE seq = ?"));
   return q.Bind(1, o.dead_letter_queue_id)
       .Bind(2, o.queue_id)
       .Bind(3, now)
@@ -94,9 +96,9 @@ Status SendIn(SqliteDb& db, int64_t queue_id, const std::vector<NewMessage>& mes
   TF_RETURN_IF_ERROR(QueueExists(db, queue_id));
   for (const NewMessage& m : messages) {
     if (!m.deduplication_id.empty()) {
-      TF_ASSIGN_OR_RETURN(Stmt seen, db.Prepare(
-          "SELECT message_id, seq FROM dedup "
-          "WHERE queue_id = ? AND dedup_id = ? AND expires_at > ?"));
+      TF_ASSIGN_OR_RETURN(Stmt seen,
+                          db.Prepare("SELECT message_id, seq FROM dedup "
+                                     "WHERE queue_id = ? AND dedup_id = ? AND expires_at > ?"));
       TF_ASSIGN_OR_RETURN(bool row,
                           seen.Bind(1, queue_id).Bind(2, m.deduplication_id).Bind(3, now).Step());
       if (row) {
@@ -104,9 +106,11 @@ Status SendIn(SqliteDb& db, int64_t queue_id, const std::vector<NewMessage>& mes
         continue;
       }
     }
-    TF_ASSIGN_OR_RETURN(Stmt insert, db.Prepare(
-        "INSERT INTO messages (queue_id, message_id, body, body_md5, attributes, sent_at, "
-        "visible_at, expires_at, group_id, dedup_id) VALUES (?,?,?,?,?,?,?,?,?,?)"));
+    TF_ASSIGN_OR_RETURN(
+        Stmt insert,
+        db.Prepare(
+            "INSERT INTO messages (queue_id, message_id, body, body_md5, attributes, sent_at, "
+            "visible_at, expires_at, group_id, dedup_id) VALUES (?,?,?,?,?,?,?,?,?,?)"));
     TF_RETURN_IF_ERROR(insert.Bind(1, queue_id)
                            .Bind(2, m.message_id)
                            .BindBlob(3, m.body)
@@ -120,8 +124,8 @@ Status SendIn(SqliteDb& db, int64_t queue_id, const std::vector<NewMessage>& mes
                            .Run());
     int64_t seq = db.LastInsertId();
     if (!m.deduplication_id.empty()) {
-      TF_ASSIGN_OR_RETURN(Stmt remember, db.Prepare(
-          "INSERT OR REPLACE INTO dedup VALUES (?, ?, ?, ?, ?)"));
+      TF_ASSIGN_OR_RETURN(Stmt remember,
+                          db.Prepare("INSERT OR REPLACE INTO dedup VALUES (?, ?, ?, ?, ?)"));
       TF_RETURN_IF_ERROR(remember.Bind(1, queue_id)
                              .Bind(2, m.deduplication_id)
                              .Bind(3, m.message_id)
@@ -155,9 +159,10 @@ Status ReceiveIn(SqliteDb& db, const ReceiveOptions& o, TimeMs now,
       m.receipt = NewReceipt();
       m.receive_count += 1;
       if (m.first_received_at == 0) m.first_received_at = now;
-      TF_ASSIGN_OR_RETURN(Stmt update, db.Prepare(
-          "UPDATE messages SET receive_count = ?, receipt = ?, visible_at = ?, "
-          "first_received_at = ? WHERE seq = ?"));
+      TF_ASSIGN_OR_RETURN(
+          Stmt update,
+          db.Prepare("UPDATE messages SET receive_count = ?, receipt = ?, visible_at = ?, "
+                     "first_received_at = ? WHERE seq = ?"));
       TF_RETURN_IF_ERROR(update.Bind(1, int64_t{m.receive_count})
                              .Bind(2, static_cast<int64_t>(m.receipt))
                              .Bind(3, now + o.visibility_timeout_ms)
@@ -176,16 +181,16 @@ Status DeleteIn(SqliteDb& db, int64_t queue_id, const std::vector<Receipt>& rece
   out.clear();
   out.reserve(receipts.size());
   for (const Receipt& r : receipts) {
-    TF_ASSIGN_OR_RETURN(Stmt del, db.Prepare(
-        "DELETE FROM messages WHERE seq = ? AND queue_id = ? AND receipt = ? AND receipt <> 0"));
+    TF_ASSIGN_OR_RETURN(Stmt del, db.Prepare("DELETE FROM messages WHERE seq = ? AND queue_id = ? "
+                                             "AND receipt = ? AND receipt <> 0"));
     TF_RETURN_IF_ERROR(
         del.Bind(1, r.sequence).Bind(2, queue_id).Bind(3, static_cast<int64_t>(r.receipt)).Run());
     if (db.Changes() > 0) {
       out.push_back(OkStatus());
       continue;
     }
-    TF_ASSIGN_OR_RETURN(Stmt find, db.Prepare(
-        "SELECT 1 FROM messages WHERE seq = ? AND queue_id = ?"));
+    TF_ASSIGN_OR_RETURN(Stmt find,
+                        db.Prepare("SELECT 1 FROM messages WHERE seq = ? AND queue_id = ?"));
     TF_ASSIGN_OR_RETURN(bool exists, find.Bind(1, r.sequence).Bind(2, queue_id).Step());
     out.push_back(exists ? Aborted("the receipt handle is stale: the message was received again "
                                    "after it was issued, and was not deleted")
@@ -237,11 +242,11 @@ Result<std::vector<ReceivedMessage>> SqliteStore::ReceiveMessages(const ReceiveO
                                                                   TimeMs now) {
   std::vector<ReceivedMessage> out;
   bool dead_lettered = false;
-  TF_RETURN_IF_ERROR(writer_->Write(
-      [&](SqliteDb& db) { return ReceiveIn(db, o, now, out, &dead_lettered); },
-      [&] {
-        if (dead_lettered) Notify(o.dead_letter_queue_id);
-      }));
+  TF_RETURN_IF_ERROR(
+      writer_->Write([&](SqliteDb& db) { return ReceiveIn(db, o, now, out, &dead_lettered); },
+                     [&] {
+                       if (dead_lettered) Notify(o.dead_letter_queue_id);
+                     }));
   return out;
 }
 
@@ -279,9 +284,9 @@ void SqliteStore::DeleteMessagesAsync(int64_t queue_id, std::vector<Receipt> rec
     std::vector<Status> out;
   };
   auto state = std::make_shared<State>(State{std::move(receipts), {}});
-  writer_->Submit(
-      [state, queue_id](SqliteDb& db) { return DeleteIn(db, queue_id, state->receipts, state->out); },
-      {}, Complete(state, std::move(done)));
+  writer_->Submit([state, queue_id](
+                      SqliteDb& db) { return DeleteIn(db, queue_id, state->receipts, state->out); },
+                  {}, Complete(state, std::move(done)));
 }
 
 Result<std::vector<Status>> SqliteStore::ChangeVisibility(
@@ -293,9 +298,9 @@ Result<std::vector<Status>> SqliteStore::ChangeVisibility(
         out.clear();
         made_visible = false;
         for (const VisibilityChange& c : changes) {
-          TF_ASSIGN_OR_RETURN(Stmt update, db.Prepare(
-              "UPDATE messages SET visible_at = ? "
-              "WHERE seq = ? AND queue_id = ? AND receipt = ? AND receipt <> 0 AND visible_at > ?"));
+          TF_ASSIGN_OR_RETURN(Stmt update, db.Prepare("UPDATE messages SET visible_at = ? "
+                                                      "WHERE seq = ? AND queue_id = ? AND receipt "
+                                                      "= ? AND receipt <> 0 AND visible_at > ?"));
           TF_RETURN_IF_ERROR(update.Bind(1, c.visible_at)
                                  .Bind(2, c.receipt.sequence)
                                  .Bind(3, queue_id)
@@ -307,14 +312,16 @@ Result<std::vector<Status>> SqliteStore::ChangeVisibility(
             out.push_back(OkStatus());
             continue;
           }
-          TF_ASSIGN_OR_RETURN(Stmt find, db.Prepare(
-              "SELECT receipt FROM messages WHERE seq = ? AND queue_id = ?"));
-          TF_ASSIGN_OR_RETURN(bool exists, find.Bind(1, c.receipt.sequence).Bind(2, queue_id).Step());
+          TF_ASSIGN_OR_RETURN(
+              Stmt find, db.Prepare("SELECT receipt FROM messages WHERE seq = ? AND queue_id = ?"));
+          TF_ASSIGN_OR_RETURN(bool exists,
+                              find.Bind(1, c.receipt.sequence).Bind(2, queue_id).Step());
           if (!exists) {
             out.push_back(NotFound("the message no longer exists"));
           } else if (static_cast<uint64_t>(find.Int(0)) != c.receipt.receipt) {
-            out.push_back(Aborted("the receipt handle is stale: the message was received again "
-                                  "after it was issued"));
+            out.push_back(
+                Aborted("the receipt handle is stale: the message was received again "
+                        "after it was issued"));
           } else {
             out.push_back(FailedPrecondition(
                 "the message is not in flight: its visibility timeout has already expired"));
@@ -343,11 +350,11 @@ Result<int64_t> SqliteStore::PurgeQueue(int64_t queue_id) {
 Result<QueueCounts> SqliteStore::CountMessages(int64_t queue_id, TimeMs now) {
   QueueCounts out;
   TF_RETURN_IF_ERROR(readers_.With([&](SqliteDb& db) -> Status {
-    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare(
-        "SELECT COALESCE(SUM(visible_at <= ?2), 0),"
-        "       COALESCE(SUM(visible_at > ?2 AND receive_count > 0), 0),"
-        "       COALESCE(SUM(visible_at > ?2 AND receive_count = 0), 0) "
-        "FROM messages WHERE queue_id = ?1"));
+    TF_ASSIGN_OR_RETURN(Stmt q,
+                        db.Prepare("SELECT COALESCE(SUM(visible_at <= ?2), 0),"
+                                   "       COALESCE(SUM(visible_at > ?2 AND receive_count > 0), 0),"
+                                   "       COALESCE(SUM(visible_at > ?2 AND receive_count = 0), 0) "
+                                   "FROM messages WHERE queue_id = ?1"));
     TF_ASSIGN_OR_RETURN(bool row, q.Bind(1, queue_id).Bind(2, now).Step());
     if (row) out = QueueCounts{q.Int(0), q.Int(1), q.Int(2)};
     return OkStatus();
@@ -355,8 +362,8 @@ Result<QueueCounts> SqliteStore::CountMessages(int64_t queue_id, TimeMs now) {
   return out;
 }
 
-Result<int64_t> SqliteStore::RedriveMessages(int64_t from_queue_id, int64_t to_queue_id,
-                                             TimeMs now, int64_t limit) {
+Result<int64_t> SqliteStore::RedriveMessages(int64_t from_queue_id, int64_t to_queue_id, TimeMs now,
+                                             int64_t limit) {
   int64_t moved = 0;
   std::set<int64_t> touched;
   TF_RETURN_IF_ERROR(writer_->Write(
@@ -364,13 +371,13 @@ Result<int64_t> SqliteStore::RedriveMessages(int64_t from_queue_id, int64_t to_q
         moved = 0;
         touched.clear();
         TF_RETURN_IF_ERROR(QueueExists(db, from_queue_id));
-        TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare(
-            "SELECT seq, source_queue_id FROM messages "
-            "WHERE queue_id = ?1 AND visible_at <= ?2 "
-            // Back to their sources: only messages whose source still exists, so that
-            // unmovable ones never use up the limit ahead of movable ones.
-            "AND (?4 <> 0 OR source_queue_id IN (SELECT id FROM queues)) "
-            "ORDER BY seq LIMIT ?3"));
+        TF_ASSIGN_OR_RETURN(
+            Stmt q, db.Prepare("SELECT seq, source_queue_id FROM messages "
+                               "WHERE queue_id = ?1 AND visible_at <= ?2 "
+                               // Back to their sources: only messages whose source still exists, so
+                               // that unmovable ones never use up the limit ahead of movable ones.
+                               "AND (?4 <> 0 OR source_queue_id IN (SELECT id FROM queues)) "
+                               "ORDER BY seq LIMIT ?3"));
         q.Bind(1, from_queue_id).Bind(2, now).Bind(3, limit).Bind(4, to_queue_id);
         std::vector<std::pair<int64_t, int64_t>> rows;
         for (;;) {
@@ -386,7 +393,8 @@ Result<int64_t> SqliteStore::RedriveMessages(int64_t from_queue_id, int64_t to_q
             TF_ASSIGN_OR_RETURN(Stmt cfg, db.Prepare("SELECT config FROM queues WHERE id = ?"));
             TF_ASSIGN_OR_RETURN(bool row, cfg.Bind(1, target).Step());
             if (!row) {
-              if (to_queue_id != 0) return NotFound("queue #" + std::to_string(target) + " does not exist");
+              if (to_queue_id != 0)
+                return NotFound("queue #" + std::to_string(target) + " does not exist");
               retention[target] = -1;
             } else {
               TF_ASSIGN_OR_RETURN(QueueConfig config, QueueConfigFromJson(cfg.Text(0)));
@@ -394,12 +402,16 @@ Result<int64_t> SqliteStore::RedriveMessages(int64_t from_queue_id, int64_t to_q
             }
           }
           if (retention[target] < 0) continue;  // its source queue was deleted: leave it here
-          TF_ASSIGN_OR_RETURN(Stmt move, db.Prepare(
-              "UPDATE messages SET queue_id = ?, source_queue_id = 0, visible_at = ?, "
-              "expires_at = ?, receive_count = 0, receipt = 0, first_received_at = 0 "
-              "WHERE seq = ?"));
-          TF_RETURN_IF_ERROR(
-              move.Bind(1, target).Bind(2, now).Bind(3, now + retention[target]).Bind(4, seq).Run());
+          TF_ASSIGN_OR_RETURN(
+              Stmt move,
+              db.Prepare("UPDATE messages SET queue_id = ?, source_queue_id = 0, visible_at = ?, "
+                         "expires_at = ?, receive_count = 0, receipt = 0, first_received_at = 0 "
+                         "WHERE seq = ?"));
+          TF_RETURN_IF_ERROR(move.Bind(1, target)
+                                 .Bind(2, now)
+                                 .Bind(3, now + retention[target])
+                                 .Bind(4, seq)
+                                 .Run());
           touched.insert(target);
           ++moved;
         }
@@ -417,9 +429,9 @@ Result<int64_t> SqliteStore::DeleteExpired(TimeMs now) {
   for (;;) {
     int64_t batch = 0;
     TF_RETURN_IF_ERROR(writer_->Write([&](SqliteDb& db) -> Status {
-      TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare(
-          "DELETE FROM messages WHERE seq IN "
-          "(SELECT seq FROM messages WHERE expires_at <= ? LIMIT 5000)"));
+      TF_ASSIGN_OR_RETURN(
+          Stmt q, db.Prepare("DELETE FROM messages WHERE seq IN "
+                             "(SELECT seq FROM messages WHERE expires_at <= ? LIMIT 5000)"));
       TF_RETURN_IF_ERROR(q.Bind(1, now).Run());
       batch = db.Changes();
       return OkStatus();

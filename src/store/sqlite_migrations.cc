@@ -261,12 +261,13 @@ const std::vector<std::string>& Migrations() {
 }  // namespace
 
 Result<int> MigrateSqlite(SqliteDb& db) {
-  TF_RETURN_IF_ERROR(db.Exec(
-      "CREATE TABLE IF NOT EXISTS schema_migrations ("
-      "version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)"));
+  TF_RETURN_IF_ERROR(
+      db.Exec("CREATE TABLE IF NOT EXISTS schema_migrations ("
+              "version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)"));
   int current = 0;
   {
-    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations"));
+    TF_ASSIGN_OR_RETURN(Stmt q,
+                        db.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations"));
     TF_ASSIGN_OR_RETURN(bool row, q.Step());
     if (row) current = static_cast<int>(q.Int(0));
   }

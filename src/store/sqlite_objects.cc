@@ -79,8 +79,8 @@ Result<Bucket> SqliteStore::CreateBucket(Bucket bucket) {
 Result<Bucket> SqliteStore::GetBucket(const std::string& project_id, const std::string& name) {
   Bucket out;
   TF_RETURN_IF_ERROR(readers_.With([&](SqliteDb& db) -> Status {
-    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare(std::string(kBucketColumns) +
-                                           "WHERE project_id = ? AND name = ?"));
+    TF_ASSIGN_OR_RETURN(
+        Stmt q, db.Prepare(std::string(kBucketColumns) + "WHERE project_id = ? AND name = ?"));
     TF_ASSIGN_OR_RETURN(bool row, q.Bind(1, project_id).Bind(2, name).Step());
     if (!row) return NotFound("bucket '" + name + "' does not exist");
     out = ReadBucket(q);
@@ -92,8 +92,8 @@ Result<Bucket> SqliteStore::GetBucket(const std::string& project_id, const std::
 Result<std::vector<Bucket>> SqliteStore::ListBuckets(const std::string& project_id) {
   std::vector<Bucket> out;
   TF_RETURN_IF_ERROR(readers_.With([&](SqliteDb& db) -> Status {
-    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare(std::string(kBucketColumns) +
-                                           "WHERE project_id = ? ORDER BY name"));
+    TF_ASSIGN_OR_RETURN(
+        Stmt q, db.Prepare(std::string(kBucketColumns) + "WHERE project_id = ? ORDER BY name"));
     q.Bind(1, project_id);
     for (;;) {
       TF_ASSIGN_OR_RETURN(bool row, q.Step());
@@ -111,7 +111,8 @@ Status SqliteStore::DeleteBucket(int64_t bucket_id) {
     if (has_objects) return FailedPrecondition("the bucket is not empty");
     TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("DELETE FROM buckets WHERE id = ?"));
     TF_RETURN_IF_ERROR(q.Bind(1, bucket_id).Run());
-    if (db.Changes() == 0) return NotFound("bucket " + std::to_string(bucket_id) + " does not exist");
+    if (db.Changes() == 0)
+      return NotFound("bucket " + std::to_string(bucket_id) + " does not exist");
     return OkStatus();
   });
 }
@@ -125,11 +126,13 @@ Result<std::vector<PendingBlob>> SqliteStore::ListPendingBlobs(const std::string
   TF_RETURN_IF_ERROR(readers_.With([&](SqliteDb& db) -> Status {
     // Parts' blobs stay pending while their rows hold them. A segment's blob is never
     // pending (its row goes when the segment's comes); should one be, it is live all the same.
-    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("SELECT blob_id, owner, created_at FROM pending_blobs "
-                                           "WHERE owner = ? AND blob_id NOT IN (SELECT blob_id FROM multipart_parts) "
-                                           "AND NOT EXISTS (SELECT 1 FROM object_segments s "
-                                           "WHERE s.blob_id = pending_blobs.blob_id) "
-                                           "ORDER BY created_at, blob_id"));
+    TF_ASSIGN_OR_RETURN(
+        Stmt q,
+        db.Prepare("SELECT blob_id, owner, created_at FROM pending_blobs "
+                   "WHERE owner = ? AND blob_id NOT IN (SELECT blob_id FROM multipart_parts) "
+                   "AND NOT EXISTS (SELECT 1 FROM object_segments s "
+                   "WHERE s.blob_id = pending_blobs.blob_id) "
+                   "ORDER BY created_at, blob_id"));
     q.Bind(1, owner);
     for (;;) {
       TF_ASSIGN_OR_RETURN(bool row, q.Step());
@@ -152,10 +155,11 @@ namespace {
 // Whether `condition` holds of the object (o.bucket_id, o.key) as it is now.
 Status CheckCondition(SqliteDb& db, const ObjectRecord& o, const PutCondition& condition) {
   if (!condition.must_be_absent && condition.etag.empty()) return OkStatus();
-  TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("SELECT etag FROM objects WHERE bucket_id = ? AND key = ?"));
+  TF_ASSIGN_OR_RETURN(Stmt q,
+                      db.Prepare("SELECT etag FROM objects WHERE bucket_id = ? AND key = ?"));
   TF_ASSIGN_OR_RETURN(bool exists, q.Bind(1, o.bucket_id).BindBlob(2, o.key).Step());
-  return PutConditionHolds(o.key, condition, exists ? std::optional<std::string>(q.Text(0))
-                                                    : std::nullopt);
+  return PutConditionHolds(o.key, condition,
+                           exists ? std::optional<std::string>(q.Text(0)) : std::nullopt);
 }
 
 // PutObject's writes, in the caller's transaction; the replaced object's blobs into *replaced.
@@ -244,8 +248,8 @@ Result<std::vector<std::string>> SqliteStore::PutObjectCompletingUpload(
 Result<ObjectRecord> SqliteStore::GetObject(int64_t bucket_id, const std::string& key) {
   ObjectRecord out;
   TF_RETURN_IF_ERROR(readers_.With([&](SqliteDb& db) -> Status {
-    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare(std::string(kObjectColumns) +
-                                           "WHERE bucket_id = ? AND key = ?"));
+    TF_ASSIGN_OR_RETURN(
+        Stmt q, db.Prepare(std::string(kObjectColumns) + "WHERE bucket_id = ? AND key = ?"));
     TF_ASSIGN_OR_RETURN(bool row, q.Bind(1, bucket_id).BindBlob(2, key).Step());
     if (!row) return NotFound("object '" + key + "' does not exist");
     out = ReadObject(q);

@@ -53,8 +53,8 @@ Result<Queue> SqliteStore::CreateQueue(Queue queue) {
 Result<Queue> SqliteStore::GetQueue(const std::string& project_id, const std::string& name) {
   Queue out;
   TF_RETURN_IF_ERROR(readers_.With([&](SqliteDb& db) -> Status {
-    TF_ASSIGN_OR_RETURN(Stmt q,
-                        db.Prepare(std::string(kQueueColumns) + "WHERE project_id = ? AND name = ?"));
+    TF_ASSIGN_OR_RETURN(
+        Stmt q, db.Prepare(std::string(kQueueColumns) + "WHERE project_id = ? AND name = ?"));
     q.Bind(1, project_id).Bind(2, name);
     return ReadOneQueue(q, "'" + name + "'", out);
   }));

@@ -74,8 +74,8 @@ class SqliteStore final : public Store,
   Status UpdateQueueConfig(int64_t id, const QueueConfig& config, TimeMs now) override;
   Status DeleteQueue(int64_t id) override;
   Result<std::vector<SentMessage>> SendMessages(int64_t queue_id,
-                                                const std::vector<NewMessage>& messages,
-                                                TimeMs now, TimeMs dedup_window_ms) override;
+                                                const std::vector<NewMessage>& messages, TimeMs now,
+                                                TimeMs dedup_window_ms) override;
   Result<std::vector<ReceivedMessage>> ReceiveMessages(const ReceiveOptions& options,
                                                        TimeMs now) override;
   Result<std::vector<Status>> DeleteMessages(int64_t queue_id,
@@ -84,8 +84,9 @@ class SqliteStore final : public Store,
   void SendMessagesAsync(int64_t queue_id, std::vector<NewMessage> messages, TimeMs now,
                          TimeMs dedup_window_ms,
                          std::function<void(Result<std::vector<SentMessage>>)> done) override;
-  void ReceiveMessagesAsync(const ReceiveOptions& options, TimeMs now,
-                            std::function<void(Result<std::vector<ReceivedMessage>>)> done) override;
+  void ReceiveMessagesAsync(
+      const ReceiveOptions& options, TimeMs now,
+      std::function<void(Result<std::vector<ReceivedMessage>>)> done) override;
   void DeleteMessagesAsync(int64_t queue_id, std::vector<Receipt> receipts,
                            std::function<void(Result<std::vector<Status>>)> done) override;
   Result<std::vector<Status>> ChangeVisibility(int64_t queue_id,
@@ -110,8 +111,7 @@ class SqliteStore final : public Store,
   Result<std::vector<MultipartUploadRecord>> ListMultipartUploads(
       const std::string& owner) override;
   Status RemoveMultipartUpload(const std::string& upload_id) override;
-  Result<std::vector<std::string>> PutObject(const ObjectRecord& object,
-                                             const std::string& owner,
+  Result<std::vector<std::string>> PutObject(const ObjectRecord& object, const std::string& owner,
                                              const PutCondition& condition = {}) override;
   Result<std::vector<std::string>> PutObjectCompletingUpload(
       const ObjectRecord& object, const std::string& owner, const std::string& upload_id,
@@ -165,11 +165,9 @@ class SqliteStore final : public Store,
   // DatasetStore (sqlite_datasets.cc)
   Status CreateDataset(const DatasetRecord& dataset,
                        const std::vector<DatasetShardRecord>& shards) override;
-  Result<DatasetRecord> GetDataset(const std::string& project_id,
-                                   const std::string& name) override;
+  Result<DatasetRecord> GetDataset(const std::string& project_id, const std::string& name) override;
   Result<std::vector<DatasetRecord>> ListDatasets(const std::string& project_id) override;
-  Result<std::vector<DatasetShardRecord>> ListDatasetShards(
-      const std::string& dataset_id) override;
+  Result<std::vector<DatasetShardRecord>> ListDatasetShards(const std::string& dataset_id) override;
   Result<std::vector<DatasetShardRecord>> DeleteDataset(const std::string& id) override;
 
  private:

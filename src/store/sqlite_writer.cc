@@ -30,8 +30,8 @@ Status SqliteWriter::Write(std::function<Status(SqliteDb&)> work,
   return result.get();
 }
 
-void SqliteWriter::Submit(std::function<Status(SqliteDb&)> work,
-                          std::function<void()> after_commit, std::function<void(Status)> done) {
+void SqliteWriter::Submit(std::function<Status(SqliteDb&)> work, std::function<void()> after_commit,
+                          std::function<void(Status)> done) {
   bool wake = false;
   {
     std::unique_lock lock(mu_);

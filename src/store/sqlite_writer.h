@@ -50,11 +50,11 @@ class SqliteWriter {
   std::unique_ptr<SqliteDb> db_;  // used only on the writer thread
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Item> pending_;      // guarded by mu_
-  bool stopping_ = false;         // guarded by mu_
-  bool idle_ = false;             // the writer thread waits on cv_; guarded by mu_
-  int64_t writes_ = 0;            // guarded by mu_
-  int64_t transactions_ = 0;      // guarded by mu_
+  std::deque<Item> pending_;  // guarded by mu_
+  bool stopping_ = false;     // guarded by mu_
+  bool idle_ = false;         // the writer thread waits on cv_; guarded by mu_
+  int64_t writes_ = 0;        // guarded by mu_
+  int64_t transactions_ = 0;  // guarded by mu_
   std::thread thread_;
 };
 

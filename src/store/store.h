@@ -24,9 +24,9 @@ class AuthStore {
   virtual ~AuthStore() = default;
   // kAlreadyExists if a project of that name exists.
   virtual Status CreateProject(const Project& project) = 0;
-  virtual Result<Project> GetProject(const std::string& id) = 0;           // kNotFound
-  virtual Result<Project> GetProjectByName(const std::string& name) = 0;   // kNotFound
-  virtual Result<std::vector<Project>> ListProjects() = 0;                 // by name
+  virtual Result<Project> GetProject(const std::string& id) = 0;          // kNotFound
+  virtual Result<Project> GetProjectByName(const std::string& name) = 0;  // kNotFound
+  virtual Result<std::vector<Project>> ListProjects() = 0;                // by name
   virtual Status CreateToken(const Token& token) = 0;
   // kNotFound if no token has this hash. Revoked tokens are returned with revoked_at set.
   virtual Result<Token> FindTokenByHash(const std::string& hash) = 0;
@@ -76,8 +76,9 @@ class QueueStore {
   // One status per change: OK if the message is hidden until the new time; kAborted for a stale
   // receipt; kFailedPrecondition if the message is not in flight (its visibility expired at or
   // before `now`); kNotFound if the message no longer exists.
-  virtual Result<std::vector<Status>> ChangeVisibility(
-      int64_t queue_id, const std::vector<VisibilityChange>& changes, TimeMs now) = 0;
+  virtual Result<std::vector<Status>> ChangeVisibility(int64_t queue_id,
+                                                       const std::vector<VisibilityChange>& changes,
+                                                       TimeMs now) = 0;
 
   // Non-blocking forms of SendMessages, ReceiveMessages and DeleteMessages, for callers that
   // must not wait (coroutines on the network threads). Each calls `done` exactly once with what
@@ -194,8 +195,7 @@ class ObjectStore {
   // if there is no such object; kFailedPrecondition, changing nothing, if `if_match` names an
   // ETag ("" for no condition, "*" for any) that the object does not have (the message says
   // which it has).
-  virtual Result<std::vector<std::string>> DeleteObject(int64_t bucket_id,
-                                                        const std::string& key,
+  virtual Result<std::vector<std::string>> DeleteObject(int64_t bucket_id, const std::string& key,
                                                         const std::string& owner, TimeMs now,
                                                         const std::string& if_match = "") = 0;
 };
@@ -208,7 +208,7 @@ class NodeStore {
   // increments its epoch (1 for a new node). Returns the stored record.
   virtual Result<NodeRecord> RegisterNode(NodeRecord node) = 0;
   virtual Result<NodeRecord> GetNode(const std::string& id) = 0;  // kNotFound
-  virtual Result<std::vector<NodeRecord>> ListNodes() = 0;         // by id
+  virtual Result<std::vector<NodeRecord>> ListNodes() = 0;        // by id
   // Records a heartbeat. kNotFound if the node is unknown; kAborted if `epoch` is not the
   // node's current epoch (another registration took over). A lost node stays lost.
   virtual Status TouchNode(const std::string& id, int64_t epoch, TimeMs now) = 0;

@@ -1,10 +1,9 @@
 #include "worker/checkpoint_manifest.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "worker/sha256_stream.h"
@@ -135,7 +134,8 @@ Result<Manifest> ParseManifest(std::string_view json) {
 }
 
 std::string LatestToJson(int64_t seq) {
-  return Json{{"version", kVersion}, {"seq", seq}, {"manifest", "manifests/" + SeqName(seq) + ".json"}}
+  return Json{
+      {"version", kVersion}, {"seq", seq}, {"manifest", "manifests/" + SeqName(seq) + ".json"}}
       .dump();
 }
 

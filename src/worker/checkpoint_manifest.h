@@ -24,14 +24,14 @@ namespace tf::worker {
 struct ManifestEntry {
   std::string path;  // relative, '/'-separated, no "", "." or ".." segments
   uint64_t size = 0;
-  std::string sha256;  // hex
+  std::string sha256;    // hex
   uint32_t mode = 0644;  // permission bits
   friend bool operator==(const ManifestEntry&, const ManifestEntry&) = default;
 };
 
 struct Manifest {
-  int64_t seq = 0;                     // 1, 2, ...
-  std::vector<ManifestEntry> files;    // sorted by path
+  int64_t seq = 0;                   // 1, 2, ...
+  std::vector<ManifestEntry> files;  // sorted by path
 };
 
 // The object keys of one checkpoint prefix ("" or "jobs/job_1/checkpoints", no trailing '/').

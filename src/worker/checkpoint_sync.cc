@@ -4,11 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "base/log.h"
 #include "worker/sha256_stream.h"
@@ -76,7 +75,8 @@ CheckpointSync::CheckpointSync(ObjectClient& client, std::string bucket, std::st
 
 Result<std::optional<Manifest>> CheckpointSync::ReadLatest() {
   const std::string where = "tf://" + bucket_ + "/" + keys_.Latest();
-  TF_ASSIGN_OR_RETURN(std::optional<std::string> pointer, client_.GetBytes(bucket_, keys_.Latest()));
+  TF_ASSIGN_OR_RETURN(std::optional<std::string> pointer,
+                      client_.GetBytes(bucket_, keys_.Latest()));
   if (!pointer) return std::optional<Manifest>();
   auto seq = ParseLatest(*pointer);
   if (!seq.ok()) return Internal("checkpoint pointer " + where + ": " + seq.status().message());
@@ -88,7 +88,8 @@ Result<std::optional<Manifest>> CheckpointSync::ReadLatest() {
   if (!manifest.ok()) {
     return Internal("checkpoint manifest " + manifest_key + ": " + manifest.status().message());
   }
-  if (manifest->seq != *seq) return Internal("checkpoint manifest " + manifest_key + " has another seq");
+  if (manifest->seq != *seq)
+    return Internal("checkpoint manifest " + manifest_key + " has another seq");
   latest_ = std::move(*manifest);
   return latest_;
 }
@@ -135,8 +136,8 @@ Status CheckpointSync::Walk(const fs::path& root, const std::string& rel,
 Result<CheckpointSync::Outcome> CheckpointSync::SnapshotFile(const fs::path& dir,
                                                              const std::string& rel,
                                                              std::set<std::string>& stored,
-                                                             ManifestEntry& entry,
-                                                             SyncStats& stats, std::string& why) {
+                                                             ManifestEntry& entry, SyncStats& stats,
+                                                             std::string& why) {
   const fs::path path = dir / rel;
   struct stat first {};
   if (::lstat(path.c_str(), &first) != 0) {
@@ -164,7 +165,8 @@ Result<CheckpointSync::Outcome> CheckpointSync::SnapshotFile(const fs::path& dir
     why = "cannot read: " + ErrnoText();
     return Outcome::kChanged;
   }
-  struct stat before {}, after {};
+  struct stat before {
+  }, after{};
   std::string sha;
   if (::fstat(fd, &before) == 0 && SameVersion(before, first)) sha = HashOpenFile(fd, why);
   const bool read_whole = !sha.empty() && ::fstat(fd, &after) == 0 && SameVersion(after, first);
@@ -305,7 +307,8 @@ Status CheckpointSync::RestoreInto(const fs::path& dir, const Manifest& manifest
     TF_ASSIGN_OR_RETURN(fs::path path, LocalPathFor(dir, e.path));
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
-    if (ec) return InvalidArgument("cannot create " + path.parent_path().string() + ": " + ec.message());
+    if (ec)
+      return InvalidArgument("cannot create " + path.parent_path().string() + ": " + ec.message());
     Status got = client_.GetToFile(bucket_, keys_.Blob(e.sha256), path);
     if (got.code() == StatusCode::kNotFound) {
       return NotFound(snapshot + " lists " + e.path + ", but its content " + keys_.Blob(e.sha256) +

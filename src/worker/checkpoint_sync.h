@@ -107,7 +107,7 @@ class CheckpointSync {
   ObjectClient& client_;
   const std::string bucket_;
   const CheckpointKeys keys_;
-  std::mutex mu_;  // serializes Sync and Restore; guards what follows
+  std::mutex mu_;                       // serializes Sync and Restore; guards what follows
   std::map<std::string, Known> known_;  // by relative path
   std::optional<Manifest> latest_;      // the last snapshot read or written
 };

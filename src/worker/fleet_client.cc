@@ -9,7 +9,8 @@ Result<std::unique_ptr<FleetClient>> FleetClient::Create(const std::string& serv
                                                          const std::string& node_id) {
   TF_ASSIGN_OR_RETURN(std::unique_ptr<http::JsonClient> client,
                       http::JsonClient::Create(server_url, token));
-  return std::unique_ptr<FleetClient>(new FleetClient(server_url, token, node_id, std::move(client)));
+  return std::unique_ptr<FleetClient>(
+      new FleetClient(server_url, token, node_id, std::move(client)));
 }
 
 Result<std::unique_ptr<FleetClient>> FleetClient::Clone() const {
@@ -17,16 +18,17 @@ Result<std::unique_ptr<FleetClient>> FleetClient::Clone() const {
 }
 
 Result<int64_t> FleetClient::Register(const std::string& name, const fleet::NodeInfo& info) {
-  TF_ASSIGN_OR_RETURN(json answer, client_->Call("POST", "/v1/nodes",
-                                                 json{{"id", node_id_},
-                                                      {"name", name},
-                                                      {"info", fleet::NodeInfoToJson(info)}}));
+  TF_ASSIGN_OR_RETURN(
+      json answer,
+      client_->Call("POST", "/v1/nodes",
+                    json{{"id", node_id_}, {"name", name}, {"info", fleet::NodeInfoToJson(info)}}));
   return answer.value("epoch", int64_t{0});
 }
 
 Status FleetClient::Heartbeat(int64_t epoch) {
-  return client_->Call("POST", "/v1/nodes/" + node_id_ + "/heartbeat", json{{"epoch", epoch}},
-                       std::chrono::seconds(10))
+  return client_
+      ->Call("POST", "/v1/nodes/" + node_id_ + "/heartbeat", json{{"epoch", epoch}},
+             std::chrono::seconds(10))
       .status();
 }
 
@@ -44,7 +46,8 @@ Result<NodeAssignmentsView> FleetClient::Assignments(const std::string& known, i
       out.drain_deadline_ms = answer["drain"].value("deadline_ms", int64_t{120'000});
       out.drain_reason = answer["drain"].value("reason", "");
     }
-    for (const json& r : answer.value("ranks", json::array())) out.ranks.push_back(AssignmentFromJson(r));
+    for (const json& r : answer.value("ranks", json::array()))
+      out.ranks.push_back(AssignmentFromJson(r));
   } catch (const json::exception& e) {
     return Internal(std::string("the server's assignments do not read: ") + e.what());
   }
@@ -52,7 +55,7 @@ Result<NodeAssignmentsView> FleetClient::Assignments(const std::string& known, i
 }
 
 Status FleetClient::Report(const Assignment& a, const RankOutcome& o) {
-  json body = {{"attempt", a.attempt},   {"token", a.token},        {"node_rank", a.node_rank},
+  json body = {{"attempt", a.attempt},   {"token", a.token},         {"node_rank", a.node_rank},
                {"state", o.state},       {"exit_code", o.exit_code}, {"signal", o.signal},
                {"log_tail", o.log_tail}, {"message", o.message}};
   return client_->Call("POST", "/v1/jobs/" + a.job_id + "/reports", body, std::chrono::seconds(30))
@@ -72,8 +75,9 @@ Status FleetClient::AddSamples(const Assignment& a, const std::vector<MetricSamp
 }
 
 Status FleetClient::Drain(int64_t deadline_ms, const std::string& reason) {
-  return client_->Call("POST", "/v1/nodes/" + node_id_ + "/drain",
-                       json{{"deadline_ms", deadline_ms}, {"reason", reason}})
+  return client_
+      ->Call("POST", "/v1/nodes/" + node_id_ + "/drain",
+             json{{"deadline_ms", deadline_ms}, {"reason", reason}})
       .status();
 }
 

@@ -3,11 +3,10 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/status.h"
 #include "fleet/node_info.h"
@@ -17,8 +16,8 @@
 namespace tf::worker {
 
 struct NodeAssignmentsView {
-  std::string digest;            // pass back as `known` to wait for a change
-  std::string state;             // ready, draining, lost
+  std::string digest;  // pass back as `known` to wait for a change
+  std::string state;   // ready, draining, lost
   int64_t epoch = 0;
   std::optional<int64_t> drain_deadline_ms;
   std::string drain_reason;
@@ -27,7 +26,7 @@ struct NodeAssignmentsView {
 
 // What became of one rank, for the server.
 struct RankOutcome {
-  std::string state;             // running, succeeded, failed, interrupted, lost, stopped
+  std::string state;  // running, succeeded, failed, interrupted, lost, stopped
   int exit_code = -1;
   int signal = 0;
   std::string log_tail;
@@ -68,8 +67,10 @@ class FleetClient {
  private:
   FleetClient(std::string server_url, std::string token, std::string node_id,
               std::unique_ptr<http::JsonClient> client)
-      : server_url_(std::move(server_url)), token_(std::move(token)),
-        node_id_(std::move(node_id)), client_(std::move(client)) {}
+      : server_url_(std::move(server_url)),
+        token_(std::move(token)),
+        node_id_(std::move(node_id)),
+        client_(std::move(client)) {}
 
   std::string server_url_;
   std::string token_;

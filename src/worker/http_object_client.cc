@@ -1,9 +1,8 @@
 // ObjectClient over the server's native object API.
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <nlohmann/json.hpp>
 
 #include "base/crypto.h"
 #include "worker/object_client.h"
@@ -74,8 +73,8 @@ class HttpObjectClient final : public ObjectClient {
     return PutBytesChecked(bucket, key, bytes, Sha256Hex(bytes));
   }
 
-  Status PutBytesChecked(const std::string& bucket, const std::string& key,
-                         std::string_view bytes, const std::string& sha) override {
+  Status PutBytesChecked(const std::string& bucket, const std::string& key, std::string_view bytes,
+                         const std::string& sha) override {
     http::ClientRequest request;
     request.method = "PUT";
     request.target = ObjectTarget(bucket, key);
@@ -83,7 +82,8 @@ class HttpObjectClient final : public ObjectClient {
       request.body = std::string(bytes);
     } else {  // sent from the caller's memory a piece at a time, not copied whole first
       request.body_size = bytes.size();
-      request.body_source = [rest = bytes](char* buffer, size_t capacity) mutable -> Result<size_t> {
+      request.body_source = [rest = bytes](char* buffer,
+                                           size_t capacity) mutable -> Result<size_t> {
         const size_t n = std::min(capacity, rest.size());
         std::memcpy(buffer, rest.data(), n);
         rest.remove_prefix(n);
@@ -155,9 +155,8 @@ class HttpObjectClient final : public ObjectClient {
       idle_.push_back(std::move(client));
     }
     if (!response.ok()) {
-      return Status(response.status().code(), "cannot reach the object service at " +
-                                                  server_url_ + ": " +
-                                                  response.status().message());
+      return Status(response.status().code(), "cannot reach the object service at " + server_url_ +
+                                                  ": " + response.status().message());
     }
     if (response->status >= 200 && response->status < 300) return response;
     return ErrorFromAnswer(*response);

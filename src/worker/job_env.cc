@@ -14,9 +14,9 @@ using nlohmann::json;
 // Names the platform sets: a stale value inherited from the worker's own environment must not
 // leak into a job.
 bool IsContractName(const std::string& name) {
-  static const char* kTorchrun[] = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK",
-                                    "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "NODE_RANK",
-                                    "CUDA_VISIBLE_DEVICES"};
+  static const char* kTorchrun[] = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE",
+                                    "RANK",        "LOCAL_RANK",  "LOCAL_WORLD_SIZE",
+                                    "GROUP_RANK",  "NODE_RANK",   "CUDA_VISIBLE_DEVICES"};
   if (name.rfind("TENSORFLEET_", 0) == 0) return true;
   for (const char* n : kTorchrun) {
     if (name == n) return true;
@@ -82,8 +82,9 @@ int ProcessesPerNode(const Assignment& a) {
 }
 
 std::map<std::string, std::string> JobEnvironment(const Assignment& a, int local_rank,
-                                        const ProcessPaths& paths, const std::string& server_url,
-                                        const std::map<std::string, std::string>& base) {
+                                                  const ProcessPaths& paths,
+                                                  const std::string& server_url,
+                                                  const std::map<std::string, std::string>& base) {
   std::map<std::string, std::string> env;
   for (const auto& [k, v] : base) {
     if (!IsContractName(k)) env[k] = v;

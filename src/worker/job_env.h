@@ -5,10 +5,9 @@
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tf::worker {
 
@@ -18,12 +17,12 @@ struct Assignment {
   std::string job_name;
   std::string project_id;
   int attempt = 0;
-  std::string token;                   // the attempt's fencing token, as the server wrote it
+  std::string token;  // the attempt's fencing token, as the server wrote it
   int node_rank = 0;
   std::vector<int> gpus;
   std::vector<std::string> addresses;  // every node of the gang, in rank order
   int master_port = 0;
-  nlohmann::json spec;                 // jobs::JobSpecToJson
+  nlohmann::json spec;  // jobs::JobSpecToJson
   std::string bucket;
   std::string code_key;
   std::string checkpoint_prefix;
@@ -39,7 +38,7 @@ struct Assignment {
 Assignment AssignmentFromJson(const nlohmann::json& json);
 
 struct ProcessPaths {
-  std::filesystem::path workdir;         // the unpacked code; the process's working directory
+  std::filesystem::path workdir;  // the unpacked code; the process's working directory
   std::filesystem::path checkpoint_dir;
   std::filesystem::path output_dir;
   std::filesystem::path metrics_file;
@@ -51,8 +50,9 @@ int ProcessesPerNode(const Assignment& a);
 // The variables for local rank `local_rank` of this node, on top of `base` (the worker's own
 // environment with TENSORFLEET_*, torchrun's and CUDA_VISIBLE_DEVICES removed).
 std::map<std::string, std::string> JobEnvironment(const Assignment& a, int local_rank,
-                                        const ProcessPaths& paths, const std::string& server_url,
-                                        const std::map<std::string, std::string>& base);
+                                                  const ProcessPaths& paths,
+                                                  const std::string& server_url,
+                                                  const std::map<std::string, std::string>& base);
 
 // The worker's environment as a map.
 std::map<std::string, std::string> CurrentEnvironment();

@@ -5,12 +5,11 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "base/crypto.h"
@@ -45,7 +44,8 @@ Result<LocalState::Entry> FromJson(const Json& j) {
   } catch (const Json::exception& ex) {
     return InvalidArgument(ex.what());
   }
-  if (e.pgid <= 1) return InvalidArgument("pgid " + std::to_string(e.pgid) + " is not a workload's");
+  if (e.pgid <= 1)
+    return InvalidArgument("pgid " + std::to_string(e.pgid) + " is not a workload's");
   return e;
 }
 
@@ -179,7 +179,8 @@ Status LocalState::Replace(std::vector<Entry> entries) {
 }
 
 Status LocalState::Add(const Entry& entry) {
-  if (entry.pgid <= 1) return InvalidArgument("pgid " + std::to_string(entry.pgid) + " is not a workload's");
+  if (entry.pgid <= 1)
+    return InvalidArgument("pgid " + std::to_string(entry.pgid) + " is not a workload's");
   std::lock_guard lock(mu_);
   std::vector<Entry> next;
   for (const auto& e : entries_) {

@@ -12,7 +12,8 @@ namespace fs = std::filesystem;
 
 Result<std::string> ReadWholeFile(const fs::path& file) {
   std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) return InvalidArgument(file.string() + " is not a regular file");
+  if (!fs::is_regular_file(file, ec))
+    return InvalidArgument(file.string() + " is not a regular file");
   std::ifstream in(file, std::ios::binary);
   std::string content((std::istreambuf_iterator<char>(in)), {});
   if (in.bad()) return InvalidArgument("cannot read " + file.string());

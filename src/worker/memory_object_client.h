@@ -16,8 +16,8 @@ namespace tf::worker {
 
 class MemoryObjectClient final : public ObjectClient {
  public:
-  // Runs before every write (PutFile, PutFileChecked, PutBytes, PutBytesChecked, Delete), before the file is
-  // read. A non-OK status fails that call with nothing changed, as a crash or a dropped
+  // Runs before every write (PutFile, PutFileChecked, PutBytes, PutBytesChecked, Delete), before
+  // the file is read. A non-OK status fails that call with nothing changed, as a crash or a dropped
   // connection would.
   using WriteHook = std::function<Status(const std::string& bucket, const std::string& key)>;
 
@@ -28,8 +28,8 @@ class MemoryObjectClient final : public ObjectClient {
                         const std::filesystem::path& file, const std::string& sha256) override;
   Status PutBytes(const std::string& bucket, const std::string& key,
                   std::string_view bytes) override;
-  Status PutBytesChecked(const std::string& bucket, const std::string& key,
-                         std::string_view bytes, const std::string& sha256) override;
+  Status PutBytesChecked(const std::string& bucket, const std::string& key, std::string_view bytes,
+                         const std::string& sha256) override;
   Result<std::optional<std::string>> GetBytes(const std::string& bucket,
                                               const std::string& key) override;
   Status GetToFile(const std::string& bucket, const std::string& key,

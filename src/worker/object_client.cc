@@ -5,14 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "base/crypto.h"
 #include "http/url.h"
@@ -77,8 +76,7 @@ Result<uint64_t> UploadFile(const ObjectExchange& exchange, const fs::path& path
 
 Result<uint64_t> UploadDescriptor(const ObjectExchange& exchange, int fd, const fs::path& path,
                                   const std::string& bucket, const std::string& key,
-                                  const UploadOptions& options,
-                                  const TransferProgress& progress) {
+                                  const UploadOptions& options, const TransferProgress& progress) {
   struct stat before {};
   if (::fstat(fd, &before) != 0) return Errno("cannot read", path);
   // A pipe, socket or character device (stdin) is read to its end, its size unknown until then:
@@ -131,8 +129,8 @@ Result<uint64_t> UploadDescriptor(const ObjectExchange& exchange, int fd, const 
   }
   if (!response.ok()) {
     if (changed) {
-      return Aborted(path.string() + " changed while it was uploaded: " +
-                     response.status().message());
+      return Aborted(path.string() +
+                     " changed while it was uploaded: " + response.status().message());
     }
     return response.status();
   }
@@ -275,8 +273,7 @@ Result<uint64_t> DownloadFile(const ObjectExchange& exchange, const std::string&
   struct stat st {};
   // Without follow_link a link there is replaced, never written through (a key of a folder
   // copied must not reach where a link in the destination points).
-  const bool exists =
-      (follow_link ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st)) == 0;
+  const bool exists = (follow_link ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st)) == 0;
   if (exists && S_ISDIR(st.st_mode)) {
     return InvalidArgument("cannot save " + Describe(bucket, key) + " as " + path.string() +
                            ": it is a directory");
@@ -337,7 +334,8 @@ Result<std::vector<std::string>> ListObjectKeys(const ObjectExchange& exchange,
     }
     if (!page.value("truncated", false)) return keys;
     if (!page["next_start_after"].is_string()) {
-      return Internal("the listing of " + Describe(bucket, prefix) + " is truncated with no next key");
+      return Internal("the listing of " + Describe(bucket, prefix) +
+                      " is truncated with no next key");
     }
     after = page["next_start_after"].get<std::string>();
   }

@@ -171,22 +171,22 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Start(const ProcessSpec& spe
   plan.envp.push_back(nullptr);
   plan.working_dir = spec.working_dir.string();
   const std::string head = "tensorfleet: cannot run '" + spec.argv[0] + "': ";
-  plan.not_found = head + (spec.argv[0].find('/') != std::string::npos
-                               ? "no such file"
-                               : "command not found (PATH=" +
-                                     (spec.env.count("PATH") ? spec.env.at("PATH")
-                                                             : std::string(kDefaultPath)) +
-                                     ")");
+  plan.not_found =
+      head +
+      (spec.argv[0].find('/') != std::string::npos
+           ? "no such file"
+           : "command not found (PATH=" +
+                 (spec.env.count("PATH") ? spec.env.at("PATH") : std::string(kDefaultPath)) + ")");
   plan.denied = head + "permission denied";
   plan.not_executable = head + "not an executable (a script needs a #! line)";
   plan.failed = head;
   plan.no_dir = "tensorfleet: cannot enter the working directory " + plan.working_dir + ": ";
 
-  plan.log_fd = AboveStdio(
-      ::open(spec.log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+  plan.log_fd =
+      AboveStdio(::open(spec.log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
   if (plan.log_fd < 0) {
-    return ErrnoStatus(StatusCode::kInvalidArgument, "cannot open log file " +
-                                                         spec.log_file.string());
+    return ErrnoStatus(StatusCode::kInvalidArgument,
+                       "cannot open log file " + spec.log_file.string());
   }
   plan.null_fd = AboveStdio(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   int ready[2] = {-1, -1};
@@ -221,8 +221,7 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Start(const ProcessSpec& spe
     errno = pidfd_errno;
     Status s = pidfd < 0 ? ErrnoStatus(StatusCode::kUnavailable,
                                        "pidfd_open (Linux 5.3 or later is needed)")
-                         : Internal("cannot read the start time of process " +
-                                    std::to_string(pid));
+                         : Internal("cannot read the start time of process " + std::to_string(pid));
     ::kill(-pid, SIGKILL);
     ::kill(pid, SIGKILL);
     siginfo_t info{};

@@ -35,7 +35,8 @@ std::string LastLines(const std::filesystem::path& file) {
   if (!in) return "";
   in.seekg(0, std::ios::end);
   std::streamoff size = in.tellg();
-  std::streamoff from = std::max<std::streamoff>(0, size - static_cast<std::streamoff>(kLogTailBytes));
+  std::streamoff from =
+      std::max<std::streamoff>(0, size - static_cast<std::streamoff>(kLogTailBytes));
   in.seekg(from);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (from > 0) {
@@ -85,8 +86,8 @@ std::string Bytes(uint64_t n) {
 
 // The checkpoint directory: spec.checkpoint.dir inside the working directory.
 std::filesystem::path CheckpointDir(const std::filesystem::path& workdir, const json& spec) {
-  std::string rel = spec.contains("checkpoint") ? spec["checkpoint"].value("dir", "checkpoints")
-                                                : "checkpoints";
+  std::string rel =
+      spec.contains("checkpoint") ? spec["checkpoint"].value("dir", "checkpoints") : "checkpoints";
   std::filesystem::path p(rel);
   if (rel.empty() || p.is_absolute() || rel.find("..") != std::string::npos) p = "checkpoints";
   return workdir / p;
@@ -117,7 +118,9 @@ RankRunner::~RankRunner() {
   Join();
 }
 
-void RankRunner::Start() { thread_ = std::thread([this] { Run(); }); }
+void RankRunner::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void RankRunner::Join() {
   if (thread_.joinable()) thread_.join();
@@ -147,10 +150,10 @@ bool RankRunner::WaitForStop(milliseconds timeout) {
 void RankRunner::Run() {
   const Assignment& a = assignment_;
   Result<RankOutcome> outcome = Execute();
-  RankOutcome report = outcome.ok() ? *outcome
-                                    : RankOutcome{"failed", -1, 0, "",
-                                                  "the worker could not run it: " +
-                                                      outcome.status().ToString()};
+  RankOutcome report =
+      outcome.ok() ? *outcome
+                   : RankOutcome{"failed", -1, 0, "",
+                                 "the worker could not run it: " + outcome.status().ToString()};
   spdlog::info("rank {} {}{}", a.key(), report.state,
                report.message.empty() ? "" : ": " + report.message);
   auto fleet = context_.fleet();
@@ -187,7 +190,8 @@ Result<RankOutcome> RankRunner::Execute() {
   // Code.
   if (!a.code_key.empty()) {
     std::filesystem::path bundle = dir / "code.tar.gz";
-    TF_RETURN_IF_ERROR(objects->GetToFile(a.bucket, a.code_key, bundle).WithContext("downloading the code"));
+    TF_RETURN_IF_ERROR(
+        objects->GetToFile(a.bucket, a.code_key, bundle).WithContext("downloading the code"));
     TF_RETURN_IF_ERROR(Unpack(bundle, workdir).WithContext("unpacking the code"));
   }
 
@@ -198,12 +202,11 @@ Result<RankOutcome> RankRunner::Execute() {
   CheckpointSync sync(*objects, a.bucket, a.checkpoint_prefix);
   if (checkpoints) {
     std::filesystem::remove_all(checkpoint_dir, ec);  // the snapshot wins over anything bundled
-    TF_ASSIGN_OR_RETURN(RestoreStats restored,
-                        sync.Restore(checkpoint_dir));
-    Note(log0, restored.seq == 0 ? "no checkpoint yet: starting from scratch"
-                                 : "restored checkpoint #" + std::to_string(restored.seq) + " (" +
-                                       std::to_string(restored.files) + " files, " +
-                                       Bytes(restored.bytes) + ")");
+    TF_ASSIGN_OR_RETURN(RestoreStats restored, sync.Restore(checkpoint_dir));
+    Note(log0, restored.seq == 0
+                   ? "no checkpoint yet: starting from scratch"
+                   : "restored checkpoint #" + std::to_string(restored.seq) + " (" +
+                         std::to_string(restored.files) + " files, " + Bytes(restored.bytes) + ")");
   }
   std::filesystem::create_directories(checkpoint_dir, ec);
 
@@ -259,12 +262,14 @@ Result<RankOutcome> RankRunner::Execute() {
   auto ship = [&] {
     for (auto& s : shippers) {
       auto shipped = s->ShipNow();
-      if (!shipped.ok()) spdlog::warn("shipping logs of {}: {}", a.key(), shipped.status().ToString());
+      if (!shipped.ok())
+        spdlog::warn("shipping logs of {}: {}", a.key(), shipped.status().ToString());
     }
     std::vector<MetricSampleOut> samples;
     if (matcher.ok() && a.node_rank == 0) {
       for (const std::string& line : stdout_lines.NewLines()) {
-        for (const jobs::MetricSample& m : matcher->Match(line)) samples.push_back({m.name, m.value, m.step});
+        for (const jobs::MetricSample& m : matcher->Match(line))
+          samples.push_back({m.name, m.value, m.step});
       }
     }
     for (LineTail& f : metric_files) {
@@ -301,8 +306,10 @@ Result<RankOutcome> RankRunner::Execute() {
         auto e = groups[i]->TryWait();
         if (e.ok() && *e) exits[i] = **e;
       }
-      if (!exits[i]) all_done = false;
-      else if (!exits[i]->success()) any_failed = true;
+      if (!exits[i])
+        all_done = false;
+      else if (!exits[i]->success())
+        any_failed = true;
     }
     if (all_done) break;
     bool stop;

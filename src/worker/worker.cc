@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "base/crypto.h"
-#include "base/version.h"
 #include "base/log.h"
+#include "base/version.h"
 #include "http/http.h"
 #include "worker/fleet_client.h"
 #include "worker/gpus.h"
@@ -54,9 +54,10 @@ std::string LocalAddressTowards(const std::string& host) {
     socklen_t len = sizeof local;
     if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0) {
       char text[INET6_ADDRSTRLEN] = {};
-      const void* addr = local.ss_family == AF_INET6
-                             ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr)
-                             : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr);
+      const void* addr =
+          local.ss_family == AF_INET6
+              ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr)
+              : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr);
       if (inet_ntop(local.ss_family, addr, text, sizeof text) != nullptr) out = text;
     }
   }
@@ -82,7 +83,9 @@ class WorkerImpl final : public Worker {
   Status Init() {
     std::error_code ec;
     std::filesystem::create_directories(options_.data_dir / "attempts", ec);
-    if (ec) return Unavailable("cannot create " + (options_.data_dir / "attempts").string() + ": " + ec.message());
+    if (ec)
+      return Unavailable("cannot create " + (options_.data_dir / "attempts").string() + ": " +
+                         ec.message());
     TF_ASSIGN_OR_RETURN(node_id_, LoadOrCreateNodeId(options_.data_dir));
     TF_ASSIGN_OR_RETURN(fleet_, FleetClient::Create(options_.server_url, options_.token, node_id_));
     state_ = std::make_unique<LocalState>(options_.data_dir / "worker-state.json");
@@ -109,7 +112,8 @@ class WorkerImpl final : public Worker {
       if (stopping_) return;
       stopping_ = true;
       for (auto& [key, runner] : runners_) {
-        runner->Stop(StopKind::kInterrupt, grace, "the worker on " + options_.name + " is shutting down");
+        runner->Stop(StopKind::kInterrupt, grace,
+                     "the worker on " + options_.name + " is shutting down");
       }
       // The assignment loop may be waiting on a long poll of up to kAssignmentWaitMs.
       if (assignments_client_ != nullptr) assignments_client_->Cancel();
@@ -137,8 +141,8 @@ class WorkerImpl final : public Worker {
     fleet::NodeInfo info;
     info.address = options_.address.empty() ? LocalAddressTowards(UrlHost(options_.server_url))
                                             : options_.address;
-    info.cpus = options_.cpus > 0 ? options_.cpus
-                                  : std::max(1u, std::thread::hardware_concurrency());
+    info.cpus =
+        options_.cpus > 0 ? options_.cpus : std::max(1u, std::thread::hardware_concurrency());
     info.memory_bytes = options_.memory_bytes > 0 ? options_.memory_bytes : MachineMemory();
     if (options_.gpus) {
       info.gpus = SimulatedGpus(*options_.gpus);
@@ -300,8 +304,8 @@ class WorkerImpl final : public Worker {
       auto answer = (*http)->Send("GET", target, {}, "", std::chrono::seconds(2));
       if (!answer.ok() || answer->status != 200) continue;  // 404: no notice
       spdlog::warn("spot interruption notice: {}", answer->body);
-      Status s = (*client)->Drain(options_.spot_notice_deadline.count(),
-                                  "spot interruption notice");
+      Status s =
+          (*client)->Drain(options_.spot_notice_deadline.count(), "spot interruption notice");
       if (s.ok()) return;
       spdlog::warn("asking the server to drain this node: {}", s.ToString());
     }
@@ -317,9 +321,9 @@ class WorkerImpl final : public Worker {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;                                          // guarded by mu_
-  std::map<std::string, std::unique_ptr<RankRunner>> runners_;     // guarded by mu_
-  std::set<std::string> finished_;                                 // guarded by mu_
+  bool stopping_ = false;                                       // guarded by mu_
+  std::map<std::string, std::unique_ptr<RankRunner>> runners_;  // guarded by mu_
+  std::set<std::string> finished_;                              // guarded by mu_
   FleetClient* assignments_client_ = nullptr;  // the assignment loop's own; guarded by mu_
 };
 

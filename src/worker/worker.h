@@ -16,13 +16,13 @@ namespace tf::worker {
 
 struct WorkerOptions {
   std::string server_url;
-  std::string token;                    // an admin token
-  std::filesystem::path data_dir;       // node id, local state, attempts' working directories
-  std::string name;                     // default: the host name
-  std::string address;                  // default: the address this machine reaches the server from
-  std::optional<int> gpus;              // simulated GPUs instead of what NVML finds
-  int cpus = 0;                         // 0: what the machine has
-  int64_t memory_bytes = 0;             // 0: what the machine has
+  std::string token;               // an admin token
+  std::filesystem::path data_dir;  // node id, local state, attempts' working directories
+  std::string name;                // default: the host name
+  std::string address;             // default: the address this machine reaches the server from
+  std::optional<int> gpus;         // simulated GPUs instead of what NVML finds
+  int cpus = 0;                    // 0: what the machine has
+  int64_t memory_bytes = 0;        // 0: what the machine has
   std::map<std::string, std::string> labels;
   double price_per_hour = 0;
   bool spot = false;

@@ -246,9 +246,9 @@ int64_t Argmax(const float* x, int64_t n) {
 
 }  // namespace
 
-const KernelSet kAvx2KernelSet = {"avx2",         MatmulRows,     RmsNorm,        Rope,
-                                  SiluMul,        Softmax,        AttentionHead,  Argmax,
-                                  Avx2MatmulF16,  Avx2MatmulBf16, Avx2MatmulQ8_0, Avx2MatmulQ4_0,
-                                  nullptr,        nullptr,        QuantizeActivations};
+const KernelSet kAvx2KernelSet = {
+    "avx2",         MatmulRows,     RmsNorm, Rope,          SiluMul,
+    Softmax,        AttentionHead,  Argmax,  Avx2MatmulF16, Avx2MatmulBf16,
+    Avx2MatmulQ8_0, Avx2MatmulQ4_0, nullptr, nullptr,       QuantizeActivations};
 
 }  // namespace tf::engine::kernels

@@ -88,8 +88,7 @@ void GroupTile(const uint8_t* group, int64_t scale_bytes, const ActivationBlock*
       constexpr int64_t ahead = T <= kPrefetchTokens ? kPrefetchBytes : kPrefetchBytesMany;
 #pragma GCC unroll 8
       for (int64_t line = 0; line < Block::kChunkBytes; line += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(chunks + b * Block::kChunkBytes + line +
-                                                   ahead),
+        _mm_prefetch(reinterpret_cast<const char*>(chunks + b * Block::kChunkBytes + line + ahead),
                      _MM_HINT_T0);
       }
     }

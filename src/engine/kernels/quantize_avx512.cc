@@ -25,8 +25,8 @@ namespace {
 // The 16 values of v times inv, rounded half to even and clamped to [-127, 127] (NaN: -127), as
 // int32.
 inline __m512i Quantize16(__m512 v, __m512 inv) {
-  const __m512 rounded = _mm512_roundscale_ps(_mm512_mul_ps(v, inv),
-                                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 rounded =
+      _mm512_roundscale_ps(_mm512_mul_ps(v, inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   // max(a, b) gives b when a is NaN, as the plain Clamp gives its lower bound.
   const __m512 clamped =
       _mm512_min_ps(_mm512_max_ps(rounded, _mm512_set1_ps(-127.0f)), _mm512_set1_ps(127.0f));

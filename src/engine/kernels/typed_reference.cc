@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "engine/dtype.h"
-#include "engine/quant.h"
 #include "engine/kernels/sets.h"
+#include "engine/quant.h"
 
 namespace tf::engine::kernels {
 namespace {
