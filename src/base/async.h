@@ -3,6 +3,12 @@
 // coroutine frame, never a thread.
 #pragma once
 
+// Boost 1.74's awaitable.hpp uses std::exchange without including <utility>: it must come first
+// (the formatter would sort it after Asio).
+// clang-format off
+#include <utility>
+// clang-format on
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -16,7 +22,6 @@
 #include <memory>
 #include <optional>
 #include <type_traits>
-#include <utility>  // must precede Asio with g++ 12 and Boost 1.74 coroutines
 
 namespace tf {
 
