@@ -8,11 +8,11 @@
 #include <string>
 #include <string_view>
 
-#include "cost/byte_source.h"
-#include "cost/csv_reader.h"
-#include "cost/cur_reader.h"
-#include "cost/inventory.h"
-#include "cost/invoice.h"
+#include "cost/audit/byte_source.h"
+#include "cost/audit/csv_reader.h"
+#include "cost/audit/cur_reader.h"
+#include "cost/audit/inventory.h"
+#include "cost/audit/invoice.h"
 #include "cost/numbers.h"
 
 namespace {

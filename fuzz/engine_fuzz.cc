@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "engine/config.h"
-#include "engine/nfc.h"
-#include "engine/safetensors.h"
-#include "engine/tokenizer.h"
+#include "engine/formats/safetensors.h"
+#include "engine/tokenizers/nfc.h"
+#include "engine/tokenizers/tokenizer.h"
 
 namespace {
 

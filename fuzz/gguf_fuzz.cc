@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/gguf.h"
-#include "engine/gguf_model.h"
-#include "engine/gguf_tokenizer.h"
+#include "engine/formats/gguf.h"
+#include "engine/formats/gguf_model.h"
+#include "engine/tokenizers/gguf_tokenizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tf::engine;

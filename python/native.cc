@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "client/dataset_client.h"
 #include "datasets/batch_ring.h"
 #include "datasets/buffer_pool.h"
 #include "datasets/dataset_reader.h"
@@ -38,7 +39,7 @@ DatasetIndex FetchIndex(const std::string& server, const std::string& token,
                         const std::string& name) {
   tf::Result<DatasetIndex> index = [&] {
     py::gil_scoped_release unlocked;
-    return tf::datasets::FetchDatasetIndex(server, token, name);
+    return tf::client::FetchDatasetIndex(server, token, name);
   }();
   if (!index.ok()) Raise(index.status());
   return *std::move(index);
@@ -80,7 +81,7 @@ class Reader {
     options.prefetch_shards = prefetch_shards;
     options.prefetch_threads = prefetch_threads;
     options.read_slots = read_slots;
-    auto fetcher = tf::datasets::MakeHttpShardFetcher(server, token);
+    auto fetcher = tf::client::MakeHttpShardFetcher(server, token);
     if (!fetcher.ok()) Raise(fetcher.status());
     auto reader = DatasetReader::Open(
         std::move(index), p, samples_seen, options,

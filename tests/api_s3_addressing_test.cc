@@ -2,7 +2,7 @@
 // domain (--s3-domain), with the port, case and a final dot of the Host left out.
 #include <gtest/gtest.h>
 
-#include "api/s3_addressing.h"
+#include "api/s3/addressing.h"
 
 namespace tf::api {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "api/s3_upload_listing.h"
+#include "api/s3/upload_listing.h"
 
 namespace tf::api {
 namespace {

@@ -7,13 +7,13 @@
 
 #include "base/crypto.h"
 #include "cli/shard_uploader.h"
-#include "worker/memory_object_client.h"
+#include "client/memory_object_client.h"
 
 namespace tf::cli {
 namespace {
 
 TEST(ShardUploaderTest, EveryShardIsUploadedInOrderFromACopyOfTheBytesGiven) {
-  worker::MemoryObjectClient objects;
+  client::MemoryObjectClient objects;
   ASSERT_TRUE(objects.EnsureBucket("datasets").ok());
   std::vector<std::string> order;
   objects.set_write_hook([&](const std::string&, const std::string& key) {
@@ -42,7 +42,7 @@ TEST(ShardUploaderTest, EveryShardIsUploadedInOrderFromACopyOfTheBytesGiven) {
 }
 
 TEST(ShardUploaderTest, AFailedUploadStopsTheRestAndIsReturned) {
-  worker::MemoryObjectClient objects;
+  client::MemoryObjectClient objects;
   ASSERT_TRUE(objects.EnsureBucket("datasets").ok());
   objects.set_write_hook([](const std::string&, const std::string& key) {
     return key == "d/shard-1" ? Unavailable("the server went away") : OkStatus();
@@ -67,7 +67,7 @@ TEST(ShardUploaderTest, AFailedUploadStopsTheRestAndIsReturned) {
 }
 
 TEST(ShardUploaderTest, AShardWhoseHashIsNotItsOwnIsNotStored) {
-  worker::MemoryObjectClient objects;
+  client::MemoryObjectClient objects;
   ASSERT_TRUE(objects.EnsureBucket("datasets").ok());
   ShardUploader uploader(objects, "datasets");
   ASSERT_TRUE(uploader.Submit("d/shard-0", "packed", Sha256Hex("something else")).ok());
@@ -79,7 +79,7 @@ TEST(ShardUploaderTest, AShardWhoseHashIsNotItsOwnIsNotStored) {
 }
 
 TEST(ShardUploaderTest, DestroyedWithAnUploadInFlightItWaitsForIt) {
-  worker::MemoryObjectClient objects;
+  client::MemoryObjectClient objects;
   ASSERT_TRUE(objects.EnsureBucket("datasets").ok());
   {
     ShardUploader uploader(objects, "datasets");

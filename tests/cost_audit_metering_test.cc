@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cost/audit.h"
-#include "cost/bill_generator.h"
-#include "cost/byte_sink.h"
-#include "cost/metering.h"
+#include "cost/audit/audit.h"
+#include "cost/audit/bill_generator.h"
+#include "cost/audit/byte_sink.h"
+#include "cost/metering/metering.h"
 #include "cost/numbers.h"
 #include "cost_test_util.h"
 #include "fleet/node_info.h"

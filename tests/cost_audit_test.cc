@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cost/audit.h"
-#include "cost/bill_generator.h"
-#include "cost/byte_sink.h"
+#include "cost/audit/audit.h"
+#include "cost/audit/bill_generator.h"
+#include "cost/audit/byte_sink.h"
 #include "cost_test_util.h"
 
 namespace tf::testing {

@@ -15,15 +15,15 @@
 
 #include "api_test_util.h"
 #include "auth/auth_service.h"
-#include "cost/budget.h"
-#include "cost/budget_eval.h"
-#include "cost/budget_notifier.h"
-#include "cost/budget_period.h"
-#include "cost/budget_service.h"
+#include "client/json_client.h"
+#include "cost/budgets/budget.h"
+#include "cost/budgets/budget_eval.h"
+#include "cost/budgets/budget_notifier.h"
+#include "cost/budgets/budget_period.h"
+#include "cost/budgets/budget_service.h"
 #include "cost_budget_test_util.h"
 #include "eventually.h"
 #include "fleet/node_info.h"
-#include "http/json_client.h"
 #include "http_test_util.h"  // first: see the note in base/async.h
 #include "in_process_app.h"
 #include "jobs/job_service.h"
@@ -59,8 +59,8 @@ class BudgetServerTest : public ::testing::Test {
     api_ = Client(admin_token_);
   }
 
-  std::unique_ptr<http::JsonClient> Client(const std::string& token) {
-    auto c = http::JsonClient::Create(app_->url(), token);
+  std::unique_ptr<client::JsonClient> Client(const std::string& token) {
+    auto c = client::JsonClient::Create(app_->url(), token);
     EXPECT_TRUE(c.ok());
     return std::move(c).value();
   }
@@ -94,7 +94,7 @@ class BudgetServerTest : public ::testing::Test {
   FakeClock clock_;
   std::unique_ptr<api::App> app_;
   std::string admin_token_;
-  std::unique_ptr<http::JsonClient> api_;
+  std::unique_ptr<client::JsonClient> api_;
 };
 
 TEST_F(BudgetServerTest, AlertsAreRecordedAndJobsScheduledWhileTheWebhookHangs) {

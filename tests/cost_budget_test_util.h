@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "cost/budget_period.h"
+#include "cost/budgets/budget_period.h"
 
 namespace tf::cost::budget_testing {
 

@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cost/byte_source.h"
+#include "cost/audit/byte_source.h"
+#include "cost/audit/csv_reader.h"
 #include "cost/catalog_files.h"
-#include "cost/csv_reader.h"
 #include "cost/numbers.h"
 #include "cost_test_util.h"
 

@@ -7,9 +7,9 @@
 
 #include <functional>
 
-#include "cost/bill_generator.h"
-#include "cost/byte_sink.h"
-#include "cost/byte_source.h"
+#include "cost/audit/bill_generator.h"
+#include "cost/audit/byte_sink.h"
+#include "cost/audit/byte_source.h"
 #include "cost_test_util.h"
 
 namespace tf::testing {

@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "auth/auth_service.h"
-#include "cost/metering.h"
-#include "cost/metering_service.h"
-#include "cost/metering_time.h"
+#include "cost/metering/metering.h"
+#include "cost/metering/metering_service.h"
+#include "cost/metering/metering_time.h"
 #include "jobs/job_doc.h"
 #include "jobs/job_service.h"
 #include "store_test_env.h"

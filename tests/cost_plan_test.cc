@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cost/numbers.h"
-#include "cost/serve_plan.h"
-#include "cost/train_plan.h"
+#include "cost/planning/serve_plan.h"
+#include "cost/planning/train_plan.h"
 #include "cost_test_util.h"
 
 namespace tf::testing {

@@ -7,10 +7,10 @@
 #include "api/app.h"
 #include "base/time_format.h"
 #include "child_process.h"
-#include "cost/metering_time.h"
+#include "client/json_client.h"
+#include "cost/metering/metering_time.h"
 #include "eventually.h"
 #include "http/http.h"
-#include "http/json_client.h"
 #include "in_process_app.h"
 #include "pg_test_schema.h"
 #include "program_run.h"
@@ -40,7 +40,7 @@ class CostReportE2eTest : public ::testing::TestWithParam<std::string> {
     ASSERT_TRUE(started.ok()) << started.status().ToString();
     app_ = std::move(started->app);
     admin_token_ = started->admin_token;
-    api_ = std::move(http::JsonClient::Create(app_->url(), admin_token_)).value();
+    api_ = std::move(client::JsonClient::Create(app_->url(), admin_token_)).value();
   }
 
   void TearDown() override {
@@ -104,7 +104,7 @@ class CostReportE2eTest : public ::testing::TestWithParam<std::string> {
   std::unique_ptr<PgTestSchema> schema_;
   std::unique_ptr<api::App> app_;
   std::string admin_token_;
-  std::unique_ptr<http::JsonClient> api_;
+  std::unique_ptr<client::JsonClient> api_;
   std::unique_ptr<ChildProcess> worker_;
 };
 

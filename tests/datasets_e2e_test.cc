@@ -10,6 +10,7 @@
 #include <map>
 
 #include "api_test_util.h"
+#include "client/dataset_client.h"
 #include "datasets/dataset_reader.h"
 #include "datasets/shard_fetcher.h"
 #include "file_test_util.h"
@@ -55,7 +56,7 @@ class DatasetsE2eTest : public ApiFixture {
   }
 
   DatasetIndex Index(const std::string& name) {
-    auto index = datasets::FetchDatasetIndex(app_->url(), admin_token_, name);
+    auto index = client::FetchDatasetIndex(app_->url(), admin_token_, name);
     EXPECT_TRUE(index.ok()) << index.status().ToString();
     return index.ok() ? *index : DatasetIndex{};
   }
@@ -63,7 +64,7 @@ class DatasetsE2eTest : public ApiFixture {
   // Everything one worker reads; the status of the first error, if any.
   Status ReadAll(const DatasetIndex& index, PartitionParams p, const fs::path& cache,
                  std::map<int64_t, std::string>* out, int* count = nullptr) {
-    auto fetcher = datasets::MakeHttpShardFetcher(app_->url(), admin_token_);
+    auto fetcher = client::MakeHttpShardFetcher(app_->url(), admin_token_);
     if (!fetcher.ok()) return fetcher.status();
     datasets::ReaderOptions o;
     o.cache_dir = cache;

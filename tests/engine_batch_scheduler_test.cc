@@ -11,7 +11,7 @@
 #include "engine/batch_scheduler.h"
 #include "engine/generate.h"
 #include "engine/model.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenizers/tokenizer.h"
 #include "engine_test_util.h"
 
 namespace tf::testing {

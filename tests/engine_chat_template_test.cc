@@ -10,7 +10,7 @@
 #include <random>
 #include <sstream>
 
-#include "engine/chat_template.h"
+#include "engine/chat/chat_template.h"
 #include "engine_test_util.h"
 
 namespace tf::engine {

@@ -9,10 +9,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "engine/formats/safetensors.h"
 #include "engine/model.h"
 #include "engine/quantize_weights.h"
 #include "engine/random_weights.h"
-#include "engine/safetensors.h"
 #include "engine_test_util.h"
 #include "store_test_env.h"
 

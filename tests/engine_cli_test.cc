@@ -7,7 +7,7 @@
 
 #include "engine/generate.h"
 #include "engine/model.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenizers/tokenizer.h"
 #include "engine_test_util.h"
 #include "program_run.h"
 

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/tokenizer.h"
+#include "engine/tokenizers/tokenizer.h"
 #include "engine_serve_test_util.h"
 #include "engine_test_util.h"
 

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "engine/formats/gguf.h"
+#include "engine/formats/gguf_model.h"
 #include "engine/generate.h"
-#include "engine/gguf.h"
-#include "engine/gguf_model.h"
 #include "engine/model.h"
 #include "engine/random_weights.h"
 #include "engine/weights.h"

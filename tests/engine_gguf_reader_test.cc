@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
-#include "engine/gguf.h"
-#include "engine/gguf_model.h"
+#include "engine/formats/gguf.h"
+#include "engine/formats/gguf_model.h"
 #include "engine/model.h"
 #include "engine/rope.h"
 #include "engine_gguf_test_util.h"

@@ -6,10 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/byte_level.h"
-#include "engine/chat_template.h"
-#include "engine/gguf_tokenizer.h"
-#include "engine/tokenizer.h"
+#include "engine/chat/chat_template.h"
+#include "engine/tokenizers/byte_level.h"
+#include "engine/tokenizers/gguf_tokenizer.h"
+#include "engine/tokenizers/tokenizer.h"
 #include "engine_gguf_test_util.h"
 #include "engine_test_util.h"
 #include "engine_tokenizer_test_util.h"

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-#include "engine/mapped_file.h"
+#include "engine/formats/mapped_file.h"
 #include "file_test_util.h"
 
 namespace tf::testing {

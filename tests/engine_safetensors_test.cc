@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "engine/safetensors.h"
+#include "engine/formats/safetensors.h"
 #include "engine_test_util.h"
 #include "store_test_env.h"
 

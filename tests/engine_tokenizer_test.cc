@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/pretokenizer.h"
-#include "engine/tokenizer.h"
-#include "engine/unicode.h"
+#include "engine/tokenizers/pretokenizer.h"
+#include "engine/tokenizers/tokenizer.h"
+#include "engine/tokenizers/unicode.h"
 #include "engine_test_util.h"
 #include "engine_tokenizer_test_util.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/tokenizer.h"
+#include "engine/tokenizers/tokenizer.h"
 #include "engine_test_util.h"
 
 namespace tf::testing {

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "engine/nfc.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenizers/nfc.h"
+#include "engine/tokenizers/tokenizer.h"
 #include "engine_test_util.h"
 
 namespace tf::testing {

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "child_process.h"
+#include "engine/formats/safetensors.h"
 #include "engine/model.h"
-#include "engine/safetensors.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenizers/tokenizer.h"
 #include "engine_test_util.h"
 #include "program_run.h"
 #include "store_test_env.h"

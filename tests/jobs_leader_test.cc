@@ -17,8 +17,8 @@
 
 #include "api_test_util.h"
 #include "child_process.h"
+#include "client/json_client.h"
 #include "eventually.h"
-#include "http/json_client.h"
 #include "pg_test_schema.h"
 #include "server_process.h"
 #include "store/pg_connection.h"
@@ -155,7 +155,7 @@ TEST_F(PgLeadershipTest, ALeaderWhoseSessionEndsLosesTheLeadAndTakesItAgainOnceF
 struct ServerProcess {
   std::unique_ptr<TensorfleetServer> server;
   std::string url, token;
-  std::unique_ptr<http::JsonClient> api;
+  std::unique_ptr<client::JsonClient> api;
 
   bool Start(const fs::path& data_dir, const std::string& store_url) {
     server = std::make_unique<TensorfleetServer>(
@@ -164,7 +164,7 @@ struct ServerProcess {
     if (!server->Start()) return false;
     url = server->url();
     token = server->token();
-    auto client = http::JsonClient::Create(url, token);
+    auto client = client::JsonClient::Create(url, token);
     if (!client.ok()) {
       ADD_FAILURE() << client.status().ToString();
       return false;

@@ -230,7 +230,7 @@ class ServerCrashTest : public ::testing::Test {
   void StartServer() {
     ASSERT_TRUE(server_.Start());
     token_ = server_.token();
-    api_ = std::move(http::JsonClient::Create(url(), token_)).value();
+    api_ = std::move(client::JsonClient::Create(url(), token_)).value();
   }
   void CrashServer() { server_.Crash(); }
   std::string url() const { return server_.url(); }
@@ -256,7 +256,7 @@ class ServerCrashTest : public ::testing::Test {
   TensorfleetServer server_{
       (dir_.path() / "server").string(), FreePort(), {"--heartbeat-timeout", "3s"}};
   std::string token_;
-  std::unique_ptr<http::JsonClient> api_;
+  std::unique_ptr<client::JsonClient> api_;
   std::unique_ptr<WorkerProcess> worker_;
 };
 

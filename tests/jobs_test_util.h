@@ -10,8 +10,8 @@
 #include "api/app.h"
 #include "api_test_util.h"
 #include "child_process.h"
+#include "client/json_client.h"
 #include "eventually.h"
-#include "http/json_client.h"
 #include "in_process_app.h"
 #include "worker/worker.h"
 
@@ -64,7 +64,7 @@ class JobsFixture : public ::testing::Test {
     ASSERT_TRUE(started.ok()) << started.status().ToString();
     app_ = std::move(started->app);
     admin_token_ = started->admin_token;
-    auto client = http::JsonClient::Create(app_->url(), admin_token_);
+    auto client = client::JsonClient::Create(app_->url(), admin_token_);
     ASSERT_TRUE(client.ok());
     api_ = std::move(client).value();
   }
@@ -159,7 +159,7 @@ class JobsFixture : public ::testing::Test {
   TempDir dir_;
   std::unique_ptr<api::App> app_;
   std::string admin_token_;
-  std::unique_ptr<http::JsonClient> api_;
+  std::unique_ptr<client::JsonClient> api_;
   std::vector<std::unique_ptr<worker::Worker>> workers_;
 };
 

@@ -21,11 +21,11 @@
 #include "http/http.h"
 #include "in_process_app.h"
 #include "objects/blob_format.h"
+#include "objects/bucket_client.h"
 #include "objects/multipart.h"
 #include "objects/object_service.h"
+#include "objects/s3_blob_store.h"
 #include "pg_test_schema.h"
-#include "s3/bucket_client.h"
-#include "s3/s3_blob_store.h"
 #include "store_test_env.h"
 
 namespace tf::testing {
@@ -167,7 +167,7 @@ class ExternalPeer : public ::testing::Test {
   }
 
   Result<std::unique_ptr<objects::BlobStore>> Open() {
-    return s3::OpenS3BlobStore(location_, dir_.path() / "spool", SystemClock::Get());
+    return objects::OpenS3BlobStore(location_, dir_.path() / "spool", SystemClock::Get());
   }
 
   TempDir dir_;
@@ -264,7 +264,7 @@ TEST_P(ExternalObjectsTest, DamagedObjectInTheBucketIsReportedNotReturned) {
   ASSERT_TRUE((*writer)->Seal().ok());
 
   // Flip one byte of the second block in the stored object, keeping its size.
-  s3::BucketClient bucket(location_, SystemClock::Get());
+  objects::BucketClient bucket(location_, SystemClock::Get());
   const std::string key = "blobs/" + id.substr(0, 2) + "/" + id;
   auto size = bucket.Size(key);
   ASSERT_TRUE(size.ok()) << size.status().ToString();
@@ -296,7 +296,7 @@ TEST_P(ExternalObjectsTest, DamagedObjectInTheBucketIsReportedNotReturned) {
 TEST_P(ExternalObjectsTest, WrongKeyOrMissingBucketIsAClearErrorAtOpen) {
   s3::BucketLocation unknown = location_;
   unknown.access_key_id = "AKIANOSUCHKEY0000000";
-  auto store = s3::OpenS3BlobStore(unknown, dir_.path() / "spool", SystemClock::Get());
+  auto store = objects::OpenS3BlobStore(unknown, dir_.path() / "spool", SystemClock::Get());
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kPermissionDenied) << store.status().ToString();
   EXPECT_NE(store.status().message().find("s3://external/cluster-a/"), std::string::npos)
@@ -305,14 +305,14 @@ TEST_P(ExternalObjectsTest, WrongKeyOrMissingBucketIsAClearErrorAtOpen) {
   if (PeerChecksSignatures()) {
     s3::BucketLocation wrong = location_;
     wrong.secret_access_key = "not-the-secret";
-    store = s3::OpenS3BlobStore(wrong, dir_.path() / "spool", SystemClock::Get());
+    store = objects::OpenS3BlobStore(wrong, dir_.path() / "spool", SystemClock::Get());
     ASSERT_FALSE(store.ok());
     EXPECT_EQ(store.status().code(), StatusCode::kPermissionDenied) << store.status().ToString();
   }
 
   s3::BucketLocation missing = location_;
   missing.bucket = "no-such-bucket";
-  store = s3::OpenS3BlobStore(missing, dir_.path() / "spool", SystemClock::Get());
+  store = objects::OpenS3BlobStore(missing, dir_.path() / "spool", SystemClock::Get());
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kNotFound) << store.status().ToString();
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "base/crypto.h"
+#include "http/url.h"
 #include "s3/aws_chunked.h"
 #include "s3/request_auth.h"
 #include "s3/sigv4.h"
@@ -41,7 +42,7 @@ TEST(SigV4Test, PutObjectWithEncodedKeyAndSignedPayload) {
   const std::string hash = Sha256Hex(payload);
   EXPECT_EQ(hash, "44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072");
   CanonicalInput in{"PUT",
-                    "/" + UriEncode("test$file.text", true),
+                    "/" + http::PercentEncode("test$file.text", http::Slash::kKeep),
                     "",
                     {{"date", "Fri, 24 May 2013 00:00:00 GMT"},
                      {"host", "examplebucket.s3.amazonaws.com"},
@@ -136,8 +137,8 @@ TEST(SigV4Test, DatesAndEncoding) {
                           "20131324T000000Z", "20130524T250000Z"}) {
     EXPECT_FALSE(ParseAmzDate(bad).ok()) << bad;
   }
-  EXPECT_EQ(UriEncode("a b/ü~+*", true), "a%20b/%C3%BC~%2B%2A");
-  EXPECT_EQ(UriEncode("a/b", false), "a%2Fb");
+  EXPECT_EQ(http::PercentEncode("a b/ü~+*", http::Slash::kKeep), "a%20b/%C3%BC~%2B%2A");
+  EXPECT_EQ(http::PercentEncode("a/b"), "a%2Fb");
   EXPECT_EQ(CanonicalHeaderValue("  a   b  c "), "a b c");
   EXPECT_EQ(CanonicalHeaderValue("\ta\t\tb \t c\t"), "a b c");
   EXPECT_EQ(CanonicalHeaderValue("\ta\t\tb  c\t", HeaderBlanks::kSpacesOnly), "a\t\tb c");

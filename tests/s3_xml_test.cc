@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "api/object_http.h"
+#include "api/s3/multipart_rules.h"
 #include "s3/errors.h"
-#include "s3/multipart_rules.h"
 #include "s3/request_xml.h"
 #include "s3/xml.h"
 
@@ -160,9 +160,10 @@ TEST(RequestXmlTest, CompleteMultipartUploadAndBucketConfiguration) {
 
 TEST(MultipartRulesTest, EtagIsTheMd5OfThePartMd5s) {
   // Values computed independently (Python's hashlib): parts of 5 MiB of 'a' and of "tail".
-  EXPECT_EQ(MultipartEtag({"79b281060d337b9b2b84ccf390adcf74", "7aea2552dfe7eb84b9443b6fc9ba6e01"}),
-            "30dcfd3901d1c613b7fb532281748544-2");
-  EXPECT_EQ(MultipartEtag({"d41d8cd98f00b204e9800998ecf8427e"}),
+  EXPECT_EQ(
+      api::MultipartEtag({"79b281060d337b9b2b84ccf390adcf74", "7aea2552dfe7eb84b9443b6fc9ba6e01"}),
+      "30dcfd3901d1c613b7fb532281748544-2");
+  EXPECT_EQ(api::MultipartEtag({"d41d8cd98f00b204e9800998ecf8427e"}),
             "59adb24ef3cdbe0297f05b395827453f-1");
 }
 
@@ -171,7 +172,7 @@ TEST(MultipartRulesTest, CompletionNeedsAscendingUploadedPartsOfAtLeast5MiB) {
   std::vector<objects::PartInfo> uploaded = {
       {1, big, "aaaa", 0}, {2, big, "bbbb", 0}, {3, 10, "cccc", 0}, {4, 10, "dddd", 0}};
   auto check = [&](std::vector<CompletedPart> parts) {
-    auto e = CheckCompletion(parts, uploaded, "up");
+    auto e = api::CheckCompletion(parts, uploaded, "up");
     return e ? e->code : std::string("ok");
   };
   EXPECT_EQ(check({{1, "aaaa"}, {2, "BBBB"}, {3, "cccc"}}), "ok");
@@ -183,7 +184,7 @@ TEST(MultipartRulesTest, CompletionNeedsAscendingUploadedPartsOfAtLeast5MiB) {
   EXPECT_EQ(check({{3, "cccc"}, {4, "dddd"}}), "EntityTooSmall");  // 10 bytes, not last
   EXPECT_EQ(check({{0, "aaaa"}}), "InvalidArgument");
   EXPECT_EQ(check({{10001, "aaaa"}}), "InvalidArgument");
-  auto e = CheckCompletion({{1, "aaaa"}, {5, "eeee"}}, uploaded, "up");
+  auto e = api::CheckCompletion({{1, "aaaa"}, {5, "eeee"}}, uploaded, "up");
   EXPECT_EQ(e->status, 400);
 }
 

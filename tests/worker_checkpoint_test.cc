@@ -11,12 +11,12 @@
 #include <mutex>
 #include <thread>
 
+#include "client/memory_object_client.h"
 #include "eventually.h"
 #include "file_test_util.h"
 #include "store_test_env.h"
 #include "worker/checkpoint_sync.h"
 #include "worker/checkpoint_syncer.h"
-#include "worker/memory_object_client.h"
 #include "worker/process_group.h"
 
 namespace tf::testing {
@@ -24,8 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using client::MemoryObjectClient;
 using worker::CheckpointSync;
-using worker::MemoryObjectClient;
 using worker::SyncStats;
 
 // Every regular file below `dir` with its content.

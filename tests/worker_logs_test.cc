@@ -4,17 +4,17 @@
 
 #include <fstream>
 
+#include "client/memory_object_client.h"
 #include "store_test_env.h"
 #include "worker/log_shipper.h"
-#include "worker/memory_object_client.h"
 
 namespace tf::testing {
 namespace {
 
 namespace fs = std::filesystem;
+using client::MemoryObjectClient;
 using worker::LogChunk;
 using worker::LogShipper;
-using worker::MemoryObjectClient;
 
 class LogShipperTest : public ::testing::Test {
  protected:

@@ -1,4 +1,4 @@
-// The worker's object client over HTTP (worker/object_client.h) against a real in-process
+// The object client over HTTP (client/object_client.h) against a real in-process
 // server: round trips streamed both ways, missing objects, checked puts, listings across pages,
 // credentials, and checkpoints and logs end to end over it.
 #include <fstream>
@@ -6,22 +6,22 @@
 #include "api_test_util.h"
 #include "base/crypto.h"
 #include "child_process.h"
+#include "client/object_client.h"
 #include "file_test_util.h"
 #include "worker/checkpoint_sync.h"
 #include "worker/log_shipper.h"
-#include "worker/object_client.h"
 
 namespace tf::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using worker::ObjectClient;
+using client::ObjectClient;
 
 class WorkerObjectClientTest : public ApiFixture {
  protected:
   void SetUp() override {
     ApiFixture::SetUp();
-    auto client = worker::MakeHttpObjectClient(app_->url(), admin_token_);
+    auto client = client::MakeHttpObjectClient(app_->url(), admin_token_);
     ASSERT_TRUE(client.ok()) << client.status().ToString();
     client_ = std::move(client).value();
     ASSERT_TRUE(client_->EnsureBucket("work").ok());
@@ -111,31 +111,31 @@ TEST_F(WorkerObjectClientTest, ListingsCoverEveryPage) {
   auto http = http::Client::Create(app_->url());
   ASSERT_TRUE(http.ok());
   int pages = 0;
-  worker::ObjectExchange exchange =
+  client::ObjectExchange exchange =
       [&](http::ClientRequest request) -> Result<http::ClientResponse> {
     ++pages;
     request.headers.emplace_back("Authorization", "Bearer " + admin_token_);
     return (*http)->Exchange(request);
   };
-  auto keys = worker::ListObjectKeys(exchange, "work", "logs/", /*page_size=*/2);
+  auto keys = client::ListObjectKeys(exchange, "work", "logs/", /*page_size=*/2);
   ASSERT_TRUE(keys.ok()) << keys.status().ToString();
   EXPECT_EQ(*keys, want);
   EXPECT_EQ(pages, 4);
 }
 
 TEST_F(WorkerObjectClientTest, ErrorsSayWhatWentWrong) {
-  auto wrong = worker::MakeHttpObjectClient(app_->url(), "not-a-token");
+  auto wrong = client::MakeHttpObjectClient(app_->url(), "not-a-token");
   ASSERT_TRUE(wrong.ok());
   EXPECT_EQ((*wrong)->PutBytes("work", "k", "v").code(), StatusCode::kUnauthenticated);
   EXPECT_EQ(client_->ListKeys("no-such-bucket", "").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(client_->EnsureBucket("X").code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(client_->PutFile("work", "k", dir_.path() / "missing").code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(worker::MakeHttpObjectClient("not a url", "t").status().code(),
+  EXPECT_EQ(client::MakeHttpObjectClient("not a url", "t").status().code(),
             StatusCode::kInvalidArgument);
 
   auto gone =
-      worker::MakeHttpObjectClient("http://127.0.0.1:" + std::to_string(FreePort()), admin_token_);
+      client::MakeHttpObjectClient("http://127.0.0.1:" + std::to_string(FreePort()), admin_token_);
   ASSERT_TRUE(gone.ok());
   Status s = (*gone)->PutBytes("work", "k", "v");
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();

@@ -7,19 +7,19 @@
 #include <boost/asio/strand.hpp>
 #include <condition_variable>
 #include <fstream>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "api/budget_routes.h"
 #include "api/dataset_routes.h"
 #include "api/router.h"
-#include "api/s3_addressing.h"
+#include "api/s3/addressing.h"
 #include "api/services.h"
 #include "base/log.h"
-#include "cost/budget_loop.h"
-#include "cost/metering_service.h"
-#include "s3/s3_blob_store.h"
+#include "base/mutex.h"
+#include "cost/budgets/budget_loop.h"
+#include "cost/metering/metering_service.h"
+#include "objects/s3_blob_store.h"
 
 namespace tf::api {
 
@@ -50,7 +50,8 @@ class AppImpl final : public App {
     TF_ASSIGN_OR_RETURN(s3::BucketLocation location,
                         s3::ParseBucketLocation(options_.objects_url, s3::ProcessEnv()));
     // Requests to the bucket are signed with the real time, whatever clock the app runs on.
-    return s3::OpenS3BlobStore(location, options_.data_dir / "objects-spool", SystemClock::Get());
+    return objects::OpenS3BlobStore(location, options_.data_dir / "objects-spool",
+                                    SystemClock::Get());
   }
 
   Status Init() {
@@ -150,15 +151,15 @@ class AppImpl final : public App {
 
   void Wait() override {
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopped_; });
+      MutexLock lock(mu_);
+      lock.Wait(cv_, [&]() REQUIRES(mu_) { return stopped_; });
     }
     Join();
   }
 
   void Stop() override {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stopping_) return;
       stopping_ = true;
     }
@@ -191,7 +192,7 @@ class AppImpl final : public App {
   }
 
   void KickController() {
-    std::lock_guard lock(controller_mu_);
+    MutexLock lock(controller_mu_);
     controller_kicked_ = true;
     controller_cv_.notify_one();
   }
@@ -202,19 +203,20 @@ class AppImpl final : public App {
   // middle of a Tick cannot overwrite its successor's decisions.)
   void ControllerLoop() {
     bool leader = false;
-    std::unique_lock lock(controller_mu_);
+    MutexLock lock(controller_mu_);
     while (!controller_stop_) {
-      controller_cv_.wait_for(lock, options_.controller_interval,
-                              [&] { return controller_stop_ || controller_kicked_; });
+      lock.WaitFor(controller_cv_, options_.controller_interval, [&]() REQUIRES(controller_mu_) {
+        return controller_stop_ || controller_kicked_;
+      });
       if (controller_stop_) break;
       controller_kicked_ = false;
-      lock.unlock();
+      lock.Unlock();
       leader = FollowLead(leader);
       if (leader) {
         auto stats = jobs_->Tick();
         if (!stats.ok()) spdlog::warn("job controller: {}", stats.status().ToString());
       }
-      lock.lock();
+      lock.Lock();
     }
   }
 
@@ -234,7 +236,7 @@ class AppImpl final : public App {
 
   void StopController() {
     {
-      std::lock_guard lock(controller_mu_);
+      MutexLock lock(controller_mu_);
       controller_stop_ = true;
       controller_cv_.notify_one();
     }
@@ -244,7 +246,7 @@ class AppImpl final : public App {
   }
 
   void Finish() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopped_ = true;
     work_.reset();
     io_.stop();
@@ -252,7 +254,7 @@ class AppImpl final : public App {
   }
 
   void Join() {
-    std::lock_guard lock(join_mu_);
+    MutexLock lock(join_mu_);
     for (auto& t : threads_) {
       if (t.joinable() && t.get_id() != std::this_thread::get_id()) t.join();
     }
@@ -307,10 +309,10 @@ class AppImpl final : public App {
   std::unique_ptr<cost::BudgetLoop> budget_loop_;  // its own thread: a dead webhook blocks no one
   queues::QueueWakeups node_wakeups_;
   std::thread controller_;
-  std::mutex controller_mu_;
+  Mutex controller_mu_;
   std::condition_variable controller_cv_;
-  bool controller_kicked_ = false;                 // guarded by controller_mu_
-  bool controller_stop_ = false;                   // guarded by controller_mu_
+  bool controller_kicked_ GUARDED_BY(controller_mu_) = false;
+  bool controller_stop_ GUARDED_BY(controller_mu_) = false;
   std::atomic<int64_t> lead_checks_{0};            // FollowLead calls, for /metrics
   std::unique_ptr<store::Leadership> leadership_;  // TryAcquire: the controller thread only
   queues::QueueWakeups wakeups_;
@@ -323,11 +325,11 @@ class AppImpl final : public App {
   std::atomic<bool> sweep_timer_stop_{false};
   std::vector<std::thread> threads_;
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;  // guarded by mu_
-  bool stopped_ = false;   // guarded by mu_
-  std::mutex join_mu_;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool stopped_ GUARDED_BY(mu_) = false;
+  Mutex join_mu_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // /v1/projects and /v1/tokens.
 #include "api/errors.h"
 #include "api/json_body.h"
+#include "api/project_scope.h"
 #include "api/services.h"
 #include "base/time_format.h"
 
@@ -18,20 +19,6 @@ Json TokenToJson(const store::Token& t, const std::string& project_name) {
           {"admin", t.admin},
           {"created_at", FormatTime(t.created_at)},
           {"revoked_at", t.revoked_at ? Json(FormatTime(*t.revoked_at)) : Json(nullptr)}};
-}
-
-// The project a request acts on: the token's own, or for an admin any project named in `name`.
-Result<store::Project> TargetProject(Services& s, const auth::Principal& who,
-                                     const std::string& name) {
-  if (name.empty() || name == who.project_name) {
-    return store::Project{who.project_id, who.project_name, 0};
-  }
-  if (!who.admin) return PermissionDenied("only an admin token may act on another project");
-  auto p = s.auth.GetProjectByName(name);
-  if (!p.ok() && p.status().code() == StatusCode::kNotFound) {
-    return NotFound("project '" + name + "' does not exist");
-  }
-  return p;
 }
 
 }  // namespace
@@ -63,25 +50,12 @@ void AddAuthRoutes(Router& router, Services& s) {
       Access::kAdmin);
 
   router.Add("GET", "/v1/tokens", [&s](Context& ctx) -> awaitable<http::Response> {
-    const auto& q = ctx.request.query;
-    bool all = q.count("all") && q.at("all") != "false" && q.at("all") != "0";
-    std::string project_name = q.count("project") ? q.at("project") : "";
-    if (all && !ctx.principal.admin) {
-      co_return ErrorResponse(
-          PermissionDenied("only an admin token may list every project's tokens"));
-    }
     auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
-      std::map<std::string, std::string> names;
-      TF_ASSIGN_OR_RETURN(auto projects, s.auth.ListProjects());
-      for (const auto& p : projects) names[p.id] = p.name;
-      std::string project_id;
-      if (!all) {
-        TF_ASSIGN_OR_RETURN(auto target, TargetProject(s, ctx.principal, project_name));
-        project_id = target.id;
-      }
-      TF_ASSIGN_OR_RETURN(auto tokens, s.auth.ListTokens(project_id));
+      TF_ASSIGN_OR_RETURN(ListingScope scope,
+                          ListingScopeOf(s.auth, ctx.principal, ctx.request.query, "tokens"));
+      TF_ASSIGN_OR_RETURN(auto tokens, s.auth.ListTokens(scope.project_id));
       Json out = Json::array();
-      for (const auto& t : tokens) out.push_back(TokenToJson(t, names[t.project_id]));
+      for (const auto& t : tokens) out.push_back(TokenToJson(t, scope.names[t.project_id]));
       return Json{{"tokens", out}};
     });
     if (!result.ok()) co_return ErrorResponse(result.status());
@@ -100,7 +74,7 @@ void AddAuthRoutes(Router& router, Services& s) {
       co_return ErrorResponse(PermissionDenied("only an admin token may create admin tokens"));
     }
     auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
-      TF_ASSIGN_OR_RETURN(auto target, TargetProject(s, ctx.principal, project));
+      TF_ASSIGN_OR_RETURN(auto target, TargetProject(s.auth, ctx.principal, project));
       TF_ASSIGN_OR_RETURN(auto issued, s.auth.CreateToken(target.id, name, admin));
       Json j = TokenToJson(issued.token, target.name);
       j["secret"] = issued.secret;

@@ -7,7 +7,7 @@
 
 #include "api/router.h"
 #include "api/services.h"
-#include "cost/budget_service.h"
+#include "cost/budgets/budget_service.h"
 
 namespace tf::api {
 

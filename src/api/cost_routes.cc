@@ -8,8 +8,8 @@
 #include "api/json_body.h"
 #include "api/services.h"
 #include "base/time_format.h"
-#include "cost/metering_service.h"
-#include "cost/metering_time.h"
+#include "cost/metering/metering_service.h"
+#include "cost/metering/metering_time.h"
 
 namespace tf::api {
 namespace {

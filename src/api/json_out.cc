@@ -4,46 +4,10 @@
 #include <charconv>
 
 #include "base/time_format.h"
+#include "base/utf8.h"
 
 namespace tf::api {
 namespace {
-
-// Whether `s` is well-formed UTF-8 (Unicode 15, table 3-7: no overlong forms, no surrogates,
-// nothing past U+10FFFF): what nlohmann::json prints unchanged.
-bool IsWellFormedUtf8(std::string_view s) {
-  size_t i = 0;
-  const size_t n = s.size();
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  while (i < n) {
-    unsigned char c = byte(i);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return false;
-    }
-    if (n - i < len) return false;
-    if (byte(i + 1) < lo || byte(i + 1) > hi) return false;
-    for (size_t k = 2; k < len; ++k) {
-      if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return false;
-    }
-    i += len;
-  }
-  return true;
-}
 
 constexpr uint8_t kEscape = 1;
 constexpr uint8_t kNonAscii = 2;
@@ -63,7 +27,7 @@ constexpr std::array<uint8_t, 256> kByteClass = [] {
 void AppendJsonString(std::string& out, std::string_view s) {
   uint8_t seen = 0;
   for (char c : s) seen |= kByteClass[static_cast<unsigned char>(c)];
-  if ((seen & kNonAscii) != 0 && !IsWellFormedUtf8(s)) {
+  if ((seen & kNonAscii) != 0 && !IsValidUtf8(s)) {
     out += Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
     return;
   }

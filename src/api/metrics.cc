@@ -6,7 +6,7 @@ namespace tf::api {
 
 void Metrics::ObserveRequest(const std::string& route, const std::string& method, int status,
                              double seconds) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   requests_[{route, method, status}] += 1;
   Histogram& h = latency_[{route, method}];
   for (size_t i = 0; i < kBuckets.size(); ++i) {
@@ -22,7 +22,7 @@ void Metrics::Render(std::string& out) const {
 }
 
 void Metrics::RenderRequests(std::string& out) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   char buf[512];
   out += "# HELP tensorfleet_http_requests_total HTTP requests by route, method and status.\n";
   out += "# TYPE tensorfleet_http_requests_total counter\n";

@@ -4,10 +4,11 @@
 #include <array>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace tf::api {
 
@@ -34,9 +35,9 @@ class Metrics {
     uint64_t total = 0;
     double sum = 0;
   };
-  mutable std::mutex mu_;
-  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_;  // guarded by mu_
-  std::map<std::pair<std::string, std::string>, Histogram> latency_;        // guarded by mu_
+  mutable Mutex mu_;
+  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_ GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, Histogram> latency_ GUARDED_BY(mu_);
   std::vector<std::function<void(std::string&)>> collectors_;  // fixed before serving starts
 };
 

@@ -113,16 +113,6 @@ awaitable<http::Response> PutObject(Services& s, Context& ctx) {
   co_return response;
 }
 
-// The rest of a reader's range, checked. Only for small ranges: it is held in memory.
-Result<std::string> ReadRest(ObjectReader& reader) {
-  std::string out;
-  for (;;) {
-    TF_ASSIGN_OR_RETURN(std::string piece, reader.Next());
-    if (piece.empty()) return out;
-    out += piece;
-  }
-}
-
 // GET and HEAD. Content up to one block is read (and checked) before answering, so damage there
 // is a clean 500; larger content streams with a Content-Length, and damage found on the way
 // cuts the connection before any bad block is sent.
@@ -158,7 +148,7 @@ awaitable<http::Response> GetObject(Services& s, Context& ctx, bool head) {
   if (head) co_return response;
 
   if (length <= kPieceBytes) {  // at most two blocks' pieces
-    auto content = co_await RunBlocking(s.pool, [&] { return ReadRest(*reader); });
+    auto content = co_await RunBlocking(s.pool, [&] { return reader->ReadRest(); });
     if (!content.ok()) {
       spdlog::error("objects: {}", content.status().ToString());
       co_return ErrorResponse(content.status());

@@ -5,7 +5,7 @@
 namespace tf::api {
 
 std::string PieceBuffers::Take() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (kept_.empty()) return {};
   std::string buffer = std::move(kept_.back());
   kept_.pop_back();
@@ -16,14 +16,14 @@ std::string PieceBuffers::Take() {
 void PieceBuffers::Give(std::string buffer) {
   const size_t bytes = buffer.capacity();
   if (bytes < kMinKeptBytes) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (kept_bytes_ + bytes > max_kept_bytes_) return;  // freed as `buffer` goes
   kept_bytes_ += bytes;
   kept_.push_back(std::move(buffer));
 }
 
 size_t PieceBuffers::kept_bytes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return kept_bytes_;
 }
 

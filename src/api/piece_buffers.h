@@ -8,9 +8,10 @@
 #pragma once
 
 #include <cstddef>
-#include <mutex>
 #include <string>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace tf::api {
 
@@ -35,9 +36,9 @@ class PieceBuffers {
 
  private:
   const size_t max_kept_bytes_;
-  mutable std::mutex mu_;
-  std::vector<std::string> kept_;  // guarded by mu_
-  size_t kept_bytes_ = 0;          // guarded by mu_
+  mutable Mutex mu_;
+  std::vector<std::string> kept_ GUARDED_BY(mu_);
+  size_t kept_bytes_ GUARDED_BY(mu_) = 0;
 };
 
 // The server's buffers for request bodies: up to kKeptBodyBufferBytes, enough for 8 uploads

@@ -35,7 +35,7 @@ enum class Access { kPublic, kProject, kAdmin };
 enum class Body { kBuffered, kStreamed };
 
 // Where requests go whose path no route knows, when `claims` takes them (S3's path-style
-// addressing, api/s3_routes.cc), and those `claims_first` takes before any route (S3's
+// addressing, api/s3/routes.cc), and those `claims_first` takes before any route (S3's
 // virtual-hosted addressing). The handler authenticates them itself.
 struct Fallback {
   std::function<bool(const http::Request& head)> claims;

@@ -39,8 +39,8 @@ void AddAuthRoutes(Router& router, Services& services);
 // /v1/buckets and the objects in them (AddObjectRoutes adds the bucket routes too).
 void AddObjectRoutes(Router& router, Services& services);
 void AddBucketRoutes(Router& router, Services& services);
-// The S3-compatible API (api/s3_api.h): /v1/s3-keys, and every path outside /v1/, /healthz and
-// /metrics; with a `virtual_host_domain` (lower-case, api/s3_addressing.h), also every
+// The S3-compatible API (api/s3/s3_api.h): /v1/s3-keys, and every path outside /v1/, /healthz and
+// /metrics; with a `virtual_host_domain` (lower-case, api/s3/addressing.h), also every
 // request whose Host is BUCKET.DOMAIN, which names its bucket there.
 void AddS3Routes(Router& router, Services& services, const std::string& virtual_host_domain);
 // /v1/jobs: submit, list, describe, cancel, events and metrics of a project's jobs.

@@ -53,7 +53,7 @@ Result<Principal> AuthService::Authenticate(std::string_view secret) {
   if (token->revoked_at) return Unauthenticated("the API token " + token->id + " was revoked");
   TF_ASSIGN_OR_RETURN(store::Project project, store_.GetProject(token->project_id));
   Principal principal{project.id, project.name, token->id, token->admin};
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (cache_.size() > 10'000) cache_.clear();  // bounded: a flood of tokens cannot grow it
   cache_[hash] = Cached{principal, now};
   return principal;
@@ -67,7 +67,7 @@ std::optional<Principal> AuthService::CachedPrincipal(std::string_view secret) {
 }
 
 std::optional<Principal> AuthService::FromCache(const std::string& hash, TimeMs now) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = cache_.find(hash);
   if (it == cache_.end() || now - it->second.checked_at >= kPrincipalCacheMs) return std::nullopt;
   return it->second.principal;
@@ -109,7 +109,7 @@ Result<std::vector<store::Token>> AuthService::ListTokens(const std::string& pro
 
 Status AuthService::RevokeToken(const std::string& token_id) {
   Status s = store_.RevokeToken(token_id, clock_.Now());
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::erase_if(cache_,
                 [&](const auto& entry) { return entry.second.principal.token_id == token_id; });
   return s;

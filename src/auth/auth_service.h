@@ -7,13 +7,13 @@
 #pragma once
 
 #include <filesystem>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "store/store.h"
 
@@ -72,8 +72,8 @@ class AuthService {
 
   store::AuthStore& store_;
   const Clock& clock_;
-  std::mutex mu_;
-  std::unordered_map<std::string, Cached> cache_;  // token hash -> principal; guarded by mu_
+  Mutex mu_;
+  std::unordered_map<std::string, Cached> cache_ GUARDED_BY(mu_);  // token hash -> principal
 };
 
 // Writes `contents` to `path` with mode 0600, atomically (temp file, fsync, rename).

@@ -4,10 +4,10 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 
 #include "base/async.h"
+#include "base/mutex.h"
 
 namespace tf {
 
@@ -29,7 +29,7 @@ class PooledTask {
       R result = fn();
       std::function<void(R)> waiter;
       {
-        std::lock_guard lock(state->mu);
+        MutexLock lock(state->mu);
         if (state->waiter) {
           waiter = std::move(state->waiter);
         } else {
@@ -50,10 +50,10 @@ class PooledTask {
     std::shared_ptr<State> state = std::move(state_);
     // Named first: see RunBlocking on lambdas inside co_await with g++ 12.
     auto start = [state](std::function<void(R)> done) {
-      std::unique_lock lock(state->mu);
+      MutexLock lock(state->mu);
       if (state->result) {
         R result = std::move(*state->result);
-        lock.unlock();
+        lock.Unlock();
         done(std::move(result));
         return;
       }
@@ -65,9 +65,9 @@ class PooledTask {
 
  private:
   struct State {
-    std::mutex mu;
-    std::optional<R> result;        // guarded by mu: set when done before anyone waited
-    std::function<void(R)> waiter;  // guarded by mu: set when someone waited first
+    Mutex mu;
+    std::optional<R> result GUARDED_BY(mu);        // set when done before anyone waited
+    std::function<void(R)> waiter GUARDED_BY(mu);  // set when someone waited first
   };
   std::shared_ptr<State> state_;
 };

@@ -2,18 +2,38 @@
 // catalog, and synthetic bills with known anomalies to check the checker.
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "cli/commands.h"
 #include "cli/cost_flags.h"
 #include "cli/table.h"
-#include "cost/audit.h"
-#include "cost/bill_generator.h"
-#include "cost/byte_sink.h"
+#include "cost/audit/audit.h"
+#include "cost/audit/bill_generator.h"
+#include "cost/audit/byte_sink.h"
 #include "cost/numbers.h"
 
 namespace tf::cli {
 namespace {
+
+struct AuditFlags {
+  cost::CatalogOptions catalog;
+  cost::AuditOptions options;
+  std::string bill;    // a CUR file or a folder of parts
+  bool rates = false;  // print the effective on-demand rate per instance type
+};
+
+struct GenerateBillFlags {
+  cost::CatalogOptions catalog;
+  cost::GeneratorOptions options;
+  std::string out;
+  std::string format = "legacy";  // or cur2
+  bool gzip = false;
+  std::string anomalies;  // comma-separated, "all" or "none"
+  std::string invoice_path;
+  std::string inventory_path;
+  std::string metering_path;
+};
 
 Json ReportJson(const cost::AuditReport& r) {
   Json j = {{"files", r.files},
@@ -153,143 +173,135 @@ Result<std::vector<cost::Check>> ParseAnomalies(const std::string& list) {
 
 }  // namespace
 
-void AddBillCommands(CLI::App* cost_cmd, Connection& conn, int& exit_code) {
+void AddBillCommands(CLI::App* cost_cmd, client::Connection& conn, int& exit_code) {
   {
-    static cost::CatalogOptions catalog_options;
-    static cost::AuditOptions options;
-    static std::string path;
-    static bool rates = false;
+    auto f = std::make_shared<AuditFlags>();
     auto* cmd = cost_cmd->add_subcommand(
         "audit",
         "Audit an AWS Cost and Usage Report (legacy or CUR 2.0 CSV, plain or gzip, a "
         "file or a folder of parts) against the catalog. Exit code 0: no finding, 1: "
         "findings, 2: bad input");
-    cmd->add_option("bill", path, "CUR file (.csv or .csv.gz) or folder of parts")->required();
-    cmd->add_option("--invoice", options.invoice_path,
+    cmd->add_option("bill", f->bill, "CUR file (.csv or .csv.gz) or folder of parts")->required();
+    cmd->add_option("--invoice", f->options.invoice_path,
                     "Reseller invoice CSV to check against the bill (columns in docs/cost.md)");
-    cmd->add_option("--instances", options.inventory_paths,
+    cmd->add_option("--instances", f->options.inventory_paths,
                     "aws ec2 describe-instances / describe-volumes / describe-snapshots JSON "
                     "(repeatable)")
         ->allow_extra_args(false);
-    cmd->add_option("--metering", options.metering_path,
+    cmd->add_option("--metering", f->options.metering_path,
                     "tensorfleet's own metering, the JSON of `tensorfleet cost report --by node "
                     "--json` (nodes labelled instance_id=i-...), for billed-not-running and "
                     "billed-idle");
-    cmd->add_option("--threshold", options.threshold,
+    cmd->add_option("--threshold", f->options.threshold,
                     "Relative excess over the catalog price that is a finding (default 0.15)");
-    cmd->add_option("--cluster-tag", options.cluster_tag,
+    cmd->add_option("--cluster-tag", f->options.cluster_tag,
                     "User tag that names an instance's cluster (default: cluster)");
-    cmd->add_option("--snapshot-max-age-days", options.snapshot_max_age_days,
+    cmd->add_option("--snapshot-max-age-days", f->options.snapshot_max_age_days,
                     "Snapshots older than this are findings (default 90)");
-    cmd->add_option("--evidence-rows", options.evidence_rows,
+    cmd->add_option("--evidence-rows", f->options.evidence_rows,
                     "Rows shown per finding (all are counted; default 10)");
-    cmd->add_flag("--rates", rates, "Also print the effective on-demand rate per instance type");
-    AddCatalogFlags(cmd, &catalog_options);
+    cmd->add_flag("--rates", f->rates, "Also print the effective on-demand rate per instance type");
+    AddCatalogFlags(cmd, &f->catalog);
     AddJsonFlag(cmd, conn);
-    cmd->callback([&] {
-      auto catalog = cost::LoadCatalog(catalog_options);
+    RunExitCode(cmd, exit_code, [&conn, f]() -> Result<int> {
+      // Bad input exits 2, as 1 means findings: its error is printed here.
+      auto catalog = cost::LoadCatalog(f->catalog);
       if (!catalog.ok()) {
         Fail(catalog.status());
-        return void(exit_code = 2);
+        return 2;
       }
-      auto report = cost::RunAudit(path, options, *catalog);
+      auto report = cost::RunAudit(f->bill, f->options, *catalog);
       if (!report.ok()) {
         Fail(report.status());
-        return void(exit_code = 2);
+        return 2;
       }
       if (conn.json) {
         PrintJson(ReportJson(*report));
       } else {
-        PrintReport(*report, rates);
+        PrintReport(*report, f->rates);
       }
-      exit_code = report->ExitCode();
+      return report->ExitCode();
     });
   }
 
   {
-    static cost::CatalogOptions catalog_options;
-    static cost::GeneratorOptions options;
-    static std::string out, format = "legacy", anomalies, invoice_path, inventory_path,
-                            metering_path;
-    static bool gzip = false;
+    auto f = std::make_shared<GenerateBillFlags>();
     auto* cmd =
         cost_cmd->add_subcommand("generate-bill",
                                  "Write a synthetic AWS bill priced from the catalog, with known "
                                  "anomalies planted (for tests, demos and benchmarks)");
-    cmd->add_option("--rows", options.rows, "Bill rows (default 10000)");
-    cmd->add_option("--format", format, "legacy (lineItem/UsageType headers) or cur2")
+    cmd->add_option("--rows", f->options.rows, "Bill rows (default 10000)");
+    cmd->add_option("--format", f->format, "legacy (lineItem/UsageType headers) or cur2")
         ->check(CLI::IsMember({"legacy", "cur2"}));
-    cmd->add_option("--out", out, "Bill file to write")->required();
-    cmd->add_flag("--gzip", gzip, "Compress the bill with gzip");
-    cmd->add_option("--anomalies", anomalies,
+    cmd->add_option("--out", f->out, "Bill file to write")->required();
+    cmd->add_flag("--gzip", f->gzip, "Compress the bill with gzip");
+    cmd->add_option("--anomalies", f->anomalies,
                     "Comma-separated anomalies to plant, 'all' or 'none' (default none): "
                     "rate-above-catalog, stale-price, spot-resold, hours-exceed-clock, "
                     "cost-mismatch, cluster-zones, cluster-no-efa, cluster-no-placement-group, "
                     "unattached-volume, old-snapshot, billed-not-running, billed-idle");
-    cmd->add_option("--malformed", options.malformed,
+    cmd->add_option("--malformed", f->options.malformed,
                     "Rows with a malformed number, date or field count (default 0)");
-    cmd->add_option("--seed", options.seed, "Seed for ids and choices (default 1)");
-    cmd->add_option("--period", options.period, "Billing month, YYYY-MM (default 2026-08)");
-    cmd->add_option("--invoice", invoice_path, "Also write the reseller invoice CSV here");
-    cmd->add_option("--instances", inventory_path,
+    cmd->add_option("--seed", f->options.seed, "Seed for ids and choices (default 1)");
+    cmd->add_option("--period", f->options.period, "Billing month, YYYY-MM (default 2026-08)");
+    cmd->add_option("--invoice", f->invoice_path, "Also write the reseller invoice CSV here");
+    cmd->add_option("--instances", f->inventory_path,
                     "Also write the EC2 inventory (describe-* JSON) here");
-    cmd->add_option("--metering", metering_path,
+    cmd->add_option("--metering", f->metering_path,
                     "Also write tensorfleet's metering report (cost report --by node --json) here");
-    AddCatalogFlags(cmd, &catalog_options);
+    AddCatalogFlags(cmd, &f->catalog);
     AddJsonFlag(cmd, conn);
-    cmd->callback([&] {
-      auto catalog = cost::LoadCatalog(catalog_options);
-      if (!catalog.ok()) return void(exit_code = Fail(catalog.status()));
-      auto list = ParseAnomalies(anomalies);
-      if (!list.ok()) return void(exit_code = Fail(list.status()));
-      options.anomalies = *list;
-      options.cur2 = format == "cur2";
-      auto sink = cost::OpenFileSink(out, gzip);
-      if (!sink.ok()) return void(exit_code = Fail(sink.status()));
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(cost::Catalog catalog, cost::LoadCatalog(f->catalog));
+      cost::GeneratorOptions options = f->options;
+      TF_ASSIGN_OR_RETURN(options.anomalies, ParseAnomalies(f->anomalies));
+      options.cur2 = f->format == "cur2";
+      TF_ASSIGN_OR_RETURN(std::unique_ptr<cost::ByteSink> sink,
+                          cost::OpenFileSink(f->out, f->gzip));
       std::ofstream invoice, inventory, metering;
-      if (!invoice_path.empty()) invoice.open(invoice_path);
-      if (!inventory_path.empty()) inventory.open(inventory_path);
-      if (!metering_path.empty()) metering.open(metering_path);
-      if ((!invoice_path.empty() && !invoice) || (!inventory_path.empty() && !inventory) ||
-          (!metering_path.empty() && !metering)) {
-        return void(exit_code =
-                        Fail(Unavailable("cannot create the invoice, inventory or metering file")));
+      if (!f->invoice_path.empty()) invoice.open(f->invoice_path);
+      if (!f->inventory_path.empty()) inventory.open(f->inventory_path);
+      if (!f->metering_path.empty()) metering.open(f->metering_path);
+      if ((!f->invoice_path.empty() && !invoice) || (!f->inventory_path.empty() && !inventory) ||
+          (!f->metering_path.empty() && !metering)) {
+        return Unavailable("cannot create the invoice, inventory or metering file");
       }
-      auto bill = cost::GenerateBill(options, *catalog, sink->get(),
-                                     invoice_path.empty() ? nullptr : &invoice,
-                                     inventory_path.empty() ? nullptr : &inventory,
-                                     metering_path.empty() ? nullptr : &metering);
-      if (!bill.ok()) return void(exit_code = Fail(bill.status()));
-      if (Status s = (*sink)->Close(); !s.ok()) return void(exit_code = Fail(s));
+      TF_ASSIGN_OR_RETURN(cost::GeneratedBill bill,
+                          cost::GenerateBill(options, catalog, sink.get(),
+                                             f->invoice_path.empty() ? nullptr : &invoice,
+                                             f->inventory_path.empty() ? nullptr : &inventory,
+                                             f->metering_path.empty() ? nullptr : &metering));
+      TF_RETURN_IF_ERROR(sink->Close());
       if (conn.json) {
-        Json j = {{"bill", out},
-                  {"rows", bill->rows},
+        Json j = {{"bill", f->out},
+                  {"rows", bill.rows},
                   {"planted", Json::array()},
-                  {"malformed_lines", bill->malformed_lines}};
-        for (const auto& p : bill->planted) {
+                  {"malformed_lines", bill.malformed_lines}};
+        for (const auto& p : bill.planted) {
           j["planted"].push_back({{"check", std::string(cost::CheckName(p.check))},
                                   {"subject", p.subject},
                                   {"lines", p.lines}});
         }
         PrintJson(j);
-        return;
+        return OkStatus();
       }
-      std::cout << "wrote " << cost::FormatGrouped(static_cast<double>(bill->rows)) << " rows to "
-                << out << " (" << format << (gzip ? ", gzip" : "") << ")\n";
-      if (!bill->planted.empty()) {
+      std::cout << "wrote " << cost::FormatGrouped(static_cast<double>(bill.rows)) << " rows to "
+                << f->out << " (" << f->format << (f->gzip ? ", gzip" : "") << ")\n";
+      if (!bill.planted.empty()) {
         Table t({"planted anomaly", "subject", "lines"});
-        for (const auto& p : bill->planted) {
+        for (const auto& p : bill.planted) {
           std::string lines;
           for (auto l : p.lines) lines += (lines.empty() ? "" : " ") + std::to_string(l);
           t.Add({std::string(cost::CheckName(p.check)), p.subject, lines.empty() ? "-" : lines});
         }
         t.Print(std::cout);
       }
-      if (!bill->malformed_lines.empty()) {
+      if (!bill.malformed_lines.empty()) {
         std::cout << "malformed lines:";
-        for (auto l : bill->malformed_lines) std::cout << " " << l;
+        for (auto l : bill.malformed_lines) std::cout << " " << l;
         std::cout << "\n";
       }
+      return OkStatus();
     });
   }
 }

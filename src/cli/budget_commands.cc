@@ -3,6 +3,7 @@
 #include "cli/budget_commands.h"
 
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -13,6 +14,42 @@
 
 namespace tf::cli {
 namespace {
+
+// The options of `set` apply only when given (cmd->count), so their defaults never reach the
+// server.
+struct BudgetSetFlags {
+  std::string name;
+  double amount = 0;
+  std::string period;
+  std::string start;
+  std::string thresholds;  // percentages, comma-separated
+  std::string action;
+  std::string webhook;
+  bool no_webhook = false;
+  std::string project;  // "": the token's own
+};
+
+struct BudgetListFlags {
+  std::string project;  // "": the token's own
+  bool all = false;
+};
+
+struct BudgetShowFlags {
+  std::string name;
+  std::string project;  // "": the token's own
+};
+
+struct BudgetDeleteFlags {
+  std::string name;
+  std::string project;  // "": the token's own
+};
+
+struct BudgetAlertsFlags {
+  std::string project;  // "": the token's own
+  bool all = false;
+  int64_t after = 0;  // a sequence number
+  int limit = 100;
+};
 
 // "?project=x" (or "" for the token's own project), with "&all=true" when asked.
 std::string ScopeQuery(const std::string& project, bool all) {
@@ -162,7 +199,7 @@ void PrintAlerts(const Json& alerts, bool show_project) {
 
 }  // namespace
 
-void AddBudgetCommands(CLI::App* cost_cmd, Connection& conn, int& exit_code) {
+void AddBudgetCommands(CLI::App* cost_cmd, client::Connection& conn, int& exit_code) {
   auto* budget = cost_cmd->add_subcommand(
       "budget",
       "Budgets on the server: a spending limit per project and period, alerts at thresholds "
@@ -174,40 +211,37 @@ void AddBudgetCommands(CLI::App* cost_cmd, Connection& conn, int& exit_code) {
       "the budget's webhook if it has one.");
 
   {
-    static std::string name, period, start, thresholds, action, webhook, project;
-    static double amount = 0;
-    static bool no_webhook = false;
+    auto f = std::make_shared<BudgetSetFlags>();
     auto* cmd = budget->add_subcommand(
         "set",
         "Create a budget, or change the options given of an existing one (the others are "
         "kept)");
-    cmd->add_option("name", name, "Budget name, unique in the project (e.g. gpu-monthly)")
+    cmd->add_option("name", f->name, "Budget name, unique in the project (e.g. gpu-monthly)")
         ->required();
-    cmd->add_option("--amount", amount, "Dollars per period (required for a new budget)");
-    cmd->add_option("--period", period,
+    cmd->add_option("--amount", f->amount, "Dollars per period (required for a new budget)");
+    cmd->add_option("--period", f->period,
                     "monthly (calendar month, default), weekly (from Monday), daily, or a "
                     "number of days such as 30d; all in UTC");
-    cmd->add_option("--start", start,
+    cmd->add_option("--start", f->start,
                     "First day (YYYY-MM-DD, UTC) of an N-day period (default: today)");
-    cmd->add_option("--thresholds", thresholds,
+    cmd->add_option("--thresholds", f->thresholds,
                     "Alert at these percentages of the amount (default 50,80,90); 100 "
                     "(exhausted) is always added");
-    cmd->add_option("--action", action,
+    cmd->add_option("--action", f->action,
                     "When exhausted: notify (default), refuse-submissions (new jobs of the "
                     "project are refused) or stop-spot (its jobs on spot capacity are "
                     "cancelled)");
-    cmd->add_option("--webhook", webhook, "POST each alert as JSON to this http:// URL");
-    cmd->add_flag("--no-webhook", no_webhook, "Remove the budget's webhook");
-    cmd->add_option("--project", project, "Project (default: your token's; others need admin)");
+    cmd->add_option("--webhook", f->webhook, "POST each alert as JSON to this http:// URL");
+    cmd->add_flag("--no-webhook", f->no_webhook, "Remove the budget's webhook");
+    cmd->add_option("--project", f->project, "Project (default: your token's; others need admin)");
     AddJsonFlag(cmd, conn);
-    cmd->callback([&exit_code, &conn, cmd] {
-      auto api = ApiClient::Connect(conn);
-      if (!api.ok()) return void(exit_code = Fail(api.status()));
-      std::string query = ScopeQuery(project, false);
-      std::string target = Target("/v1/budgets/" + http::PercentEncode(name), query);
+    RunStatus(cmd, exit_code, [&conn, f, cmd] {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      std::string query = ScopeQuery(f->project, false);
+      std::string target = Target("/v1/budgets/" + http::PercentEncode(f->name), query);
       // Start from the budget as it is, if it exists: `set` changes only what it is given.
       Json doc = Json::object();
-      auto existing = api->Call("GET", target);
+      auto existing = api.Call("GET", target);
       if (existing.ok()) {
         for (const char* field : {"amount", "period", "start", "thresholds", "action", "webhook"}) {
           if (existing->contains(field) && !(*existing)[field].is_null()) {
@@ -215,107 +249,114 @@ void AddBudgetCommands(CLI::App* cost_cmd, Connection& conn, int& exit_code) {
           }
         }
       } else if (existing.status().code() != StatusCode::kNotFound) {
-        return void(exit_code = Fail(existing.status()));
+        return existing.status();
       } else if (cmd->count("--amount") == 0) {
-        return void(exit_code = Fail(InvalidArgument("budget '" + name +
-                                                     "' does not exist yet: give its --amount")));
+        return InvalidArgument("budget '" + f->name + "' does not exist yet: give its --amount");
       }
-      if (cmd->count("--amount")) doc["amount"] = amount;
+      if (cmd->count("--amount")) doc["amount"] = f->amount;
       if (cmd->count("--period")) {
-        doc["period"] = period;
+        doc["period"] = f->period;
         if (!cmd->count("--start")) doc.erase("start");
       }
-      if (cmd->count("--start")) doc["start"] = start;
+      if (cmd->count("--start")) doc["start"] = f->start;
       if (cmd->count("--thresholds")) {
-        auto parsed = ParseThresholds(thresholds);
-        if (!parsed.ok()) return void(exit_code = Fail(parsed.status()));
-        doc["thresholds"] = *parsed;
+        TF_ASSIGN_OR_RETURN(doc["thresholds"], ParseThresholds(f->thresholds));
       }
-      if (cmd->count("--action")) doc["action"] = action;
-      if (cmd->count("--webhook")) doc["webhook"] = webhook;
-      if (no_webhook) doc.erase("webhook");
-      auto r = api->Call("PUT", target, doc);
-      if (!r.ok()) return void(exit_code = Fail(r.status()));
-      if (conn.json) return PrintJson(*r);
-      std::cout << (existing.ok() ? "updated" : "created") << " budget " << name << "\n";
-      PrintBudget(*r);
+      if (cmd->count("--action")) doc["action"] = f->action;
+      if (cmd->count("--webhook")) doc["webhook"] = f->webhook;
+      if (f->no_webhook) doc.erase("webhook");
+      TF_ASSIGN_OR_RETURN(Json r, api.Call("PUT", target, doc));
+      if (conn.json) {
+        PrintJson(r);
+        return OkStatus();
+      }
+      std::cout << (existing.ok() ? "updated" : "created") << " budget " << f->name << "\n";
+      PrintBudget(r);
+      return OkStatus();
     });
   }
 
   {
-    static std::string project;
-    static bool all = false;
+    auto f = std::make_shared<BudgetListFlags>();
     auto* cmd = budget->add_subcommand(
         "list", "List budgets with their spend, forecast and state in the current period");
-    cmd->add_option("--project", project, "Another project's budgets (admin)");
-    cmd->add_flag("--all", all, "Every project's budgets (admin)");
+    cmd->add_option("--project", f->project, "Another project's budgets (admin)");
+    cmd->add_flag("--all", f->all, "Every project's budgets (admin)");
     AddJsonFlag(cmd, conn);
-    cmd->callback([&] {
-      auto api = ApiClient::Connect(conn);
-      if (!api.ok()) return void(exit_code = Fail(api.status()));
-      auto r = api->Call("GET", Target("/v1/budgets", ScopeQuery(project, all)));
-      if (!r.ok()) return void(exit_code = Fail(r.status()));
-      if (conn.json) return PrintJson(*r);
-      PrintBudgets((*r)["budgets"], all);
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      TF_ASSIGN_OR_RETURN(Json r,
+                          api.Call("GET", Target("/v1/budgets", ScopeQuery(f->project, f->all))));
+      if (conn.json) {
+        PrintJson(r);
+        return OkStatus();
+      }
+      PrintBudgets(r["budgets"], f->all);
+      return OkStatus();
     });
   }
 
   {
-    static std::string name, project;
+    auto f = std::make_shared<BudgetShowFlags>();
     auto* cmd = budget->add_subcommand("show", "Show one budget and where it stands");
-    cmd->add_option("name", name, "Budget name")->required();
-    cmd->add_option("--project", project, "Another project's budget (admin)");
+    cmd->add_option("name", f->name, "Budget name")->required();
+    cmd->add_option("--project", f->project, "Another project's budget (admin)");
     AddJsonFlag(cmd, conn);
-    cmd->callback([&] {
-      auto api = ApiClient::Connect(conn);
-      if (!api.ok()) return void(exit_code = Fail(api.status()));
-      auto r = api->Call(
-          "GET", Target("/v1/budgets/" + http::PercentEncode(name), ScopeQuery(project, false)));
-      if (!r.ok()) return void(exit_code = Fail(r.status()));
-      if (conn.json) return PrintJson(*r);
-      PrintBudget(*r);
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      TF_ASSIGN_OR_RETURN(Json r,
+                          api.Call("GET", Target("/v1/budgets/" + http::PercentEncode(f->name),
+                                                 ScopeQuery(f->project, false))));
+      if (conn.json) {
+        PrintJson(r);
+        return OkStatus();
+      }
+      PrintBudget(r);
+      return OkStatus();
     });
   }
 
   {
-    static std::string name, project;
+    auto f = std::make_shared<BudgetDeleteFlags>();
     auto* cmd = budget->add_subcommand("delete", "Delete a budget and its alerts");
-    cmd->add_option("name", name, "Budget name")->required();
-    cmd->add_option("--project", project, "Another project's budget (admin)");
+    cmd->add_option("name", f->name, "Budget name")->required();
+    cmd->add_option("--project", f->project, "Another project's budget (admin)");
     AddJsonFlag(cmd, conn);
-    cmd->callback([&] {
-      auto api = ApiClient::Connect(conn);
-      if (!api.ok()) return void(exit_code = Fail(api.status()));
-      auto r = api->Call(
-          "DELETE", Target("/v1/budgets/" + http::PercentEncode(name), ScopeQuery(project, false)));
-      if (!r.ok()) return void(exit_code = Fail(r.status()));
-      if (conn.json) return PrintJson(*r);
-      std::cout << "deleted budget " << name << "\n";
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      TF_ASSIGN_OR_RETURN(Json r,
+                          api.Call("DELETE", Target("/v1/budgets/" + http::PercentEncode(f->name),
+                                                    ScopeQuery(f->project, false))));
+      if (conn.json) {
+        PrintJson(r);
+        return OkStatus();
+      }
+      std::cout << "deleted budget " << f->name << "\n";
+      return OkStatus();
     });
   }
 
   {
-    static std::string project;
-    static bool all = false;
-    static int64_t after = 0;
-    static int limit = 100;
+    auto f = std::make_shared<BudgetAlertsFlags>();
     auto* cmd = budget->add_subcommand(
         "alerts", "List the alerts budgets fired, oldest first, with their webhook delivery");
-    cmd->add_option("--after", after, "Only alerts after this sequence number (for polling)");
-    cmd->add_option("--limit", limit, "At most this many (1-1000, default 100)");
-    cmd->add_option("--project", project, "Another project's alerts (admin)");
-    cmd->add_flag("--all", all, "Every project's alerts (admin)");
+    cmd->add_option("--after", f->after, "Only alerts after this sequence number (for polling)");
+    cmd->add_option("--limit", f->limit, "At most this many (1-1000, default 100)");
+    cmd->add_option("--project", f->project, "Another project's alerts (admin)");
+    cmd->add_flag("--all", f->all, "Every project's alerts (admin)");
     AddJsonFlag(cmd, conn);
-    cmd->callback([&] {
-      auto api = ApiClient::Connect(conn);
-      if (!api.ok()) return void(exit_code = Fail(api.status()));
-      std::string query = ScopeQuery(project, all);
-      query += std::string(query.empty() ? "" : "&") + "after=" + std::to_string(after) +
-               "&limit=" + std::to_string(limit);
-      auto r = api->Call("GET", Target("/v1/budgets/alerts", query));
-      if (!r.ok()) return void(exit_code = Fail(r.status()));
-      if (conn.json) return PrintJson(*r);
-      PrintAlerts((*r)["alerts"], all);
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      std::string query = ScopeQuery(f->project, f->all);
+      query += std::string(query.empty() ? "" : "&") + "after=" + std::to_string(f->after) +
+               "&limit=" + std::to_string(f->limit);
+      TF_ASSIGN_OR_RETURN(Json r, api.Call("GET", Target("/v1/budgets/alerts", query)));
+      if (conn.json) {
+        PrintJson(r);
+        return OkStatus();
+      }
+      PrintAlerts(r["alerts"], f->all);
+      return OkStatus();
     });
   }
 }

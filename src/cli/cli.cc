@@ -11,6 +11,20 @@ int Fail(const Status& status) {
   return 1;
 }
 
+void RunStatus(CLI::App* cmd, int& exit_code, std::function<Status()> verb) {
+  cmd->callback([&exit_code, verb = std::move(verb)] {
+    Status status = verb();
+    if (!status.ok()) exit_code = Fail(status);
+  });
+}
+
+void RunExitCode(CLI::App* cmd, int& exit_code, std::function<Result<int>()> verb) {
+  cmd->callback([&exit_code, verb = std::move(verb)] {
+    Result<int> code = verb();
+    exit_code = code.ok() ? *code : Fail(code.status());
+  });
+}
+
 void PrintJson(const Json& j) { std::cout << j.dump(2) << "\n"; }
 
 std::string Cell(const Json& v) {
@@ -25,7 +39,7 @@ int Main(int argc, char** argv) {
       "Start a single-machine platform with `tensorfleet up`; every other verb talks to it."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "tensorfleet 0.1.0");
-  Connection conn;
+  client::Connection conn;
   app.add_option("--server", conn.server,
                  "Server URL (default: $TENSORFLEET_URL, then DATA_DIR/url)")
       ->type_name("URL");

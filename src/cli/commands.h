@@ -3,32 +3,43 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <string>
 
 #include "base/status.h"
-#include "cli/api_client.h"
+#include "client/api_client.h"
 
 namespace tf::cli {
 
-void AddServerCommands(CLI::App& app, Connection& conn, int& exit_code);  // up, server
-void AddQueueCommands(CLI::App& app, Connection& conn, int& exit_code);   // queue ...
-void AddAuthCommands(CLI::App& app, Connection& conn, int& exit_code);    // token, project, status
-void AddObjectCommands(CLI::App& app, Connection& conn, int& exit_code);  // bucket, cp, ls, rm, cat
-void AddS3Commands(CLI::App& app, Connection& conn, int& exit_code);      // s3 key ...
+using Json = nlohmann::json;
+
+void AddServerCommands(CLI::App& app, client::Connection& conn, int& exit_code);  // up, server
+void AddQueueCommands(CLI::App& app, client::Connection& conn, int& exit_code);   // queue ...
+void AddS3Commands(CLI::App& app, client::Connection& conn, int& exit_code);      // s3 key ...
+// token, project, status.
+void AddAuthCommands(CLI::App& app, client::Connection& conn, int& exit_code);
+// bucket, cp, ls, rm, cat.
+void AddObjectCommands(CLI::App& app, client::Connection& conn, int& exit_code);
 // dataset create|list|describe|delete|read: datasets packed into shards.
-void AddDatasetCommands(CLI::App& app, Connection& conn, int& exit_code);
+void AddDatasetCommands(CLI::App& app, client::Connection& conn, int& exit_code);
 // run, ps, describe, logs, cancel: managed jobs.
-void AddJobCommands(CLI::App& app, Connection& conn, int& exit_code);
+void AddJobCommands(CLI::App& app, client::Connection& conn, int& exit_code);
 // nodes, worker, worker drain: the fleet.
-void AddFleetCommands(CLI::App& app, Connection& conn, int& exit_code);
-void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code);  // engine ...
+void AddFleetCommands(CLI::App& app, client::Connection& conn, int& exit_code);
+void AddEngineCommands(CLI::App& app, client::Connection& conn, int& exit_code);  // engine ...
 // cost catalog/compare/audit/generate-bill; offline, no server needed.
-void AddCostCommands(CLI::App& app, Connection& conn, int& exit_code);
+void AddCostCommands(CLI::App& app, client::Connection& conn, int& exit_code);
 // plan train/serve: what a training run or a deployment needs and costs; offline.
-void AddPlanCommands(CLI::App& app, Connection& conn, int& exit_code);
+void AddPlanCommands(CLI::App& app, client::Connection& conn, int& exit_code);
 
 // Prints "error: <message>" to stderr and returns 1.
 int Fail(const Status& status);
+// Sets `cmd`'s callback to run `verb`: a Status that is not OK is printed as by Fail and makes
+// the exit code 1; an OK one leaves the exit code as it is.
+void RunStatus(CLI::App* cmd, int& exit_code, std::function<Status()> verb);
+// As RunStatus, for a verb that picks its exit code when it succeeds (1 when some entries of a
+// batch failed, the outcome of a job it followed): that code becomes the exit code.
+void RunExitCode(CLI::App* cmd, int& exit_code, std::function<Result<int>()> verb);
 // Prints j as indented JSON.
 void PrintJson(const Json& j);
 // A JSON value as a table cell: strings bare, null as "-".

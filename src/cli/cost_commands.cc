@@ -3,6 +3,7 @@
 // which asks the server.
 #include <algorithm>
 #include <iostream>
+#include <memory>
 
 #include "cli/budget_commands.h"
 #include "cli/commands.h"
@@ -13,6 +14,18 @@
 
 namespace tf::cli {
 namespace {
+
+struct CostCatalogFlags {
+  cost::CatalogOptions catalog;
+  std::string gpu;       // "": every accelerator
+  std::string provider;  // "": every provider
+};
+
+struct CostCompareFlags {
+  cost::CatalogOptions catalog;
+  std::string gpu;
+  bool spot = false;  // rank by the lowest observed spot price
+};
 
 std::string SpotRange(const cost::Offer& o) {
   if (!o.spot_low) return "-";
@@ -42,14 +55,13 @@ bool Selected(const std::vector<const cost::Accelerator*>& gpus, const cost::Off
                      [&](const cost::Accelerator* a) { return a->name == o.accelerator; });
 }
 
-int ShowCatalog(const cost::Catalog& catalog, const std::string& gpu, const std::string& provider,
-                bool json) {
-  auto gpus = Filter(catalog, gpu);
-  if (!gpus.ok()) return Fail(gpus.status());
+Status ShowCatalog(const cost::Catalog& catalog, const std::string& gpu,
+                   const std::string& provider, bool json) {
+  TF_ASSIGN_OR_RETURN(std::vector<const cost::Accelerator*> gpus, Filter(catalog, gpu));
   std::vector<const cost::Offer*> offers;
   for (const auto& o : catalog.offers()) {
     bool accelerator_known = catalog.FindAccelerator(o.accelerator) != nullptr;
-    if (!gpu.empty() && (!accelerator_known || !Selected(*gpus, o))) continue;
+    if (!gpu.empty() && (!accelerator_known || !Selected(gpus, o))) continue;
     if (!provider.empty() && o.provider != provider) continue;
     offers.push_back(&o);
   }
@@ -57,17 +69,17 @@ int ShowCatalog(const cost::Catalog& catalog, const std::string& gpu, const std:
     Json j = {{"catalog_files", catalog.files()},
               {"accelerators", Json::array()},
               {"offers", Json::array()}};
-    for (const auto* a : *gpus) j["accelerators"].push_back(AcceleratorJson(*a));
+    for (const auto* a : gpus) j["accelerators"].push_back(AcceleratorJson(*a));
     for (const auto* o : offers) j["offers"].push_back(OfferJson(*o));
     PrintJson(j);
-    return 0;
+    return OkStatus();
   }
   std::cout << "Accelerators (peak dense TFLOP/s)\n";
   Table accelerators({"name", "bf16", "fp8", "fp8 support", "memory GiB", "GB/s", "source"});
   auto num = [](const std::optional<double>& v) {
     return v ? cost::FormatFixed(*v, *v == static_cast<int64_t>(*v) ? 0 : 1) : "-";
   };
-  for (const auto* a : *gpus) {
+  for (const auto* a : gpus) {
     accelerators.Add({a->name, num(a->bf16_tflops), num(a->fp8_tflops),
                       std::string(cost::Fp8SupportName(a->fp8)), num(a->memory_gib),
                       num(a->bandwidth_gbs), a->source});
@@ -86,12 +98,11 @@ int ShowCatalog(const cost::Catalog& catalog, const std::string& gpu, const std:
   table.Print(std::cout);
   std::cout << "\n"
             << offers.size() << " offers from " << catalog.files().size() << " catalog files\n";
-  return 0;
+  return OkStatus();
 }
 
-int Compare(const cost::Catalog& catalog, const std::string& gpu, bool spot, bool json) {
-  auto gpus = Filter(catalog, gpu);
-  if (!gpus.ok()) return Fail(gpus.status());
+Status Compare(const cost::Catalog& catalog, const std::string& gpu, bool spot, bool json) {
+  TF_ASSIGN_OR_RETURN(std::vector<const cost::Accelerator*> gpus, Filter(catalog, gpu));
   struct Ranked {
     const cost::Offer* offer;
     double per_gpu;
@@ -99,7 +110,7 @@ int Compare(const cost::Catalog& catalog, const std::string& gpu, bool spot, boo
   std::vector<Ranked> ranked;
   std::vector<const cost::Offer*> unpriced;
   for (const auto& o : catalog.offers()) {
-    if (!Selected(*gpus, o)) continue;
+    if (!Selected(gpus, o)) continue;
     std::optional<double> price = spot ? o.spot_low : o.on_demand;
     if (price) {
       ranked.push_back({&o, o.PerAccelerator(*price)});
@@ -124,11 +135,9 @@ int Compare(const cost::Catalog& catalog, const std::string& gpu, bool spot, boo
     }
     for (const auto* o : unpriced) j["not_ranked"].push_back(OfferJson(*o));
     PrintJson(j);
-    return 0;
+    return OkStatus();
   }
-  if (ranked.empty()) {
-    return Fail(NotFound("no " + basis + " price in the catalog for " + gpu));
-  }
+  if (ranked.empty()) return NotFound("no " + basis + " price in the catalog for " + gpu);
   std::cout << gpu << " offers ranked by " << basis << " price per GPU-hour\n";
   Table table({"rank", "provider", "instance", "region", "gpus", "per GPU-hour", "x cheapest",
                "per instance-hour", spot ? "spot observed" : "price date", "source"});
@@ -146,48 +155,43 @@ int Compare(const cost::Catalog& catalog, const std::string& gpu, bool spot, boo
     std::cout << "not ranked (no " << basis << " price): " << o->provider << " " << o->instance_type
               << (o->region.empty() ? "" : " " + o->region) << "\n";
   }
-  return 0;
+  return OkStatus();
 }
 
 }  // namespace
 
-void AddCostCommands(CLI::App& app, Connection& conn, int& exit_code) {
+void AddCostCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
   auto* cost_cmd = app.add_subcommand(
       "cost", "Prices, offer comparison and bill audits (offline), and what jobs cost (report)");
   cost_cmd->require_subcommand(1);
 
   {
-    static cost::CatalogOptions catalog_options;
-    static std::string gpu, provider;
+    auto f = std::make_shared<CostCatalogFlags>();
     auto* cmd = cost_cmd->add_subcommand(
         "catalog",
         "List accelerators and the offers that sell them, with on-demand, previous "
         "and spot prices, their dates and sources");
-    cmd->add_option("--gpu", gpu, "Only this accelerator (H100, A100 for both A100s, ...)");
-    cmd->add_option("--provider", provider, "Only this provider (aws, lambda, ...)");
-    AddCatalogFlags(cmd, &catalog_options);
+    cmd->add_option("--gpu", f->gpu, "Only this accelerator (H100, A100 for both A100s, ...)");
+    cmd->add_option("--provider", f->provider, "Only this provider (aws, lambda, ...)");
+    AddCatalogFlags(cmd, &f->catalog);
     AddJsonFlag(cmd, conn);
-    cmd->callback([&] {
-      auto catalog = cost::LoadCatalog(catalog_options);
-      if (!catalog.ok()) return void(exit_code = Fail(catalog.status()));
-      exit_code = ShowCatalog(*catalog, gpu, provider, conn.json);
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(cost::Catalog catalog, cost::LoadCatalog(f->catalog));
+      return ShowCatalog(catalog, f->gpu, f->provider, conn.json);
     });
   }
 
   {
-    static cost::CatalogOptions catalog_options;
-    static std::string gpu;
-    static bool spot = false;
+    auto f = std::make_shared<CostCompareFlags>();
     auto* cmd = cost_cmd->add_subcommand(
         "compare", "Rank every offer of an accelerator by price per GPU-hour");
-    cmd->add_option("gpu", gpu, "Accelerator: H100, H200, A100-80GB, L4, ...")->required();
-    cmd->add_flag("--spot", spot, "Rank by the lowest observed spot price instead");
-    AddCatalogFlags(cmd, &catalog_options);
+    cmd->add_option("gpu", f->gpu, "Accelerator: H100, H200, A100-80GB, L4, ...")->required();
+    cmd->add_flag("--spot", f->spot, "Rank by the lowest observed spot price instead");
+    AddCatalogFlags(cmd, &f->catalog);
     AddJsonFlag(cmd, conn);
-    cmd->callback([&] {
-      auto catalog = cost::LoadCatalog(catalog_options);
-      if (!catalog.ok()) return void(exit_code = Fail(catalog.status()));
-      exit_code = Compare(*catalog, gpu, spot, conn.json);
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(cost::Catalog catalog, cost::LoadCatalog(f->catalog));
+      return Compare(catalog, f->gpu, f->spot, conn.json);
     });
   }
 

@@ -20,7 +20,7 @@ void AddCatalogFlags(CLI::App* cmd, cost::CatalogOptions* options) {
       ->allow_extra_args(false);
 }
 
-void AddJsonFlag(CLI::App* cmd, Connection& conn) {
+void AddJsonFlag(CLI::App* cmd, client::Connection& conn) {
   cmd->add_flag("--json", conn.json, "Print JSON instead of tables");
 }
 

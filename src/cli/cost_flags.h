@@ -5,20 +5,22 @@
 #include <CLI/CLI.hpp>
 
 #include "base/status.h"
-#include "cli/api_client.h"
+#include "client/api_client.h"
 #include "cost/catalog.h"
 #include "cost/catalog_files.h"
 
 namespace tf::cli {
 
+using Json = nlohmann::json;
+
 // cost audit and cost generate-bill, added to the `cost` command (bill_commands.cc).
-void AddBillCommands(CLI::App* cost, Connection& conn, int& exit_code);
+void AddBillCommands(CLI::App* cost, client::Connection& conn, int& exit_code);
 
 // Adds --catalog and --catalog-extra (both repeatable) to `cmd`.
 void AddCatalogFlags(CLI::App* cmd, cost::CatalogOptions* options);
 // Adds --json, bound to the connection's flag so that `tensorfleet cost catalog --json` and
 // `tensorfleet --json cost catalog` both work.
-void AddJsonFlag(CLI::App* cmd, Connection& conn);
+void AddJsonFlag(CLI::App* cmd, client::Connection& conn);
 
 Json OfferJson(const cost::Offer& o);
 Json AcceleratorJson(const cost::Accelerator& a);

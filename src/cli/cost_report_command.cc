@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <iostream>
+#include <memory>
 
 #include "cli/commands.h"
 #include "cli/cost_flags.h"
@@ -106,34 +107,37 @@ void PrintTable(const Json& r) {
 
 }  // namespace
 
-void AddCostReportCommand(CLI::App* cost_cmd, Connection& conn, int& exit_code) {
-  static ReportFlags flags;
+void AddCostReportCommand(CLI::App* cost_cmd, client::Connection& conn, int& exit_code) {
+  auto flags = std::make_shared<ReportFlags>();
   auto* cmd = cost_cmd->add_subcommand(
       "report",
       "What managed jobs cost, by project, job, node or day, with idle capacity "
       "(needs a server)");
-  cmd->add_option("--by", flags.by, "project, job, node or day (UTC)")
+  cmd->add_option("--by", flags->by, "project, job, node or day (UTC)")
       ->check(CLI::IsMember({"project", "job", "node", "day"}));
-  cmd->add_option("--since", flags.since,
+  cmd->add_option("--since", flags->since,
                   "Start: an RFC 3339 date or time, or epoch ms (default: this month's first day)");
-  cmd->add_option("--until", flags.until, "End, not included (default: now)");
-  cmd->add_option("--project", flags.project, "Only this project (admin; default: every project)");
-  cmd->add_flag("--lines", flags.lines, "With --json or --csv: every rank's line too");
+  cmd->add_option("--until", flags->until, "End, not included (default: now)");
+  cmd->add_option("--project", flags->project, "Only this project (admin; default: every project)");
+  cmd->add_flag("--lines", flags->lines, "With --json or --csv: every rank's line too");
   AddJsonFlag(cmd, conn);
-  cmd->add_flag("--csv", flags.csv, "Print CSV instead of a table");
-  cmd->callback([&] {
-    auto api = ApiClient::Connect(conn);
-    if (!api.ok()) return void(exit_code = Fail(api.status()));
-    std::string target = "/v1/cost/report?by=" + http::PercentEncode(flags.by);
-    if (!flags.since.empty()) target += "&since=" + http::PercentEncode(flags.since);
-    if (!flags.until.empty()) target += "&until=" + http::PercentEncode(flags.until);
-    if (!flags.project.empty()) target += "&project=" + http::PercentEncode(flags.project);
-    if (flags.lines) target += "&lines=true";
-    auto r = api->Call("GET", target);
-    if (!r.ok()) return void(exit_code = Fail(r.status()));
-    if (conn.json) return PrintJson(*r);
-    if (flags.csv) return PrintCsv(*r, flags.lines);
-    PrintTable(*r);
+  cmd->add_flag("--csv", flags->csv, "Print CSV instead of a table");
+  RunStatus(cmd, exit_code, [&conn, flags] {
+    TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+    std::string target = "/v1/cost/report?by=" + http::PercentEncode(flags->by);
+    if (!flags->since.empty()) target += "&since=" + http::PercentEncode(flags->since);
+    if (!flags->until.empty()) target += "&until=" + http::PercentEncode(flags->until);
+    if (!flags->project.empty()) target += "&project=" + http::PercentEncode(flags->project);
+    if (flags->lines) target += "&lines=true";
+    TF_ASSIGN_OR_RETURN(Json r, api.Call("GET", target));
+    if (conn.json) {
+      PrintJson(r);
+    } else if (flags->csv) {
+      PrintCsv(r, flags->lines);
+    } else {
+      PrintTable(r);
+    }
+    return OkStatus();
   });
 }
 

@@ -3,11 +3,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/api_client.h"
+#include "client/api_client.h"
 
 namespace tf::cli {
 
 // Adds `report` to the `cost` command.
-void AddCostReportCommand(CLI::App* cost, Connection& conn, int& exit_code);
+void AddCostReportCommand(CLI::App* cost, client::Connection& conn, int& exit_code);
 
 }  // namespace tf::cli

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 
 #include "base/crypto.h"
 #include "cli/commands.h"
@@ -12,23 +13,32 @@
 #include "cli/progress.h"
 #include "cli/shard_uploader.h"
 #include "cli/table.h"
+#include "client/object_client.h"
 #include "datasets/dataset_index.h"
 #include "datasets/packer.h"
 #include "http/http.h"
 #include "jobs/quantities.h"
-#include "worker/object_client.h"
 
 namespace tf::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CreateFlags {
+struct DatasetCreateFlags {
   std::string name;
   std::vector<std::string> from;
   std::string format = "files";
   std::string shard_size = "64MiB";
   std::string bucket = "datasets";
+};
+
+struct DatasetDescribeFlags {
+  std::string name;
+  bool shards = false;  // list every shard
+};
+
+struct DatasetDeleteFlags {
+  std::string name;
 };
 
 // "64MiB", "64Mi", "1.5GB", "4096B", "1000" -> bytes.
@@ -45,14 +55,14 @@ Result<int64_t> ParseShardSize(const std::string& given) {
   return *bytes;
 }
 
-Status EnsureBucket(ApiClient& api, const std::string& bucket) {
+Status EnsureBucket(client::ApiClient& api, const std::string& bucket) {
   auto r = api.Call("POST", "/v1/buckets", Json{{"name", bucket}});
   if (r.ok() || r.status().code() == StatusCode::kAlreadyExists) return OkStatus();
   return r.status();
 }
 
 // Deletes what a create that failed had uploaded; what cannot be deleted is only reported.
-void RemoveUploaded(worker::ObjectClient& objects, const std::string& bucket,
+void RemoveUploaded(client::ObjectClient& objects, const std::string& bucket,
                     const std::vector<std::string>& keys) {
   for (const std::string& key : keys) {
     Status st = objects.Delete(bucket, key);
@@ -67,8 +77,8 @@ void RemoveUploaded(worker::ObjectClient& objects, const std::string& bucket,
 // server cannot be asked; it may still be writing the index, so the shards must stay.
 enum class LostCreate { kCreated, kSomeoneElses, kUnknown };
 
-LostCreate LookUpLostCreate(ApiClient& api, const std::string& name, const std::string& bucket,
-                            const std::string& prefix) {
+LostCreate LookUpLostCreate(client::ApiClient& api, const std::string& name,
+                            const std::string& bucket, const std::string& prefix) {
   auto found = api.Call("GET", "/v1/datasets/" + http::PercentEncode(name));
   if (!found.ok()) return LostCreate::kUnknown;
   const Json& shards = (*found)["shards"];
@@ -130,7 +140,7 @@ uint64_t FewestShards(const std::vector<fs::path>& sources, const std::string& f
   return alone + rest / static_cast<uint64_t>(shard_size);
 }
 
-Status Create(const Connection& conn, const CreateFlags& f) {
+Status Create(const client::Connection& conn, const DatasetCreateFlags& f) {
   TF_RETURN_IF_ERROR(datasets::ValidateDatasetName(f.name));
   TF_RETURN_IF_ERROR(datasets::ValidateSourceFormat(f.format));
   TF_ASSIGN_OR_RETURN(int64_t shard_size, ParseShardSize(f.shard_size));
@@ -151,13 +161,13 @@ Status Create(const Connection& conn, const CreateFlags& f) {
       fewest * entry_bytes > IndexLimitBytes()) {
     return TooManyShards(f.name, fewest, shard_size, entry_bytes);
   }
-  TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
+  TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
   auto existing = api.Call("GET", "/v1/datasets/" + http::PercentEncode(f.name));
   if (existing.ok()) return AlreadyExists("dataset '" + f.name + "' already exists");
   if (existing.status().code() != StatusCode::kNotFound) return existing.status();
   TF_RETURN_IF_ERROR(EnsureBucket(api, f.bucket));
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<worker::ObjectClient> objects,
-                      worker::MakeHttpObjectClient(api.server(), api.token()));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<client::ObjectClient> objects,
+                      client::MakeHttpObjectClient(api.server(), api.token()));
 
   // Shards go under a prefix of their own, so that they replace nothing, not even the shards of
   // a dataset of this name deleted and created again.
@@ -246,8 +256,8 @@ Status Create(const Connection& conn, const CreateFlags& f) {
   return OkStatus();
 }
 
-Status List(const Connection& conn) {
-  TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
+Status List(const client::Connection& conn) {
+  TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
   TF_ASSIGN_OR_RETURN(Json r, api.Call("GET", "/v1/datasets"));
   if (conn.json) {
     PrintJson(r);
@@ -262,8 +272,8 @@ Status List(const Connection& conn) {
   return OkStatus();
 }
 
-Status Describe(const Connection& conn, const std::string& name, bool shards) {
-  TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
+Status Describe(const client::Connection& conn, const std::string& name, bool shards) {
+  TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
   TF_ASSIGN_OR_RETURN(Json d, api.Call("GET", "/v1/datasets/" + http::PercentEncode(name)));
   if (conn.json) {
     PrintJson(d);
@@ -290,56 +300,46 @@ Status Describe(const Connection& conn, const std::string& name, bool shards) {
 
 }  // namespace
 
-void AddDatasetCommands(CLI::App& app, Connection& conn, int& exit_code) {
+void AddDatasetCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
   auto* dataset = app.add_subcommand("dataset", "Datasets packed into shards for training");
   dataset->require_subcommand(1);
   {
-    static CreateFlags f;
+    auto f = std::make_shared<DatasetCreateFlags>();
     auto* cmd = dataset->add_subcommand(
         "create", "Pack files, or lines of JSONL or text files, into shards and upload them");
-    cmd->add_option("name", f.name, "Dataset name")->required();
-    cmd->add_option("--from", f.from, "Files and directories holding the samples")
+    cmd->add_option("name", f->name, "Dataset name")->required();
+    cmd->add_option("--from", f->from, "Files and directories holding the samples")
         ->required()
         ->expected(1, -1);
-    cmd->add_option("--format", f.format, "files (a sample each), jsonl or text (a line each)")
+    cmd->add_option("--format", f->format, "files (a sample each), jsonl or text (a line each)")
         ->capture_default_str();
-    cmd->add_option("--shard-size", f.shard_size, "Target shard size")->capture_default_str();
-    cmd->add_option("--bucket", f.bucket, "Bucket for the shards (created if missing)")
+    cmd->add_option("--shard-size", f->shard_size, "Target shard size")->capture_default_str();
+    cmd->add_option("--bucket", f->bucket, "Bucket for the shards (created if missing)")
         ->capture_default_str();
-    cmd->callback([&] {
-      Status s = Create(conn, f);
-      if (!s.ok()) exit_code = Fail(s);
-    });
+    RunStatus(cmd, exit_code, [&conn, f] { return Create(conn, *f); });
   }
   {
     auto* cmd = dataset->add_subcommand("list", "List this project's datasets");
-    cmd->callback([&] {
-      Status s = List(conn);
-      if (!s.ok()) exit_code = Fail(s);
-    });
+    RunStatus(cmd, exit_code, [&conn] { return List(conn); });
   }
   {
-    static std::string name;
-    static bool shards = false;
+    auto f = std::make_shared<DatasetDescribeFlags>();
     auto* cmd = dataset->add_subcommand("describe", "Show a dataset and its shards");
-    cmd->add_option("name", name, "Dataset name")->required();
-    cmd->add_flag("--shards", shards, "List every shard");
-    cmd->callback([&] {
-      Status s = Describe(conn, name, shards);
-      if (!s.ok()) exit_code = Fail(s);
-    });
+    cmd->add_option("name", f->name, "Dataset name")->required();
+    cmd->add_flag("--shards", f->shards, "List every shard");
+    RunStatus(cmd, exit_code, [&conn, f] { return Describe(conn, f->name, f->shards); });
   }
   {
-    static std::string name;
+    auto f = std::make_shared<DatasetDeleteFlags>();
     auto* cmd = dataset->add_subcommand("delete", "Delete a dataset and its shard objects");
-    cmd->add_option("name", name, "Dataset name")->required();
-    cmd->callback([&] {
-      auto api = ApiClient::Connect(conn);
-      if (!api.ok()) return void(exit_code = Fail(api.status()));
-      auto r = api->Call("DELETE", "/v1/datasets/" + http::PercentEncode(name));
-      if (!r.ok()) return void(exit_code = Fail(r.status()));
-      std::cout << "deleted dataset " << name << " (" << Cell((*r)["shard_objects_deleted"])
+    cmd->add_option("name", f->name, "Dataset name")->required();
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      TF_ASSIGN_OR_RETURN(Json r,
+                          api.Call("DELETE", "/v1/datasets/" + http::PercentEncode(f->name)));
+      std::cout << "deleted dataset " << f->name << " (" << Cell(r["shard_objects_deleted"])
                 << " shard objects)\n";
+      return OkStatus();
     });
   }
   AddDatasetReadCommand(dataset, conn, exit_code);

@@ -11,11 +11,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <mutex>
+#include <memory>
 #include <thread>
 
+#include "base/mutex.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "client/dataset_client.h"
 #include "datasets/dataset_reader.h"
 #include "datasets/shard_fetcher.h"
 
@@ -63,7 +65,7 @@ std::string UnixSeconds(std::chrono::system_clock::time_point t) {
   return out;
 }
 
-Status Read(const Connection& conn, ReadFlags f) {
+Status Read(const client::Connection& conn, ReadFlags f) {
   if (f.rank < 0) {
     TF_ASSIGN_OR_RETURN(f.rank, EnvInt("RANK", 0));
   }
@@ -88,17 +90,17 @@ Status Read(const Connection& conn, ReadFlags f) {
                          ("tensorfleet-datasets-" + std::to_string(::geteuid())))
                             .string();
   }
-  TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
+  TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
   TF_ASSIGN_OR_RETURN(datasets::DatasetIndex index,
-                      datasets::FetchDatasetIndex(api.server(), api.token(), f.name));
+                      client::FetchDatasetIndex(api.server(), api.token(), f.name));
   TF_ASSIGN_OR_RETURN(std::unique_ptr<datasets::ShardFetcher> owned,
-                      datasets::MakeHttpShardFetcher(api.server(), api.token()));
+                      client::MakeHttpShardFetcher(api.server(), api.token()));
   std::shared_ptr<datasets::ShardFetcher> fetcher = std::move(owned);
 
   const auto start = std::chrono::steady_clock::now();
   const auto wall_start = std::chrono::system_clock::now();
   std::atomic<int64_t> samples{0}, bytes{0};
-  std::mutex mu;  // guards failed and stdout
+  Mutex mu;  // guards failed and stdout
   Status failed;
   std::vector<std::thread> threads;
   for (int w = 0; w < f.workers; ++w) {
@@ -128,12 +130,12 @@ Status Read(const Connection& conn, ReadFlags f) {
         samples.fetch_add(1, std::memory_order_relaxed);
         bytes.fetch_add((*next)->data.size(), std::memory_order_relaxed);
         if (f.print) {
-          std::lock_guard lock(mu);
+          MutexLock lock(mu);
           std::cout << (*next)->index << "\t" << (*next)->data << "\n";
         }
       }
       if (!s.ok()) {
-        std::lock_guard lock(mu);
+        MutexLock lock(mu);
         if (failed.ok()) failed = s;
       }
     });
@@ -154,13 +156,13 @@ Status Read(const Connection& conn, ReadFlags f) {
 
 }  // namespace
 
-void AddDatasetReadCommand(CLI::App* dataset, Connection& conn, int& exit_code) {
-  static ReadFlags f;
+void AddDatasetReadCommand(CLI::App* dataset, client::Connection& conn, int& exit_code) {
+  auto f = std::make_shared<ReadFlags>();
   auto* cmd = dataset->add_subcommand(
       "read", "Read a rank's share of an epoch (statistics on stderr; --print for the samples)");
-  cmd->add_option("name", f.name, "Dataset name")->required();
-  cmd->add_option("--seed", f.seed, "Shuffle seed")->capture_default_str();
-  cmd->add_option("--epoch", f.epoch, "Epoch")->capture_default_str();
+  cmd->add_option("name", f->name, "Dataset name")->required();
+  cmd->add_option("--seed", f->seed, "Shuffle seed")->capture_default_str();
+  cmd->add_option("--epoch", f->epoch, "Epoch")->capture_default_str();
   // -1 stands for "not given" in ReadFlags: a negative number given is an error, not that.
   auto at_least = [](int least) {
     return [least](const std::string& v) -> std::string {
@@ -170,30 +172,27 @@ void AddDatasetReadCommand(CLI::App* dataset, Connection& conn, int& exit_code) 
       return "must be a whole number from " + std::to_string(least) + " up, got '" + v + "'";
     };
   };
-  cmd->add_option("--rank", f.rank, "This rank (default: $RANK or 0)")->check(at_least(0));
-  cmd->add_option("--world-size", f.world_size, "Ranks in all (default: $WORLD_SIZE or 1)")
+  cmd->add_option("--rank", f->rank, "This rank (default: $RANK or 0)")->check(at_least(0));
+  cmd->add_option("--world-size", f->world_size, "Ranks in all (default: $WORLD_SIZE or 1)")
       ->check(at_least(1));
-  cmd->add_option("--workers", f.workers, "Reader threads, as DataLoader workers")
+  cmd->add_option("--workers", f->workers, "Reader threads, as DataLoader workers")
       ->capture_default_str();
-  cmd->add_option("--samples-seen", f.samples_seen, "Resume after this many samples of the rank");
-  cmd->add_option("--cache-dir", f.cache_dir,
+  cmd->add_option("--samples-seen", f->samples_seen, "Resume after this many samples of the rank");
+  cmd->add_option("--cache-dir", f->cache_dir,
                   "Shard cache (default: $TENSORFLEET_DATASET_CACHE or a temporary directory)");
-  cmd->add_option("--window-shards", f.window_shards, "Shards shuffled together")
+  cmd->add_option("--window-shards", f->window_shards, "Shards shuffled together")
       ->capture_default_str();
-  cmd->add_option("--prefetch", f.prefetch_shards, "Shards downloaded ahead of the window")
+  cmd->add_option("--prefetch", f->prefetch_shards, "Shards downloaded ahead of the window")
       ->capture_default_str();
-  cmd->add_option("--prefetch-threads", f.prefetch_threads,
+  cmd->add_option("--prefetch-threads", f->prefetch_threads,
                   "Threads reading shards ahead, each one shard at a time")
       ->capture_default_str();
-  cmd->add_option("--read-slots", f.read_slots,
+  cmd->add_option("--read-slots", f->read_slots,
                   "Shard pieces read from the disk at once by all readers of the cache "
                   "directory (0: no bound; 2 to 4 for a disk that serves few streams best)")
       ->capture_default_str();
-  cmd->add_flag("--print", f.print, "Print each sample as INDEX<TAB>BYTES on stdout");
-  cmd->callback([&] {
-    Status s = Read(conn, f);
-    if (!s.ok()) exit_code = Fail(s);
-  });
+  cmd->add_flag("--print", f->print, "Print each sample as INDEX<TAB>BYTES on stdout");
+  RunStatus(cmd, exit_code, [&conn, f] { return Read(conn, *f); });
 }
 
 }  // namespace tf::cli

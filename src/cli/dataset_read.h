@@ -4,11 +4,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/api_client.h"
+#include "client/api_client.h"
 
 namespace tf::cli {
 
 // Adds `read` to the `dataset` command.
-void AddDatasetReadCommand(CLI::App* dataset, Connection& conn, int& exit_code);
+void AddDatasetReadCommand(CLI::App* dataset, client::Connection& conn, int& exit_code);
 
 }  // namespace tf::cli

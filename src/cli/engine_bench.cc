@@ -144,32 +144,31 @@ void PrintJsonReport(const BenchFlags& f, const engine::Model& model, double loa
              {"streams_mode", r.streams_mode}});
 }
 
-int RunBench(const Connection& conn, BenchFlags f) {
+Status RunBench(const client::Connection& conn, BenchFlags f) {
   const bool json = conn.json || f.json;
-  if (Status s = ParseStreams(f.streams, &f.settings.streams); !s.ok()) return Fail(s);
-  if (Status s = CheckEngineBenchSettings(f.settings, nullptr); !s.ok()) return Fail(s);
+  TF_RETURN_IF_ERROR(ParseStreams(f.streams, &f.settings.streams));
+  TF_RETURN_IF_ERROR(CheckEngineBenchSettings(f.settings, nullptr));
   engine::ModelOptions options;
   options.num_threads = f.threads;
   options.quantize = engine::ParseQuantize(f.quantize).value_or(engine::Quantize::kNone);
   double t0 = SteadySeconds();
-  auto model = engine::Model::Load(f.model, options);
-  if (!model.ok()) return Fail(model.status());
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<engine::Model> model, engine::Model::Load(f.model, options));
   double load_seconds = SteadySeconds() - t0;
   BenchProgress progress;
   if (!json) progress = [](std::string_view line) { std::cerr << line << "\n"; };
-  auto report = MeasureEngine(**model, f.settings, SteadySeconds, progress);
-  if (!report.ok()) return Fail(report.status());
+  TF_ASSIGN_OR_RETURN(EngineBenchReport report,
+                      MeasureEngine(*model, f.settings, SteadySeconds, progress));
   if (json) {
-    PrintJsonReport(f, **model, load_seconds, *report);
+    PrintJsonReport(f, *model, load_seconds, report);
   } else {
-    PrintHuman(f, **model, load_seconds, *report);
+    PrintHuman(f, *model, load_seconds, report);
   }
-  return 0;
+  return OkStatus();
 }
 
 }  // namespace
 
-void AddEngineBenchCommand(CLI::App& engine, Connection& conn, int& exit_code) {
+void AddEngineBenchCommand(CLI::App& engine, client::Connection& conn, int& exit_code) {
   auto f = std::make_shared<BenchFlags>();
   EngineBenchSettings& s = f->settings;
   auto* bench = engine.add_subcommand(
@@ -213,7 +212,7 @@ void AddEngineBenchCommand(CLI::App& engine, Connection& conn, int& exit_code) {
       ->capture_default_str();
   bench->add_option("--seed", s.seed, "Seed for the random token ids")->capture_default_str();
   bench->add_flag("--json", f->json, "Print the report as JSON (as the global --json does)");
-  bench->callback([&conn, &exit_code, f] { exit_code = RunBench(conn, *f); });
+  RunStatus(bench, exit_code, [&conn, f] { return RunBench(conn, *f); });
 }
 
 }  // namespace tf::cli

@@ -5,11 +5,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/api_client.h"
+#include "client/api_client.h"
 
 namespace tf::cli {
 
 // Registers `bench` under the `engine` command.
-void AddEngineBenchCommand(CLI::App& engine, Connection& conn, int& exit_code);
+void AddEngineBenchCommand(CLI::App& engine, client::Connection& conn, int& exit_code);
 
 }  // namespace tf::cli

@@ -2,13 +2,14 @@
 // OpenAI-compatible API (serve; src/serve/), or measure its speed (bench; engine_bench.cc).
 #include <cstdio>
 #include <iostream>
+#include <memory>
 
 #include "cli/commands.h"
 #include "cli/engine_bench.h"
 #include "cli/engine_flags.h"
 #include "engine/generate.h"
 #include "engine/model.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenizers/tokenizer.h"
 #include "serve/server.h"
 
 namespace tf::cli {
@@ -26,21 +27,22 @@ struct GenerateFlags {
 
 double PerSecond(double count, double seconds) { return seconds > 0 ? count / seconds : 0; }
 
-int Generate(const Connection& conn, const GenerateFlags& f) {
+Status Generate(const client::Connection& conn, const GenerateFlags& f) {
   engine::ModelOptions options;
   options.num_threads = f.threads;
   options.quantize = engine::ParseQuantize(f.quantize).value_or(engine::Quantize::kNone);
-  auto model = engine::Model::Load(f.model_dir, options);
-  if (!model.ok()) return Fail(model.status());
-  auto tokenizer = engine::LoadTokenizer(f.tokenizer_dir.empty() ? f.model_dir : f.tokenizer_dir);
-  if (!tokenizer.ok()) return Fail(tokenizer.status());
-  auto prompt = (*tokenizer)->Encode(f.prompt, /*add_special_tokens=*/true);
-  if (!prompt.ok()) return Fail(prompt.status().WithContext("--prompt"));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<engine::Model> model,
+                      engine::Model::Load(f.model_dir, options));
+  TF_ASSIGN_OR_RETURN(
+      std::unique_ptr<engine::Tokenizer> tokenizer,
+      engine::LoadTokenizer(f.tokenizer_dir.empty() ? f.model_dir : f.tokenizer_dir));
+  auto prompt = tokenizer->Encode(f.prompt, /*add_special_tokens=*/true);
+  if (!prompt.ok()) return prompt.status().WithContext("--prompt");
 
   engine::GenerateOptions g;
   g.max_new_tokens = f.max_tokens;
   g.stop_at_eos = !f.ignore_eos;
-  engine::TokenTextStream stream(**tokenizer, /*skip_special_tokens=*/true);
+  engine::TokenTextStream stream(*tokenizer, /*skip_special_tokens=*/true);
   std::string text;
   auto on_token = [&](int32_t id) {
     std::string piece = stream.Add(id);
@@ -52,10 +54,10 @@ int Generate(const Connection& conn, const GenerateFlags& f) {
   };
   std::vector<int32_t> ids;
   engine::GenerateStats stats;
-  Status s = engine::GenerateGreedy(**model, *prompt, g, on_token, &ids, &stats);
+  Status s = engine::GenerateGreedy(*model, *prompt, g, on_token, &ids, &stats);
   std::string tail = stream.Finish();
   text += tail;
-  if (!s.ok()) return Fail(s);
+  TF_RETURN_IF_ERROR(s);
   double prefill_tps = PerSecond(stats.prompt_tokens, stats.prefill_seconds);
   // The first new token comes from the prompt's pass; each later one from its own.
   double decode_tps = PerSecond(stats.generated_tokens - 1, stats.decode_seconds);
@@ -65,10 +67,10 @@ int Generate(const Connection& conn, const GenerateFlags& f) {
                {"token_ids", ids},
                {"prefill_tokens_per_second", prefill_tps},
                {"decode_tokens_per_second", decode_tps},
-               {"kernels", (*model)->kernels().name},
-               {"threads", (*model)->num_threads()},
-               {"weights", engine::MatrixTypesSummary((*model)->weights())}});
-    return 0;
+               {"kernels", model->kernels().name},
+               {"threads", model->num_threads()},
+               {"weights", engine::MatrixTypesSummary(model->weights())}});
+    return OkStatus();
   }
   std::cout << tail << "\n";
   std::fprintf(stderr,
@@ -76,9 +78,9 @@ int Generate(const Connection& conn, const GenerateFlags& f) {
                "(%s kernels, %d threads; weight matrices: %s)\n",
                static_cast<long long>(stats.prompt_tokens),
                static_cast<long long>(stats.generated_tokens), prefill_tps, decode_tps,
-               (*model)->kernels().name, (*model)->num_threads(),
-               engine::MatrixTypesSummary((*model)->weights()).c_str());
-  return 0;
+               model->kernels().name, model->num_threads(),
+               engine::MatrixTypesSummary(model->weights()).c_str());
+  return OkStatus();
 }
 
 }  // namespace
@@ -92,7 +94,7 @@ void AddQuantizeOption(CLI::App* app, std::string* value) {
       ->type_name("TYPE");
 }
 
-void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code) {
+void AddEngineCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
   auto* engine = app.add_subcommand("engine", "Run the built-in inference engine locally");
   engine->require_subcommand(1);
 
@@ -117,7 +119,7 @@ void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code) {
       ->check(CLI::Range(0, 1024));
   AddQuantizeOption(gen, &flags->quantize);
   gen->add_flag("--ignore-eos", flags->ignore_eos, "Keep going after an end-of-sequence token");
-  gen->callback([&conn, &exit_code, flags] { exit_code = Generate(conn, *flags); });
+  RunStatus(gen, exit_code, [&conn, flags] { return Generate(conn, *flags); });
 
   auto serve_flags = std::make_shared<serve::ServeOptions>();
   auto* serve = engine->add_subcommand(
@@ -153,10 +155,7 @@ void AddEngineCommands(CLI::App& app, Connection& conn, int& exit_code) {
       ->add_option("--served-name", serve_flags->served_name,
                    "The model's name in the API (default: the directory's or file's name)")
       ->type_name("NAME");
-  serve->callback([&exit_code, serve_flags] {
-    Status served = serve::Serve(*serve_flags);
-    exit_code = served.ok() ? 0 : Fail(served);
-  });
+  RunStatus(serve, exit_code, [serve_flags] { return serve::Serve(*serve_flags); });
 
   AddEngineBenchCommand(*engine, conn, exit_code);
 }

@@ -1,6 +1,7 @@
 // `tensorfleet nodes`, `tensorfleet worker` and `tensorfleet worker drain`: the fleet.
 #include <fstream>
 #include <iostream>
+#include <memory>
 
 #include "base/log.h"
 #include "base/stop_signals.h"
@@ -13,24 +14,34 @@
 namespace tf::cli {
 namespace {
 
-std::string DefaultWorkerDir(const Connection& conn) {
-  return (conn.data_dir.empty() ? DefaultDataDir() : conn.data_dir) + "/worker";
+std::string DefaultWorkerDir(const client::Connection& conn) {
+  return (conn.data_dir.empty() ? client::DefaultDataDir() : conn.data_dir) + "/worker";
 }
+
+struct WorkerRunFlags {
+  WorkerFlags worker;
+  std::string log_level = "info";
+};
+
+struct WorkerDrainFlags {
+  std::string node;  // "": the worker of the data directory (or of --worker-dir)
+  std::string deadline = "120s";
+  std::string worker_dir;  // "": DATA_DIR/worker
+  std::string reason = "drained by request";
+};
 
 std::string Gib(int64_t bytes) { return std::to_string((bytes + (1 << 29)) >> 30) + " GiB"; }
 
-int ListNodes(const Connection& conn) {
-  auto api = ApiClient::Connect(conn);
-  if (!api.ok()) return Fail(api.status());
-  auto nodes = api->Call("GET", "/v1/nodes");
-  if (!nodes.ok()) return Fail(nodes.status());
+Status ListNodes(const client::Connection& conn) {
+  TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+  TF_ASSIGN_OR_RETURN(Json nodes, api.Call("GET", "/v1/nodes"));
   if (conn.json) {
-    PrintJson(*nodes);
-    return 0;
+    PrintJson(nodes);
+    return OkStatus();
   }
   Table t({"id", "name", "state", "gpus used", "cpus", "memory", "address", "labels", "price/h",
            "heartbeat", "running"});
-  for (const Json& n : (*nodes)["nodes"]) {
+  for (const Json& n : nodes["nodes"]) {
     std::string labels;
     for (auto it = n["labels"].begin(); it != n["labels"].end(); ++it) {
       labels += (labels.empty() ? "" : ",") + it.key() + "=" + it.value().get<std::string>();
@@ -49,84 +60,88 @@ int ListNodes(const Connection& conn) {
            running.empty() ? "-" : running});
   }
   t.Print(std::cout);
-  return 0;
+  return OkStatus();
 }
 
-int RunWorker(const Connection& conn, const WorkerFlags& flags, const std::string& log_level) {
-  InitLogging(log_level);
-  auto options = ToWorkerOptions(flags, DefaultWorkerDir(conn));
-  if (!options.ok()) return Fail(options.status());
-  auto api = ApiClient::Connect(conn);  // finds the server and the token like every verb
-  if (!api.ok()) return Fail(api.status());
-  options->server_url = api->server();
-  options->token = api->token();
+Status RunWorker(const client::Connection& conn, const WorkerRunFlags& f) {
+  InitLogging(f.log_level);
+  TF_ASSIGN_OR_RETURN(worker::WorkerOptions options,
+                      ToWorkerOptions(f.worker, DefaultWorkerDir(conn)));
+  // Finds the server and the token like every verb.
+  TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+  options.server_url = api.server();
+  options.token = api.token();
   BlockStopSignals();
-  auto worker = worker::Worker::Start(*options);
-  if (!worker.ok()) return Fail(worker.status());
-  std::cerr << "worker " << (*worker)->node_id() << " is serving " << options->server_url
-            << " (directory " << options->data_dir.string() << "). Ctrl-C interrupts its jobs "
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<worker::Worker> worker, worker::Worker::Start(options));
+  std::cerr << "worker " << worker->node_id() << " is serving " << options.server_url
+            << " (directory " << options.data_dir.string() << "). Ctrl-C interrupts its jobs "
             << "(they resume elsewhere) and stops it.\n";
   int sig = WaitForStopSignal();
-  std::cerr << "signal " << sig << ": interrupting running jobs (grace " << flags.grace << ")\n";
-  (*worker)->Shutdown(options->stop_grace);
-  (*worker)->Wait();
+  std::cerr << "signal " << sig << ": interrupting running jobs (grace " << f.worker.grace << ")\n";
+  worker->Shutdown(options.stop_grace);
+  worker->Wait();
   std::cerr << "worker stopped\n";
-  return 0;
+  return OkStatus();
 }
 
-int Drain(const Connection& conn, std::string node, const std::string& deadline,
-          const std::string& worker_dir, const std::string& reason) {
-  auto ms = jobs::ParseDuration(deadline);
-  if (!ms.ok()) return Fail(InvalidArgument("--deadline: " + ms.status().message()));
+Status Drain(const client::Connection& conn, const WorkerDrainFlags& f) {
+  auto ms = jobs::ParseDuration(f.deadline);
+  if (!ms.ok()) return InvalidArgument("--deadline: " + ms.status().message());
+  std::string node = f.node;
   if (node.empty()) {
-    std::string dir = worker_dir.empty() ? DefaultWorkerDir(conn) : worker_dir;
+    std::string dir = f.worker_dir.empty() ? DefaultWorkerDir(conn) : f.worker_dir;
     std::ifstream in(dir + "/node-id");
     if (!(in && std::getline(in, node))) {
-      return Fail(FailedPrecondition("no node given and no worker found in " + dir +
-                                     " (pass --node ID; `tensorfleet nodes` lists them)"));
+      return FailedPrecondition("no node given and no worker found in " + dir +
+                                " (pass --node ID; `tensorfleet nodes` lists them)");
     }
   }
-  auto api = ApiClient::Connect(conn);
-  if (!api.ok()) return Fail(api.status());
-  auto done = api->Call("POST", "/v1/nodes/" + node + "/drain",
-                        Json{{"deadline_ms", *ms}, {"reason", reason}});
-  if (!done.ok()) return Fail(done.status());
-  std::cout << node << " draining: its jobs get SIGTERM now and SIGKILL after " << deadline
+  TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+  TF_RETURN_IF_ERROR(api.Call("POST", "/v1/nodes/" + node + "/drain",
+                              Json{{"deadline_ms", *ms}, {"reason", f.reason}})
+                         .status());
+  std::cout << node << " draining: its jobs get SIGTERM now and SIGKILL after " << f.deadline
             << "; each is synced and resumes on another node\n";
-  return 0;
+  return OkStatus();
 }
 
 }  // namespace
 
-void AddFleetCommands(CLI::App& app, Connection& conn, int& exit_code) {
+void AddFleetCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
   auto* nodes = app.add_subcommand(
       "nodes", "List the fleet's nodes: GPUs in use, state, labels, price, what runs where");
-  nodes->callback([&] { exit_code = ListNodes(conn); });
+  RunStatus(nodes, exit_code, [&conn] { return ListNodes(conn); });
 
-  static WorkerFlags flags;
-  static std::string log_level = "info";
+  auto worker_flags = std::make_shared<WorkerRunFlags>();
   auto* worker = app.add_subcommand(
       "worker",
       "Run a worker: offer this machine's GPUs, CPUs and memory to the server and run "
       "the jobs it assigns");
-  AddWorkerFlags(worker, flags, /*all=*/true);
-  worker->add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
-  worker->callback([&, worker] {
-    if (worker->get_subcommands().empty()) exit_code = RunWorker(conn, flags, log_level);
+  AddWorkerFlags(worker, worker_flags->worker, /*all=*/true);
+  worker->add_option("--log-level", worker_flags->log_level, "debug, info, warn or error")
+      ->capture_default_str();
+  // Runs after `worker drain` too (CLI11 calls a parent after its subcommand): then it does
+  // nothing.
+  RunStatus(worker, exit_code, [&conn, worker_flags, worker] {
+    if (!worker->get_subcommands().empty()) return OkStatus();
+    return RunWorker(conn, *worker_flags);
   });
 
-  static std::string node, deadline = "120s", worker_dir, reason = "drained by request";
+  auto drain_flags = std::make_shared<WorkerDrainFlags>();
   auto* drain = worker->add_subcommand(
       "drain",
       "Interrupt every job on a node as a spot notice would: SIGTERM, the deadline, "
       "SIGKILL; checkpoints are synced and the jobs resume elsewhere. The node takes no "
       "new work until its worker registers again.");
-  drain->add_option("--node", node, "Node id (default: the worker of this data directory)");
-  drain->add_option("--deadline", deadline, "Time between SIGTERM and SIGKILL")
+  drain->add_option("--node", drain_flags->node,
+                    "Node id (default: the worker of this data directory)");
+  drain->add_option("--deadline", drain_flags->deadline, "Time between SIGTERM and SIGKILL")
       ->capture_default_str();
-  drain->add_option("--worker-dir", worker_dir, "The worker's directory, to find its node id");
-  drain->add_option("--reason", reason, "Why, for the jobs' events")->capture_default_str();
-  drain->callback([&] { exit_code = Drain(conn, node, deadline, worker_dir, reason); });
+  drain->add_option("--worker-dir", drain_flags->worker_dir,
+                    "The worker's directory, to find its node id");
+  drain->add_option("--reason", drain_flags->reason, "Why, for the jobs' events")
+      ->capture_default_str();
+  RunStatus(drain, exit_code, [&conn, drain_flags] { return Drain(conn, *drain_flags); });
 }
 
 }  // namespace tf::cli

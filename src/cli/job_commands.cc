@@ -2,23 +2,49 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <thread>
 
 #include "base/crypto.h"
+#include "base/sha256_stream.h"
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "client/object_client.h"
 #include "jobs/job_doc.h"
 #include "jobs/job_spec.h"
 #include "worker/code_bundle.h"
 #include "worker/log_shipper.h"
-#include "worker/object_client.h"
-#include "worker/sha256_stream.h"
 
 namespace tf::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+struct JobRunFlags {
+  std::string spec_path;
+  bool follow = false;  // stream the log; the exit code is the job's outcome
+};
+
+struct JobPsFlags {
+  bool all = false;  // finished jobs too
+};
+
+struct JobDescribeFlags {
+  std::string id;
+};
+
+struct JobLogsFlags {
+  std::string id;
+  bool follow = false;
+  int attempt = 0;  // 0: the latest
+  int node = 0;
+  int rank = 0;
+};
+
+struct JobCancelFlags {
+  std::string id;
+};
 
 Result<std::string> ReadFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -37,7 +63,7 @@ std::string MiB(uint64_t bytes) {
 
 // Packs the spec's code directory and uploads it (once per content) to the project's jobs
 // bucket. Returns the object key.
-Result<std::string> UploadCode(ApiClient& api, const fs::path& spec_path,
+Result<std::string> UploadCode(client::ApiClient& api, const fs::path& spec_path,
                                const jobs::JobSpec& spec) {
   fs::path dir = spec_path.parent_path() / spec.code;
   std::error_code ec;
@@ -49,7 +75,7 @@ Result<std::string> UploadCode(ApiClient& api, const fs::path& spec_path,
   options.exclude = {spec.checkpoint.dir, "output"};
   auto packed = worker::Pack(dir, bundle, options);
   if (!packed.ok()) return packed.status().WithContext("packing " + dir.string());
-  auto sha = worker::Sha256OfFile(bundle);
+  auto sha = Sha256OfFile(bundle);
   if (!sha.ok()) {
     fs::remove(bundle, ec);
     return sha.status();
@@ -60,7 +86,7 @@ Result<std::string> UploadCode(ApiClient& api, const fs::path& spec_path,
     fs::remove(bundle, ec);
     return bucket.status();
   }
-  auto objects = worker::MakeHttpObjectClient(api.server(), api.token());
+  auto objects = client::MakeHttpObjectClient(api.server(), api.token());
   if (!objects.ok()) return objects.status();
   Status put = (*objects)->PutFileChecked(jobs::kJobsBucket, key, bundle, *sha);
   fs::remove(bundle, ec);
@@ -90,7 +116,7 @@ std::string NodesOf(const Json& job) {
 }
 
 // Prints the log of one rank from chunk `from` on; returns the next chunk number.
-Result<int64_t> PrintChunks(worker::ObjectClient& objects, const std::string& prefix,
+Result<int64_t> PrintChunks(client::ObjectClient& objects, const std::string& prefix,
                             int64_t from) {
   for (;;) {
     TF_ASSIGN_OR_RETURN(std::vector<worker::LogChunk> chunks,
@@ -104,44 +130,42 @@ Result<int64_t> PrintChunks(worker::ObjectClient& objects, const std::string& pr
   }
 }
 
-int Logs(const Connection& conn, const std::string& id, bool follow, int attempt_flag, int node,
-         int rank) {
-  auto api = ApiClient::Connect(conn);
-  if (!api.ok()) return Fail(api.status());
-  auto objects = worker::MakeHttpObjectClient(api->server(), api->token());
-  if (!objects.ok()) return Fail(objects.status());
+// Prints a job's log; following it to the job's end, the exit code is 0 only if it succeeded.
+Result<int> Logs(const client::Connection& conn, const std::string& id, bool follow,
+                 int attempt_flag, int node, int rank) {
+  TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<client::ObjectClient> objects,
+                      client::MakeHttpObjectClient(api.server(), api.token()));
   int shown_attempt = 0;
   int64_t next = 0;
   for (;;) {
-    auto job = api->Call("GET", "/v1/jobs/" + id);
-    if (!job.ok()) return Fail(job.status());
-    int latest = (*job)["attempts"].empty() ? 0 : (*job)["attempts"].back().value("attempt", 0);
+    TF_ASSIGN_OR_RETURN(Json job, api.Call("GET", "/v1/jobs/" + id));
+    int latest = job["attempts"].empty() ? 0 : job["attempts"].back().value("attempt", 0);
     int attempt = attempt_flag > 0 ? attempt_flag : latest;
     if (attempt > 0 && attempt != shown_attempt) {
       if (shown_attempt != 0) {
         // What the last attempt wrote before it ended (its worker ships it before reporting).
-        auto rest = PrintChunks(**objects, jobs::LogPrefix(id, shown_attempt, node, rank), next);
-        if (!rest.ok()) return Fail(rest.status());
+        TF_RETURN_IF_ERROR(
+            PrintChunks(*objects, jobs::LogPrefix(id, shown_attempt, node, rank), next).status());
         std::cout << "----- attempt " << attempt << " -----\n";
       }
       shown_attempt = attempt;
       next = 0;
     }
-    bool finished = IsFinished(job->value("state", ""));
+    bool finished = IsFinished(job.value("state", ""));
     if (attempt > 0) {
-      auto n = PrintChunks(**objects, jobs::LogPrefix(id, attempt, node, rank), next);
-      if (!n.ok()) return Fail(n.status());
-      next = *n;
+      TF_ASSIGN_OR_RETURN(next,
+                          PrintChunks(*objects, jobs::LogPrefix(id, attempt, node, rank), next));
     }
     if (!follow) return 0;
     if (finished) {
       // The worker ships the last lines just before it reports: one more look.
       if (attempt > 0) {
-        auto n = PrintChunks(**objects, jobs::LogPrefix(id, attempt, node, rank), next);
+        auto n = PrintChunks(*objects, jobs::LogPrefix(id, attempt, node, rank), next);
         if (n.ok()) next = *n;
       }
-      std::cerr << "job " << id << " " << job->value("state", "") << "\n";
-      return job->value("state", "") == "succeeded" ? 0 : 1;
+      std::cerr << "job " << id << " " << job.value("state", "") << "\n";
+      return job.value("state", "") == "succeeded" ? 0 : 1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
   }
@@ -219,116 +243,82 @@ void PrintJob(const Json& j) {
 
 }  // namespace
 
-void AddJobCommands(CLI::App& app, Connection& conn, int& exit_code) {
-  static std::string spec_path;
-  static bool follow = false;
+void AddJobCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
+  auto run_flags = std::make_shared<JobRunFlags>();
   auto* run = app.add_subcommand(
       "run",
       "Submit a managed job from a YAML spec (docs/jobs-spec.md): its code directory is "
       "uploaded, and the platform runs it to completion, resuming it from its last "
       "checkpoint after an interruption");
-  run->add_option("spec", spec_path, "The job spec, e.g. examples/llama-train/job.yaml")
+  run->add_option("spec", run_flags->spec_path, "The job spec, e.g. examples/llama-train/job.yaml")
       ->required();
-  run->add_flag("-f,--follow", follow,
+  run->add_flag("-f,--follow", run_flags->follow,
                 "Stream the job's log until it ends; exit 0 only if it succeeded");
-  run->callback([&] {
-    auto text = ReadFile(spec_path);
-    if (!text.ok()) {
-      exit_code = Fail(text.status());
-      return;
-    }
-    auto spec = jobs::ParseJobSpec(*text, fs::path(spec_path).filename().string());
-    if (!spec.ok()) {
-      exit_code = Fail(spec.status());
-      return;
-    }
-    auto api = ApiClient::Connect(conn);
-    if (!api.ok()) {
-      exit_code = Fail(api.status());
-      return;
-    }
+  RunExitCode(run, exit_code, [&conn, f = run_flags]() -> Result<int> {
+    TF_ASSIGN_OR_RETURN(std::string text, ReadFile(f->spec_path));
+    TF_ASSIGN_OR_RETURN(jobs::JobSpec spec,
+                        jobs::ParseJobSpec(text, fs::path(f->spec_path).filename().string()));
+    TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
     std::string code_key;
-    if (!spec->code.empty()) {
-      auto key = UploadCode(*api, spec_path, *spec);
-      if (!key.ok()) {
-        exit_code = Fail(key.status());
-        return;
-      }
-      code_key = *key;
+    if (!spec.code.empty()) {
+      TF_ASSIGN_OR_RETURN(code_key, UploadCode(api, f->spec_path, spec));
     }
-    auto job = api->Call("POST", "/v1/jobs",
-                         Json{{"spec", *text},
-                              {"source", fs::path(spec_path).filename().string()},
-                              {"code_key", code_key}});
-    if (!job.ok()) {
-      exit_code = Fail(job.status());
-      return;
-    }
+    TF_ASSIGN_OR_RETURN(Json job,
+                        api.Call("POST", "/v1/jobs",
+                                 Json{{"spec", text},
+                                      {"source", fs::path(f->spec_path).filename().string()},
+                                      {"code_key", code_key}}));
     if (conn.json) {
-      PrintJson(*job);
+      PrintJson(job);
     } else {
-      std::cout << job->value("id", "") << "\n";
-      std::cerr << "job " << job->value("id", "") << " (" << job->value("name", "") << ") "
-                << job->value("state", "") << "; follow it with: tensorfleet logs -f "
-                << job->value("id", "") << "\n";
+      std::cout << job.value("id", "") << "\n";
+      std::cerr << "job " << job.value("id", "") << " (" << job.value("name", "") << ") "
+                << job.value("state", "") << "; follow it with: tensorfleet logs -f "
+                << job.value("id", "") << "\n";
     }
-    exit_code = follow ? Logs(conn, job->value("id", ""), true, 0, 0, 0) : 0;
+    if (!f->follow) return 0;
+    return Logs(conn, job.value("id", ""), true, 0, 0, 0);
   });
 
-  static bool all = false;
+  auto ps_flags = std::make_shared<JobPsFlags>();
   auto* ps =
       app.add_subcommand("ps", "List the project's jobs that have not finished (--all: every job)");
-  ps->add_flag("-a,--all", all, "Include finished jobs");
-  ps->callback([&] {
-    auto api = ApiClient::Connect(conn);
-    if (!api.ok()) {
-      exit_code = Fail(api.status());
-      return;
-    }
-    auto jobs = api->Call("GET", std::string("/v1/jobs") + (all ? "?all=true" : ""));
-    if (!jobs.ok()) {
-      exit_code = Fail(jobs.status());
-      return;
-    }
+  ps->add_flag("-a,--all", ps_flags->all, "Include finished jobs");
+  RunStatus(ps, exit_code, [&conn, f = ps_flags] {
+    TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+    TF_ASSIGN_OR_RETURN(Json jobs,
+                        api.Call("GET", std::string("/v1/jobs") + (f->all ? "?all=true" : "")));
     if (conn.json) {
-      PrintJson(*jobs);
-      return;
+      PrintJson(jobs);
+      return OkStatus();
     }
     Table t({"id", "name", "state", "attempt", "nodes", "created", "reason"});
-    for (const Json& j : (*jobs)["jobs"]) {
+    for (const Json& j : jobs["jobs"]) {
       t.Add({j.value("id", ""), j.value("name", ""), j.value("state", ""), LatestAttempt(j),
              NodesOf(j), j.value("created_at", ""), ReasonCell(j)});
     }
     t.Print(std::cout);
+    return OkStatus();
   });
 
-  static std::string describe_id;
+  auto describe_flags = std::make_shared<JobDescribeFlags>();
   auto* describe = app.add_subcommand(
       "describe",
       "Show a job: its attempts, the nodes and exit codes of each, recoveries, the "
       "events that explain every transition, and its latest metrics");
-  describe->add_option("job", describe_id, "Job id")->required();
-  describe->callback([&] {
-    auto api = ApiClient::Connect(conn);
-    if (!api.ok()) {
-      exit_code = Fail(api.status());
-      return;
-    }
-    auto job = api->Call("GET", "/v1/jobs/" + describe_id);
-    auto events = job.ok() ? api->Call("GET", "/v1/jobs/" + describe_id + "/events") : job;
-    auto metrics = job.ok() ? api->Call("GET", "/v1/jobs/" + describe_id + "/metrics") : job;
-    for (const auto* r : {&job, &events, &metrics}) {
-      if (!r->ok()) {
-        exit_code = Fail(r->status());
-        return;
-      }
-    }
+  describe->add_option("job", describe_flags->id, "Job id")->required();
+  RunStatus(describe, exit_code, [&conn, f = describe_flags] {
+    TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+    auto job = api.Call("GET", "/v1/jobs/" + f->id);
+    auto events = job.ok() ? api.Call("GET", "/v1/jobs/" + f->id + "/events") : job;
+    auto metrics = job.ok() ? api.Call("GET", "/v1/jobs/" + f->id + "/metrics") : job;
+    for (const auto* r : {&job, &events, &metrics}) TF_RETURN_IF_ERROR(r->status());
     if (conn.json) {
       Json out = *job;
       out["events"] = (*events)["events"];
       out["metrics"] = (*metrics)["metrics"];
       PrintJson(out);
-      return;
+      return OkStatus();
     }
     PrintJob(*job);
     std::cout << "\nevents:\n";
@@ -347,42 +337,35 @@ void AddJobCommands(CLI::App& app, Connection& conn, int& exit_code) {
                   << " (attempt " << m.value("attempt", 0) << ")\n";
       }
     }
+    return OkStatus();
   });
 
-  static std::string logs_id;
-  static bool logs_follow = false;
-  static int logs_attempt = 0, logs_node = 0, logs_rank = 0;
+  auto logs_flags = std::make_shared<JobLogsFlags>();
   auto* logs = app.add_subcommand(
       "logs", "Print a job's log (kept in the object service, so it outlives the machine)");
-  logs->add_option("job", logs_id, "Job id")->required();
-  logs->add_flag("-f,--follow", logs_follow,
+  logs->add_option("job", logs_flags->id, "Job id")->required();
+  logs->add_flag("-f,--follow", logs_flags->follow,
                  "Keep printing as the job writes, across attempts, until it ends");
-  logs->add_option("--attempt", logs_attempt, "Attempt number (default: the latest)");
-  logs->add_option("--node", logs_node, "Node rank")->capture_default_str();
-  logs->add_option("--rank", logs_rank, "Local rank on that node")->capture_default_str();
-  logs->callback(
-      [&] { exit_code = Logs(conn, logs_id, logs_follow, logs_attempt, logs_node, logs_rank); });
+  logs->add_option("--attempt", logs_flags->attempt, "Attempt number (default: the latest)");
+  logs->add_option("--node", logs_flags->node, "Node rank")->capture_default_str();
+  logs->add_option("--rank", logs_flags->rank, "Local rank on that node")->capture_default_str();
+  RunExitCode(logs, exit_code, [&conn, f = logs_flags] {
+    return Logs(conn, f->id, f->follow, f->attempt, f->node, f->rank);
+  });
 
-  static std::string cancel_id;
+  auto cancel_flags = std::make_shared<JobCancelFlags>();
   auto* cancel = app.add_subcommand(
       "cancel",
       "Cancel a job in any state: its processes get SIGTERM, then SIGKILL after the grace period");
-  cancel->add_option("job", cancel_id, "Job id")->required();
-  cancel->callback([&] {
-    auto api = ApiClient::Connect(conn);
-    if (!api.ok()) {
-      exit_code = Fail(api.status());
-      return;
-    }
-    auto job = api->Call("POST", "/v1/jobs/" + cancel_id + "/cancel");
-    if (!job.ok()) {
-      exit_code = Fail(job.status());
-      return;
-    }
+  cancel->add_option("job", cancel_flags->id, "Job id")->required();
+  RunStatus(cancel, exit_code, [&conn, f = cancel_flags] {
+    TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+    TF_ASSIGN_OR_RETURN(Json job, api.Call("POST", "/v1/jobs/" + f->id + "/cancel"));
     if (conn.json)
-      PrintJson(*job);
+      PrintJson(job);
     else
-      std::cout << cancel_id << " " << job->value("state", "") << "\n";
+      std::cout << f->id << " " << job.value("state", "") << "\n";
+    return OkStatus();
   });
 }
 

@@ -6,13 +6,14 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <memory>
 
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/table.h"
 #include "cli/transfer.h"
+#include "client/object_client.h"
 #include "http/url.h"
-#include "worker/object_client.h"
 
 namespace tf::cli {
 namespace {
@@ -43,6 +44,35 @@ class Transfers {
   Clock::time_point start_;
   int files_ = 0;
   uint64_t bytes_ = 0;
+};
+
+struct BucketCreateFlags {
+  std::string name;
+};
+
+struct BucketDeleteFlags {
+  std::string name;
+};
+
+struct CpFlags {
+  std::string from;  // a local path, tf://BUCKET/KEY or "-"
+  std::string to;
+  std::string content_type;
+  bool recursive = false;
+};
+
+struct LsFlags {
+  std::string where;  // "": the buckets
+  bool recursive = false;
+};
+
+struct RmFlags {
+  std::string where;
+  bool recursive = false;
+};
+
+struct CatFlags {
+  std::string where;
 };
 
 // "dir/" + "x" and "dir" + "x" both give "dir/x"; "" + "x" gives "x".
@@ -87,7 +117,7 @@ Status FilesUnder(const fs::path& dir, std::vector<fs::path>* files, Status* ski
   return OkStatus();
 }
 
-Status Upload(ApiClient& api, const fs::path& src, ObjectUrl dst, bool recursive,
+Status Upload(client::ApiClient& api, const fs::path& src, ObjectUrl dst, bool recursive,
               const std::string& content_type) {
   std::error_code ec;
   Transfers done("upload");
@@ -114,7 +144,7 @@ Status Upload(ApiClient& api, const fs::path& src, ObjectUrl dst, bool recursive
 
 // `cp - tf://BUCKET/KEY`: what stdin gives, to its end (a pipe goes chunked, its size unknown
 // until then). `./-` names a file called '-'.
-Status CopyStdin(ApiClient& api, const ObjectUrl& dst, bool recursive,
+Status CopyStdin(client::ApiClient& api, const ObjectUrl& dst, bool recursive,
                  const std::string& content_type) {
   if (recursive) return InvalidArgument("cp -r cannot read several files from stdin ('-')");
   if (dst.key.empty() || dst.key.back() == '/') {
@@ -137,7 +167,7 @@ std::string FolderPrefix(const std::string& key) {
 
 // Why a recursive cp or rm found nothing under tf://BUCKET/KEY/: the key is an object's (so -r
 // was not meant), or nothing is there (a typo).
-Status NothingUnder(ApiClient& api, const ObjectUrl& url, const char* without_r) {
+Status NothingUnder(client::ApiClient& api, const ObjectUrl& url, const char* without_r) {
   const std::string prefix = FolderPrefix(url.key);
   http::ClientRequest head;
   head.method = "HEAD";
@@ -151,7 +181,7 @@ Status NothingUnder(ApiClient& api, const ObjectUrl& url, const char* without_r)
 
 // `cp tf://A/X tf://B/Y`: copies made on the server, never through this machine. With -r every
 // object under X/ goes under Y/ by its key below X/.
-Status CopyObjects(ApiClient& api, const ObjectUrl& src, ObjectUrl dst, bool recursive) {
+Status CopyObjects(client::ApiClient& api, const ObjectUrl& src, ObjectUrl dst, bool recursive) {
   Transfers done("copy");
   if (!recursive) {
     if (src.key.empty() || src.key.back() == '/') {
@@ -188,14 +218,14 @@ Status CopyObjects(ApiClient& api, const ObjectUrl& src, ObjectUrl dst, bool rec
 
 // DownloadFile, with an error that names the object. A link is followed only where the user
 // named the destination (a single file), never for a key of a folder copied.
-Result<uint64_t> Fetch(ApiClient& api, const ObjectUrl& from, const fs::path& to,
+Result<uint64_t> Fetch(client::ApiClient& api, const ObjectUrl& from, const fs::path& to,
                        bool follow_link) {
   Result<uint64_t> got = DownloadFile(api, from, to, follow_link);
   if (!got.ok()) return got.status().WithContext(from.ToString());
   return got;
 }
 
-Status Download(ApiClient& api, const ObjectUrl& src, const fs::path& dst, bool recursive) {
+Status Download(client::ApiClient& api, const ObjectUrl& src, const fs::path& dst, bool recursive) {
   Transfers done("download");
   std::error_code ec;
   if (dst.empty()) return InvalidArgument("give a local path to save " + src.ToString() + " to");
@@ -257,7 +287,7 @@ Status Download(ApiClient& api, const ObjectUrl& src, const fs::path& dst, bool 
 }
 
 // An object's content on stdout; a write that fails, the last included, is an error.
-Status Cat(ApiClient& api, const ObjectUrl& url) {
+Status Cat(client::ApiClient& api, const ObjectUrl& url) {
   if (url.key.empty() || url.key.back() == '/') {
     return InvalidArgument(url.ToString() + " names no object (ls lists what is under it)");
   }
@@ -270,14 +300,14 @@ Status Cat(ApiClient& api, const ObjectUrl& url) {
   return s.WithContext(url.ToString());
 }
 
-Status Copy(const Connection& conn, const std::string& from, const std::string& to, bool recursive,
-            const std::string& content_type) {
+Status Copy(const client::Connection& conn, const std::string& from, const std::string& to,
+            bool recursive, const std::string& content_type) {
   if (!IsObjectUrl(from) && !IsObjectUrl(to)) {
     return InvalidArgument(
         "cp copies a local path to tf://BUCKET/KEY, back, or between objects; "
         "neither is an object");
   }
-  TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
+  TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
   if (IsObjectUrl(from) && IsObjectUrl(to)) {
     if (!content_type.empty()) {
       return InvalidArgument(
@@ -299,12 +329,12 @@ Status Copy(const Connection& conn, const std::string& from, const std::string& 
     if (recursive) return InvalidArgument("cp -r cannot write several objects to stdout ('-')");
     return Cat(api, src);
   }
-  worker::RemoveDownloadTempsOnSignal();  // a cp stopped with ^C leaves no hidden partial file
+  client::RemoveDownloadTempsOnSignal();  // a cp stopped with ^C leaves no hidden partial file
   return Download(api, src, to, recursive);
 }
 
-Status List(const Connection& conn, const std::string& where, bool recursive) {
-  TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
+Status List(const client::Connection& conn, const std::string& where, bool recursive) {
+  TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
   if (where.empty()) {
     TF_ASSIGN_OR_RETURN(Json r, api.Call("GET", "/v1/buckets"));
     if (conn.json) {
@@ -343,9 +373,9 @@ Status List(const Connection& conn, const std::string& where, bool recursive) {
   return OkStatus();
 }
 
-Status Remove(const Connection& conn, const std::string& where, bool recursive) {
+Status Remove(const client::Connection& conn, const std::string& where, bool recursive) {
   TF_ASSIGN_OR_RETURN(ObjectUrl url, ParseObjectUrl(where));
-  TF_ASSIGN_OR_RETURN(ApiClient api, ApiClient::Connect(conn));
+  TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
   std::vector<std::string> keys = {url.key};
   if (recursive) {
     const std::string prefix = FolderPrefix(url.key);
@@ -364,90 +394,75 @@ Status Remove(const Connection& conn, const std::string& where, bool recursive) 
 
 }  // namespace
 
-void AddObjectCommands(CLI::App& app, Connection& conn, int& exit_code) {
+void AddObjectCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
   auto* bucket = app.add_subcommand("bucket", "Buckets of objects");
   bucket->require_subcommand(1);
   {
-    static std::string name;
+    auto f = std::make_shared<BucketCreateFlags>();
     auto* cmd = bucket->add_subcommand("create", "Create a bucket");
-    cmd->add_option("name", name, "3-63 of a-z, 0-9, '-' and '.'")->required();
-    cmd->callback([&] {
-      auto api = ApiClient::Connect(conn);
-      if (!api.ok()) return void(exit_code = Fail(api.status()));
-      auto r = api->Call("POST", "/v1/buckets", {{"name", name}});
-      if (!r.ok()) return void(exit_code = Fail(r.status()));
-      if (conn.json) return PrintJson(*r);
-      std::cout << "created bucket " << name << "\n";
+    cmd->add_option("name", f->name, "3-63 of a-z, 0-9, '-' and '.'")->required();
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      TF_ASSIGN_OR_RETURN(Json r, api.Call("POST", "/v1/buckets", {{"name", f->name}}));
+      if (conn.json) {
+        PrintJson(r);
+        return OkStatus();
+      }
+      std::cout << "created bucket " << f->name << "\n";
+      return OkStatus();
     });
   }
   {
     auto* cmd = bucket->add_subcommand("list", "List this project's buckets");
-    cmd->callback([&] {
-      Status s = List(conn, "", false);
-      if (!s.ok()) exit_code = Fail(s);
-    });
+    RunStatus(cmd, exit_code, [&conn] { return List(conn, "", false); });
   }
   {
-    static std::string name;
+    auto f = std::make_shared<BucketDeleteFlags>();
     auto* cmd = bucket->add_subcommand("delete", "Delete an empty bucket");
-    cmd->add_option("name", name, "Bucket name")->required();
-    cmd->callback([&] {
-      auto api = ApiClient::Connect(conn);
-      if (!api.ok()) return void(exit_code = Fail(api.status()));
-      auto r = api->Call("DELETE", "/v1/buckets/" + http::PercentEncode(name));
-      if (!r.ok()) return void(exit_code = Fail(r.status()));
-      std::cout << "deleted bucket " << name << "\n";
+    cmd->add_option("name", f->name, "Bucket name")->required();
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      TF_RETURN_IF_ERROR(
+          api.Call("DELETE", "/v1/buckets/" + http::PercentEncode(f->name)).status());
+      std::cout << "deleted bucket " << f->name << "\n";
+      return OkStatus();
     });
   }
   {
-    static std::string from, to, content_type;
-    static bool recursive = false;
+    auto f = std::make_shared<CpFlags>();
     auto* cmd = app.add_subcommand(
         "cp", "Copy a file or directory to tf://BUCKET/KEY, back, or between objects");
-    cmd->add_option("source", from, "Local path, tf://BUCKET/KEY, or - for stdin")->required();
-    cmd->add_option("destination", to, "tf://BUCKET/KEY, a local path, or - for stdout")
+    cmd->add_option("source", f->from, "Local path, tf://BUCKET/KEY, or - for stdin")->required();
+    cmd->add_option("destination", f->to, "tf://BUCKET/KEY, a local path, or - for stdout")
         ->required();
-    cmd->add_flag("-r,--recursive", recursive, "Copy a directory, or every object under KEY/");
-    cmd->add_option("--content-type", content_type, "Content type of uploaded objects");
-    cmd->callback([&] {
-      Status s = Copy(conn, from, to, recursive, content_type);
-      if (!s.ok()) exit_code = Fail(s);
-    });
+    cmd->add_flag("-r,--recursive", f->recursive, "Copy a directory, or every object under KEY/");
+    cmd->add_option("--content-type", f->content_type, "Content type of uploaded objects");
+    RunStatus(cmd, exit_code,
+              [&conn, f] { return Copy(conn, f->from, f->to, f->recursive, f->content_type); });
   }
   {
-    static std::string where;
-    static bool recursive = false;
+    auto f = std::make_shared<LsFlags>();
     auto* cmd = app.add_subcommand("ls", "List buckets, or objects under tf://BUCKET/PREFIX");
-    cmd->add_option("url", where, "tf://BUCKET[/PREFIX]; none lists buckets");
-    cmd->add_flag("-r,--recursive", recursive, "Every key under the prefix, not grouped by '/'");
-    cmd->callback([&] {
-      Status s = List(conn, where, recursive);
-      if (!s.ok()) exit_code = Fail(s);
-    });
+    cmd->add_option("url", f->where, "tf://BUCKET[/PREFIX]; none lists buckets");
+    cmd->add_flag("-r,--recursive", f->recursive, "Every key under the prefix, not grouped by '/'");
+    RunStatus(cmd, exit_code, [&conn, f] { return List(conn, f->where, f->recursive); });
   }
   {
-    static std::string where;
-    static bool recursive = false;
+    auto f = std::make_shared<RmFlags>();
     auto* cmd = app.add_subcommand("rm", "Delete an object, or every object under a folder");
-    cmd->add_option("url", where, "tf://BUCKET/KEY")->required();
-    cmd->add_flag("-r,--recursive", recursive,
+    cmd->add_option("url", f->where, "tf://BUCKET/KEY")->required();
+    cmd->add_flag("-r,--recursive", f->recursive,
                   "Delete every object under KEY/ (tf://b/data: data/x, never data2/x)");
-    cmd->callback([&] {
-      Status s = Remove(conn, where, recursive);
-      if (!s.ok()) exit_code = Fail(s);
-    });
+    RunStatus(cmd, exit_code, [&conn, f] { return Remove(conn, f->where, f->recursive); });
   }
   {
-    static std::string where;
+    auto f = std::make_shared<CatFlags>();
     auto* cmd = app.add_subcommand("cat", "Write an object's content to stdout");
-    cmd->add_option("url", where, "tf://BUCKET/KEY")->required();
-    cmd->callback([&] {
-      auto url = ParseObjectUrl(where);
-      if (!url.ok()) return void(exit_code = Fail(url.status()));
-      auto api = ApiClient::Connect(conn);
-      if (!api.ok()) return void(exit_code = Fail(api.status()));
-      Status s = Cat(*api, *url);
-      if (!s.ok()) exit_code = Fail(s);
+    cmd->add_option("url", f->where, "tf://BUCKET/KEY")->required();
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(ObjectUrl url, ParseObjectUrl(f->where));
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      return Cat(api, url);
     });
   }
 }

@@ -2,13 +2,15 @@
 // anything runs. Offline: the catalog is the only input.
 #include <iostream>
 #include <map>
+#include <memory>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/cost_flags.h"
 #include "cli/table.h"
 #include "cost/numbers.h"
-#include "cost/serve_plan.h"
-#include "cost/train_plan.h"
+#include "cost/planning/serve_plan.h"
+#include "cost/planning/train_plan.h"
 
 namespace tf::cli {
 namespace {
@@ -64,6 +66,24 @@ struct ShapeFlags {
     if (overridden) shape.name = shape.name.empty() ? "flags" : shape.name + " + flags";
     return shape;
   }
+};
+
+struct PlanTrainFlags {
+  cost::CatalogOptions catalog;
+  cost::TrainInput in;  // the flags set directly; the callback fills in the rest
+  std::string params;   // "70B", "1.5T", "7e9"
+  std::string tokens;   // "2T", "300B"
+  std::string recompute = "selective";
+  ShapeFlags shape;
+  bool spot = false;               // lead with spot prices
+  std::optional<double> achieved;  // --achieved-tflops
+};
+
+struct PlanServeFlags {
+  cost::CatalogOptions catalog;
+  cost::ServeInput in;  // the flags set directly; the callback fills in the rest
+  std::string params;   // "70B", "8B"
+  ShapeFlags shape;
 };
 
 Result<double> Count(const std::string& flag, const std::string& value) {
@@ -136,7 +156,7 @@ void PrintCosts(const cost::TrainPlan& plan, bool spot_first) {
   t.Print(std::cout);
 }
 
-int ShowTrain(const cost::TrainInput& in, const cost::TrainPlan& plan, bool spot, bool json) {
+void ShowTrain(const cost::TrainInput& in, const cost::TrainPlan& plan, bool spot, bool json) {
   if (json) {
     Json j = {{"accelerator", plan.accelerator->name},
               {"gpus", in.gpus},
@@ -158,7 +178,7 @@ int ShowTrain(const cost::TrainInput& in, const cost::TrainPlan& plan, bool spot
               {"warnings", plan.warnings}};
     for (const auto& l : plan.layouts) j["layouts"].push_back(LayoutJson(l));
     PrintJson(j);
-    return 0;
+    return;
   }
   const auto& a = *plan.accelerator;
   std::cout << "Training " << cost::FormatShort(in.params) << " parameters on "
@@ -219,9 +239,9 @@ int ShowTrain(const cost::TrainInput& in, const cost::TrainPlan& plan, bool spot
     }
   }
   for (const auto& w : plan.warnings) std::cout << "warning: " << w << "\n";
-  return 0;
 }
 
+// 1 when the plan is impossible (the reasons on stderr), else 0.
 int ShowServe(const cost::ServeInput& in, const cost::ServePlan& plan, bool json) {
   auto per_million = [&](const std::vector<cost::OfferPrice>& prices) {
     Json out = Json::array();
@@ -291,97 +311,85 @@ int ShowServe(const cost::ServeInput& in, const cost::ServePlan& plan, bool json
 
 }  // namespace
 
-void AddPlanCommands(CLI::App& app, Connection& conn, int& exit_code) {
+void AddPlanCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
   auto* plan = app.add_subcommand(
       "plan", "Estimate what a training run or a deployment needs and costs (offline)");
   plan->require_subcommand(1);
 
   {
-    static cost::CatalogOptions catalog_options;
-    static cost::TrainInput in;
-    static std::string params, tokens, recompute = "selective";
-    static ShapeFlags shape;
-    static bool spot = false;
-    static std::optional<double> achieved;
+    auto f = std::make_shared<PlanTrainFlags>();
     auto* cmd = plan->add_subcommand(
         "train", "Compute, wall-clock time, GPU-hours, cost and memory per GPU of a training run");
-    cmd->add_option("--params", params, "Parameters: 70B, 1.5T, 7e9")->required();
-    cmd->add_option("--tokens", tokens, "Training tokens: 2T, 300B")->required();
-    cmd->add_option("--gpu", in.gpu, "Accelerator from the catalog: H100, A100-80GB, ...")
+    cmd->add_option("--params", f->params, "Parameters: 70B, 1.5T, 7e9")->required();
+    cmd->add_option("--tokens", f->tokens, "Training tokens: 2T, 300B")->required();
+    cmd->add_option("--gpu", f->in.gpu, "Accelerator from the catalog: H100, A100-80GB, ...")
         ->required();
-    cmd->add_option("--gpus", in.gpus, "Number of GPUs")->required();
-    cmd->add_option("--mfu", in.mfu, "Model FLOPs utilisation, 0-1 (default 0.4)");
-    cmd->add_option("--achieved-tflops", achieved,
+    cmd->add_option("--gpus", f->in.gpus, "Number of GPUs")->required();
+    cmd->add_option("--mfu", f->in.mfu, "Model FLOPs utilisation, 0-1 (default 0.4)");
+    cmd->add_option("--achieved-tflops", f->achieved,
                     "Hardware TFLOP/s per GPU instead of --mfu (as papers report throughput)");
-    cmd->add_option("--recompute", recompute, "Activation recomputation: none, selective, full")
+    cmd->add_option("--recompute", f->recompute, "Activation recomputation: none, selective, full")
         ->check(CLI::IsMember({"none", "selective", "full"}));
-    cmd->add_flag("--fp8", in.fp8, "Train in FP8: use the FP8 peak");
-    cmd->add_flag("--spot", spot, "Lead with spot prices");
-    cmd->add_option("--provider", in.provider, "Price only this provider's offers");
-    cmd->add_option("--seq-len", in.seq_len, "Tokens per sequence (default 4096)");
-    cmd->add_option("--micro-batch", in.micro_batch, "Sequences per GPU per step (default 1)");
-    shape.Add(cmd, false);
-    AddCatalogFlags(cmd, &catalog_options);
+    cmd->add_flag("--fp8", f->in.fp8, "Train in FP8: use the FP8 peak");
+    cmd->add_flag("--spot", f->spot, "Lead with spot prices");
+    cmd->add_option("--provider", f->in.provider, "Price only this provider's offers");
+    cmd->add_option("--seq-len", f->in.seq_len, "Tokens per sequence (default 4096)");
+    cmd->add_option("--micro-batch", f->in.micro_batch, "Sequences per GPU per step (default 1)");
+    f->shape.Add(cmd, false);
+    AddCatalogFlags(cmd, &f->catalog);
     AddJsonFlag(cmd, conn);
-    cmd->callback([&] {
-      auto catalog = cost::LoadCatalog(catalog_options);
-      if (!catalog.ok()) return void(exit_code = Fail(catalog.status()));
-      auto n = Count("--params", params);
-      auto d = Count("--tokens", tokens);
-      if (!n.ok()) return void(exit_code = Fail(n.status()));
-      if (!d.ok()) return void(exit_code = Fail(d.status()));
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(cost::Catalog catalog, cost::LoadCatalog(f->catalog));
+      auto n = Count("--params", f->params);
+      auto d = Count("--tokens", f->tokens);
+      TF_RETURN_IF_ERROR(n.status());
+      TF_RETURN_IF_ERROR(d.status());
+      cost::TrainInput in = f->in;
       in.params = *n;
       in.tokens = *d;
-      in.achieved_tflops = achieved;
-      in.recompute = recompute == "none"   ? cost::Recompute::kNone
-                     : recompute == "full" ? cost::Recompute::kFull
-                                           : cost::Recompute::kSelective;
-      auto s = shape.Resolve(*catalog, in.params);
-      if (!s.ok()) return void(exit_code = Fail(s.status()));
-      in.dims = {s->layers, s->hidden, s->heads};
-      in.shape_name = s->name;
-      auto result = cost::PlanTraining(in, *catalog);
-      if (!result.ok()) return void(exit_code = Fail(result.status()));
-      exit_code = ShowTrain(in, *result, spot, conn.json);
+      in.achieved_tflops = f->achieved;
+      in.recompute = f->recompute == "none"   ? cost::Recompute::kNone
+                     : f->recompute == "full" ? cost::Recompute::kFull
+                                              : cost::Recompute::kSelective;
+      TF_ASSIGN_OR_RETURN(cost::ModelShape shape, f->shape.Resolve(catalog, in.params));
+      in.dims = {shape.layers, shape.hidden, shape.heads};
+      in.shape_name = shape.name;
+      TF_ASSIGN_OR_RETURN(cost::TrainPlan result, cost::PlanTraining(in, catalog));
+      ShowTrain(in, result, f->spot, conn.json);
+      return OkStatus();
     });
   }
 
   {
-    static cost::CatalogOptions catalog_options;
-    static cost::ServeInput in;
-    static std::string params;
-    static ShapeFlags shape;
+    auto f = std::make_shared<PlanServeFlags>();
     auto* cmd = plan->add_subcommand(
         "serve",
         "Whether a model and its KV cache fit, the decode roofline and the cost per "
         "million tokens; refuses impossible plans with the reason");
-    cmd->add_option("--params", params, "Parameters: 70B, 8B")->required();
-    cmd->add_option("--dtype", in.dtype, "Weights: bf16 (default), fp16, fp8, int8, int4, fp32");
-    cmd->add_option("--kv-dtype", in.kv_dtype, "KV cache: bf16 (default; fp8 with fp8 weights)");
-    cmd->add_option("--gpu", in.gpu, "Accelerator from the catalog")->required();
-    cmd->add_option("--gpus", in.gpus, "GPUs, tensor parallel (default 1)");
-    cmd->add_option("--context", in.context, "Tokens per sequence, prompt + output (default 4096)");
-    cmd->add_option("--concurrency", in.concurrency, "Sequences decoded together (default 1)");
-    cmd->add_option("--provider", in.provider, "Price only this provider's offers");
-    shape.Add(cmd, true);
-    AddCatalogFlags(cmd, &catalog_options);
+    cmd->add_option("--params", f->params, "Parameters: 70B, 8B")->required();
+    cmd->add_option("--dtype", f->in.dtype, "Weights: bf16 (default), fp16, fp8, int8, int4, fp32");
+    cmd->add_option("--kv-dtype", f->in.kv_dtype, "KV cache: bf16 (default; fp8 with fp8 weights)");
+    cmd->add_option("--gpu", f->in.gpu, "Accelerator from the catalog")->required();
+    cmd->add_option("--gpus", f->in.gpus, "GPUs, tensor parallel (default 1)");
+    cmd->add_option("--context", f->in.context,
+                    "Tokens per sequence, prompt + output (default 4096)");
+    cmd->add_option("--concurrency", f->in.concurrency, "Sequences decoded together (default 1)");
+    cmd->add_option("--provider", f->in.provider, "Price only this provider's offers");
+    f->shape.Add(cmd, true);
+    AddCatalogFlags(cmd, &f->catalog);
     AddJsonFlag(cmd, conn);
-    cmd->callback([&] {
-      auto catalog = cost::LoadCatalog(catalog_options);
-      if (!catalog.ok()) return void(exit_code = Fail(catalog.status()));
-      auto n = Count("--params", params);
-      if (!n.ok()) return void(exit_code = Fail(n.status()));
-      in.params = *n;
-      auto s = shape.Resolve(*catalog, in.params);
-      if (!s.ok()) return void(exit_code = Fail(s.status()));
-      in.layers = s->layers;
-      in.kv_heads = s->kv_heads;
-      in.head_dim = s->head_dim;
-      in.heads = s->heads;
-      in.shape_name = s->name;
-      auto result = cost::PlanServing(in, *catalog);
-      if (!result.ok()) return void(exit_code = Fail(result.status()));
-      exit_code = ShowServe(in, *result, conn.json);
+    RunExitCode(cmd, exit_code, [&conn, f]() -> Result<int> {
+      TF_ASSIGN_OR_RETURN(cost::Catalog catalog, cost::LoadCatalog(f->catalog));
+      cost::ServeInput in = f->in;
+      TF_ASSIGN_OR_RETURN(in.params, Count("--params", f->params));
+      TF_ASSIGN_OR_RETURN(cost::ModelShape shape, f->shape.Resolve(catalog, in.params));
+      in.layers = shape.layers;
+      in.kv_heads = shape.kv_heads;
+      in.head_dim = shape.head_dim;
+      in.heads = shape.heads;
+      in.shape_name = shape.name;
+      TF_ASSIGN_OR_RETURN(cost::ServePlan result, cost::PlanServing(in, catalog));
+      return ShowServe(in, result, conn.json);
     });
   }
 }

@@ -1,6 +1,8 @@
 // `tensorfleet queue ...`: create, inspect and use queues.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <memory>
 
 #include "base/status.h"
 #include "cli/commands.h"
@@ -71,6 +73,58 @@ void PrintQueue(const Json& q) {
   t.Print(std::cout);
 }
 
+struct QueueCreateFlags {
+  std::string name;
+  bool fifo = false;
+  SettingsFlags settings;
+};
+
+struct QueueListFlags {
+  std::string prefix;
+};
+
+struct QueueSendFlags {
+  std::string name;
+  std::vector<std::string> bodies;
+  std::string file;   // a message per line; "-" for stdin
+  int64_t delay = 0;  // sent only when --delay is given
+  std::string group;
+  std::string dedup;
+  std::vector<std::string> attrs;  // NAME=VALUE
+};
+
+struct QueueReceiveFlags {
+  std::string name;
+  int64_t max = 1;
+  int64_t wait = 0;        // sent only when --wait is given
+  int64_t visibility = 0;  // sent only when --visibility-timeout is given
+  bool and_delete = false;
+};
+
+struct QueueDeleteFlags {
+  std::string name;
+  std::vector<std::string> handles;
+};
+
+struct QueueRemoveFlags {
+  std::string name;
+};
+
+struct QueuePurgeFlags {
+  std::string name;
+};
+
+struct QueueAttributesFlags {
+  std::string name;
+  SettingsFlags settings;
+};
+
+struct QueueRedriveFlags {
+  std::string name;  // the dead-letter queue
+  std::string to;    // "": each message's source queue
+  int64_t max = 0;   // 0: all
+};
+
 // Prints per-entry failures of a batch call; returns 1 if any entry failed.
 int ReportBatch(const Json& results, const std::vector<std::string>& labels, const char* verb) {
   int failed = 0;
@@ -85,45 +139,47 @@ int ReportBatch(const Json& results, const std::vector<std::string>& labels, con
 
 }  // namespace
 
-void AddQueueCommands(CLI::App& app, Connection& conn, int& exit_code) {
+void AddQueueCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
   auto* queue = app.add_subcommand("queue", "Durable queues with SQS semantics");
   queue->require_subcommand(1);
 
   // queue create
   {
-    static std::string name;
-    static bool fifo = false;
-    static SettingsFlags settings;
+    auto f = std::make_shared<QueueCreateFlags>();
     auto* cmd = queue->add_subcommand("create", "Create a queue (FIFO queues end in .fifo)");
-    cmd->add_option("name", name, "Queue name: letters, digits, - and _, up to 80")->required();
-    cmd->add_flag("--fifo", fifo, "Strict order per message group, deduplication");
-    settings.Add(cmd);
-    cmd->callback([&] {
-      auto api = ApiClient::Connect(conn);
-      if (!api.ok()) return void(exit_code = Fail(api.status()));
-      Json body = {{"name", name}};
-      if (fifo) body["fifo"] = true;
-      settings.Into(body);
-      auto q = api->Call("POST", "/v1/queues", body);
-      if (!q.ok()) return void(exit_code = Fail(q.status()));
-      if (conn.json) return PrintJson(*q);
-      std::cout << "created queue " << name << "\n";
+    cmd->add_option("name", f->name, "Queue name: letters, digits, - and _, up to 80")->required();
+    cmd->add_flag("--fifo", f->fifo, "Strict order per message group, deduplication");
+    f->settings.Add(cmd);
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      Json body = {{"name", f->name}};
+      if (f->fifo) body["fifo"] = true;
+      f->settings.Into(body);
+      TF_ASSIGN_OR_RETURN(Json q, api.Call("POST", "/v1/queues", body));
+      if (conn.json) {
+        PrintJson(q);
+        return OkStatus();
+      }
+      std::cout << "created queue " << f->name << "\n";
+      return OkStatus();
     });
   }
 
   // queue list
   {
-    static std::string prefix;
+    auto f = std::make_shared<QueueListFlags>();
     auto* cmd = queue->add_subcommand("list", "List this project's queues");
-    cmd->add_option("--prefix", prefix, "Only queues whose names start with this");
-    cmd->callback([&] {
-      auto api = ApiClient::Connect(conn);
-      if (!api.ok()) return void(exit_code = Fail(api.status()));
-      auto r = api->Call("GET", "/v1/queues?prefix=" + http::PercentEncode(prefix));
-      if (!r.ok()) return void(exit_code = Fail(r.status()));
-      if (conn.json) return PrintJson(*r);
+    cmd->add_option("--prefix", f->prefix, "Only queues whose names start with this");
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      TF_ASSIGN_OR_RETURN(Json r,
+                          api.Call("GET", "/v1/queues?prefix=" + http::PercentEncode(f->prefix)));
+      if (conn.json) {
+        PrintJson(r);
+        return OkStatus();
+      }
       Table t({"name", "type", "visibility", "retention", "dead-letter queue"});
-      for (const auto& q : (*r)["queues"]) {
+      for (const auto& q : r["queues"]) {
         t.Add({Cell(q["name"]), q["fifo"].get<bool>() ? "fifo" : "standard",
                Cell(q["visibility_timeout_seconds"]) + "s", Cell(q["retention_seconds"]) + "s",
                q["dead_letter_queue"].is_null()
@@ -131,69 +187,70 @@ void AddQueueCommands(CLI::App& app, Connection& conn, int& exit_code) {
                    : Cell(q["dead_letter_queue"]) + " after " + Cell(q["max_receive_count"])});
       }
       t.Print(std::cout);
+      return OkStatus();
     });
   }
 
-  // queue send
+  // queue send: exits 1 when some message was not sent, as for any error.
   {
-    static std::string name, file, group, dedup;
-    static std::vector<std::string> bodies, attrs;
-    static int64_t delay = 0;
+    auto f = std::make_shared<QueueSendFlags>();
     auto* cmd =
         queue->add_subcommand("send", "Send messages (batches of up to 10 are sent together)");
-    cmd->add_option("queue", name, "Queue name")->required();
-    cmd->add_option("body", bodies, "Message bodies, one message each");
-    cmd->add_option("--file", file, "Send each line of FILE as a message ('-' for stdin)");
+    cmd->add_option("queue", f->name, "Queue name")->required();
+    cmd->add_option("body", f->bodies, "Message bodies, one message each");
+    cmd->add_option("--file", f->file, "Send each line of FILE as a message ('-' for stdin)");
     auto* o_delay =
-        cmd->add_option("--delay", delay, "Seconds before the messages can be received");
-    cmd->add_option("--group", group, "FIFO message group");
-    cmd->add_option("--dedup-id", dedup, "FIFO deduplication id (single message)");
-    cmd->add_option("--attr", attrs, "Message attribute NAME=VALUE (a String), repeatable");
-    cmd->callback([&, o_delay] {
-      std::vector<std::string> all = bodies;
-      if (!file.empty()) {
-        std::ifstream f;
+        cmd->add_option("--delay", f->delay, "Seconds before the messages can be received");
+    cmd->add_option("--group", f->group, "FIFO message group");
+    cmd->add_option("--dedup-id", f->dedup, "FIFO deduplication id (single message)");
+    cmd->add_option("--attr", f->attrs, "Message attribute NAME=VALUE (a String), repeatable");
+    RunExitCode(cmd, exit_code, [&conn, f, o_delay]() -> Result<int> {
+      std::vector<std::string> all = f->bodies;
+      if (!f->file.empty()) {
+        std::ifstream input;
         std::istream* in = &std::cin;
-        if (file != "-") {
-          f.open(file);
-          if (!f) return void(exit_code = Fail(InvalidArgument("cannot read " + file)));
-          in = &f;
+        if (f->file != "-") {
+          input.open(f->file);
+          if (!input) return InvalidArgument("cannot read " + f->file);
+          in = &input;
         }
         for (std::string line; std::getline(*in, line);) {
           if (!line.empty()) all.push_back(line);
         }
       }
-      if (all.empty())
-        return void(exit_code = Fail(InvalidArgument("nothing to send: give bodies or --file")));
+      if (all.empty()) return InvalidArgument("nothing to send: give bodies or --file");
       Json attributes = Json::object();
-      for (const auto& a : attrs) {
+      for (const auto& a : f->attrs) {
         auto eq = a.find('=');
         if (eq == std::string::npos || eq == 0) {
-          return void(exit_code = Fail(InvalidArgument("--attr '" + a + "' is not NAME=VALUE")));
+          return InvalidArgument("--attr '" + a + "' is not NAME=VALUE");
         }
         attributes[a.substr(0, eq)] = {{"type", "String"}, {"string_value", a.substr(eq + 1)}};
       }
-      auto api = ApiClient::Connect(conn);
-      if (!api.ok()) return void(exit_code = Fail(api.status()));
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      int code = 0;
       Json all_results = Json::array();
       for (size_t start = 0; start < all.size(); start += 10) {
         Json messages = Json::array();
         std::vector<std::string> labels;
         for (size_t i = start; i < all.size() && i < start + 10; ++i) {
           Json m = {{"body", all[i]}};
-          if (o_delay->count()) m["delay_seconds"] = delay;
-          if (!group.empty()) m["group_id"] = group;
-          if (!dedup.empty()) m["deduplication_id"] = dedup;
+          if (o_delay->count()) m["delay_seconds"] = f->delay;
+          if (!f->group.empty()) m["group_id"] = f->group;
+          if (!f->dedup.empty()) m["deduplication_id"] = f->dedup;
           if (!attributes.empty()) m["attributes"] = attributes;
           messages.push_back(m);
           labels.push_back("message " + std::to_string(i + 1));
         }
-        auto r = api->Call("POST", QueuePath(name) + "/messages", {{"messages", messages}});
-        if (!r.ok()) return void(exit_code = Fail(r.status()));
-        exit_code = std::max(exit_code, ReportBatch((*r)["results"], labels, "sending"));
-        for (auto& x : (*r)["results"]) all_results.push_back(x);
+        TF_ASSIGN_OR_RETURN(
+            Json r, api.Call("POST", QueuePath(f->name) + "/messages", {{"messages", messages}}));
+        code = std::max(code, ReportBatch(r["results"], labels, "sending"));
+        for (auto& x : r["results"]) all_results.push_back(x);
       }
-      if (conn.json) return PrintJson({{"results", all_results}});
+      if (conn.json) {
+        PrintJson({{"results", all_results}});
+        return code;
+      }
       Table t({"message id", "sequence", "note"});
       for (const auto& x : all_results) {
         if (!x.value("ok", false)) continue;
@@ -201,142 +258,154 @@ void AddQueueCommands(CLI::App& app, Connection& conn, int& exit_code) {
                x.value("duplicate", false) ? "duplicate: not enqueued again" : ""});
       }
       t.Print(std::cout);
+      return code;
     });
   }
 
-  // queue receive
+  // queue receive: with --delete, exits 1 when some message was not deleted.
   {
-    static std::string name;
-    static int64_t max = 1, wait = 0, visibility = 0;
-    static bool and_delete = false;
+    auto f = std::make_shared<QueueReceiveFlags>();
     auto* cmd = queue->add_subcommand("receive", "Receive messages (and optionally delete them)");
-    cmd->add_option("queue", name, "Queue name")->required();
-    cmd->add_option("--max", max, "Messages to receive at most (1-10)")->capture_default_str();
-    auto* o_wait = cmd->add_option("--wait", wait, "Long-poll for up to this many seconds (0-20)");
-    auto* o_vis = cmd->add_option("--visibility-timeout", visibility,
+    cmd->add_option("queue", f->name, "Queue name")->required();
+    cmd->add_option("--max", f->max, "Messages to receive at most (1-10)")->capture_default_str();
+    auto* o_wait =
+        cmd->add_option("--wait", f->wait, "Long-poll for up to this many seconds (0-20)");
+    auto* o_vis = cmd->add_option("--visibility-timeout", f->visibility,
                                   "Hide the received messages for this many seconds");
-    cmd->add_flag("--delete", and_delete, "Delete each message once received");
-    cmd->callback([&, o_wait, o_vis] {
-      auto api = ApiClient::Connect(conn);
-      if (!api.ok()) return void(exit_code = Fail(api.status()));
-      Json body = {{"max_messages", max}};
-      if (o_wait->count()) body["wait_seconds"] = wait;
-      if (o_vis->count()) body["visibility_timeout_seconds"] = visibility;
-      auto r = api->Call("POST", QueuePath(name) + "/receive", body, std::chrono::seconds(90));
-      if (!r.ok()) return void(exit_code = Fail(r.status()));
-      const Json& messages = (*r)["messages"];
-      if (and_delete && !messages.empty()) {
+    cmd->add_flag("--delete", f->and_delete, "Delete each message once received");
+    RunExitCode(cmd, exit_code, [&conn, f, o_wait, o_vis]() -> Result<int> {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      Json body = {{"max_messages", f->max}};
+      if (o_wait->count()) body["wait_seconds"] = f->wait;
+      if (o_vis->count()) body["visibility_timeout_seconds"] = f->visibility;
+      TF_ASSIGN_OR_RETURN(Json r, api.Call("POST", QueuePath(f->name) + "/receive", body,
+                                           std::chrono::seconds(90)));
+      int code = 0;
+      const Json& messages = r["messages"];
+      if (f->and_delete && !messages.empty()) {
         Json handles = Json::array();
         for (const auto& m : messages) handles.push_back(m["receipt_handle"]);
-        auto d = api->Call("POST", QueuePath(name) + "/delete", {{"receipt_handles", handles}});
-        if (!d.ok()) return void(exit_code = Fail(d.status()));
-        exit_code = ReportBatch((*d)["results"], {}, "deleting");
+        TF_ASSIGN_OR_RETURN(Json d, api.Call("POST", QueuePath(f->name) + "/delete",
+                                             {{"receipt_handles", handles}}));
+        code = ReportBatch(d["results"], {}, "deleting");
       }
-      if (conn.json) return PrintJson(*r);
+      if (conn.json) {
+        PrintJson(r);
+        return code;
+      }
       if (messages.empty()) {
         std::cout << "no messages\n";
-        return;
+        return code;
       }
       Table t({"body", "receives", "receipt handle"});
       for (const auto& m : messages) {
         t.Add({Cell(m["body"]), Cell(m["receive_count"]),
-               and_delete ? "(deleted)" : Cell(m["receipt_handle"])});
+               f->and_delete ? "(deleted)" : Cell(m["receipt_handle"])});
       }
       t.Print(std::cout);
+      return code;
     });
   }
 
-  // queue delete
+  // queue delete: exits 1 when some message was not deleted.
   {
-    static std::string name;
-    static std::vector<std::string> handles;
+    auto f = std::make_shared<QueueDeleteFlags>();
     auto* cmd = queue->add_subcommand(
         "delete", "Delete received messages by their receipt handles (up to 10)");
-    cmd->add_option("queue", name, "Queue name")->required();
-    cmd->add_option("receipt-handles", handles, "Receipt handles from `queue receive`")->required();
-    cmd->callback([&] {
-      auto api = ApiClient::Connect(conn);
-      if (!api.ok()) return void(exit_code = Fail(api.status()));
-      auto r = api->Call("POST", QueuePath(name) + "/delete", {{"receipt_handles", handles}});
-      if (!r.ok()) return void(exit_code = Fail(r.status()));
-      exit_code = ReportBatch((*r)["results"], handles, "deleting");
-      if (conn.json) return PrintJson(*r);
-      if (exit_code == 0) std::cout << "deleted " << handles.size() << " message(s)\n";
+    cmd->add_option("queue", f->name, "Queue name")->required();
+    cmd->add_option("receipt-handles", f->handles, "Receipt handles from `queue receive`")
+        ->required();
+    RunExitCode(cmd, exit_code, [&conn, f]() -> Result<int> {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      TF_ASSIGN_OR_RETURN(Json r, api.Call("POST", QueuePath(f->name) + "/delete",
+                                           {{"receipt_handles", f->handles}}));
+      int code = ReportBatch(r["results"], f->handles, "deleting");
+      if (conn.json) {
+        PrintJson(r);
+        return code;
+      }
+      if (code == 0) std::cout << "deleted " << f->handles.size() << " message(s)\n";
+      return code;
     });
   }
 
   // queue remove
   {
-    static std::string name;
+    auto f = std::make_shared<QueueRemoveFlags>();
     auto* cmd = queue->add_subcommand("remove", "Delete a queue and every message in it");
-    cmd->add_option("queue", name, "Queue name")->required();
-    cmd->callback([&] {
-      auto api = ApiClient::Connect(conn);
-      if (!api.ok()) return void(exit_code = Fail(api.status()));
-      auto r = api->Call("DELETE", QueuePath(name));
-      if (!r.ok()) return void(exit_code = Fail(r.status()));
-      if (conn.json) return PrintJson(*r);
-      std::cout << "removed queue " << name << "\n";
+    cmd->add_option("queue", f->name, "Queue name")->required();
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      TF_ASSIGN_OR_RETURN(Json r, api.Call("DELETE", QueuePath(f->name)));
+      if (conn.json) {
+        PrintJson(r);
+        return OkStatus();
+      }
+      std::cout << "removed queue " << f->name << "\n";
+      return OkStatus();
     });
   }
 
   // queue purge
   {
-    static std::string name;
+    auto f = std::make_shared<QueuePurgeFlags>();
     auto* cmd = queue->add_subcommand("purge", "Delete every message in a queue");
-    cmd->add_option("queue", name, "Queue name")->required();
-    cmd->callback([&] {
-      auto api = ApiClient::Connect(conn);
-      if (!api.ok()) return void(exit_code = Fail(api.status()));
-      auto r = api->Call("POST", QueuePath(name) + "/purge", Json::object());
-      if (!r.ok()) return void(exit_code = Fail(r.status()));
-      if (conn.json) return PrintJson(*r);
-      std::cout << "purged " << (*r)["purged"] << " message(s) from " << name << "\n";
+    cmd->add_option("queue", f->name, "Queue name")->required();
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      TF_ASSIGN_OR_RETURN(Json r, api.Call("POST", QueuePath(f->name) + "/purge", Json::object()));
+      if (conn.json) {
+        PrintJson(r);
+        return OkStatus();
+      }
+      std::cout << "purged " << r["purged"] << " message(s) from " << f->name << "\n";
+      return OkStatus();
     });
   }
 
   // queue attributes
   {
-    static std::string name;
-    static SettingsFlags settings;
+    auto f = std::make_shared<QueueAttributesFlags>();
     auto* cmd = queue->add_subcommand(
         "attributes", "Show a queue's settings and message counts, or change settings");
-    cmd->add_option("queue", name, "Queue name")->required();
-    settings.Add(cmd);
-    cmd->callback([&] {
-      auto api = ApiClient::Connect(conn);
-      if (!api.ok()) return void(exit_code = Fail(api.status()));
-      if (settings.Any()) {
+    cmd->add_option("queue", f->name, "Queue name")->required();
+    f->settings.Add(cmd);
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      if (f->settings.Any()) {
         Json body = Json::object();
-        settings.Into(body);
-        auto u = api->Call("PATCH", QueuePath(name), body);
-        if (!u.ok()) return void(exit_code = Fail(u.status()));
+        f->settings.Into(body);
+        TF_RETURN_IF_ERROR(api.Call("PATCH", QueuePath(f->name), body).status());
       }
-      auto q = api->Call("GET", QueuePath(name));
-      if (!q.ok()) return void(exit_code = Fail(q.status()));
-      if (conn.json) return PrintJson(*q);
-      PrintQueue(*q);
+      TF_ASSIGN_OR_RETURN(Json q, api.Call("GET", QueuePath(f->name)));
+      if (conn.json) {
+        PrintJson(q);
+        return OkStatus();
+      }
+      PrintQueue(q);
+      return OkStatus();
     });
   }
 
   // queue redrive
   {
-    static std::string name, to;
-    static int64_t max = 0;
+    auto f = std::make_shared<QueueRedriveFlags>();
     auto* cmd = queue->add_subcommand(
         "redrive", "Move messages out of a dead-letter queue, back to where they came from");
-    cmd->add_option("dead-letter-queue", name, "The dead-letter queue")->required();
-    cmd->add_option("--to", to, "Send them here instead of to their source queues");
-    cmd->add_option("--max", max, "Move at most this many (default: all)");
-    cmd->callback([&] {
-      auto api = ApiClient::Connect(conn);
-      if (!api.ok()) return void(exit_code = Fail(api.status()));
-      Json body = {{"max_messages", max}};
-      if (!to.empty()) body["to"] = to;
-      auto r = api->Call("POST", QueuePath(name) + "/redrive", body);
-      if (!r.ok()) return void(exit_code = Fail(r.status()));
-      if (conn.json) return PrintJson(*r);
-      std::cout << "moved " << (*r)["moved"] << " message(s) out of " << name << "\n";
+    cmd->add_option("dead-letter-queue", f->name, "The dead-letter queue")->required();
+    cmd->add_option("--to", f->to, "Send them here instead of to their source queues");
+    cmd->add_option("--max", f->max, "Move at most this many (default: all)");
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      Json body = {{"max_messages", f->max}};
+      if (!f->to.empty()) body["to"] = f->to;
+      TF_ASSIGN_OR_RETURN(Json r, api.Call("POST", QueuePath(f->name) + "/redrive", body));
+      if (conn.json) {
+        PrintJson(r);
+        return OkStatus();
+      }
+      std::cout << "moved " << r["moved"] << " message(s) out of " << f->name << "\n";
+      return OkStatus();
     });
   }
 }

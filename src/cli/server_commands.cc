@@ -1,6 +1,7 @@
 // `tensorfleet up` and `tensorfleet server`: run the control plane in the foreground.
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 #include "api/app.h"
@@ -24,6 +25,12 @@ struct ServeFlags {
   std::string log_level = "info";
   std::string heartbeat_timeout = "10s";
   std::string max_copy_size = jobs::FormatMemory(objects::ObjectServiceOptions{}.max_copy_bytes);
+};
+
+struct UpFlags {
+  ServeFlags serve;
+  WorkerFlags worker;
+  bool no_worker = false;  // the server only
 };
 
 void AddServeFlags(CLI::App* cmd, ServeFlags& f) {
@@ -55,10 +62,10 @@ void AddServeFlags(CLI::App* cmd, ServeFlags& f) {
       ->capture_default_str();
 }
 
-int Serve(const Connection& conn, const ServeFlags& f, const WorkerFlags* worker_flags) {
+Status Serve(const client::Connection& conn, const ServeFlags& f, const WorkerFlags* worker_flags) {
   InitLogging(f.log_level);
   api::AppOptions o;
-  o.data_dir = conn.data_dir.empty() ? DefaultDataDir() : conn.data_dir;
+  o.data_dir = conn.data_dir.empty() ? client::DefaultDataDir() : conn.data_dir;
   o.store_url = f.store;
   o.objects_url = f.objects;
   o.s3_domain = f.s3_domain;
@@ -66,31 +73,29 @@ int Serve(const Connection& conn, const ServeFlags& f, const WorkerFlags* worker
   o.http.port = f.port;
   auto timeout = jobs::ParseDuration(f.heartbeat_timeout);
   if (!timeout.ok() || *timeout < 1000) {
-    return Fail(InvalidArgument("--heartbeat-timeout: expected a duration of at least 1s, got \"" +
-                                f.heartbeat_timeout + "\""));
+    return InvalidArgument("--heartbeat-timeout: expected a duration of at least 1s, got \"" +
+                           f.heartbeat_timeout + "\"");
   }
   o.heartbeat_timeout_ms = *timeout;
   auto max_copy = jobs::ParseMemory(f.max_copy_size);
   // Below the least size of a part, an object over the limit could not be copied in parts either.
   if (!max_copy.ok() || *max_copy < static_cast<int64_t>(objects::kMinPartBytes)) {
-    return Fail(
-        InvalidArgument("--max-copy-size: expected a size of at least 5Mi (\"5Gi\", "
-                        "\"512Mi\"), got \"" +
-                        f.max_copy_size + "\""));
+    return InvalidArgument(
+        "--max-copy-size: expected a size of at least 5Mi (\"5Gi\", \"512Mi\"), got \"" +
+        f.max_copy_size + "\"");
   }
   o.objects.max_copy_bytes = static_cast<uint64_t>(*max_copy);
   std::optional<worker::WorkerOptions> worker_options;
   if (worker_flags != nullptr) {
-    auto wo = ToWorkerOptions(*worker_flags, (o.data_dir / "worker").string());
-    if (!wo.ok()) return Fail(wo.status());
-    worker_options = *wo;
+    TF_ASSIGN_OR_RETURN(worker_options,
+                        ToWorkerOptions(*worker_flags, (o.data_dir / "worker").string()));
   }
   // Signals are taken here, so that the embedded worker interrupts its jobs before the server
   // stops.
   o.handle_signals = false;
   BlockStopSignals();
   auto app = api::App::Start(o);
-  if (!app.ok()) return Fail(app.status());
+  if (!app.ok()) return app.status();
   std::unique_ptr<worker::Worker> worker;
   if (worker_options) {
     worker_options->server_url = (*app)->url();
@@ -100,7 +105,7 @@ int Serve(const Connection& conn, const ServeFlags& f, const WorkerFlags* worker
     if (!started.ok()) {
       (*app)->Stop();
       (*app)->Wait();
-      return Fail(started.status().WithContext("starting the embedded worker"));
+      return started.status().WithContext("starting the embedded worker");
     }
     worker = std::move(started).value();
   }
@@ -120,31 +125,33 @@ int Serve(const Connection& conn, const ServeFlags& f, const WorkerFlags* worker
   (*app)->Stop();
   (*app)->Wait();
   std::cerr << "tensorfleet stopped\n";
-  return 0;
+  return OkStatus();
 }
 
 }  // namespace
 
-void AddServerCommands(CLI::App& app, Connection& conn, int& exit_code) {
-  static ServeFlags up_flags, server_flags;
-  static WorkerFlags up_worker;
-  static bool no_worker = false;
+void AddServerCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
+  auto up_flags = std::make_shared<UpFlags>();
   auto* up = app.add_subcommand(
       "up",
       "Run the whole platform on this machine: the server with its embedded store "
       "(SQLite in the data directory) and a worker that offers this machine's GPUs, CPUs "
       "and memory to jobs. More workers join with `tensorfleet worker`.");
-  AddServeFlags(up, up_flags);
-  AddWorkerFlags(up, up_worker, /*all=*/false);
-  up->add_flag("--no-worker", no_worker, "Run the server only");
-  up->callback([&] { exit_code = Serve(conn, up_flags, no_worker ? nullptr : &up_worker); });
+  AddServeFlags(up, up_flags->serve);
+  AddWorkerFlags(up, up_flags->worker, /*all=*/false);
+  up->add_flag("--no-worker", up_flags->no_worker, "Run the server only");
+  RunStatus(up, exit_code, [&conn, up_flags] {
+    return Serve(conn, up_flags->serve, up_flags->no_worker ? nullptr : &up_flags->worker);
+  });
 
+  auto server_flags = std::make_shared<ServeFlags>();
   auto* server = app.add_subcommand(
       "server",
       "Run the control plane (HTTP API, queues). Use --store postgresql://... to "
       "share state between several servers.");
-  AddServeFlags(server, server_flags);
-  server->callback([&] { exit_code = Serve(conn, server_flags, nullptr); });
+  AddServeFlags(server, *server_flags);
+  RunStatus(server, exit_code,
+            [&conn, server_flags] { return Serve(conn, *server_flags, nullptr); });
 }
 
 }  // namespace tf::cli

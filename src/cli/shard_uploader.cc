@@ -4,13 +4,13 @@
 
 namespace tf::cli {
 
-ShardUploader::ShardUploader(worker::ObjectClient& objects, std::string bucket)
+ShardUploader::ShardUploader(client::ObjectClient& objects, std::string bucket)
     : objects_(objects), bucket_(std::move(bucket)), thread_([this] { Run(); }) {}
 
 ShardUploader::~ShardUploader() {
   {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return !pending_; });
+    MutexLock lock(mu_);
+    lock.Wait(cv_, [&]() REQUIRES(mu_) { return !pending_; });
     stop_ = true;
   }
   cv_.notify_all();
@@ -18,34 +18,34 @@ ShardUploader::~ShardUploader() {
 }
 
 Status ShardUploader::Submit(std::string key, std::string_view shard, std::string sha256) {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return !pending_; });
+  MutexLock lock(mu_);
+  lock.Wait(cv_, [&]() REQUIRES(mu_) { return !pending_; });
   if (!failed_.ok()) return failed_;
   key_ = std::move(key);
   sha256_ = std::move(sha256);
   shard_.assign(shard);
   pending_ = true;
-  lock.unlock();
+  lock.Unlock();
   cv_.notify_all();
   return OkStatus();
 }
 
 Status ShardUploader::Finish() {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return !pending_; });
+  MutexLock lock(mu_);
+  lock.Wait(cv_, [&]() REQUIRES(mu_) { return !pending_; });
   return failed_;
 }
 
 void ShardUploader::Run() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return stop_ || pending_; });
+    lock.Wait(cv_, [&]() REQUIRES(mu_) { return stop_ || pending_; });
     if (!pending_) return;  // stopped, nothing left
     // key_, sha256_ and shard_ are this thread's until pending_ is cleared.
-    lock.unlock();
+    lock.Unlock();
     Status put =
         objects_.PutBytesChecked(bucket_, key_, shard_, sha256_).WithContext("uploading " + key_);
-    lock.lock();
+    lock.Lock();
     if (put.ok()) {
       uploaded_.push_back(key_);
     } else if (failed_.ok()) {

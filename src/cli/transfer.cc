@@ -17,7 +17,7 @@ std::string Basename(std::string_view key) {
   return std::string(slash == std::string_view::npos ? key : key.substr(slash + 1));
 }
 
-worker::ObjectExchange ExchangeOf(ApiClient& api) {
+client::ObjectExchange ExchangeOf(client::ApiClient& api) {
   return [&api](http::ClientRequest request) { return api.Exchange(std::move(request)); };
 }
 
@@ -26,7 +26,7 @@ worker::ObjectExchange ExchangeOf(ApiClient& api) {
 class ProgressHooks {
  public:
   explicit ProgressHooks(std::string label) : label_(std::move(label)) {}
-  worker::TransferProgress hooks() {
+  client::TransferProgress hooks() {
     return {
         .start = [this](uint64_t total) { progress_ = std::make_unique<Progress>(label_, total); },
         .add =
@@ -54,27 +54,27 @@ Result<ObjectUrl> ParseObjectUrl(std::string_view s) {
   return url;
 }
 
-std::string ObjectTarget(const ObjectUrl& url) { return worker::ObjectTarget(url.bucket, url.key); }
+std::string ObjectTarget(const ObjectUrl& url) { return client::ObjectTarget(url.bucket, url.key); }
 
-Result<uint64_t> UploadFile(ApiClient& api, const fs::path& path, const ObjectUrl& dst,
+Result<uint64_t> UploadFile(client::ApiClient& api, const fs::path& path, const ObjectUrl& dst,
                             const std::string& content_type) {
   ProgressHooks progress(path.filename().string());
-  worker::UploadOptions options;
+  client::UploadOptions options;
   options.content_type = content_type;
-  return worker::UploadFile(ExchangeOf(api), path, dst.bucket, dst.key, options, progress.hooks());
+  return client::UploadFile(ExchangeOf(api), path, dst.bucket, dst.key, options, progress.hooks());
 }
 
-Result<uint64_t> UploadStdin(ApiClient& api, const ObjectUrl& dst,
+Result<uint64_t> UploadStdin(client::ApiClient& api, const ObjectUrl& dst,
                              const std::string& content_type) {
   ProgressHooks progress("stdin");
-  worker::UploadOptions options;
+  client::UploadOptions options;
   options.content_type = content_type;
   options.allow_stream = true;
-  return worker::UploadDescriptor(ExchangeOf(api), STDIN_FILENO, "stdin", dst.bucket, dst.key,
+  return client::UploadDescriptor(ExchangeOf(api), STDIN_FILENO, "stdin", dst.bucket, dst.key,
                                   options, progress.hooks());
 }
 
-Result<uint64_t> CopyObject(ApiClient& api, const ObjectUrl& src, const ObjectUrl& dst) {
+Result<uint64_t> CopyObject(client::ApiClient& api, const ObjectUrl& src, const ObjectUrl& dst) {
   http::ClientRequest request;
   request.method = "PUT";
   request.target = ObjectTarget(dst);
@@ -89,22 +89,22 @@ Result<uint64_t> CopyObject(ApiClient& api, const ObjectUrl& src, const ObjectUr
   return info["size"].get<uint64_t>();
 }
 
-Status StreamObject(ApiClient& api, const ObjectUrl& src,
+Status StreamObject(client::ApiClient& api, const ObjectUrl& src,
                     const std::function<Status(std::string_view)>& sink) {
   ProgressHooks progress(Basename(src.key));
-  return worker::StreamObject(ExchangeOf(api), src.bucket, src.key, sink, progress.hooks());
+  return client::StreamObject(ExchangeOf(api), src.bucket, src.key, sink, progress.hooks());
 }
 
-Result<uint64_t> DownloadFile(ApiClient& api, const ObjectUrl& src, const fs::path& path,
+Result<uint64_t> DownloadFile(client::ApiClient& api, const ObjectUrl& src, const fs::path& path,
                               bool follow_link) {
   ProgressHooks progress(Basename(src.key));
-  return worker::DownloadFile(ExchangeOf(api), src.bucket, src.key, path, progress.hooks(),
+  return client::DownloadFile(ExchangeOf(api), src.bucket, src.key, path, progress.hooks(),
                               follow_link);
 }
 
-Result<std::vector<std::string>> ListKeys(ApiClient& api, const std::string& bucket,
+Result<std::vector<std::string>> ListKeys(client::ApiClient& api, const std::string& bucket,
                                           const std::string& prefix) {
-  return worker::ListObjectKeys(ExchangeOf(api), bucket, prefix);
+  return client::ListObjectKeys(ExchangeOf(api), bucket, prefix);
 }
 
 }  // namespace tf::cli

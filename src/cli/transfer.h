@@ -1,5 +1,5 @@
 // Files to objects and back for `tensorfleet cp` and `cat`: the streaming, checked transfers of
-// worker/object_client.h over the CLI's connection, with a progress display. Bodies stream from
+// client/object_client.h over the CLI's connection, with a progress display. Bodies stream from
 // and to the disk (never whole in memory), every transfer is checked end to end against the
 // SHA-256 the server keeps, and downloads land in a temporary file that replaces the target
 // only when complete and checked.
@@ -12,8 +12,8 @@
 #include <string_view>
 
 #include "base/status.h"
-#include "cli/api_client.h"
-#include "worker/object_client.h"
+#include "client/api_client.h"
+#include "client/object_client.h"
 
 namespace tf::cli {
 
@@ -34,34 +34,35 @@ Result<ObjectUrl> ParseObjectUrl(std::string_view s);
 std::string ObjectTarget(const ObjectUrl& url);
 
 // The local path for an object whose key, below the prefix being copied, is `relative`; never
-// outside `dir` (see worker::LocalPathFor).
-using worker::LocalPathFor;
+// outside `dir` (see client::LocalPathFor).
+using client::LocalPathFor;
 
 // Uploads the regular file `path` to `dst` (content type "" lets the server choose). Returns the
 // object's size.
-Result<uint64_t> UploadFile(ApiClient& api, const std::filesystem::path& path, const ObjectUrl& dst,
-                            const std::string& content_type);
+Result<uint64_t> UploadFile(client::ApiClient& api, const std::filesystem::path& path,
+                            const ObjectUrl& dst, const std::string& content_type);
 
 // Uploads what stdin gives from where it stands to its end: a pipe, a socket or a terminal
 // chunked, a file redirected to it with its size. Returns the object's size.
-Result<uint64_t> UploadStdin(ApiClient& api, const ObjectUrl& dst, const std::string& content_type);
+Result<uint64_t> UploadStdin(client::ApiClient& api, const ObjectUrl& dst,
+                             const std::string& content_type);
 
 // Copies `src` to `dst` on the server (the source's content type and metadata go with it).
 // Returns the object's size.
-Result<uint64_t> CopyObject(ApiClient& api, const ObjectUrl& src, const ObjectUrl& dst);
+Result<uint64_t> CopyObject(client::ApiClient& api, const ObjectUrl& src, const ObjectUrl& dst);
 
-// Downloads `src` to the file `path` (its directory must exist; worker::DownloadFile says what
+// Downloads `src` to the file `path` (its directory must exist; client::DownloadFile says what
 // it does with a link, a device or a FIFO there). Returns the object's size.
-Result<uint64_t> DownloadFile(ApiClient& api, const ObjectUrl& src,
+Result<uint64_t> DownloadFile(client::ApiClient& api, const ObjectUrl& src,
                               const std::filesystem::path& path, bool follow_link);
 
 // Hands the content of `src` to `sink` piece by piece, then checks it. A checksum mismatch is
 // reported after the content has been handed over.
-Status StreamObject(ApiClient& api, const ObjectUrl& src,
+Status StreamObject(client::ApiClient& api, const ObjectUrl& src,
                     const std::function<Status(std::string_view)>& sink);
 
 // Every key of `bucket` that starts with `prefix`, in order (all pages).
-Result<std::vector<std::string>> ListKeys(ApiClient& api, const std::string& bucket,
+Result<std::vector<std::string>> ListKeys(client::ApiClient& api, const std::string& bucket,
                                           const std::string& prefix);
 
 }  // namespace tf::cli

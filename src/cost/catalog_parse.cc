@@ -6,11 +6,11 @@
 #include <map>
 #include <set>
 
-#include "cost/byte_source.h"
+#include "cost/audit/byte_source.h"
+#include "cost/audit/csv_reader.h"
+#include "cost/audit/problems.h"
 #include "cost/catalog.h"
-#include "cost/csv_reader.h"
 #include "cost/numbers.h"
-#include "cost/problems.h"
 
 namespace tf::cost {
 

@@ -51,7 +51,7 @@ BufferPool::~BufferPool() {
 Result<PooledBuffer> BufferPool::Get(uint64_t bytes) {
   if (bytes == 0) return PooledBuffer();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto best = kept_.end();
     for (auto it = kept_.begin(); it != kept_.end(); ++it) {
       if (it->capacity < bytes || it->capacity / 2 > bytes) continue;
@@ -75,14 +75,14 @@ Result<PooledBuffer> BufferPool::Get(uint64_t bytes) {
     return ResourceExhausted("cannot map " + std::to_string(capacity) +
                              " bytes for a batch: " + std::strerror(errno));
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++mapped_;
   return PooledBuffer(this, static_cast<char*>(data), capacity);
 }
 
 void BufferPool::GiveBack(char* data, uint64_t capacity) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (kept_bytes_ + capacity <= max_kept_bytes_) {
       kept_.push_back(Kept{data, capacity});
       kept_bytes_ += capacity;
@@ -93,12 +93,12 @@ void BufferPool::GiveBack(char* data, uint64_t capacity) {
 }
 
 uint64_t BufferPool::kept_bytes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return kept_bytes_;
 }
 
 int64_t BufferPool::mapped() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return mapped_;
 }
 
@@ -112,8 +112,10 @@ BufferPool& BufferPool::ForBatches() {
   return *pool;
 }
 
-void BufferPool::LockForFork() { ForBatches().mu_.lock(); }
+// pthread_atfork's handlers: the mutex is taken before fork and given back after it, in another
+// function, which the analysis cannot follow.
+void BufferPool::LockForFork() NO_THREAD_SAFETY_ANALYSIS { ForBatches().mu_.Lock(); }
 
-void BufferPool::UnlockAfterFork() { ForBatches().mu_.unlock(); }
+void BufferPool::UnlockAfterFork() NO_THREAD_SAFETY_ANALYSIS { ForBatches().mu_.Unlock(); }
 
 }  // namespace tf::datasets

@@ -14,9 +14,9 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/status.h"
 
 namespace tf::datasets {
@@ -81,10 +81,10 @@ class BufferPool {
   static void UnlockAfterFork();
 
   const uint64_t max_kept_bytes_;
-  mutable std::mutex mu_;
-  std::vector<Kept> kept_;   // guarded by mu_
-  uint64_t kept_bytes_ = 0;  // guarded by mu_
-  int64_t mapped_ = 0;       // guarded by mu_
+  mutable Mutex mu_;
+  std::vector<Kept> kept_ GUARDED_BY(mu_);
+  uint64_t kept_bytes_ GUARDED_BY(mu_) = 0;
+  int64_t mapped_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tf::datasets

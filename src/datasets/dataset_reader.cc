@@ -4,11 +4,11 @@
 #include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <tuple>
 #include <vector>
 
+#include "base/mutex.h"
 #include "datasets/shard_format.h"
 
 namespace tf::datasets {
@@ -67,7 +67,7 @@ class Prefetcher {
   }
   ~Prefetcher() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       stop_ = true;
     }
     cv_.notify_all();
@@ -87,10 +87,10 @@ class Prefetcher {
     Result<std::shared_ptr<const MappedShard>> mapped = Internal("not mapped");
   };
   Taken Take(size_t i) {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     wanted_ = std::max(wanted_, i);
     cv_.notify_all();
-    cv_.wait(lock, [&] { return done_.count(i) > 0; });
+    lock.Wait(cv_, [&]() REQUIRES(mu_) { return done_.count(i) > 0; });
     Taken t = std::move(done_.at(i));
     done_.erase(i);
     return t;
@@ -101,15 +101,15 @@ class Prefetcher {
     for (;;) {
       size_t i = 0;
       {
-        std::unique_lock lock(mu_);
+        MutexLock lock(mu_);
         if (next_ >= schedule_.size()) return;
         i = next_++;
-        cv_.wait(lock, [&] { return stop_ || i <= wanted_ + ahead_; });
+        lock.Wait(cv_, [&]() REQUIRES(mu_) { return stop_ || i <= wanted_ + ahead_; });
         if (stop_) return;
       }
       Taken t = Bring(schedule_[i]);
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         done_.emplace(i, std::move(t));
       }
       cv_.notify_all();
@@ -152,12 +152,12 @@ class Prefetcher {
   const int read_slots_;
   ShardCache& cache_;
   ShardFetcher& fetcher_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;             // guarded by mu_
-  size_t wanted_ = 0;             // guarded by mu_
-  size_t next_ = 0;               // the next entry a thread takes up; guarded by mu_
-  std::map<size_t, Taken> done_;  // guarded by mu_
+  bool stop_ GUARDED_BY(mu_) = false;
+  size_t wanted_ GUARDED_BY(mu_) = 0;
+  size_t next_ GUARDED_BY(mu_) = 0;  // the next entry a thread takes up
+  std::map<size_t, Taken> done_ GUARDED_BY(mu_);
   std::vector<std::thread> threads_;
 };
 

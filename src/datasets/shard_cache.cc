@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "base/crypto.h"
+#include "base/sha256_stream.h"
 #include "datasets/fork_safe_locks.h"
-#include "objects/hashing.h"
 
 // Linux 5.14's madvise advice, missing from older headers (an older kernel answers EINVAL).
 #ifndef MADV_POPULATE_READ
@@ -41,7 +41,7 @@ std::string Errno(const std::string& what, const fs::path& path) {
 Result<std::pair<std::string, uint64_t>> HashFile(const fs::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Internal(Errno("cannot open", path));
-  objects::Sha256Hasher sha;
+  Sha256Stream sha;
   std::vector<char> buf(1 << 20);
   uint64_t size = 0;
   for (;;) {
@@ -112,11 +112,11 @@ struct MappingRegistry {
     std::weak_ptr<const MappedShard> mapped;
     bool mapping = false;  // a thread is mapping this file now
   };
-  std::mutex mu;
-  std::condition_variable mapped;       // a slot's mapping ended
-  std::map<Key, Slot> live;             // guarded by mu
-  int64_t made = 0;                     // guarded by mu
-  std::function<void()> while_mapping;  // MappedShard::SetWhileMappingForTesting's; guarded by mu
+  Mutex mu;
+  std::condition_variable mapped;  // a slot's mapping ended
+  std::map<Key, Slot> live GUARDED_BY(mu);
+  int64_t made GUARDED_BY(mu) = 0;
+  std::function<void()> while_mapping GUARDED_BY(mu);  // MappedShard::SetWhileMappingForTesting's
 };
 
 MappingRegistry* registry_instance = nullptr;
@@ -126,15 +126,16 @@ MappingRegistry* registry_instance = nullptr;
 // slot "being mapped" by a thread that does not exist in the child: it would wait for it forever.
 // So fork waits for the mutex, and the child, where only the forking thread lives on, forgets
 // the mappings in progress and the other threads' waits.
-void LockBeforeFork() { registry_instance->mu.lock(); }
-void UnlockInParent() { registry_instance->mu.unlock(); }
-void ResetInChild() {
+// The mutex is taken in one handler and given back in another, which the analysis cannot follow.
+void LockBeforeFork() NO_THREAD_SAFETY_ANALYSIS { registry_instance->mu.Lock(); }
+void UnlockInParent() NO_THREAD_SAFETY_ANALYSIS { registry_instance->mu.Unlock(); }
+void ResetInChild() NO_THREAD_SAFETY_ANALYSIS {
   MappingRegistry& r = *registry_instance;
   for (auto it = r.live.begin(); it != r.live.end();) {
     it = it->second.mapping ? r.live.erase(it) : std::next(it);
   }
   new (&r.mapped) std::condition_variable;  // its waiters were the parent's other threads
-  r.mu.unlock();
+  r.mu.Unlock();
 }
 
 MappingRegistry& Mappings() {
@@ -163,7 +164,7 @@ Result<std::shared_ptr<const MappedShard>> MappedShard::Open(const fs::path& pat
   const MappingRegistry::Key key{st.st_dev, st.st_ino, st.st_size};
   MappingRegistry& registry = Mappings();
   {
-    std::unique_lock lock(registry.mu);
+    MutexLock lock(registry.mu);
     for (;;) {
       MappingRegistry::Slot& slot = registry.live[key];
       if (std::shared_ptr<const MappedShard> shared = slot.mapped.lock()) {
@@ -174,11 +175,11 @@ Result<std::shared_ptr<const MappedShard>> MappedShard::Open(const fs::path& pat
         slot.mapping = true;  // this thread maps it; others asking meanwhile wait for it
         break;
       }
-      registry.mapped.wait(lock);
+      lock.Wait(registry.mapped);
     }
   }
   if (std::function<void()> hook = [&] {
-        std::lock_guard lock(registry.mu);
+        MutexLock lock(registry.mu);
         return registry.while_mapping;
       }()) {
     hook();
@@ -194,7 +195,7 @@ Result<std::shared_ptr<const MappedShard>> MappedShard::Open(const fs::path& pat
         new MappedShard(static_cast<const char*>(p), size, path.string(), st.st_dev, st.st_ino));
   }
   ::close(fd);
-  std::lock_guard lock(registry.mu);
+  MutexLock lock(registry.mu);
   MappingRegistry::Slot& slot = registry.live[key];
   slot.mapping = false;
   if (out.ok()) {
@@ -211,13 +212,13 @@ Result<std::shared_ptr<const MappedShard>> MappedShard::Open(const fs::path& pat
 
 void MappedShard::SetWhileMappingForTesting(std::function<void()> hook) {
   MappingRegistry& registry = Mappings();
-  std::lock_guard lock(registry.mu);
+  MutexLock lock(registry.mu);
   registry.while_mapping = std::move(hook);
 }
 
 int64_t MappedShard::mappings_made() {
   MappingRegistry& registry = Mappings();
-  std::lock_guard lock(registry.mu);
+  MutexLock lock(registry.mu);
   return registry.made;
 }
 
@@ -300,7 +301,7 @@ Status PrepareCacheDirectory(const fs::path& given) {
 fs::path ShardCache::PathOf(const ShardInfo& shard) const { return dir_ / (shard.sha256 + ".tfs"); }
 
 int64_t ShardCache::downloads() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return downloads_;
 }
 
@@ -344,7 +345,7 @@ fs::path ShardCache::LockPathOf(const std::string& sha256) const {
 
 Status ShardCache::Hold(const ShardInfo& shard) {
   TF_ASSIGN_OR_RETURN(int fd, OpenLocked(PathOf(shard), O_RDONLY, LOCK_SH));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   held_[shard.sha256].push_back(fd);
   return OkStatus();
 }
@@ -352,7 +353,7 @@ Status ShardCache::Hold(const ShardInfo& shard) {
 Status ShardCache::Download(const ShardInfo& shard, ShardFetcher& fetcher) {
   const fs::path temp = dir_ / (shard.sha256 + ".tmp-" + RandomHex(4));
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++downloads_;
   }
   std::error_code ec;
@@ -376,7 +377,7 @@ Status ShardCache::Download(const ShardInfo& shard, ShardFetcher& fetcher) {
 void ShardCache::Release(const ShardInfo& shard) {
   bool evict = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = held_.find(shard.sha256);
     if (it == held_.end()) return;
     // A hold on a file since removed (dropped as damaged, and downloaded again) goes first, so
@@ -519,7 +520,7 @@ void ShardCache::Evict() {
       if (RemoveUnlessInUse(e.path, e.sha)) total -= e.size;
     }
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   over_bound_ = total > max_bytes_;
 }
 

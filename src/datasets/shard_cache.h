@@ -18,12 +18,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/status.h"
 #include "datasets/dataset_index.h"
 #include "datasets/shard_fetcher.h"
@@ -156,11 +156,11 @@ class ShardCache {
 
   const std::filesystem::path dir_;
   const uint64_t max_bytes_;
-  mutable std::mutex mu_;
-  // sha256 -> one descriptor per hold, each with a shared flock on the file; guarded by mu_
-  std::map<std::string, std::vector<int>> held_;
-  bool over_bound_ = false;  // the last Evict left more than max_bytes_; guarded by mu_
-  int64_t downloads_ = 0;    // guarded by mu_
+  mutable Mutex mu_;
+  // sha256 -> one descriptor per hold, each with a shared flock on the file
+  std::map<std::string, std::vector<int>> held_ GUARDED_BY(mu_);
+  bool over_bound_ GUARDED_BY(mu_) = false;  // the last Evict left more than max_bytes_
+  int64_t downloads_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tf::datasets

@@ -12,6 +12,7 @@
 namespace tf::datasets {
 
 // Thread-safe: the reader's prefetch thread and its caller may fetch at once.
+// Implemented over HTTP by client/dataset_client.h (MakeHttpShardFetcher); tests fake it.
 class ShardFetcher {
  public:
   virtual ~ShardFetcher() = default;
@@ -20,14 +21,5 @@ class ShardFetcher {
   // server cannot be reached.
   virtual Status Fetch(const ShardInfo& shard, const std::filesystem::path& dest) = 0;
 };
-
-// Over the server's native object API (GET /v1/buckets/B/objects/K) with a bearer token.
-// kInvalidArgument if the URL does not parse.
-Result<std::unique_ptr<ShardFetcher>> MakeHttpShardFetcher(const std::string& server_url,
-                                                           const std::string& token);
-
-// GET /v1/datasets/NAME, checked (DatasetIndexFromJson).
-Result<DatasetIndex> FetchDatasetIndex(const std::string& server_url, const std::string& token,
-                                       const std::string& name);
 
 }  // namespace tf::datasets

@@ -33,7 +33,7 @@
 #include "engine/generate.h"
 #include "engine/kv_cache.h"
 #include "engine/model.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenizers/tokenizer.h"
 
 namespace tf::engine {
 

@@ -13,7 +13,7 @@
 #include "base/status.h"
 #include "engine/model.h"
 #include "engine/sampling.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenizers/tokenizer.h"
 
 namespace tf::engine {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/gguf_model.h"
+#include "engine/formats/gguf_model.h"
 #include "engine/matmul.h"
 #include "engine/pack_weights.h"
 #include "engine/rope.h"

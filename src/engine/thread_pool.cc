@@ -45,7 +45,7 @@ ThreadPool::~ThreadPool() {
   stop_.store(true);
   generation_.store(((generation_.load() >> kChunkBits) + 1) << kChunkBits);  // no ranges
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     work_cv_.notify_all();
   }
   for (auto& t : workers_) t.join();
@@ -60,14 +60,14 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
     fn(0, n);
     return;
   }
-  std::lock_guard<std::mutex> call_lock(call_mu_);
+  MutexLock call_lock(call_mu_);
   fn_ = &fn;
   n_ = n;
   pending_.store(chunks - 1);
   const uint64_t call = (generation_.load() >> kChunkBits) + 1;
   generation_.store(call << kChunkBits | static_cast<uint64_t>(chunks));  // publishes the call
   if (workers_asleep_.load() > 0) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     work_cv_.notify_all();
   }
   int64_t begin, end;
@@ -75,9 +75,9 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
   fn(begin, end);
   auto done = [this] { return pending_.load() == 0; };
   if (!SpinUntil(done)) {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     caller_asleep_.store(true);
-    done_cv_.wait(lock, done);
+    lock.Wait(done_cv_, done);
     caller_asleep_.store(false);
   }
   fn_ = nullptr;
@@ -92,9 +92,9 @@ void ThreadPool::WorkerLoop(int index) {
       return current != seen;
     };
     if (!SpinUntil(has_work)) {
-      std::unique_lock<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       workers_asleep_.fetch_add(1);
-      work_cv_.wait(lock, has_work);
+      lock.Wait(work_cv_, has_work);
       workers_asleep_.fetch_sub(1);
     }
     seen = current;
@@ -105,7 +105,7 @@ void ThreadPool::WorkerLoop(int index) {
     Range(n_, chunks, index, &begin, &end);
     (*fn_)(begin, end);
     if (pending_.fetch_sub(1) == 1 && caller_asleep_.load()) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       done_cv_.notify_one();
     }
   }

@@ -5,9 +5,10 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace tf::engine {
 
@@ -45,7 +46,7 @@ class ThreadPool {
 
   const int spin_polls_;
 
-  std::mutex call_mu_;  // serialises ParallelFor callers
+  Mutex call_mu_;  // serialises ParallelFor callers
   // The current call: generation_ is (call number << 16) | ranges, range i going to thread i
   // (0: the caller). The caller writes fn_ and n_ before it stores a new generation_, which
   // publishes them; a worker reads them only when the call has a range for it, so the caller
@@ -61,7 +62,7 @@ class ThreadPool {
   // under mu_ before it waits, and whoever changes what it waits for wakes it when it is
   // announced; both sides use sequentially consistent operations, so one of them always sees
   // the other.
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable work_cv_;
   std::condition_variable done_cv_;
   std::atomic<int> workers_asleep_{0};

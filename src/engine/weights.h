@@ -27,8 +27,8 @@
 #include "base/status.h"
 #include "engine/config.h"
 #include "engine/dtype.h"
-#include "engine/mapped_file.h"
-#include "engine/safetensors.h"
+#include "engine/formats/mapped_file.h"
+#include "engine/formats/safetensors.h"
 
 namespace tf::engine {
 

@@ -42,6 +42,7 @@
 
 #include "base/async.h"  // first: see the note on <utility> there
 #include "base/log.h"
+#include "base/mutex.h"
 #include "http/http.h"
 #include "http/server_io.h"
 
@@ -160,9 +161,9 @@ class Core : public std::enable_shared_from_this<Core> {
 
   std::vector<asio::steady_timer*> drain_waiters_;  // used on control_ only
 
-  std::mutex mu_;
-  uint64_t next_id_ = 1;                                                   // guarded by mu_
-  std::unordered_map<uint64_t, std::shared_ptr<Connection>> connections_;  // guarded by mu_
+  Mutex mu_;
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
+  std::unordered_map<uint64_t, std::shared_ptr<Connection>> connections_ GUARDED_BY(mu_);
 };
 
 Status Core::Listen(const tcp::endpoint& endpoint) {
@@ -504,7 +505,7 @@ awaitable<void> Core::Linger(Connection& conn) {
 bool Core::Register(const std::shared_ptr<Connection>& conn) {
   // Checked under mu_ so that a CloseAllConnections after draining_ was set sees every
   // registered connection.
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (draining_.load()) return false;
   conn->id = next_id_++;
   connections_.emplace(conn->id, conn);
@@ -514,7 +515,7 @@ bool Core::Register(const std::shared_ptr<Connection>& conn) {
 void Core::Unregister(uint64_t id) {
   bool now_empty;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     connections_.erase(id);
     now_empty = connections_.empty();
   }
@@ -522,7 +523,7 @@ void Core::Unregister(uint64_t id) {
 }
 
 size_t Core::ConnectionCount() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return connections_.size();
 }
 
@@ -536,7 +537,7 @@ void Core::WakeDrainers() {
 void Core::CloseAllConnections() {
   std::vector<std::shared_ptr<Connection>> conns;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [id, conn] : connections_) conns.push_back(conn);
   }
   for (auto& conn : conns) {

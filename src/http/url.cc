@@ -40,12 +40,12 @@ std::string PercentDecode(std::string_view s, bool plus_is_space) {
   return out;
 }
 
-std::string PercentEncode(std::string_view s) {
+std::string PercentEncode(std::string_view s, Slash slash) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
-  out.reserve(s.size());
+  out.reserve(s.size() + s.size() / 4);
   for (char c : s) {
-    if (IsUnreserved(c)) {
+    if (IsUnreserved(c) || (c == '/' && slash == Slash::kKeep)) {
       out.push_back(c);
     } else {
       auto byte = static_cast<unsigned char>(c);

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "base/utf8.h"
+
 namespace tf::jobs {
 namespace {
 
@@ -31,36 +33,6 @@ size_t EditDistance(std::string_view a, std::string_view b) {
   return d[a.size()][b.size()];
 }
 
-// The length of the valid multi-byte UTF-8 character at the start of `text`, or 0 if it does
-// not start with one (overlong forms, surrogates and code points past U+10FFFF are invalid).
-size_t Utf8Length(std::string_view text) {
-  if (text.empty()) return 0;
-  unsigned char c = static_cast<unsigned char>(text[0]);
-  size_t length;
-  uint32_t code;
-  if (c >= 0xc2 && c <= 0xdf) {
-    length = 2;
-    code = c & 0x1f;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    length = 3;
-    code = c & 0x0f;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    length = 4;
-    code = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (text.size() < length) return 0;
-  for (size_t k = 1; k < length; ++k) {
-    unsigned char next = static_cast<unsigned char>(text[k]);
-    if ((next & 0xc0) != 0x80) return 0;
-    code = (code << 6) | (next & 0x3f);
-  }
-  bool overlong = (length == 3 && code < 0x800) || (length == 4 && code < 0x10000);
-  if (overlong || (code >= 0xd800 && code <= 0xdfff) || code > 0x10ffff) return 0;
-  return length;
-}
-
 }  // namespace
 
 std::string Quote(std::string_view text) {
@@ -68,7 +40,7 @@ std::string Quote(std::string_view text) {
   size_t i = 0;
   while (i < text.size() && i < kMaxQuotedBytes) {
     unsigned char c = static_cast<unsigned char>(text[i]);
-    size_t length = Utf8Length(text.substr(i));
+    size_t length = Utf8SequenceLength(text.substr(i));
     if (c >= 0x80 && length > 0) {  // a whole, valid character
       out += text.substr(i, length);
       i += length;
@@ -92,15 +64,6 @@ std::string Quote(std::string_view text) {
   }
   if (i < text.size()) out += "...";
   return out + "\"";
-}
-
-bool IsValidUtf8(std::string_view text) {
-  for (size_t i = 0; i < text.size();) {
-    size_t length = static_cast<unsigned char>(text[i]) < 0x80 ? 1 : Utf8Length(text.substr(i));
-    if (length == 0) return false;
-    i += length;
-  }
-  return true;
 }
 
 std::optional<std::string_view> ClosestName(std::string_view wrong,

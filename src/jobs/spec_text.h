@@ -6,15 +6,13 @@
 #include <string>
 #include <string_view>
 
+#include "base/utf8.h"  // IsValidUtf8, for the spec readers
+
 namespace tf::jobs {
 
 // `text` in double quotes as a user would write it, safe to print on a terminal: quotes,
 // backslashes and control bytes escaped ("\n", "\x01"), and cut after 80 bytes with "...".
 std::string Quote(std::string_view text);
-
-// Whether `text` is valid UTF-8: no stray or overlong bytes, no surrogates, nothing past
-// U+10FFFF. (JSON, where specs are stored, holds nothing else.)
-bool IsValidUtf8(std::string_view text);
 
 // The name in `names` closest to `wrong` (a typo: at most one edit, or a third of the name's
 // length for long names, ignoring case; or `wrong` is the start of it), or nothing if none is.

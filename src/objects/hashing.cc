@@ -81,26 +81,4 @@ Status HashWhileWriting(ContentHasher& hasher, std::string_view data,
   return written;
 }
 
-struct Sha256Hasher::Context {
-  EVP_MD_CTX* sha256 = EVP_MD_CTX_new();
-  ~Context() { EVP_MD_CTX_free(sha256); }
-};
-
-Sha256Hasher::Sha256Hasher() : context_(std::make_unique<Context>()) {
-  EVP_DigestInit_ex(context_->sha256, EVP_sha256(), nullptr);
-}
-
-Sha256Hasher::~Sha256Hasher() = default;
-
-void Sha256Hasher::Update(std::string_view data) {
-  EVP_DigestUpdate(context_->sha256, data.data(), data.size());
-}
-
-std::string Sha256Hasher::FinishHex() {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(context_->sha256, out, &len);
-  return HexEncode(std::string_view(reinterpret_cast<char*>(out), len));
-}
-
 }  // namespace tf::objects

@@ -45,21 +45,4 @@ class ContentHasher {
 Status HashWhileWriting(ContentHasher& hasher, std::string_view data,
                         const std::function<Status()>& write);
 
-// SHA-256 alone, for checking content end to end.
-class Sha256Hasher {
- public:
-  Sha256Hasher();
-  ~Sha256Hasher();
-  Sha256Hasher(const Sha256Hasher&) = delete;
-  Sha256Hasher& operator=(const Sha256Hasher&) = delete;
-
-  void Update(std::string_view data);
-  // The digest in hex. Call once, after the last Update.
-  std::string FinishHex();
-
- private:
-  struct Context;
-  std::unique_ptr<Context> context_;
-};
-
 }  // namespace tf::objects

@@ -8,6 +8,7 @@
 
 #include "base/crypto.h"
 #include "base/log.h"
+#include "base/sha256_stream.h"
 #include "objects/blob_format.h"
 #include "objects/hashing.h"
 #include "objects/names.h"
@@ -91,7 +92,7 @@ Result<PartInfo> PartWriter::Commit() {
 MultipartUploads::~MultipartUploads() {
   // The parts stay pending in the store; the next start's Recover removes them. Only the
   // service's record of holding them goes.
-  std::lock_guard lock(objects_.mu_);
+  MutexLock lock(objects_.mu_);
   for (const auto& [id, upload] : uploads_) {
     for (const auto& [number, part] : upload.parts) objects_.writing_.erase(part.blob_id);
   }
@@ -211,7 +212,7 @@ Result<std::string> MultipartUploads::Create(const std::string& project_id,
   std::string id = RandomHex(20);
   Status stored;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     TF_RETURN_IF_ERROR(LoadLocked());
     expired = ExpireIdle(now - kIdleUploadMs);
     if (uploads_.size() < kMaxUploads) {
@@ -283,7 +284,7 @@ Result<std::unique_ptr<PartWriter>> MultipartUploads::BeginPart(
   }
   ChecksumAlgorithm upload_algorithm = ChecksumAlgorithm::kNone;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     TF_RETURN_IF_ERROR(LoadLocked());
     Upload* u = Find(project_id, bucket, key, upload_id);
     if (u == nullptr || u->completing) return NoSuchUpload(upload_id);
@@ -312,7 +313,7 @@ Result<std::unique_ptr<PartWriter>> MultipartUploads::BeginPart(
   state->keep_checksum = algorithm != ChecksumAlgorithm::kNone && algorithm == upload_algorithm;
   state->hasher.AlsoChecksum(algorithm);
   {
-    std::lock_guard lock(objects_.mu_);
+    MutexLock lock(objects_.mu_);
     objects_.writing_.insert(state->blob_id);
   }
   // Recorded before a byte is written, so that a crash from here on leaves a trace to reclaim.
@@ -336,7 +337,7 @@ Result<std::unique_ptr<PartWriter>> MultipartUploads::BeginPart(
 Status MultipartUploads::AddPart(const std::string& upload_id, const Part& part) {
   std::string replaced;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = uploads_.find(upload_id);
     if (it == uploads_.end() || it->second.completing) return NoSuchUpload(upload_id);
     Upload& u = it->second;
@@ -367,7 +368,7 @@ void MultipartUploads::DropBlobs(const std::vector<std::string>& blob_ids) {
 Result<MultipartUpload> MultipartUploads::Get(const std::string& project_id,
                                               const std::string& bucket, const std::string& key,
                                               const std::string& upload_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   TF_RETURN_IF_ERROR(LoadLocked());
   Upload* u = Find(project_id, bucket, key, upload_id);
   if (u == nullptr) return NoSuchUpload(upload_id);
@@ -378,7 +379,7 @@ Result<std::vector<PartInfo>> MultipartUploads::ListParts(const std::string& pro
                                                           const std::string& bucket,
                                                           const std::string& key,
                                                           const std::string& upload_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   TF_RETURN_IF_ERROR(LoadLocked());
   Upload* u = Find(project_id, bucket, key, upload_id);
   if (u == nullptr) return NoSuchUpload(upload_id);
@@ -392,7 +393,7 @@ Result<std::vector<MultipartUpload>> MultipartUploads::ListUploads(const std::st
   TF_RETURN_IF_ERROR(objects_.FindBucket(project_id, bucket).status());
   std::vector<MultipartUpload> out;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     TF_RETURN_IF_ERROR(LoadLocked());
     for (const auto& [id, u] : uploads_) {
       if (u.project_id == project_id && u.public_info.bucket == bucket) {
@@ -427,7 +428,7 @@ Result<ObjectInfo> MultipartUploads::Complete(const std::string& project_id,
   std::vector<Part> chosen;
   PutOptions options;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     TF_RETURN_IF_ERROR(LoadLocked());
     Upload* u = Find(project_id, bucket, key, upload_id);
     if (u == nullptr) return NoSuchUpload(upload_id);
@@ -455,7 +456,7 @@ Result<ObjectInfo> MultipartUploads::Complete(const std::string& project_id,
   // (or by Recover, after a crash).
   std::vector<std::string> unused;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = uploads_.find(upload_id);
     if (it != uploads_.end()) {
       if (made.ok()) {
@@ -526,7 +527,7 @@ Result<ObjectInfo> MultipartUploads::Assemble(const std::string& project_id,
 
 Result<std::string> MultipartUploads::HashParts(const std::string& upload_id,
                                                 const std::vector<Part>& chosen) {
-  Sha256Hasher sha256;
+  Sha256Stream sha256;
   // Two buffers: one is hashed on another thread while the next piece is read into the other.
   std::string buffers[2];
   std::future<void> hashing;
@@ -563,7 +564,7 @@ Status MultipartUploads::Abort(const std::string& project_id, const std::string&
                                const std::string& key, const std::string& upload_id) {
   std::vector<std::string> blobs;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     TF_RETURN_IF_ERROR(LoadLocked());
     Upload* u = Find(project_id, bucket, key, upload_id);
     if (u == nullptr) return NoSuchUpload(upload_id);
@@ -575,7 +576,7 @@ Status MultipartUploads::Abort(const std::string& project_id, const std::string&
 }
 
 size_t MultipartUploads::size() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return uploads_.size();
 }
 

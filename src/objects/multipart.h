@@ -28,11 +28,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "objects/object_service.h"
 
@@ -164,9 +164,9 @@ class MultipartUploads {
     bool completing = false;
   };
 
-  // The upload `upload_id` of this project, bucket and key; null if there is none. Needs mu_.
+  // The upload `upload_id` of this project, bucket and key; null if there is none.
   Upload* Find(const std::string& project_id, const std::string& bucket, const std::string& key,
-               const std::string& upload_id);
+               const std::string& upload_id) REQUIRES(mu_);
   TimeMs Now() const { return objects_.clock_.Now(); }
   // Complete's work once the parts are chosen: hashes them, then commits the object made of
   // them in the transaction that forgets the upload. Returns what was made.
@@ -179,19 +179,20 @@ class MultipartUploads {
   // Adds a sealed part blob to its upload, in the store and here. kNotFound if the upload is
   // gone or completing.
   Status AddPart(const std::string& upload_id, const Part& part);
-  // Reads the uploads of this blob store from the store, once. Needs mu_.
-  Status LoadLocked();
-  // Forgets an upload in the store and here, returning its part blobs. Needs mu_.
-  Result<std::vector<std::string>> ForgetLocked(std::map<std::string, Upload>::iterator it);
+  // Reads the uploads of this blob store from the store, once.
+  Status LoadLocked() REQUIRES(mu_);
+  // Forgets an upload in the store and here, returning its part blobs.
+  Result<std::vector<std::string>> ForgetLocked(std::map<std::string, Upload>::iterator it)
+      REQUIRES(mu_);
   // Removes part blobs (and forgets them as pending) that no upload holds any more.
   void DropBlobs(const std::vector<std::string>& blob_ids);
-  // Aborts uploads untouched since before `cutoff`. Needs mu_; returns their part blobs.
-  std::vector<std::string> ExpireIdle(TimeMs cutoff);
-  bool loaded_ = false;  // guarded by mu_
+  // Aborts uploads untouched since before `cutoff`; returns their part blobs.
+  std::vector<std::string> ExpireIdle(TimeMs cutoff) REQUIRES(mu_);
+  bool loaded_ GUARDED_BY(mu_) = false;
 
   ObjectService& objects_;
-  std::mutex mu_;
-  std::map<std::string, Upload> uploads_;  // by upload id; guarded by mu_
+  Mutex mu_;
+  std::map<std::string, Upload> uploads_ GUARDED_BY(mu_);  // by upload id
 };
 
 }  // namespace tf::objects

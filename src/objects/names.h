@@ -42,7 +42,4 @@ std::string_view StoredHeaderNamed(std::string_view name);
 // control characters other than tab ("" is allowed: the header is sent empty).
 Status ValidateStoredHeaders(const std::map<std::string, std::string>& headers);
 
-// Whether `s` is valid UTF-8 (as ValidateKey means it).
-bool IsValidUtf8(std::string_view s);
-
 }  // namespace tf::objects

@@ -97,6 +97,16 @@ Result<std::string> ObjectReader::Next() {
   return out;
 }
 
+Result<std::string> ObjectReader::ReadRest() {
+  std::string out;
+  out.reserve(static_cast<size_t>(remaining()));
+  for (;;) {
+    TF_ASSIGN_OR_RETURN(std::string piece, Next());
+    if (piece.empty()) return out;
+    out += piece;
+  }
+}
+
 Result<ObjectReader::Span> ObjectReader::NextChecked(uint64_t max) {
   Span span;
   span.offset = next_;
@@ -264,14 +274,14 @@ Result<std::unique_ptr<BlobReader>> ObjectService::OpenPinned(const store::Objec
                              : std::vector<store::BlobSegment>{{record.blob_id, record.size, ""}};
   if (segments.empty()) return Internal("object '" + record.key + "' has no content");
   auto unpin = [this, ids = segments] {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const store::BlobSegment& segment : ids) {
       auto it = reading_.find(segment.blob_id);
       if (it != reading_.end() && --it->second == 0) reading_.erase(it);
     }
   };
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const store::BlobSegment& segment : segments) ++reading_[segment.blob_id];
   }
   // Pinned now: a replacement that commits from here on leaves the blobs for ReclaimPending.
@@ -300,7 +310,7 @@ Result<std::unique_ptr<BlobReader>> ObjectService::OpenPinned(const store::Objec
 
 Status ObjectService::Discard(const std::string& blob_id) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (reading_.count(blob_id) > 0) return OkStatus();  // pending; ReclaimPending takes it
   }
   TF_RETURN_IF_ERROR(blobs_.Remove(blob_id));
@@ -308,7 +318,7 @@ Status ObjectService::Discard(const std::string& blob_id) {
 }
 
 void ObjectService::Finished(const std::string& blob_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   writing_.erase(blob_id);
 }
 
@@ -324,7 +334,7 @@ Result<int> ObjectService::Recover() {
 
 Result<int> ObjectService::ReclaimPending() {
   // Held throughout, so that no upload registers between the listing and the removals.
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   TF_ASSIGN_OR_RETURN(std::vector<store::PendingBlob> pending,
                       store_.ListPendingBlobs(blobs_.owner()));
   int removed = 0;

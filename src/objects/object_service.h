@@ -23,7 +23,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -31,6 +30,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "objects/blob_store.h"
 #include "objects/checksums.h"
@@ -144,6 +144,9 @@ class ObjectReader {
   // The next piece of the range (at most one block), checked against its checksum; "" once the
   // range is read. kInternal if the content is damaged.
   Result<std::string> Next();
+  // The rest of the range at once, checked, as Next reads it. Only for small ranges: it is held
+  // in memory.
+  Result<std::string> ReadRest();
 
   // Whether NextChecked's spans name files to send from (sendfile); when not, use Next.
   bool sends_from_files() const { return blob_->in_files(); }
@@ -239,11 +242,11 @@ class ObjectService {
   BlobStore& blobs_;
   const Clock& clock_;
   const ObjectServiceOptions options_;
-  std::mutex mu_;
-  std::set<std::string> writing_;  // blobs of uploads in progress; guarded by mu_
-  // Segments' blobs that open readers pin, with how many pin each; guarded by mu_. A segmented
-  // reader opens its blobs as it reaches them, so their files must outlive a replacement.
-  std::map<std::string, int> reading_;
+  Mutex mu_;
+  std::set<std::string> writing_ GUARDED_BY(mu_);  // blobs of uploads in progress
+  // Segments' blobs that open readers pin, with how many pin each. A segmented reader opens its
+  // blobs as it reaches them, so their files must outlive a replacement.
+  std::map<std::string, int> reading_ GUARDED_BY(mu_);
 };
 
 // An object's record as the API shows it.

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/log.h"
+#include "base/mutex.h"
 #include "objects/hashing.h"
 #include "objects/names.h"
 #include "objects/object_service.h"
@@ -40,7 +41,7 @@ Result<std::unique_ptr<Upload>> ObjectService::BeginPut(const std::string& proje
   state->options = std::move(options);
   state->hasher.AlsoChecksum(state->options.checksum_algorithm);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     writing_.insert(state->blob_id);
   }
   // Recorded before a byte is written, so that a crash from here on leaves a trace to reclaim.

@@ -37,7 +37,7 @@ Result<store::Queue> QueueService::Lookup(const std::string& project_id, const s
   TimeMs now = clock_.Now();
   auto key = std::make_pair(project_id, name);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = cache_.find(key);
     if (it != cache_.end() && now - it->second.fetched_at < kQueueCacheMs) return it->second.queue;
   }
@@ -48,7 +48,7 @@ Result<store::Queue> QueueService::Lookup(const std::string& project_id, const s
     }
     return q.status();
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   cache_[key] = CacheEntry{*q, now};
   return q;
 }
@@ -56,14 +56,14 @@ Result<store::Queue> QueueService::Lookup(const std::string& project_id, const s
 std::optional<store::Queue> QueueService::CachedQueue(const std::string& project_id,
                                                       const std::string& name) {
   TimeMs now = clock_.Now();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = cache_.find(std::make_pair(project_id, name));
   if (it != cache_.end() && now - it->second.fetched_at < kQueueCacheMs) return it->second.queue;
   return std::nullopt;
 }
 
 void QueueService::Forget(const std::string& project_id, const std::string& name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   cache_.erase({project_id, name});
 }
 

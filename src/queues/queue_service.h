@@ -7,12 +7,12 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "queues/message.h"
 #include "queues/settings.h"
@@ -132,8 +132,8 @@ class QueueService {
     store::Queue queue;
     TimeMs fetched_at;
   };
-  std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, CacheEntry> cache_;  // guarded by mu_
+  Mutex mu_;
+  std::map<std::pair<std::string, std::string>, CacheEntry> cache_ GUARDED_BY(mu_);
 };
 
 }  // namespace tf::queues

@@ -7,13 +7,13 @@ namespace tf::queues {
 std::shared_ptr<QueueWakeups::Waiter> QueueWakeups::Register(int64_t queue_id,
                                                              asio::any_io_executor ex) {
   auto w = std::make_shared<Waiter>(ex);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   waiters_[queue_id].insert(w);
   return w;
 }
 
 void QueueWakeups::Unregister(int64_t queue_id, const std::shared_ptr<Waiter>& waiter) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = waiters_.find(queue_id);
   if (it == waiters_.end()) return;
   it->second.erase(waiter);
@@ -23,7 +23,7 @@ void QueueWakeups::Unregister(int64_t queue_id, const std::shared_ptr<Waiter>& w
 void QueueWakeups::Notify(int64_t queue_id) {
   std::vector<std::shared_ptr<Waiter>> to_wake;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = waiters_.find(queue_id);
     if (it == waiters_.end()) return;
     to_wake.assign(it->second.begin(), it->second.end());
@@ -35,7 +35,7 @@ void QueueWakeups::Close() {
   closed_ = true;
   std::vector<std::shared_ptr<Waiter>> to_wake;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [id, set] : waiters_) to_wake.insert(to_wake.end(), set.begin(), set.end());
   }
   for (auto& w : to_wake) Wake(w);
@@ -49,7 +49,7 @@ void QueueWakeups::Wake(const std::shared_ptr<Waiter>& w) {
 }
 
 size_t QueueWakeups::waiting() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   size_t n = 0;
   for (const auto& [id, set] : waiters_) n += set.size();
   return n;

@@ -10,10 +10,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 
 #include "base/async.h"
+#include "base/mutex.h"
 
 namespace tf::queues {
 
@@ -42,8 +42,8 @@ class QueueWakeups {
  private:
   static void Wake(const std::shared_ptr<Waiter>& w);
 
-  mutable std::mutex mu_;
-  std::map<int64_t, std::set<std::shared_ptr<Waiter>>> waiters_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::map<int64_t, std::set<std::shared_ptr<Waiter>>> waiters_ GUARDED_BY(mu_);
   std::atomic<bool> closed_{false};
 };
 

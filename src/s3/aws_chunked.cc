@@ -4,7 +4,6 @@
 #include <cctype>
 
 #include "base/crypto.h"
-#include "objects/hashing.h"
 
 namespace tf::s3 {
 
@@ -68,7 +67,7 @@ Status AwsChunkedDecoder::ParseHeader() {
   signature_ = std::string(signature);
   remaining_ = n;
   line_.clear();
-  hasher_ = std::make_unique<objects::Sha256Hasher>();
+  hasher_ = std::make_unique<Sha256Stream>();
   if (n > 0) {
     state_ = State::kData;
     return OkStatus();

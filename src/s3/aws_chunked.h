@@ -25,12 +25,9 @@
 #include <string>
 #include <string_view>
 
+#include "base/sha256_stream.h"
 #include "base/status.h"
 #include "s3/sigv4.h"
-
-namespace tf::objects {
-class Sha256Hasher;
-}
 
 namespace tf::s3 {
 
@@ -85,7 +82,7 @@ class AwsChunkedDecoder {
   uint64_t remaining_ = 0;  // bytes of the current chunk still to come
   uint64_t decoded_ = 0;
   uint64_t chunks_ = 0;
-  std::unique_ptr<objects::Sha256Hasher> hasher_;  // of the current chunk
+  std::unique_ptr<Sha256Stream> hasher_;  // of the current chunk
   std::map<std::string, std::string> trailers_;
   std::string trailer_signature_;  // signed trailers: the claimed signature, once read
   Status failed_;

@@ -256,7 +256,8 @@ Outcome<SignedRequest> VerifyRequest(const http::Request& r, TimeMs now, const K
   // (tried only where a value has one).
   if (!match) {
     const std::string as_sent = in.uri;
-    const std::string encoded = UriEncode(http::PercentDecode(in.uri, false), /*keep_slash=*/true);
+    const std::string encoded =
+        http::PercentEncode(http::PercentDecode(in.uri, false), http::Slash::kKeep);
     if (encoded != as_sent) {
       in.uri = encoded;
       match = matches(in);

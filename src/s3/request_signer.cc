@@ -26,7 +26,7 @@ bool IsBucketName(std::string_view name) {
 }  // namespace
 
 std::string BucketLocation::PathOf(std::string_view key) const {
-  return "/" + bucket + "/" + UriEncode(prefix + std::string(key), /*keep_slash=*/true);
+  return "/" + bucket + "/" + http::PercentEncode(prefix + std::string(key), http::Slash::kKeep);
 }
 
 std::string BucketLocation::Describe() const { return "s3://" + bucket + "/" + prefix; }

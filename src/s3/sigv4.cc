@@ -139,25 +139,6 @@ Result<Authorization> ParseAuthorization(std::string_view header) {
   return out;
 }
 
-std::string UriEncode(std::string_view s, bool keep_slash) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(s.size() + s.size() / 4);
-  for (char c : s) {
-    bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                 c == '-' || c == '.' || c == '_' || c == '~' || (keep_slash && c == '/');
-    if (plain) {
-      out.push_back(c);
-    } else {
-      auto b = static_cast<unsigned char>(c);
-      out.push_back('%');
-      out.push_back(kHex[b >> 4]);
-      out.push_back(kHex[b & 15]);
-    }
-  }
-  return out;
-}
-
 std::string CanonicalQuery(std::string_view raw_query, std::string_view skip) {
   std::vector<std::pair<std::string, std::string>> params;
   while (!raw_query.empty()) {
@@ -171,7 +152,7 @@ std::string CanonicalQuery(std::string_view raw_query, std::string_view skip) {
     std::string value = eq == std::string_view::npos
                             ? std::string()
                             : http::PercentDecode(part.substr(eq + 1), /*plus_is_space=*/false);
-    params.emplace_back(UriEncode(name, false), UriEncode(value, false));
+    params.emplace_back(http::PercentEncode(name), http::PercentEncode(value));
   }
   std::sort(params.begin(), params.end());
   std::string out;

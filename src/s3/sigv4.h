@@ -55,13 +55,9 @@ Result<Authorization> ParseAuthorization(std::string_view header);
 // are lower-case, unique and non-empty.
 Result<std::vector<std::string>> ParseSignedHeaders(std::string_view list);
 
-// SigV4's URI encoding: every byte except A-Z a-z 0-9 - . _ ~ becomes %XY (upper-case hex);
-// '/' too unless keep_slash.
-std::string UriEncode(std::string_view s, bool keep_slash);
-
 // The canonical query string of a raw query ("b=2&a=x%2fy" -> "a=x%2Fy&b=2"): each name and
-// value percent-decoded and encoded again with UriEncode, sorted by name then value; a part
-// named `skip` (the signature of a presigned URL) is left out.
+// value percent-decoded and encoded again (http::PercentEncode, SigV4's URI encoding), sorted by
+// name then value; a part named `skip` (the signature of a presigned URL) is left out.
 std::string CanonicalQuery(std::string_view raw_query, std::string_view skip = {});
 
 // How the blanks inside a header's value are signed. The SDKs differ: botocore and the Java and

@@ -3,60 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "base/utf8.h"
+
 namespace tf::s3 {
 namespace {
-
-// Decodes the UTF-8 sequence at s[i]: its code point and length, or length 0 if it is not valid
-// (truncated, overlong, a surrogate, past U+10FFFF).
-uint32_t DecodeUtf8(std::string_view s, size_t i, size_t* len) {
-  auto c = static_cast<unsigned char>(s[i]);
-  *len = 0;
-  size_t n;
-  uint32_t cp;
-  if (c < 0x80) {
-    *len = 1;
-    return c;
-  } else if ((c & 0xe0) == 0xc0) {
-    n = 2;
-    cp = c & 0x1f;
-  } else if ((c & 0xf0) == 0xe0) {
-    n = 3;
-    cp = c & 0x0f;
-  } else if ((c & 0xf8) == 0xf0) {
-    n = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    auto cc = static_cast<unsigned char>(s[i + k]);
-    if ((cc & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (cc & 0x3f);
-  }
-  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-  *len = n;
-  return cp;
-}
-
-void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xc0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xe0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  } else {
-    out->push_back(static_cast<char>(0xf0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  }
-}
 
 // Whether XML 1.0 allows the character in a document.
 bool IsXmlChar(uint32_t cp) {
@@ -80,7 +30,7 @@ class Parser {
   Result<XmlElement> Document() {
     for (size_t i = 0; i < doc_.size();) {
       size_t len;
-      uint32_t cp = DecodeUtf8(doc_, i, &len);
+      const uint32_t cp = DecodeUtf8At(doc_.substr(i), &len);
       if (len == 0) return Fail(i, "not valid UTF-8");
       if (!IsXmlChar(cp)) return Fail(i, "a character XML does not allow");
       i += len;
@@ -288,7 +238,7 @@ std::string XmlEscape(std::string_view text) {
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
     size_t len;
-    uint32_t cp = DecodeUtf8(text, i, &len);
+    const uint32_t cp = DecodeUtf8At(text.substr(i), &len);
     if (len == 0) {  // not UTF-8: U+FFFD in its place
       out += "\xef\xbf\xbd";
       ++i;

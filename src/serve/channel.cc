@@ -7,7 +7,7 @@ ChannelSink::ChannelSink(asio::any_io_executor executor) : executor_(executor), 
 bool ChannelSink::OnStep(const engine::GenerateStep& step) {
   if (cancelled()) return false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Step s;
     if (step.token != nullptr) s.token = *step.token;
     s.text = std::string(step.text);
@@ -19,7 +19,7 @@ bool ChannelSink::OnStep(const engine::GenerateStep& step) {
 
 void ChannelSink::OnDone(const Status& status, const engine::GenerateResult& result) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     done_ = true;
     status_ = status;
     result_ = result;
@@ -46,7 +46,7 @@ bool ChannelSink::TakeLocked(Batch* out) {
 awaitable<ChannelSink::Batch> ChannelSink::Next(std::chrono::milliseconds wait) {
   Batch batch;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (TakeLocked(&batch)) co_return batch;
   }
   // A wake-up posted after the check above runs only once this coroutine waits below.
@@ -54,7 +54,7 @@ awaitable<ChannelSink::Batch> ChannelSink::Next(std::chrono::milliseconds wait) 
   boost::system::error_code ec;
   co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   batch.timed_out = !ec;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   TakeLocked(&batch);
   co_return batch;
 }

@@ -11,12 +11,12 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/async.h"  // first: see the note on <utility> there
+#include "base/mutex.h"
 #include "serve/executor.h"
 
 namespace tf::serve {
@@ -50,17 +50,17 @@ class ChannelSink final : public GenerationSink, public std::enable_shared_from_
 
  private:
   void Wake();
-  bool TakeLocked(Batch* out);
+  bool TakeLocked(Batch* out) REQUIRES(mu_);
 
   asio::any_io_executor executor_;
   asio::steady_timer timer_;  // used on executor_ only
   std::atomic<bool> cancelled_{false};
-  std::mutex mu_;
-  std::vector<Step> steps_;        // guarded by mu_
-  bool done_ = false;              // guarded by mu_
-  bool taken_done_ = false;        // guarded by mu_: the end has been handed to Next
-  Status status_;                  // guarded by mu_
-  engine::GenerateResult result_;  // guarded by mu_
+  Mutex mu_;
+  std::vector<Step> steps_ GUARDED_BY(mu_);
+  bool done_ GUARDED_BY(mu_) = false;
+  bool taken_done_ GUARDED_BY(mu_) = false;  // the end has been handed to Next
+  Status status_ GUARDED_BY(mu_);
+  engine::GenerateResult result_ GUARDED_BY(mu_);
 };
 
 }  // namespace tf::serve

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "base/log.h"
-#include "engine/gguf.h"
+#include "engine/formats/gguf.h"
 #include "serve/server.h"
 
 namespace tf::serve {

@@ -44,7 +44,7 @@ Status BatchExecutor::Submit(GenerationJob job) {
                            std::to_string(max_positions_));
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) return Unavailable("the engine is shutting down");
     inbox_.push_back({std::move(job), SteadyClock::now()});
   }
@@ -54,7 +54,7 @@ Status BatchExecutor::Submit(GenerationJob job) {
 
 void BatchExecutor::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   wake_.notify_one();
@@ -127,9 +127,9 @@ void BatchExecutor::Loop() {
     std::deque<Queued> arrived;
     bool stopping;
     {
-      std::unique_lock lock(mu_);
+      MutexLock lock(mu_);
       const bool busy = !scheduler_->idle();
-      wake_.wait(lock, [&] { return stopping_ || busy || !inbox_.empty(); });
+      lock.Wait(wake_, [&]() REQUIRES(mu_) { return stopping_ || busy || !inbox_.empty(); });
       arrived.swap(inbox_);
       stopping = stopping_;
     }

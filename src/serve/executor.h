@@ -13,15 +13,15 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/status.h"
 #include "engine/batch_scheduler.h"
 #include "engine/generate.h"
 #include "engine/model.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenizers/tokenizer.h"
 #include "serve/metrics.h"
 
 namespace tf::serve {
@@ -95,10 +95,10 @@ class BatchExecutor final : public GenerationExecutor {
   std::unique_ptr<engine::BatchScheduler> scheduler_;  // engine thread only
   std::vector<std::shared_ptr<Active>> active_;        // engine thread only
   int64_t max_positions_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable wake_;
-  std::deque<Queued> inbox_;  // guarded by mu_
-  bool stopping_ = false;     // guarded by mu_
+  std::deque<Queued> inbox_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "base/mutex.h"
+
 namespace tf::serve {
 namespace {
 
@@ -29,12 +31,12 @@ void ServeMetrics::SetLoad(const EngineLoad& load) {
 }
 
 void ServeMetrics::AddBusy(double seconds) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   busy_seconds_ += seconds;
 }
 
 void ServeMetrics::Finished(const FinishedRequest& r) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++finished_;
   prompt_tokens_ += r.prompt_tokens;
   generated_tokens_ += r.generated_tokens;
@@ -62,7 +64,7 @@ void ServeMetrics::Render(std::string& out) const {
   Line(out, "tensorfleet_engine_kv_cache_usage_ratio", "gauge",
        "Fraction of the KV-cache blocks in use.",
        total > 0 ? static_cast<double>(used) / static_cast<double>(total) : 0.0);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Line(out, "tensorfleet_engine_requests_finished_total", "counter",
        "Requests that ran to their end (cancelled ones included).", static_cast<double>(finished_));
   Line(out, "tensorfleet_engine_prompt_tokens_total", "counter", "Prompt tokens processed.",

@@ -3,8 +3,9 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <string>
+
+#include "base/mutex.h"
 
 namespace tf::serve {
 
@@ -41,15 +42,15 @@ class ServeMetrics {
   std::atomic<int64_t> waiting_{0};
   std::atomic<int64_t> kv_used_{0};
   std::atomic<int64_t> kv_total_{0};
-  mutable std::mutex mu_;
-  int64_t finished_ = 0;           // guarded by mu_
-  int64_t prompt_tokens_ = 0;      // guarded by mu_
-  int64_t generated_tokens_ = 0;   // guarded by mu_
-  int64_t first_token_count_ = 0;  // guarded by mu_
-  double first_token_sum_ = 0;     // guarded by mu_
-  int64_t per_token_count_ = 0;    // guarded by mu_: output tokens after each request's first
-  double per_token_sum_ = 0;       // guarded by mu_: decode seconds over those tokens
-  double busy_seconds_ = 0;        // guarded by mu_
+  mutable Mutex mu_;
+  int64_t finished_ GUARDED_BY(mu_) = 0;
+  int64_t prompt_tokens_ GUARDED_BY(mu_) = 0;
+  int64_t generated_tokens_ GUARDED_BY(mu_) = 0;
+  int64_t first_token_count_ GUARDED_BY(mu_) = 0;
+  double first_token_sum_ GUARDED_BY(mu_) = 0;
+  int64_t per_token_count_ GUARDED_BY(mu_) = 0;  // output tokens after each request's first
+  double per_token_sum_ GUARDED_BY(mu_) = 0;     // decode seconds over those tokens
+  double busy_seconds_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tf::serve

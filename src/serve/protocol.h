@@ -12,7 +12,7 @@
 #include "engine/config.h"
 #include "engine/generate.h"
 #include "engine/sampling.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenizers/tokenizer.h"
 
 namespace tf::serve {
 

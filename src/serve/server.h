@@ -13,10 +13,10 @@
 #include <string>
 
 #include "base/status.h"
-#include "engine/chat_template.h"
+#include "engine/chat/chat_template.h"
 #include "engine/config.h"
 #include "engine/model.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenizers/tokenizer.h"
 #include "http/http.h"
 #include "serve/executor.h"
 #include "serve/metrics.h"

@@ -45,8 +45,8 @@ PgQueueListener::~PgQueueListener() {
 }
 
 bool PgQueueListener::WaitListening(std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  return listening_changed_.wait_for(lock, timeout, [&] { return listening_; });
+  MutexLock lock(mu_);
+  return lock.WaitFor(listening_changed_, timeout, [&]() REQUIRES(mu_) { return listening_; });
 }
 
 void PgQueueListener::Loop() {
@@ -58,7 +58,7 @@ void PgQueueListener::Loop() {
         conn.ok() ? (*conn)->Run(std::string("LISTEN ") + kQueueChannel) : conn.status();
     if (listen.ok()) {
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         listening_ = true;
       }
       listening_changed_.notify_all();

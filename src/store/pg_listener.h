@@ -12,10 +12,10 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "base/mutex.h"
 #include "store/pg_connection.h"
 
 namespace tf::store {
@@ -51,9 +51,9 @@ class PgQueueListener {
   const std::function<bool(int)> is_own_backend_;
   int wake_[2] = {-1, -1};  // a pipe: the destructor writes a byte to wake the thread
   std::atomic<bool> stopping_{false};
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable listening_changed_;
-  bool listening_ = false;  // guarded by mu_
+  bool listening_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -67,15 +67,16 @@ PgPool::Outcome PgPool::RunOnce(PgTxMode mode, PgConnection& conn,
 }
 
 bool PgPool::IsOwnBackend(int pid) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return backend_pids_.contains(pid);
 }
 
 Result<std::unique_ptr<PgConnection>> PgPool::Checkout() {
   std::unique_ptr<PgConnection> conn;
   {
-    std::unique_lock lock(mu_);
-    if (!freed_.wait_for(lock, kCheckoutWait, [&] { return !idle_.empty() || open_ < size_; })) {
+    MutexLock lock(mu_);
+    if (!lock.WaitFor(freed_, kCheckoutWait,
+                      [&]() REQUIRES(mu_) { return !idle_.empty() || open_ < size_; })) {
       return Unavailable("postgresql: all " + std::to_string(size_) +
                          " database connections stayed busy");
     }
@@ -88,7 +89,7 @@ Result<std::unique_ptr<PgConnection>> PgPool::Checkout() {
   }
   if (conn == nullptr) {
     Result<std::unique_ptr<PgConnection>> connected = PgConnection::Connect(conninfo_);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!connected.ok()) {
       --open_;
       freed_.notify_one();
@@ -99,7 +100,7 @@ Result<std::unique_ptr<PgConnection>> PgPool::Checkout() {
   }
   if (conn->Broken()) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       backend_pids_.erase(conn->backend_pid());
     }
     Status reset = conn->Reset();
@@ -107,7 +108,7 @@ Result<std::unique_ptr<PgConnection>> PgPool::Checkout() {
       Drop(std::move(conn));
       return reset;
     }
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     backend_pids_.insert(conn->backend_pid());
   }
   return conn;
@@ -120,14 +121,14 @@ void PgPool::Return(std::unique_ptr<PgConnection> conn) {
     return;
   }
   // A broken connection goes back too: it is reconnected when next checked out.
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   idle_.push_back(std::move(conn));
   freed_.notify_one();
 }
 
 void PgPool::Drop(std::unique_ptr<PgConnection> conn) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     backend_pids_.erase(conn->backend_pid());
     --open_;
     freed_.notify_one();

@@ -9,11 +9,11 @@
 #include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/status.h"
 #include "store/pg_connection.h"
 
@@ -66,11 +66,11 @@ class PgPool {
 
   const std::string conninfo_;
   const int size_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable freed_;
-  std::vector<std::unique_ptr<PgConnection>> idle_;  // guarded by mu_
-  int open_ = 0;                                     // idle or lent out; guarded by mu_
-  std::unordered_set<int> backend_pids_;             // guarded by mu_
+  std::vector<std::unique_ptr<PgConnection>> idle_ GUARDED_BY(mu_);
+  int open_ GUARDED_BY(mu_) = 0;  // idle or lent out
+  std::unordered_set<int> backend_pids_ GUARDED_BY(mu_);
 };
 
 }  // namespace tf::store

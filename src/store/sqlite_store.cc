@@ -1,5 +1,6 @@
 #include "store/sqlite_store.h"
 
+#include "base/mutex.h"
 #include "store/sqlite_store_impl.h"
 
 namespace tf::store {
@@ -7,7 +8,7 @@ namespace tf::store {
 Status SqliteReaders::With(const std::function<Status(SqliteDb&)>& fn) {
   std::unique_ptr<SqliteDb> db;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!idle_.empty()) {
       db = std::move(idle_.back());
       idle_.pop_back();
@@ -22,7 +23,7 @@ Status SqliteReaders::With(const std::function<Status(SqliteDb&)>& fn) {
     Status end = db->Exec("COMMIT");
     if (s.ok()) s = end;
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (static_cast<int>(idle_.size()) < max_idle_) idle_.push_back(std::move(db));
   return s;
 }

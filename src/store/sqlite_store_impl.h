@@ -3,10 +3,10 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "store/sqlite_db.h"
 #include "store/sqlite_writer.h"
 #include "store/store.h"
@@ -23,8 +23,8 @@ class SqliteReaders {
  private:
   std::string path_;
   int max_idle_;
-  std::mutex mu_;
-  std::vector<std::unique_ptr<SqliteDb>> idle_;  // guarded by mu_
+  Mutex mu_;
+  std::vector<std::unique_ptr<SqliteDb>> idle_ GUARDED_BY(mu_);
 };
 
 class SqliteStore final : public Store,

@@ -13,7 +13,7 @@ SqliteWriter::SqliteWriter(std::unique_ptr<SqliteDb> db)
 
 SqliteWriter::~SqliteWriter() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -34,9 +34,9 @@ void SqliteWriter::Submit(std::function<Status(SqliteDb&)> work, std::function<v
                           std::function<void(Status)> done) {
   bool wake = false;
   {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) {
-      lock.unlock();
+      lock.Unlock();
       done(Unavailable("the store is closing"));
       return;
     }
@@ -48,12 +48,12 @@ void SqliteWriter::Submit(std::function<Status(SqliteDb&)> work, std::function<v
 }
 
 int64_t SqliteWriter::writes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return writes_;
 }
 
 int64_t SqliteWriter::transactions() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return transactions_;
 }
 
@@ -61,10 +61,10 @@ void SqliteWriter::Loop() {
   for (;;) {
     std::deque<Item> batch;
     {
-      std::unique_lock lock(mu_);
+      MutexLock lock(mu_);
       while (!stopping_ && pending_.empty()) {
         idle_ = true;
-        cv_.wait(lock);
+        lock.Wait(cv_);
       }
       idle_ = false;
       if (pending_.empty()) return;  // stopping, and nothing left to do
@@ -98,7 +98,7 @@ void SqliteWriter::RunBatch(std::deque<Item>& batch) {
     }
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     writes_ += static_cast<int64_t>(batch.size());
     transactions_ += 1;
   }

@@ -7,9 +7,9 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 
+#include "base/mutex.h"
 #include "base/status.h"
 #include "store/sqlite_db.h"
 
@@ -48,13 +48,13 @@ class SqliteWriter {
   void RunBatch(std::deque<Item>& batch);
 
   std::unique_ptr<SqliteDb> db_;  // used only on the writer thread
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  std::deque<Item> pending_;  // guarded by mu_
-  bool stopping_ = false;     // guarded by mu_
-  bool idle_ = false;         // the writer thread waits on cv_; guarded by mu_
-  int64_t writes_ = 0;        // guarded by mu_
-  int64_t transactions_ = 0;  // guarded by mu_
+  std::deque<Item> pending_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool idle_ GUARDED_BY(mu_) = false;  // the writer thread waits on cv_
+  int64_t writes_ GUARDED_BY(mu_) = 0;
+  int64_t transactions_ GUARDED_BY(mu_) = 0;
   std::thread thread_;
 };
 

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "worker/sha256_stream.h"
+#include "base/sha256_stream.h"
 
 namespace tf::worker {
 namespace {

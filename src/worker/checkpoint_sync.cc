@@ -10,7 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/log.h"
-#include "worker/sha256_stream.h"
+#include "base/sha256_stream.h"
+#include "base/utf8.h"
 
 namespace tf::worker {
 namespace {
@@ -22,16 +23,6 @@ constexpr size_t kReadBytes = 1 << 20;
 // Names a job writes before renaming into place, and hidden files: never a checkpoint.
 bool IsTemporaryName(const std::string& name) {
   return name.empty() || name[0] == '.' || (name.size() >= 4 && name.ends_with(".tmp"));
-}
-
-// Manifests are JSON, which holds UTF-8 only.
-bool IsUtf8(const std::string& s) {
-  try {
-    (void)nlohmann::json(s).dump();
-    return true;
-  } catch (const nlohmann::json::exception&) {
-    return false;
-  }
 }
 
 int64_t MtimeNs(const struct stat& st) {
@@ -70,7 +61,7 @@ void EmptyDirectory(const fs::path& dir) {
 
 }  // namespace
 
-CheckpointSync::CheckpointSync(ObjectClient& client, std::string bucket, std::string prefix)
+CheckpointSync::CheckpointSync(client::ObjectClient& client, std::string bucket, std::string prefix)
     : client_(client), bucket_(std::move(bucket)), keys_(std::move(prefix)) {}
 
 Result<std::optional<Manifest>> CheckpointSync::ReadLatest() {
@@ -116,7 +107,7 @@ Status CheckpointSync::Walk(const fs::path& root, const std::string& rel,
       stats.skipped.push_back({path, "temporary name"});
       continue;
     }
-    if (!IsUtf8(path)) {
+    if (!IsValidUtf8(path)) {  // manifests are JSON, which holds UTF-8 only
       stats.skipped.push_back({path, "name is not UTF-8"});
       continue;
     }
@@ -204,7 +195,7 @@ Result<CheckpointSync::Outcome> CheckpointSync::SnapshotFile(const fs::path& dir
 }
 
 Result<SyncStats> CheckpointSync::Sync(const fs::path& dir) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   SyncStats stats;
   std::optional<Manifest> previous;
   auto latest = ReadLatest();
@@ -304,7 +295,7 @@ Status CheckpointSync::RestoreInto(const fs::path& dir, const Manifest& manifest
                                    RestoreStats& stats) {
   const std::string snapshot = "snapshot " + std::to_string(manifest.seq);
   for (const auto& e : manifest.files) {
-    TF_ASSIGN_OR_RETURN(fs::path path, LocalPathFor(dir, e.path));
+    TF_ASSIGN_OR_RETURN(fs::path path, client::LocalPathFor(dir, e.path));
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
     if (ec)
@@ -333,7 +324,7 @@ Status CheckpointSync::RestoreInto(const fs::path& dir, const Manifest& manifest
 }
 
 Result<RestoreStats> CheckpointSync::Restore(const fs::path& dir) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return InvalidArgument("cannot create " + dir.string() + ": " + ec.message());

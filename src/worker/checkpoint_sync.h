@@ -25,15 +25,15 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/status.h"
+#include "client/object_client.h"
 #include "worker/checkpoint_manifest.h"
-#include "worker/object_client.h"
 
 namespace tf::worker {
 
@@ -66,7 +66,7 @@ struct RestoreStats {
 class CheckpointSync {
  public:
   // Snapshots live under `prefix` of `bucket`; the bucket must exist.
-  CheckpointSync(ObjectClient& client, std::string bucket, std::string prefix);
+  CheckpointSync(client::ObjectClient& client, std::string bucket, std::string prefix);
 
   // Uploads a snapshot of `dir`. An error (the object service down, the directory unreadable)
   // leaves the previous snapshot as latest; the files skipped are not errors (see stats).
@@ -104,10 +104,10 @@ class CheckpointSync {
   Status RestoreInto(const std::filesystem::path& dir, const Manifest& manifest,
                      RestoreStats& stats);
 
-  ObjectClient& client_;
+  client::ObjectClient& client_;
   const std::string bucket_;
   const CheckpointKeys keys_;
-  std::mutex mu_;                       // serializes Sync and Restore; guards what follows
+  Mutex mu_;                            // serializes Sync and Restore; guards what follows
   std::map<std::string, Known> known_;  // by relative path
   std::optional<Manifest> latest_;      // the last snapshot read or written
 };

@@ -8,7 +8,7 @@ CheckpointSyncer::CheckpointSyncer(CheckpointSync& sync, std::filesystem::path d
 
 CheckpointSyncer::~CheckpointSyncer() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -16,24 +16,24 @@ CheckpointSyncer::~CheckpointSyncer() {
 }
 
 void CheckpointSyncer::Start() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (thread_.joinable() || stopping_) return;
   thread_ = std::thread([this] { Loop(); });
 }
 
 void CheckpointSyncer::Loop() {
-  std::unique_lock lock(mu_);
-  while (!cv_.wait_for(lock, interval_, [this] { return stopping_; })) {
-    lock.unlock();
+  MutexLock lock(mu_);
+  while (!lock.WaitFor(cv_, interval_, [this]() REQUIRES(mu_) { return stopping_; })) {
+    lock.Unlock();
     (void)RunSync();
-    lock.lock();
+    lock.Lock();
   }
 }
 
 Result<SyncStats> CheckpointSyncer::RunSync() {
   Result<SyncStats> result = sync_.Sync(dir_);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++syncs_;
   }
   if (observer_) observer_(result);
@@ -44,7 +44,7 @@ Result<SyncStats> CheckpointSyncer::SyncNow() { return RunSync(); }
 
 Result<SyncStats> CheckpointSyncer::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -53,7 +53,7 @@ Result<SyncStats> CheckpointSyncer::Stop() {
 }
 
 int64_t CheckpointSyncer::syncs() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return syncs_;
 }
 

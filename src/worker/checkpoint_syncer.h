@@ -10,9 +10,9 @@
 #include <condition_variable>
 #include <filesystem>
 #include <functional>
-#include <mutex>
 #include <thread>
 
+#include "base/mutex.h"
 #include "worker/checkpoint_sync.h"
 
 namespace tf::worker {
@@ -49,10 +49,10 @@ class CheckpointSyncer {
   const std::chrono::milliseconds interval_;
   const Observer observer_;
   std::thread thread_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;  // guarded by mu_
-  int64_t syncs_ = 0;      // guarded by mu_
+  bool stopping_ GUARDED_BY(mu_) = false;
+  int64_t syncs_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tf::worker

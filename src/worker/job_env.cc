@@ -14,7 +14,7 @@ using nlohmann::json;
 // Names the platform sets: a stale value inherited from the worker's own environment must not
 // leak into a job.
 bool IsContractName(const std::string& name) {
-  static const char* kTorchrun[] = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE",
+  static constexpr const char* kTorchrun[] = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE",
                                     "RANK",        "LOCAL_RANK",  "LOCAL_WORLD_SIZE",
                                     "GROUP_RANK",  "NODE_RANK",   "CUDA_VISIBLE_DEVICES"};
   if (name.rfind("TENSORFLEET_", 0) == 0) return true;
@@ -22,15 +22,6 @@ bool IsContractName(const std::string& name) {
     if (name == n) return true;
   }
   return false;
-}
-
-std::string HyperparameterVariable(const std::string& name) {
-  std::string out = "TENSORFLEET_HP_";
-  for (char c : name) {
-    char u = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    out += (std::isalnum(static_cast<unsigned char>(u)) || u == '_') ? u : '_';
-  }
-  return out;
 }
 
 std::string ScalarText(const json& v) {
@@ -47,32 +38,8 @@ std::string Join(const std::vector<std::string>& items, const char* sep) {
 
 }  // namespace
 
-std::string Assignment::key() const {
-  return job_id + "/" + std::to_string(attempt) + "/" + std::to_string(node_rank);
-}
-
-Assignment AssignmentFromJson(const json& j) {
-  Assignment a;
-  a.job_id = j.at("job_id").get<std::string>();
-  a.job_name = j.value("job_name", "");
-  a.project_id = j.value("project_id", "");
-  a.attempt = j.at("attempt").get<int>();
-  a.token = j.at("token").get<std::string>();
-  a.node_rank = j.at("node_rank").get<int>();
-  a.gpus = j.value("gpus", std::vector<int>{});
-  a.addresses = j.value("addresses", std::vector<std::string>{});
-  a.master_port = j.value("master_port", 0);
-  a.spec = j.at("spec");
-  a.bucket = j.value("bucket", "");
-  a.code_key = j.value("code_key", "");
-  a.checkpoint_prefix = j.value("checkpoint_prefix", "");
-  a.output_prefix = j.value("output_prefix", "");
-  a.job_token = j.value("job_token", "");
-  return a;
-}
-
 int ProcessesPerNode(const Assignment& a) {
-  std::string ppn = a.spec.value("processes_per_node", "1");
+  const std::string& ppn = a.spec.processes_per_node;
   if (ppn == "gpu") return std::max<int>(1, static_cast<int>(a.gpus.size()));
   try {
     return std::max(1, std::stoi(ppn));
@@ -91,11 +58,7 @@ std::map<std::string, std::string> JobEnvironment(const Assignment& a, int local
   }
   // The spec's own variables, then the contract (which they cannot override: the spec refuses
   // TENSORFLEET_ names, and torchrun's are the platform's to set).
-  if (a.spec.contains("env") && a.spec["env"].is_object()) {
-    for (auto it = a.spec["env"].begin(); it != a.spec["env"].end(); ++it) {
-      if (it.value().is_string()) env[it.key()] = it.value().get<std::string>();
-    }
-  }
+  for (const auto& [name, value] : a.spec.env) env[name] = value;
   int nodes = static_cast<int>(std::max<size_t>(1, a.addresses.size()));
   int per_node = ProcessesPerNode(a);
   std::vector<std::string> gpus;
@@ -117,16 +80,14 @@ std::map<std::string, std::string> JobEnvironment(const Assignment& a, int local
   env["TENSORFLEET_METRICS_FILE"] = paths.metrics_file.string();
   env["TENSORFLEET_SERVER_URL"] = server_url;
   env["TENSORFLEET_TOKEN"] = a.job_token;
-  json hp = a.spec.value("hyperparameters", json::object());
+  const json& hp = a.spec.hyperparameters;
   env["TENSORFLEET_HYPERPARAMETERS"] = hp.dump();
   for (auto it = hp.begin(); it != hp.end(); ++it) {
-    env[HyperparameterVariable(it.key())] = ScalarText(it.value());
+    env[jobs::HyperparameterEnvName(it.key())] = ScalarText(it.value());
   }
   // Datasets: where each one's index is; the reader takes the token from TENSORFLEET_TOKEN.
   json datasets = json::object();
-  for (const json& d : a.spec.value("datasets", json::array())) {
-    if (!d.is_string()) continue;
-    std::string name = d.get<std::string>();
+  for (const std::string& name : a.spec.datasets) {
     std::string url = server_url + "/v1/datasets/" + name;
     datasets[name] = url;
     env[jobs::DatasetEnvName(name)] = url;

@@ -5,37 +5,14 @@
 
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "client/assignment.h"
+
 namespace tf::worker {
 
-// One rank of an attempt as the server assigned it (the JSON of GET /v1/nodes/{id}/assignments).
-struct Assignment {
-  std::string job_id;
-  std::string job_name;
-  std::string project_id;
-  int attempt = 0;
-  std::string token;  // the attempt's fencing token, as the server wrote it
-  int node_rank = 0;
-  std::vector<int> gpus;
-  std::vector<std::string> addresses;  // every node of the gang, in rank order
-  int master_port = 0;
-  nlohmann::json spec;  // jobs::JobSpecToJson
-  std::string bucket;
-  std::string code_key;
-  std::string checkpoint_prefix;
-  std::string output_prefix;
-  std::string job_token;
-
-  // "job_x/2/0": one rank of one attempt.
-  std::string key() const;
-};
-
-// kInvalidArgument-free parse: a malformed assignment throws nlohmann::json::exception, which
-// the caller turns into an error.
-Assignment AssignmentFromJson(const nlohmann::json& json);
+using client::Assignment;
 
 struct ProcessPaths {
   std::filesystem::path workdir;  // the unpacked code; the process's working directory

@@ -135,7 +135,7 @@ std::string KillIfOurs(const LocalState::Entry& e) {
 }  // namespace
 
 Status LocalState::Load() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::ifstream in(path_, std::ios::binary);
   if (!in) {
     std::error_code ec;
@@ -165,7 +165,7 @@ Status LocalState::Load() {
 }
 
 std::vector<LocalState::Entry> LocalState::entries() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return entries_;
 }
 
@@ -181,7 +181,7 @@ Status LocalState::Replace(std::vector<Entry> entries) {
 Status LocalState::Add(const Entry& entry) {
   if (entry.pgid <= 1)
     return InvalidArgument("pgid " + std::to_string(entry.pgid) + " is not a workload's");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<Entry> next;
   for (const auto& e : entries_) {
     if (!(SameRank(e, entry) && e.local_rank == entry.local_rank)) next.push_back(e);
@@ -191,7 +191,7 @@ Status LocalState::Add(const Entry& entry) {
 }
 
 Status LocalState::RemoveRank(const std::string& job_id, int attempt, int node_rank) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<Entry> next;
   for (const auto& e : entries_) {
     if (!(e.job_id == job_id && e.attempt == attempt && e.node_rank == node_rank)) {

@@ -12,10 +12,10 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/status.h"
 
 namespace tf::worker {
@@ -54,12 +54,12 @@ class LocalState {
   const std::filesystem::path& path() const { return path_; }
 
  private:
-  // Writes `entries` atomically, then makes them the record. Requires mu_.
-  Status Replace(std::vector<Entry> entries);
+  // Writes `entries` atomically, then makes them the record.
+  Status Replace(std::vector<Entry> entries) REQUIRES(mu_);
 
   const std::filesystem::path path_;
-  mutable std::mutex mu_;
-  std::vector<Entry> entries_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::vector<Entry> entries_ GUARDED_BY(mu_);
 };
 
 // At worker start: a worker that restarted cannot vouch for any rank its predecessor ran (nobody

@@ -19,7 +19,7 @@ std::string LogChunkKey(const std::string& prefix, int64_t number) {
   return base.empty() ? std::string(digits) : base + "/" + digits;
 }
 
-LogShipper::LogShipper(ObjectClient& client, std::string bucket, std::string prefix,
+LogShipper::LogShipper(client::ObjectClient& client, std::string bucket, std::string prefix,
                        std::filesystem::path file, size_t max_chunk_bytes)
     : client_(client),
       bucket_(std::move(bucket)),
@@ -28,7 +28,7 @@ LogShipper::LogShipper(ObjectClient& client, std::string bucket, std::string pre
       max_chunk_bytes_(max_chunk_bytes == 0 ? kMaxLogChunkBytes : max_chunk_bytes) {}
 
 Result<int> LogShipper::ShipNow() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   int fd = ::open(file_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return 0;
@@ -72,16 +72,16 @@ Result<int> LogShipper::ShipNow() {
 }
 
 int64_t LogShipper::next_chunk() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return next_chunk_;
 }
 
 uint64_t LogShipper::shipped_bytes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return offset_;
 }
 
-Result<std::vector<LogChunk>> ReadLogChunks(ObjectClient& client, const std::string& bucket,
+Result<std::vector<LogChunk>> ReadLogChunks(client::ObjectClient& client, const std::string& bucket,
                                             const std::string& prefix, int64_t from_chunk,
                                             size_t max_bytes) {
   if (from_chunk < 0) return InvalidArgument("chunk numbers start at 0");

@@ -9,13 +9,13 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/status.h"
-#include "worker/object_client.h"
+#include "client/object_client.h"
 
 namespace tf::worker {
 
@@ -28,7 +28,7 @@ std::string LogChunkKey(const std::string& prefix, int64_t number);
 class LogShipper {
  public:
   // The file need not exist yet (nothing to ship until it does). `client` must outlive this.
-  LogShipper(ObjectClient& client, std::string bucket, std::string prefix,
+  LogShipper(client::ObjectClient& client, std::string bucket, std::string prefix,
              std::filesystem::path file, size_t max_chunk_bytes = kMaxLogChunkBytes);
 
   // Uploads what was appended to the file since the last call, as chunks of up to
@@ -44,14 +44,14 @@ class LogShipper {
   uint64_t shipped_bytes() const;
 
  private:
-  ObjectClient& client_;
+  client::ObjectClient& client_;
   const std::string bucket_;
   const std::string prefix_;
   const std::filesystem::path file_;
   const size_t max_chunk_bytes_;
-  mutable std::mutex mu_;
-  int64_t next_chunk_ = 0;  // guarded by mu_
-  uint64_t offset_ = 0;     // bytes of the file shipped so far; guarded by mu_
+  mutable Mutex mu_;
+  int64_t next_chunk_ GUARDED_BY(mu_) = 0;
+  uint64_t offset_ GUARDED_BY(mu_) = 0;  // bytes of the file shipped so far
 };
 
 struct LogChunk {
@@ -62,7 +62,7 @@ struct LogChunk {
 // The chunks under `prefix` from number `from_chunk` on, in order, stopping at the first one
 // not there yet or once max_bytes have been gathered (at least one chunk is returned if there is
 // one). For `tensorfleet logs -f`: call again from the number after the last one returned.
-Result<std::vector<LogChunk>> ReadLogChunks(ObjectClient& client, const std::string& bucket,
+Result<std::vector<LogChunk>> ReadLogChunks(client::ObjectClient& client, const std::string& bucket,
                                             const std::string& prefix, int64_t from_chunk,
                                             size_t max_bytes = 16 << 20);
 

@@ -233,7 +233,7 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Start(const ProcessSpec& spe
 }
 
 ProcessGroup::~ProcessGroup() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!exit_) {
     ::kill(-pid_, SIGKILL);
     siginfo_t info{};
@@ -262,7 +262,7 @@ Result<std::optional<ExitStatus>> ProcessGroup::ReapIfEnded() {
 }
 
 Status ProcessGroup::Signal(int sig) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (exit_) return OkStatus();
   if (::kill(-pid_, sig) != 0 && errno != ESRCH) {
     return ErrnoStatus(StatusCode::kInternal,
@@ -272,7 +272,7 @@ Status ProcessGroup::Signal(int sig) {
 }
 
 Result<std::optional<ExitStatus>> ProcessGroup::TryWait() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return ReapIfEnded();
 }
 
@@ -280,7 +280,7 @@ Result<std::optional<ExitStatus>> ProcessGroup::WaitFor(std::chrono::millisecond
   const auto deadline = SteadyClock::now() + timeout;
   for (;;) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       TF_ASSIGN_OR_RETURN(std::optional<ExitStatus> ended, ReapIfEnded());
       if (ended) return ended;
     }

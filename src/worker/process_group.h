@@ -18,11 +18,11 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/status.h"
 
 namespace tf::worker {
@@ -87,14 +87,14 @@ class ProcessGroup {
  private:
   ProcessGroup(pid_t pid, int pidfd, uint64_t start_time)
       : pid_(pid), pidfd_(pidfd), start_time_(start_time) {}
-  // Reaps the leader if it has ended: kills the rest of its group first. Requires mu_.
-  Result<std::optional<ExitStatus>> ReapIfEnded();
+  // Reaps the leader if it has ended: kills the rest of its group first.
+  Result<std::optional<ExitStatus>> ReapIfEnded() REQUIRES(mu_);
 
   const pid_t pid_;
   const int pidfd_;  // readable once the leader has ended
   const uint64_t start_time_;
-  std::mutex mu_;
-  std::optional<ExitStatus> exit_;  // set once reaped; guarded by mu_
+  Mutex mu_;
+  std::optional<ExitStatus> exit_ GUARDED_BY(mu_);  // set once reaped
 };
 
 }  // namespace tf::worker

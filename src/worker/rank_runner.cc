@@ -85,16 +85,14 @@ std::string Bytes(uint64_t n) {
 }
 
 // The checkpoint directory: spec.checkpoint.dir inside the working directory.
-std::filesystem::path CheckpointDir(const std::filesystem::path& workdir, const json& spec) {
-  std::string rel =
-      spec.contains("checkpoint") ? spec["checkpoint"].value("dir", "checkpoints") : "checkpoints";
+std::filesystem::path CheckpointDir(const std::filesystem::path& workdir, const std::string& rel) {
   std::filesystem::path p(rel);
   if (rel.empty() || p.is_absolute() || rel.find("..") != std::string::npos) p = "checkpoints";
   return workdir / p;
 }
 
-Status UploadTree(ObjectClient& objects, const std::string& bucket, const std::string& prefix,
-                  const std::filesystem::path& dir, int& files) {
+Status UploadTree(client::ObjectClient& objects, const std::string& bucket,
+                  const std::string& prefix, const std::filesystem::path& dir, int& files) {
   std::error_code ec;
   if (!std::filesystem::exists(dir, ec)) return OkStatus();
   for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
@@ -108,7 +106,70 @@ Status UploadTree(ObjectClient& objects, const std::string& bucket, const std::s
   return OkStatus();
 }
 
+std::filesystem::path RankLog(const std::filesystem::path& logs, int local_rank) {
+  return logs / ("rank-" + std::to_string(local_rank) + ".log");
+}
+
+std::filesystem::path MetricsFile(const std::filesystem::path& dir, int local_rank) {
+  return dir / ("metrics-" + std::to_string(local_rank) + ".jsonl");
+}
+
 }  // namespace
+
+// While the rank runs, and once more at its end: its processes' logs shipped to the object
+// store, and the metrics they print (node rank 0's stdout, by the spec's regexes) or write
+// (every process's metrics file) sent to the server.
+class RankTelemetry {
+ public:
+  RankTelemetry(const Assignment& a, client::ObjectClient& objects, client::FleetClient* fleet,
+                const std::filesystem::path& logs, const std::filesystem::path& dir, int processes)
+      : a_(a),
+        fleet_(fleet),
+        stdout_lines_(RankLog(logs, 0)),
+        matcher_(jobs::MetricMatcher::Create(a.spec.metrics)) {
+    for (int local = 0; local < processes; ++local) {
+      shippers_.push_back(std::make_unique<LogShipper>(
+          objects, a.bucket, jobs::LogPrefix(a.job_id, a.attempt, a.node_rank, local),
+          RankLog(logs, local)));
+      metric_files_.emplace_back(MetricsFile(dir, local));
+    }
+  }
+
+  void Ship() {
+    for (auto& s : shippers_) {
+      auto shipped = s->ShipNow();
+      if (!shipped.ok()) {
+        spdlog::warn("shipping logs of {}: {}", a_.key(), shipped.status().ToString());
+      }
+    }
+    std::vector<client::MetricSampleOut> samples;
+    if (matcher_.ok() && a_.node_rank == 0) {
+      for (const std::string& line : stdout_lines_.NewLines()) {
+        for (const jobs::MetricSample& m : matcher_->Match(line)) {
+          samples.push_back({m.name, m.value, m.step});
+        }
+      }
+    }
+    for (LineTail& f : metric_files_) {
+      for (const std::string& line : f.NewLines()) {
+        auto m = jobs::ParseMetricLine(line);
+        if (m.ok()) samples.push_back({m->name, m->value, m->step});
+      }
+    }
+    if (!samples.empty() && fleet_ != nullptr) {
+      Status s = fleet_->AddSamples(a_, samples);
+      if (!s.ok()) spdlog::warn("metrics of {}: {}", a_.key(), s.ToString());
+    }
+  }
+
+ private:
+  const Assignment& a_;
+  client::FleetClient* fleet_;  // null when the server cannot be reached
+  std::vector<std::unique_ptr<LogShipper>> shippers_;
+  std::vector<LineTail> metric_files_;
+  LineTail stdout_lines_;
+  Result<jobs::MetricMatcher> matcher_;
+};
 
 RankRunner::RankRunner(Assignment assignment, RankContext context)
     : assignment_(std::move(assignment)), context_(std::move(context)) {}
@@ -128,7 +189,7 @@ void RankRunner::Join() {
 
 void RankRunner::Stop(StopKind kind, milliseconds grace, const std::string& reason) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto kill_at = Clock::now() + grace;
     if (!stop_requested_ || kill_at < kill_at_) kill_at_ = kill_at;
     if (!stop_requested_ || kind == StopKind::kInterrupt) {
@@ -143,17 +204,18 @@ void RankRunner::Stop(StopKind kind, milliseconds grace, const std::string& reas
 }
 
 bool RankRunner::WaitForStop(milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return stop_requested_; });
+  MutexLock lock(mu_);
+  return lock.WaitFor(cv_, timeout, [&]() REQUIRES(mu_) { return stop_requested_; });
 }
 
 void RankRunner::Run() {
   const Assignment& a = assignment_;
-  Result<RankOutcome> outcome = Execute();
-  RankOutcome report =
-      outcome.ok() ? *outcome
-                   : RankOutcome{"failed", -1, 0, "",
-                                 "the worker could not run it: " + outcome.status().ToString()};
+  Result<client::RankOutcome> outcome = Execute();
+  client::RankOutcome report =
+      outcome.ok()
+          ? *outcome
+          : client::RankOutcome{"failed", -1, 0, "",
+                                "the worker could not run it: " + outcome.status().ToString()};
   spdlog::info("rank {} {}{}", a.key(), report.state,
                report.message.empty() ? "" : ": " + report.message);
   auto fleet = context_.fleet();
@@ -171,61 +233,99 @@ void RankRunner::Run() {
   done_ = true;
 }
 
-Result<RankOutcome> RankRunner::Execute() {
+Result<client::RankOutcome> RankRunner::Execute() {
   const Assignment& a = assignment_;
-  std::filesystem::path dir = context_.attempts_dir / (a.job_id + "-" + std::to_string(a.attempt) +
-                                                       "-" + std::to_string(a.node_rank));
-  std::filesystem::path workdir = dir / "work", output = dir / "output", logs = dir / "logs";
+  TF_ASSIGN_OR_RETURN(const Workspace ws, PrepareWorkspace());
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<client::ObjectClient> objects, context_.objects(a.job_token));
+  Note(ws.log0, "job " + a.job_id + " attempt " + std::to_string(a.attempt) + ", node rank " +
+                    std::to_string(a.node_rank) + " of " + std::to_string(a.addresses.size()));
+  TF_RETURN_IF_ERROR(FetchCode(*objects, ws));
+  CheckpointSync sync(*objects, a.bucket, a.checkpoint_prefix);
+  TF_RETURN_IF_ERROR(RestoreCheckpoint(sync, ws));
+  TF_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<ProcessGroup>> groups, StartProcesses(ws));
+
+  auto fleet = context_.fleet();
+  if (fleet.ok()) {
+    client::RankOutcome running;
+    running.state = "running";
+    Status s = (*fleet)->Report(a, running);
+    if (s.code() == StatusCode::kAborted) Stop(StopKind::kWithdraw, kFailFastGrace, s.message());
+  }
+  RankTelemetry telemetry(a, *objects, fleet.ok() ? fleet->get() : nullptr, ws.logs, ws.dir,
+                          static_cast<int>(groups.size()));
+  std::unique_ptr<CheckpointSyncer> syncer;
+  if (a.spec.checkpoint.enabled && a.node_rank == 0) {
+    syncer = std::make_unique<CheckpointSyncer>(
+        sync, ws.checkpoint_dir,
+        milliseconds(std::max<int64_t>(a.spec.checkpoint.sync_interval_ms, 1000)),
+        [key = a.key()](const Result<SyncStats>& r) {
+          if (!r.ok()) spdlog::warn("checkpoint sync of {}: {}", key, r.status().ToString());
+        });
+    syncer->Start();
+  }
+
+  std::vector<std::optional<ExitStatus>> exits(groups.size());
+  const bool failed_fast = Supervise(groups, exits, telemetry);
+  return Finish(ws, *objects, syncer.get(), exits, failed_fast, telemetry);
+}
+
+Result<RankRunner::Workspace> RankRunner::PrepareWorkspace() const {
+  const Assignment& a = assignment_;
+  Workspace ws;
+  ws.dir = context_.attempts_dir /
+           (a.job_id + "-" + std::to_string(a.attempt) + "-" + std::to_string(a.node_rank));
+  ws.workdir = ws.dir / "work";
+  ws.output = ws.dir / "output";
+  ws.logs = ws.dir / "logs";
+  ws.log0 = ws.logs / "rank-0.log";
+  ws.checkpoint_dir = CheckpointDir(ws.workdir, a.spec.checkpoint.dir);
   std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
-  for (const auto& d : {workdir, output, logs}) {
+  std::filesystem::remove_all(ws.dir, ec);
+  for (const auto& d : {ws.workdir, ws.output, ws.logs}) {
     std::filesystem::create_directories(d, ec);
     if (ec) return Unavailable("cannot create " + d.string() + ": " + ec.message());
   }
-  std::filesystem::path log0 = logs / "rank-0.log";
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<ObjectClient> objects, context_.objects(a.job_token));
-  Note(log0, "job " + a.job_id + " attempt " + std::to_string(a.attempt) + ", node rank " +
-                 std::to_string(a.node_rank) + " of " + std::to_string(a.addresses.size()));
+  return ws;
+}
 
-  // Code.
-  if (!a.code_key.empty()) {
-    std::filesystem::path bundle = dir / "code.tar.gz";
-    TF_RETURN_IF_ERROR(
-        objects->GetToFile(a.bucket, a.code_key, bundle).WithContext("downloading the code"));
-    TF_RETURN_IF_ERROR(Unpack(bundle, workdir).WithContext("unpacking the code"));
+Status RankRunner::FetchCode(client::ObjectClient& objects, const Workspace& ws) const {
+  const Assignment& a = assignment_;
+  if (a.code_key.empty()) return OkStatus();
+  const std::filesystem::path bundle = ws.dir / "code.tar.gz";
+  TF_RETURN_IF_ERROR(
+      objects.GetToFile(a.bucket, a.code_key, bundle).WithContext("downloading the code"));
+  return Unpack(bundle, ws.workdir).WithContext("unpacking the code");
+}
+
+Status RankRunner::RestoreCheckpoint(CheckpointSync& sync, const Workspace& ws) const {
+  std::error_code ec;
+  if (assignment_.spec.checkpoint.enabled) {
+    // The snapshot wins over anything the code bundle brought.
+    std::filesystem::remove_all(ws.checkpoint_dir, ec);
+    TF_ASSIGN_OR_RETURN(RestoreStats restored, sync.Restore(ws.checkpoint_dir));
+    Note(ws.log0, restored.seq == 0 ? "no checkpoint yet: starting from scratch"
+                                    : "restored checkpoint #" + std::to_string(restored.seq) +
+                                          " (" + std::to_string(restored.files) + " files, " +
+                                          Bytes(restored.bytes) + ")");
   }
+  std::filesystem::create_directories(ws.checkpoint_dir, ec);
+  return OkStatus();
+}
 
-  // Checkpoint.
-  const json& spec = a.spec;
-  std::filesystem::path checkpoint_dir = CheckpointDir(workdir, spec);
-  bool checkpoints = !spec.contains("checkpoint") || spec["checkpoint"].value("enabled", true);
-  CheckpointSync sync(*objects, a.bucket, a.checkpoint_prefix);
-  if (checkpoints) {
-    std::filesystem::remove_all(checkpoint_dir, ec);  // the snapshot wins over anything bundled
-    TF_ASSIGN_OR_RETURN(RestoreStats restored, sync.Restore(checkpoint_dir));
-    Note(log0, restored.seq == 0
-                   ? "no checkpoint yet: starting from scratch"
-                   : "restored checkpoint #" + std::to_string(restored.seq) + " (" +
-                         std::to_string(restored.files) + " files, " + Bytes(restored.bytes) + ")");
-  }
-  std::filesystem::create_directories(checkpoint_dir, ec);
-
-  // Processes.
-  std::vector<std::string> argv = spec.value("command", std::vector<std::string>{});
-  if (argv.empty()) return InvalidArgument("the spec has no command");
-  int per_node = ProcessesPerNode(a);
-  std::map<std::string, std::string> base = CurrentEnvironment();
+Result<std::vector<std::unique_ptr<ProcessGroup>>> RankRunner::StartProcesses(const Workspace& ws) {
+  const Assignment& a = assignment_;
+  if (a.spec.command.empty()) return InvalidArgument("the spec has no command");
+  const int per_node = ProcessesPerNode(a);
+  const std::map<std::string, std::string> base = CurrentEnvironment();
   std::vector<std::unique_ptr<ProcessGroup>> groups;
   std::vector<std::pair<int, uint64_t>> recorded;
-  std::vector<std::optional<ExitStatus>> exits(per_node);
   for (int local = 0; local < per_node; ++local) {
-    ProcessPaths paths{workdir, checkpoint_dir, output,
-                       dir / ("metrics-" + std::to_string(local) + ".jsonl")};
+    ProcessPaths paths{ws.workdir, ws.checkpoint_dir, ws.output, MetricsFile(ws.dir, local)};
     ProcessSpec ps;
-    ps.argv = argv;
+    ps.argv = a.spec.command;
     ps.env = JobEnvironment(a, local, paths, context_.server_url, base);
-    ps.working_dir = workdir;
-    ps.log_file = logs / ("rank-" + std::to_string(local) + ".log");
+    ps.working_dir = ws.workdir;
+    ps.log_file = RankLog(ws.logs, local);
     auto group = ProcessGroup::Start(ps);
     if (!group.ok()) {
       for (auto& g : groups) (void)g->Terminate(kFailFastGrace);
@@ -235,70 +335,13 @@ Result<RankOutcome> RankRunner::Execute() {
     groups.push_back(std::move(group).value());
   }
   if (context_.started) context_.started(a, recorded);
+  return groups;
+}
 
-  auto fleet = context_.fleet();
-  if (fleet.ok()) {
-    RankOutcome running;
-    running.state = "running";
-    Status s = (*fleet)->Report(a, running);
-    if (s.code() == StatusCode::kAborted) Stop(StopKind::kWithdraw, kFailFastGrace, s.message());
-  }
-
-  // While it runs.
-  std::vector<std::unique_ptr<LogShipper>> shippers;
-  std::vector<LineTail> metric_files;
-  for (int local = 0; local < per_node; ++local) {
-    shippers.push_back(std::make_unique<LogShipper>(
-        *objects, a.bucket, jobs::LogPrefix(a.job_id, a.attempt, a.node_rank, local),
-        logs / ("rank-" + std::to_string(local) + ".log")));
-    metric_files.emplace_back(dir / ("metrics-" + std::to_string(local) + ".jsonl"));
-  }
-  LineTail stdout_lines(log0);
-  std::vector<jobs::MetricDefinition> definitions;
-  for (const json& m : spec.value("metrics", json::array())) {
-    definitions.push_back({m.value("name", ""), m.value("regex", "")});
-  }
-  auto matcher = jobs::MetricMatcher::Create(definitions);
-  auto ship = [&] {
-    for (auto& s : shippers) {
-      auto shipped = s->ShipNow();
-      if (!shipped.ok())
-        spdlog::warn("shipping logs of {}: {}", a.key(), shipped.status().ToString());
-    }
-    std::vector<MetricSampleOut> samples;
-    if (matcher.ok() && a.node_rank == 0) {
-      for (const std::string& line : stdout_lines.NewLines()) {
-        for (const jobs::MetricSample& m : matcher->Match(line))
-          samples.push_back({m.name, m.value, m.step});
-      }
-    }
-    for (LineTail& f : metric_files) {
-      for (const std::string& line : f.NewLines()) {
-        auto m = jobs::ParseMetricLine(line);
-        if (m.ok()) samples.push_back({m->name, m->value, m->step});
-      }
-    }
-    if (!samples.empty() && fleet.ok()) {
-      Status s = (*fleet)->AddSamples(a, samples);
-      if (!s.ok()) spdlog::warn("metrics of {}: {}", a.key(), s.ToString());
-    }
-  };
-
-  std::unique_ptr<CheckpointSyncer> syncer;
-  if (checkpoints && a.node_rank == 0) {
-    int64_t interval = spec.contains("checkpoint")
-                           ? spec["checkpoint"].value("sync_interval_ms", int64_t{300'000})
-                           : 300'000;
-    syncer = std::make_unique<CheckpointSyncer>(
-        sync, checkpoint_dir, milliseconds(std::max<int64_t>(interval, 1000)),
-        [key = a.key()](const Result<SyncStats>& r) {
-          if (!r.ok()) spdlog::warn("checkpoint sync of {}: {}", key, r.status().ToString());
-        });
-    syncer->Start();
-  }
-
+bool RankRunner::Supervise(std::vector<std::unique_ptr<ProcessGroup>>& groups,
+                           std::vector<std::optional<ExitStatus>>& exits,
+                           RankTelemetry& telemetry) {
   auto last_ship = Clock::now();
-  bool failed_fast = false;
   for (;;) {
     bool all_done = true, any_failed = false;
     for (size_t i = 0; i < groups.size(); ++i) {
@@ -306,22 +349,22 @@ Result<RankOutcome> RankRunner::Execute() {
         auto e = groups[i]->TryWait();
         if (e.ok() && *e) exits[i] = **e;
       }
-      if (!exits[i])
+      if (!exits[i]) {
         all_done = false;
-      else if (!exits[i]->success())
+      } else if (!exits[i]->success()) {
         any_failed = true;
+      }
     }
-    if (all_done) break;
+    if (all_done) return false;
     bool stop;
     Clock::time_point kill_at;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       stop = stop_requested_;
       kill_at = kill_at_;
     }
     if (stop || any_failed) {
       // One process of the node failed: the others cannot go on without it.
-      failed_fast = !stop;
       auto grace = stop ? std::chrono::duration_cast<milliseconds>(kill_at - Clock::now())
                         : milliseconds(kFailFastGrace);
       for (size_t i = 0; i < groups.size(); ++i) {
@@ -329,19 +372,24 @@ Result<RankOutcome> RankRunner::Execute() {
         auto e = groups[i]->Terminate(std::max(grace, milliseconds(0)));
         if (e.ok()) exits[i] = *e;
       }
-      break;
+      return !stop;
     }
     if (Clock::now() - last_ship >= context_.log_ship_interval) {
-      ship();
+      telemetry.Ship();
       last_ship = Clock::now();
     }
     WaitForStop(context_.poll_interval);
   }
+}
 
-  // After: the last checkpoint, the output, the last logs.
-  RankOutcome outcome;
+client::RankOutcome RankRunner::Finish(const Workspace& ws, client::ObjectClient& objects,
+                                       CheckpointSyncer* syncer,
+                                       const std::vector<std::optional<ExitStatus>>& exits,
+                                       bool failed_fast, RankTelemetry& telemetry) {
+  const Assignment& a = assignment_;
+  client::RankOutcome outcome;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stop_requested_ && !failed_fast) {
       outcome.state = stop_kind_ == StopKind::kInterrupt ? "interrupted" : "stopped";
       outcome.message = stop_reason_;
@@ -354,31 +402,32 @@ Result<RankOutcome> RankRunner::Execute() {
   if (outcome.state.empty()) outcome.state = first_failure == nullptr ? "succeeded" : "failed";
   outcome.exit_code = first_failure ? first_failure->exit_code : 0;
   outcome.signal = first_failure ? first_failure->signal : 0;
-  if (syncer) {
+  // The last checkpoint, the output, the last logs.
+  if (syncer != nullptr) {
     auto last = syncer->Stop();
     if (last.ok()) {
-      Note(log0, "checkpoint synced after exit: snapshot #" + std::to_string(last->seq) + " (" +
-                     std::to_string(last->files) + " files, " + Bytes(last->bytes_uploaded) +
-                     " uploaded)");
+      Note(ws.log0, "checkpoint synced after exit: snapshot #" + std::to_string(last->seq) + " (" +
+                        std::to_string(last->files) + " files, " + Bytes(last->bytes_uploaded) +
+                        " uploaded)");
     } else {
-      Note(log0, "checkpoint sync after exit failed: " + last.status().ToString());
+      Note(ws.log0, "checkpoint sync after exit failed: " + last.status().ToString());
     }
   }
   if (outcome.state == "succeeded" && a.node_rank == 0) {
     int files = 0;
-    Status uploaded = UploadTree(*objects, a.bucket, a.output_prefix, output, files);
+    Status uploaded = UploadTree(objects, a.bucket, a.output_prefix, ws.output, files);
     if (!uploaded.ok()) {
       outcome.state = "failed";
       outcome.message = "uploading the output failed: " + uploaded.ToString();
     } else {
-      Note(log0, "output uploaded: " + std::to_string(files) + " files to " + a.bucket + "/" +
-                     a.output_prefix);
+      Note(ws.log0, "output uploaded: " + std::to_string(files) + " files to " + a.bucket + "/" +
+                        a.output_prefix);
     }
   }
-  Note(log0, "rank " + outcome.state +
-                 (first_failure ? " (" + first_failure->ToString() + ")" : std::string()));
-  ship();
-  outcome.log_tail = LastLines(log0);
+  Note(ws.log0, "rank " + outcome.state +
+                    (first_failure ? " (" + first_failure->ToString() + ")" : std::string()));
+  telemetry.Ship();
+  outcome.log_tail = LastLines(ws.log0);
   return outcome;
 }
 

@@ -15,23 +15,31 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
-#include "worker/fleet_client.h"
+#include "base/mutex.h"
+#include "client/fleet_client.h"
+#include "client/object_client.h"
 #include "worker/job_env.h"
-#include "worker/object_client.h"
 
 namespace tf::worker {
+
+class CheckpointSync;
+class CheckpointSyncer;
+class ProcessGroup;
+class RankTelemetry;
+struct ExitStatus;
 
 // Everything a rank needs from the worker that runs it.
 struct RankContext {
   std::filesystem::path attempts_dir;  // the rank works in attempts_dir/<job>-<attempt>-<rank>
   std::string server_url;
   // Each rank talks to the server on connections of its own.
-  std::function<Result<std::unique_ptr<FleetClient>>()> fleet;
-  std::function<Result<std::unique_ptr<ObjectClient>>(const std::string& token)> objects;
+  std::function<Result<std::unique_ptr<client::FleetClient>>()> fleet;
+  std::function<Result<std::unique_ptr<client::ObjectClient>>(const std::string& token)> objects;
   // Called with the process groups the rank started (pid, start time) and when they are gone,
   // so that a restarted worker can find what it left behind (local_state.h).
   std::function<void(const Assignment&, const std::vector<std::pair<int, uint64_t>>&)> started;
@@ -59,8 +67,35 @@ class RankRunner {
   const Assignment& assignment() const { return assignment_; }
 
  private:
+  // Where one attempt of the rank works: attempts_dir/<job>-<attempt>-<rank>/.
+  struct Workspace {
+    std::filesystem::path dir;
+    std::filesystem::path workdir;         // the unpacked code; the processes' working directory
+    std::filesystem::path output;          // uploaded when the rank succeeds
+    std::filesystem::path logs;            // rank-<local>.log, one per process
+    std::filesystem::path log0;            // local rank 0's log, where the platform's notes go too
+    std::filesystem::path checkpoint_dir;  // spec.checkpoint.dir inside workdir
+  };
+
   void Run();
-  Result<RankOutcome> Execute();
+  // The rank from start to end, in the steps below; an error is a rank the worker could not
+  // run (reported as failed, saying why).
+  Result<client::RankOutcome> Execute();
+  Result<Workspace> PrepareWorkspace() const;
+  Status FetchCode(client::ObjectClient& objects, const Workspace& ws) const;
+  // The last complete checkpoint into checkpoint_dir, when the spec keeps checkpoints.
+  Status RestoreCheckpoint(CheckpointSync& sync, const Workspace& ws) const;
+  // The node's processes, each a process group with the environment contract.
+  Result<std::vector<std::unique_ptr<ProcessGroup>>> StartProcesses(const Workspace& ws);
+  // Waits for the processes to end, shipping logs and metrics meanwhile; stops them all when
+  // one fails or a stop is asked for. Returns whether it stopped them for a failure.
+  bool Supervise(std::vector<std::unique_ptr<ProcessGroup>>& groups,
+                 std::vector<std::optional<ExitStatus>>& exits, RankTelemetry& telemetry);
+  // How it ended, after the last checkpoint sync, the output's upload and the last logs.
+  client::RankOutcome Finish(const Workspace& ws, client::ObjectClient& objects,
+                             CheckpointSyncer* syncer,
+                             const std::vector<std::optional<ExitStatus>>& exits, bool failed_fast,
+                             RankTelemetry& telemetry);
   bool WaitForStop(std::chrono::milliseconds timeout);
 
   Assignment assignment_;
@@ -68,12 +103,12 @@ class RankRunner {
   std::thread thread_;
   std::atomic<bool> done_{false};
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  bool stop_requested_ = false;  // guarded by mu_
-  StopKind stop_kind_ = StopKind::kWithdraw;
-  std::chrono::steady_clock::time_point kill_at_;
-  std::string stop_reason_;
+  bool stop_requested_ GUARDED_BY(mu_) = false;
+  StopKind stop_kind_ GUARDED_BY(mu_) = StopKind::kWithdraw;
+  std::chrono::steady_clock::time_point kill_at_ GUARDED_BY(mu_);
+  std::string stop_reason_ GUARDED_BY(mu_);
 };
 
 }  // namespace tf::worker

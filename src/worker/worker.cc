@@ -9,15 +9,15 @@
 #include <condition_variable>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <set>
 #include <thread>
 
 #include "base/crypto.h"
 #include "base/log.h"
+#include "base/mutex.h"
 #include "base/version.h"
+#include "client/fleet_client.h"
 #include "http/http.h"
-#include "worker/fleet_client.h"
 #include "worker/gpus.h"
 #include "worker/local_state.h"
 #include "worker/rank_runner.h"
@@ -87,7 +87,8 @@ class WorkerImpl final : public Worker {
       return Unavailable("cannot create " + (options_.data_dir / "attempts").string() + ": " +
                          ec.message());
     TF_ASSIGN_OR_RETURN(node_id_, LoadOrCreateNodeId(options_.data_dir));
-    TF_ASSIGN_OR_RETURN(fleet_, FleetClient::Create(options_.server_url, options_.token, node_id_));
+    TF_ASSIGN_OR_RETURN(fleet_,
+                        client::FleetClient::Create(options_.server_url, options_.token, node_id_));
     state_ = std::make_unique<LocalState>(options_.data_dir / "worker-state.json");
     TF_RETURN_IF_ERROR(state_->Load());
 
@@ -108,7 +109,7 @@ class WorkerImpl final : public Worker {
 
   void Shutdown(std::chrono::milliseconds grace) override {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stopping_) return;
       stopping_ = true;
       for (auto& [key, runner] : runners_) {
@@ -122,14 +123,14 @@ class WorkerImpl final : public Worker {
   }
 
   void Wait() override {
-    std::lock_guard lock(join_mu_);
+    MutexLock lock(join_mu_);
     for (auto& t : threads_) {
       if (t.joinable()) t.join();
     }
     threads_.clear();
     std::map<std::string, std::unique_ptr<RankRunner>> runners;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       runners.swap(runners_);
     }
     for (auto& [key, runner] : runners) runner->Join();
@@ -169,7 +170,8 @@ class WorkerImpl final : public Worker {
       a.attempt = e.attempt;
       a.node_rank = e.node_rank;
       a.token = e.token;
-      RankOutcome lost{"lost", -1, 0, "", "the worker restarted and could not vouch for this rank"};
+      client::RankOutcome lost{"lost", -1, 0, "",
+                               "the worker restarted and could not vouch for this rank"};
       Status s = fleet_->Report(a, lost);
       spdlog::warn("rank {} left by a previous worker: stopped, reported lost ({})", a.key(),
                    s.ok() ? "accepted" : s.ToString());
@@ -177,12 +179,12 @@ class WorkerImpl final : public Worker {
   }
 
   bool SleepUnlessStopping(std::chrono::milliseconds d) {
-    std::unique_lock lock(mu_);
-    return !cv_.wait_for(lock, d, [&] { return stopping_; });
+    MutexLock lock(mu_);
+    return !lock.WaitFor(cv_, d, [&]() REQUIRES(mu_) { return stopping_; });
   }
 
   bool stopping() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return stopping_;
   }
 
@@ -207,7 +209,7 @@ class WorkerImpl final : public Worker {
     auto client = fleet_->Clone();
     if (!client.ok()) return;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stopping_) return;
       assignments_client_ = client->get();
     }
@@ -223,13 +225,13 @@ class WorkerImpl final : public Worker {
       known = got->digest;
       Reconcile(*got);
     }
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     assignments_client_ = nullptr;
   }
 
   // Makes what runs here match what the server wants.
-  void Reconcile(const NodeAssignmentsView& want) {
-    std::lock_guard lock(mu_);
+  void Reconcile(const client::NodeAssignmentsView& want) {
+    MutexLock lock(mu_);
     if (stopping_) return;
     std::map<std::string, const Assignment*> wanted;
     for (const Assignment& a : want.ranks) wanted[a.key()] = &a;
@@ -270,7 +272,9 @@ class WorkerImpl final : public Worker {
     c.server_url = options_.server_url;
     c.fleet = [this] { return fleet_->Clone(); };
     std::string url = options_.server_url;
-    c.objects = [url](const std::string& token) { return MakeHttpObjectClient(url, token); };
+    c.objects = [url](const std::string& token) {
+      return client::MakeHttpObjectClient(url, token);
+    };
     LocalState* state = state_.get();
     c.started = [state](const Assignment& a, const std::vector<std::pair<int, uint64_t>>& groups) {
       for (size_t local = 0; local < groups.size(); ++local) {
@@ -314,17 +318,17 @@ class WorkerImpl final : public Worker {
   WorkerOptions options_;
   std::string node_id_;
   std::atomic<int64_t> epoch_{0};
-  std::unique_ptr<FleetClient> fleet_;
+  std::unique_ptr<client::FleetClient> fleet_;
   std::unique_ptr<LocalState> state_;
   std::vector<std::thread> threads_;
-  std::mutex join_mu_;
+  Mutex join_mu_;
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;                                       // guarded by mu_
-  std::map<std::string, std::unique_ptr<RankRunner>> runners_;  // guarded by mu_
-  std::set<std::string> finished_;                              // guarded by mu_
-  FleetClient* assignments_client_ = nullptr;  // the assignment loop's own; guarded by mu_
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::map<std::string, std::unique_ptr<RankRunner>> runners_ GUARDED_BY(mu_);
+  std::set<std::string> finished_ GUARDED_BY(mu_);
+  client::FleetClient* assignments_client_ GUARDED_BY(mu_) = nullptr;  // the assignment loop's own
 };
 
 }  // namespace

@@ -1,0 +1,111 @@
+// One pass over a bill's rows, keeping per instance type, per resource and per cluster totals
+// and the first rows that show each problem. The checks (audit_checks.cc) turn these totals
+// into findings once every row has been seen. Internal to the audit.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cost/audit/audit.h"
+#include "cost/audit/cur_reader.h"
+#include "cost/audit/usage_type.h"
+#include "cost/catalog.h"
+
+namespace tf::cost {
+
+// Rows that show a problem: the first `cap` kept, all counted.
+struct Evidence {
+  std::vector<RowRef> rows;
+  int64_t total = 0;
+  void Add(RowRef r, size_t cap) {
+    ++total;
+    if (rows.size() < cap) rows.push_back(r);
+  }
+};
+
+// On-demand instance usage of one instance type in one region.
+struct TypeTotals {
+  std::string instance_type, region;
+  const Offer* offer = nullptr;  // the catalog's, if any
+  double hours = 0, usd = 0;
+  double list_usd = 0;  // the same hours at the list price that applied on each row's date
+  Evidence above;       // rows whose own rate is above their list price by the threshold
+  double stale_hours = 0, stale_usd = 0;
+  Evidence stale;  // rows at the previous list price, dated after it ended
+};
+
+struct ResourceTotals {
+  UsageKind kind = UsageKind::kOther;
+  std::string instance_type, region, zone, cluster;
+  int64_t rows = 0;
+  RowRef first;
+  // Instances.
+  double hours = 0, usd = 0;            // every instance-hour billed
+  double spot_hours = 0, spot_usd = 0;  // of which spot
+  RowRef first_spot;
+  int64_t first_start = std::numeric_limits<int64_t>::max();
+  int64_t last_end = 0;
+  bool undated = false;     // a row without start or end: wall-clock unknown
+  Evidence overlap;         // rows starting before an earlier row ended, or longer than their span
+  double transfer_usd = 0;  // cross-zone transfer billed to this resource
+  // Volumes and snapshots.
+  double storage_usd = 0;
+  Evidence storage_rows;
+};
+
+struct ClusterTotals {
+  // zone -> resources seen there (from the bill), and the first row for each zone.
+  std::map<std::string, std::set<std::string>> zones;
+  std::map<std::string, RowRef> first_row;
+};
+
+// Hash that accepts string_view, so that per-row lookups do not allocate.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+};
+template <typename T>
+using StringMap = std::unordered_map<std::string, T, StringHash, std::equal_to<>>;
+
+class BillScan {
+ public:
+  BillScan(const Catalog& catalog, const AuditOptions& options)
+      : catalog_(catalog), options_(options) {}
+
+  void Add(const CurRow& row);
+
+  const StringMap<TypeTotals>& types() const { return types_; }
+  const StringMap<ResourceTotals>& resources() const { return resources_; }
+  const std::map<std::string, ClusterTotals>& clusters() const { return clusters_; }
+  const Evidence& cost_mismatch() const { return cost_mismatch_; }
+  double cost_mismatch_usd() const { return cost_mismatch_usd_; }
+  double billed_usd() const { return billed_usd_; }
+  int64_t latest_end() const { return latest_end_; }
+  bool saw_resource_ids() const { return saw_resource_ids_; }
+
+ private:
+  void AddInstance(const CurRow& row, const UsageType& u, std::string_view region);
+  void RateChecks(const CurRow& row, std::string_view type, std::string_view region);
+  ResourceTotals& Resource(std::string_view id, UsageKind kind, RowRef ref);
+
+  const Catalog& catalog_;
+  const AuditOptions& options_;
+  StringMap<TypeTotals> types_;
+  StringMap<ResourceTotals> resources_;
+  std::map<std::string, ClusterTotals> clusters_;
+  Evidence cost_mismatch_;
+  double cost_mismatch_usd_ = 0;
+  double billed_usd_ = 0;
+  int64_t latest_end_ = 0;
+  bool saw_resource_ids_ = false;
+  std::string key_;  // reused to build type|region keys
+};
+
+}  // namespace tf::cost
