@@ -15,8 +15,8 @@ using nlohmann::json;
 // leak into a job.
 bool IsContractName(const std::string& name) {
   static constexpr const char* kTorchrun[] = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE",
-                                    "RANK",        "LOCAL_RANK",  "LOCAL_WORLD_SIZE",
-                                    "GROUP_RANK",  "NODE_RANK",   "CUDA_VISIBLE_DEVICES"};
+                                              "RANK",        "LOCAL_RANK",  "LOCAL_WORLD_SIZE",
+                                              "GROUP_RANK",  "NODE_RANK",   "CUDA_VISIBLE_DEVICES"};
   if (name.rfind("TENSORFLEET_", 0) == 0) return true;
   for (const char* n : kTorchrun) {
     if (name == n) return true;
