@@ -160,7 +160,7 @@ class Reader {
     });
     if (into != nullptr) {
       py::tuple in_slot = py::make_tuple(slot, ticket, used, std::move(offsets));
-      held.release();
+      (void)held.release();  // the slot is the caller's now, given back when it is done with it
       return in_slot;
     }
     ring.CountFallback();

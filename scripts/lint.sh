@@ -4,7 +4,8 @@
 #      .clang-format says (scripts/format.sh rewrites them);
 #   2. clang-tidy (.clang-tidy's checks, findings as errors) on the C++ files changed since
 #      TENSORFLEET_TIDY_BASE (default: the commit before HEAD), plus uncommitted changes; it
-#      reads build/compile_commands.json, so it runs after scripts/build.sh has configured.
+#      reads build/compile_commands.json, so it runs after scripts/build.sh has configured (the
+#      fuzzers, built apart in build-fuzz/ with flags of their own, are left out).
 # Usage: scripts/lint.sh [format|tidy]   (both by default)
 #   TENSORFLEET_TIDY_BASE=origin/main scripts/lint.sh tidy   # everything a branch changes
 set -euo pipefail
@@ -43,7 +44,7 @@ if [ "$what" = all ] || [ "$what" = tidy ]; then
     exit 2
   fi
   mapfile -t changed < <({ git diff --name-only --diff-filter=d "$base" -- ; git ls-files -o --exclude-standard; } |
-    grep -E '^(src|tests|bench|fuzz|python|tools)/.*\.cc$' | sort -u)
+    grep -E '^(src|tests|bench|python|tools)/.*\.cc$' | sort -u)
   if [ "${#changed[@]}" -eq 0 ]; then
     echo "lint: no C++ source changed since $base"
   else

@@ -32,5 +32,5 @@ TENSORFLEET_WERROR=ON scripts/with-postgres.sh scripts/sanitize.sh asan
 step "sanitizers: threads"
 TENSORFLEET_WERROR=ON scripts/with-postgres.sh scripts/sanitize.sh tsan
 step "fuzzing"
-scripts/fuzz.sh "${TENSORFLEET_FUZZ_SECONDS:-60}"
+scripts/fuzz.sh "${TENSORFLEET_FUZZ_SECONDS:-30}"
 step "done"

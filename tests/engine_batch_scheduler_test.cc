@@ -263,13 +263,15 @@ TEST_F(BatchSchedulerTest, LongPrefillDoesNotStarveDecode) {
 // Eight sequences decode with a budget of 8 tokens per step: a new prompt still gets a quarter
 // of the budget (2 tokens) in every step, and the eight keep decoding.
 TEST_F(BatchSchedulerTest, PromptsProgressEvenWhenDecodeFillsTheBudget) {
-  auto scheduler = Scheduler(64, /*max_batch=*/9, /*step_tokens=*/8);
+  // Declared before the scheduler, which outlives none of them: it ends the sequences still
+  // running when it is destroyed, and reports to their outcomes.
   std::vector<Outcome> decoding(8);
+  Outcome arriving;
+  auto scheduler = Scheduler(64, /*max_batch=*/9, /*step_tokens=*/8);
   for (int i = 0; i < 8; ++i) {
     ASSERT_TRUE(scheduler->Submit(Request({static_cast<int32_t>(10 + i)}, 40, &decoding[i])).ok());
   }
   scheduler->Step();  // eight one-token prompts
-  Outcome arriving;
   ASSERT_TRUE(scheduler->Submit(Request(Prompt(20, 5), 3, &arriving)).ok());
   int64_t steps = 0;
   while (arriving.tokens.empty() && steps < 100) {

@@ -289,8 +289,10 @@ TEST_P(ObjectServiceTest, AlignedWholeBlocksAndOddPiecesMixInOneBlob) {
   // Page-aligned whole blocks are written from the caller's memory, anything else is gathered
   // first: a blob appended both ways, in an order that moves between them, reads back whole.
   const std::string content = Content(9 * kBlockBytes + 11, 3);
+  // aligned_alloc takes a size that is a whole number of its alignment.
+  const size_t aligned_size = (content.size() + 4095) / 4096 * 4096;
   std::unique_ptr<char, decltype(&std::free)> aligned(
-      static_cast<char*>(std::aligned_alloc(4096, content.size() + 4096)), &std::free);
+      static_cast<char*>(std::aligned_alloc(4096, aligned_size)), &std::free);
   ASSERT_NE(aligned, nullptr);
   std::memcpy(aligned.get(), content.data(), content.size());
   // Written straight, straight then gathered, gathered until the 4 MiB buffer is full and
