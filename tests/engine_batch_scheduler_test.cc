@@ -95,7 +95,7 @@ class BatchSchedulerTest : public ::testing::Test {
   static std::vector<int32_t> Prompt(int64_t n, int32_t seed) {
     std::vector<int32_t> p;
     for (int64_t i = 0; i < n; ++i) {
-      p.push_back(static_cast<int32_t>((seed * 131 + i * 37) % 1000 + 2));
+      p.push_back(static_cast<int32_t>((int64_t{seed} * 131 + i * 37) % 1000 + 2));
     }
     return p;
   }

@@ -54,7 +54,7 @@ class ObjectServiceTest : public tf::testing::StoreTest {
 
   Result<ObjectInfo> Put(const std::string& key, const std::string& content,
                          PutOptions options = {}) {
-    TF_ASSIGN_OR_RETURN(auto upload, service_->BeginPut(project_, "data", key, options));
+    TF_ASSIGN_OR_RETURN(auto upload, service_->BeginPut(project_, "data", key, std::move(options)));
     for (size_t at = 0; at < content.size(); at += 300'000) {
       TF_RETURN_IF_ERROR(upload->Write(std::string_view(content).substr(at, 300'000)));
     }
@@ -209,7 +209,7 @@ TEST_P(ObjectServiceTest, PathLikeKeysRoundTripAndTouchNothingOutsideTheBlobDire
 }
 
 TEST_P(ObjectServiceTest, ReplacementIsAtomicAndFreesTheOldContent) {
-  std::string first = Content(2 * kBlockBytes, 1), second = Content(kBlockBytes + 7, 2);
+  std::string first = Content(size_t{2} * kBlockBytes, 1), second = Content(kBlockBytes + 7, 2);
   ASSERT_TRUE(Put("model.bin", first).ok());
   auto before = BlobFiles();
   auto old_reader = service_->Open(project_, "data", "model.bin");
@@ -247,7 +247,7 @@ TEST_P(ObjectServiceTest, AbortedAndMismatchedUploadsLeaveNothing) {
 }
 
 TEST_P(ObjectServiceTest, CorruptContentIsAnErrorNeverWrongBytes) {
-  std::string content = Content(3 * kBlockBytes, 4);
+  std::string content = Content(size_t{3} * kBlockBytes, 4);
   ASSERT_TRUE(Put("weights", content).ok());
   auto files = BlobFiles();
   ASSERT_EQ(files.size(), 1u);
@@ -270,7 +270,7 @@ TEST_P(ObjectServiceTest, CorruptContentIsAnErrorNeverWrongBytes) {
 // Something other than the server shortens a blob file while it is open for reading: the next
 // check is an error naming the blob, never a crash (the check maps the file).
 TEST_P(ObjectServiceTest, ABlobCutShortWhileOpenIsAnErrorNotACrash) {
-  ASSERT_TRUE(Put("weights", Content(3 * kBlockBytes, 5)).ok());
+  ASSERT_TRUE(Put("weights", Content(size_t{3} * kBlockBytes, 5)).ok());
   auto files = BlobFiles();
   ASSERT_EQ(files.size(), 1u);
   const fs::path file = blob_dir() / *files.begin();
@@ -297,8 +297,9 @@ TEST_P(ObjectServiceTest, AlignedWholeBlocksAndOddPiecesMixInOneBlob) {
   std::memcpy(aligned.get(), content.data(), content.size());
   // Written straight, straight then gathered, gathered until the 4 MiB buffer is full and
   // empty again, straight again, and a short tail.
-  const std::vector<size_t> cuts = {2 * kBlockBytes, kBlockBytes + 7, 3 * kBlockBytes - 7,
-                                    kBlockBytes,     2 * kBlockBytes, 11};
+  const std::vector<size_t> cuts = {size_t{2} * kBlockBytes,     kBlockBytes + 7,
+                                    size_t{3} * kBlockBytes - 7, kBlockBytes,
+                                    size_t{2} * kBlockBytes,     11};
   const std::string id = NewBlobId();
   {
     auto writer = blobs_->Create(id);
