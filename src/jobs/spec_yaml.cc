@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "jobs/job_spec.h"
+#include "jobs/spec_fields.h"
 #include "jobs/spec_reader.h"
 #include "jobs/spec_rules.h"
 #include "jobs/spec_text.h"
@@ -16,46 +17,6 @@ namespace {
 
 using Reader = SpecReader;
 using Field = SpecField;
-
-template <typename T>
-struct FieldRule {
-  std::string_view key;
-  Status (*read)(Reader& r, const Field& f, T& out);
-};
-
-// Reads the mapping `f` with `rules`; a field written with no value keeps its default.
-template <typename T, size_t N>
-Status ReadMapping(Reader& r, const Field& f, const std::array<FieldRule<T>, N>& rules, T& out) {
-  std::array<std::string_view, N> known;
-  for (size_t i = 0; i < N; ++i) known[i] = rules[i].key;
-  TF_ASSIGN_OR_RETURN(auto entries, r.Entries(f, known));
-  for (const Field& entry : entries) {
-    if (IsNullValue(entry.node)) continue;
-    for (const auto& rule : rules) {
-      if (rule.key == entry.key) TF_RETURN_IF_ERROR(rule.read(r, entry, out));
-    }
-  }
-  return OkStatus();
-}
-
-// A mapping of free names to strings (env, node_selector).
-Status ReadStringMap(Reader& r, const Field& f, std::map<std::string, std::string>& out) {
-  TF_ASSIGN_OR_RETURN(auto entries, r.Entries(f));
-  for (const Field& entry : entries) {
-    TF_ASSIGN_OR_RETURN(out[entry.key], r.String(entry));
-  }
-  return OkStatus();
-}
-
-// "one of a, b, c, got "x" (did you mean "y"?)"
-template <size_t N>
-std::string OneOfMessage(const std::array<std::string_view, N>& options, const std::string& got) {
-  std::string message = "must be one of ";
-  for (size_t i = 0; i < N; ++i) message += (i ? ", " : "") + std::string(options[i]);
-  message += ", got " + Quote(got);
-  if (auto close = ClosestName(got, options)) message += " (did you mean " + Quote(*close) + "?)";
-  return message;
-}
 
 Status ReadCommand(Reader& r, const Field& f, JobSpec& spec) {
   if (f.node.IsScalar()) {
@@ -135,40 +96,6 @@ Status ReadRetryOn(Reader& r, const Field& f, RetryPolicy& retry) {
   }
   return OkStatus();
 }
-
-// Readers of one typed field, for the tables below.
-template <typename T, auto member, IntRange range>
-Status IntField(Reader& r, const Field& f, T& out) {
-  TF_ASSIGN_OR_RETURN(int64_t n, r.Int(f, range));
-  out.*member = static_cast<int>(n);  // within range, so within int
-  return OkStatus();
-}
-template <typename T, auto member>
-Status StringField(Reader& r, const Field& f, T& out) {
-  TF_ASSIGN_OR_RETURN(out.*member, r.String(f));
-  return OkStatus();
-}
-template <typename T, auto member>
-Status BoolField(Reader& r, const Field& f, T& out) {
-  TF_ASSIGN_OR_RETURN(out.*member, r.Bool(f));
-  return OkStatus();
-}
-template <typename T, auto member>
-Status DurationField(Reader& r, const Field& f, T& out) {
-  TF_ASSIGN_OR_RETURN(out.*member, r.Duration(f));
-  return OkStatus();
-}
-
-Status ReadMemory(Reader& r, const Field& f, Resources& out) {
-  TF_ASSIGN_OR_RETURN(out.memory_bytes, r.Memory(f));
-  return OkStatus();
-}
-
-constexpr std::array<FieldRule<Resources>, 3> kResourceRules = {{
-    {"gpus", IntField<Resources, &Resources::gpus, kGpusRange>},
-    {"cpus", IntField<Resources, &Resources::cpus, kCpusRange>},
-    {"memory", ReadMemory},
-}};
 
 constexpr std::array<FieldRule<CheckpointSettings>, 3> kCheckpointRules = {{
     {"dir", StringField<CheckpointSettings, &CheckpointSettings::dir>},
