@@ -270,6 +270,20 @@ const std::vector<std::string>& Migrations() {
       ALTER TABLE multipart_uploads ADD COLUMN checksum_type TEXT NOT NULL DEFAULT '';
       ALTER TABLE object_segments ADD COLUMN checksum TEXT NOT NULL DEFAULT '';
       )sql",
+      // 11: inference endpoints (docs/endpoints.md): the spec, replicas and scaling decisions
+      // are the service's JSON document; a name is unique within its project.
+      R"sql(
+      CREATE TABLE endpoints (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        state TEXT NOT NULL,
+        version BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        doc TEXT NOT NULL,
+        UNIQUE (project_id, name));
+      )sql",
   };
   return kMigrations;
 }

@@ -22,7 +22,8 @@ class PostgresStore final : public Store,
                             public JobStore,
                             public AccessKeyStore,
                             public BudgetStore,
-                            public DatasetStore {
+                            public DatasetStore,
+                            public EndpointStore {
  public:
   PostgresStore(std::unique_ptr<PgPool> pool, int schema_version)
       : pool_(std::move(pool)), schema_version_(schema_version) {}
@@ -35,6 +36,7 @@ class PostgresStore final : public Store,
   JobStore& jobs() override { return *this; }
   AccessKeyStore& access_keys() override { return *this; }
   BudgetStore& budgets() override { return *this; }
+  EndpointStore& endpoints() override { return *this; }
   DatasetStore& datasets() override { return *this; }
   void SetQueueListener(std::function<void(int64_t)> listener) override;
   std::unique_ptr<Leadership> NewLeadership() override;  // pg_leadership.cc
@@ -128,6 +130,14 @@ class PostgresStore final : public Store,
   Result<AccessKey> FindAccessKey(const std::string& id) override;
   Result<std::vector<AccessKey>> ListAccessKeys(const std::string& project_id) override;
   Status RevokeAccessKey(const std::string& id, TimeMs now) override;
+
+  // EndpointStore (pg_endpoints.cc)
+  Status CreateEndpoint(const EndpointRecord& endpoint) override;
+  Result<EndpointRecord> GetEndpoint(const std::string& project_id,
+                                     const std::string& name) override;
+  Result<std::vector<EndpointRecord>> ListEndpoints(const std::string& project_id) override;
+  Status UpdateEndpoint(const EndpointRecord& endpoint, int64_t expected_version) override;
+  Status DeleteEndpoint(const std::string& id, int64_t expected_version) override;
 
   // BudgetStore (pg_budgets.cc)
   Status CreateBudget(const BudgetRecord& budget) override;

@@ -253,6 +253,20 @@ struct JobRecord {
   std::string doc_json;  // spec, attempts, placements, reasons
 };
 
+// An inference endpoint (docs/endpoints.md). Its spec, replicas and scaling decisions are a
+// JSON document that the endpoints service owns; the store indexes the rest. Names are unique
+// within a project; every update names the version it read.
+struct EndpointRecord {
+  std::string id;  // "ep_<hex>"
+  std::string project_id;
+  std::string name;
+  std::string state;    // "active", "deleting"
+  int64_t version = 0;  // 1 when created; each update writes version + 1
+  TimeMs created_at = 0;
+  TimeMs updated_at = 0;
+  std::string doc_json;
+};
+
 // A transition or other fact in a job's life, kept for `describe`.
 struct JobEvent {
   int64_t seq = 0;  // assigned by the store, increasing per store

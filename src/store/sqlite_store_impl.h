@@ -35,7 +35,8 @@ class SqliteStore final : public Store,
                           public JobStore,
                           public AccessKeyStore,
                           public BudgetStore,
-                          public DatasetStore {
+                          public DatasetStore,
+                          public EndpointStore {
  public:
   SqliteStore(std::string path, std::unique_ptr<SqliteWriter> writer, int schema_version)
       : readers_(std::move(path), 8), writer_(std::move(writer)), schema_version_(schema_version) {}
@@ -47,6 +48,7 @@ class SqliteStore final : public Store,
   JobStore& jobs() override { return *this; }
   AccessKeyStore& access_keys() override { return *this; }
   BudgetStore& budgets() override { return *this; }
+  EndpointStore& endpoints() override { return *this; }
   DatasetStore& datasets() override { return *this; }
   std::unique_ptr<Leadership> NewLeadership() override { return AlwaysLeader(); }
   void SetQueueListener(std::function<void(int64_t)> listener) override {
@@ -149,6 +151,14 @@ class SqliteStore final : public Store,
   Result<AccessKey> FindAccessKey(const std::string& id) override;
   Result<std::vector<AccessKey>> ListAccessKeys(const std::string& project_id) override;
   Status RevokeAccessKey(const std::string& id, TimeMs now) override;
+
+  // EndpointStore (sqlite_endpoints.cc)
+  Status CreateEndpoint(const EndpointRecord& endpoint) override;
+  Result<EndpointRecord> GetEndpoint(const std::string& project_id,
+                                     const std::string& name) override;
+  Result<std::vector<EndpointRecord>> ListEndpoints(const std::string& project_id) override;
+  Status UpdateEndpoint(const EndpointRecord& endpoint, int64_t expected_version) override;
+  Status DeleteEndpoint(const std::string& id, int64_t expected_version) override;
 
   // BudgetStore (sqlite_budgets.cc)
   Status CreateBudget(const BudgetRecord& budget) override;

@@ -309,6 +309,25 @@ class DatasetStore {
   virtual Result<std::vector<DatasetShardRecord>> DeleteDataset(const std::string& id) = 0;
 };
 
+// Inference endpoints, each of one project.
+class EndpointStore {
+ public:
+  virtual ~EndpointStore() = default;
+  // Stores the endpoint (version 1). kAlreadyExists if its project has one of that name.
+  virtual Status CreateEndpoint(const EndpointRecord& endpoint) = 0;
+  // kNotFound if the project has no endpoint of that name.
+  virtual Result<EndpointRecord> GetEndpoint(const std::string& project_id,
+                                             const std::string& name) = 0;
+  // The endpoints of a project ("" = every project's), by project and name.
+  virtual Result<std::vector<EndpointRecord>> ListEndpoints(const std::string& project_id) = 0;
+  // Replaces the endpoint if its stored version is still `expected_version` (endpoint.version
+  // must be expected_version + 1). kAborted if the version moved on; kNotFound if it is gone.
+  virtual Status UpdateEndpoint(const EndpointRecord& endpoint, int64_t expected_version) = 0;
+  // Forgets the endpoint if its version is still `expected_version`: kAborted, kNotFound as
+  // UpdateEndpoint.
+  virtual Status DeleteEndpoint(const std::string& id, int64_t expected_version) = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -320,6 +339,7 @@ class Store {
   virtual AccessKeyStore& access_keys() = 0;
   virtual BudgetStore& budgets() = 0;
   virtual DatasetStore& datasets() = 0;
+  virtual EndpointStore& endpoints() = 0;
 
   // Called with a queue id after messages may have become visible in it (a send, a redrive, a
   // visibility change), from any thread and, for PostgreSQL, for changes made by other servers
