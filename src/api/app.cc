@@ -12,6 +12,7 @@
 
 #include "api/budget_routes.h"
 #include "api/dataset_routes.h"
+#include "api/endpoint_routes.h"
 #include "api/router.h"
 #include "api/s3/addressing.h"
 #include "api/services.h"
@@ -85,6 +86,7 @@ class AppImpl final : public App {
         [this](const std::string& project, TimeMs since, TimeMs until, TimeMs now) {
           return cost::ProjectSpend(*store_, project, since, until, now);
         });
+    endpoints_ = std::make_unique<endpoints::EndpointService>(*store_, clock_);
     jobs_->SetAdmission([this](const std::string& p) { return budgets_->AdmitSubmission(p); });
     budget_loop_ = std::make_unique<cost::BudgetLoop>(
         *budgets_, *store_, cost::NewHttpWebhookSender(), clock_,
@@ -110,6 +112,7 @@ class AppImpl final : public App {
     AddNodeRoutes(*router_, *services_);
     AddBudgetRoutes(*router_, *services_, *budgets_, [this] { budget_loop_->Kick(); });
     AddDatasetRoutes(*router_, *services_, *datasets_);
+    AddEndpointRoutes(*router_, *services_, *endpoints_);
     AddCostRoutes(*router_, *services_);
 
     Router* router = router_.get();
@@ -306,6 +309,7 @@ class AppImpl final : public App {
   std::unique_ptr<datasets::DatasetService> datasets_;
   std::unique_ptr<jobs::JobService> jobs_;
   std::unique_ptr<cost::BudgetService> budgets_;
+  std::unique_ptr<endpoints::EndpointService> endpoints_;
   std::unique_ptr<cost::BudgetLoop> budget_loop_;  // its own thread: a dead webhook blocks no one
   queues::QueueWakeups node_wakeups_;
   std::thread controller_;

@@ -1,6 +1,10 @@
 #include "cli/cli.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "cli/commands.h"
 
@@ -23,6 +27,15 @@ void RunExitCode(CLI::App* cmd, int& exit_code, std::function<Result<int>()> ver
     Result<int> code = verb();
     exit_code = code.ok() ? *code : Fail(code.status());
   });
+}
+
+Result<std::string> ReadTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot read " + path + ": " + std::strerror(errno));
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Unavailable("cannot read " + path + ": " + std::strerror(errno));
+  return text.str();
 }
 
 void PrintJson(const Json& j) { std::cout << j.dump(2) << "\n"; }
@@ -59,6 +72,7 @@ int Main(int argc, char** argv) {
   AddS3Commands(app, conn, exit_code);
   AddDatasetCommands(app, conn, exit_code);
   AddJobCommands(app, conn, exit_code);
+  AddEndpointCommands(app, conn, exit_code);
   AddFleetCommands(app, conn, exit_code);
   AddEngineCommands(app, conn, exit_code);
   AddCostCommands(app, conn, exit_code);

@@ -24,6 +24,8 @@ void AddObjectCommands(CLI::App& app, client::Connection& conn, int& exit_code);
 void AddDatasetCommands(CLI::App& app, client::Connection& conn, int& exit_code);
 // run, ps, describe, logs, cancel: managed jobs.
 void AddJobCommands(CLI::App& app, client::Connection& conn, int& exit_code);
+// endpoint up|ls|describe|scale|down: inference endpoints.
+void AddEndpointCommands(CLI::App& app, client::Connection& conn, int& exit_code);
 // nodes, worker, worker drain: the fleet.
 void AddFleetCommands(CLI::App& app, client::Connection& conn, int& exit_code);
 void AddEngineCommands(CLI::App& app, client::Connection& conn, int& exit_code);  // engine ...
@@ -40,6 +42,8 @@ void RunStatus(CLI::App* cmd, int& exit_code, std::function<Status()> verb);
 // As RunStatus, for a verb that picks its exit code when it succeeds (1 when some entries of a
 // batch failed, the outcome of a job it followed): that code becomes the exit code.
 void RunExitCode(CLI::App* cmd, int& exit_code, std::function<Result<int>()> verb);
+// The whole of a file the user named (a spec); kNotFound "cannot read PATH: why".
+Result<std::string> ReadTextFile(const std::string& path);
 // Prints j as indented JSON.
 void PrintJson(const Json& j);
 // A JSON value as a table cell: strings bare, null as "-".

@@ -46,14 +46,6 @@ struct JobCancelFlags {
   std::string id;
 };
 
-Result<std::string> ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read " + path.string());
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string MiB(uint64_t bytes) {
   std::ostringstream s;
   s.precision(1);
@@ -255,7 +247,7 @@ void AddJobCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
   run->add_flag("-f,--follow", run_flags->follow,
                 "Stream the job's log until it ends; exit 0 only if it succeeded");
   RunExitCode(run, exit_code, [&conn, f = run_flags]() -> Result<int> {
-    TF_ASSIGN_OR_RETURN(std::string text, ReadFile(f->spec_path));
+    TF_ASSIGN_OR_RETURN(std::string text, ReadTextFile(f->spec_path));
     TF_ASSIGN_OR_RETURN(jobs::JobSpec spec,
                         jobs::ParseJobSpec(text, fs::path(f->spec_path).filename().string()));
     TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));

@@ -1,0 +1,161 @@
+// /v1/endpoints: create or update from a YAML spec, list, describe, scale, delete.
+#include "api/endpoint_routes.h"
+
+#include <map>
+
+#include "api/errors.h"
+#include "api/json_body.h"
+#include "api/project_scope.h"
+#include "base/time_format.h"
+
+namespace tf::api {
+namespace {
+
+using endpoints::ApplyOutcome;
+using endpoints::EndpointView;
+
+const char* OutcomeName(ApplyOutcome outcome) {
+  switch (outcome) {
+    case ApplyOutcome::kCreated:
+      return "created";
+    case ApplyOutcome::kUpdated:
+      return "updated";
+    case ApplyOutcome::kRescaled:
+      return "rescaled";
+    case ApplyOutcome::kUnchanged:
+      return "unchanged";
+  }
+  return "?";
+}
+
+// A replica bound from the body: absent, or a whole number (the service checks the range).
+Result<std::optional<int>> Bound(FieldReader& r, const std::string& field) {
+  std::optional<int64_t> v = r.Int(field);
+  if (!v) return std::optional<int>();
+  if (*v < INT32_MIN || *v > INT32_MAX) {
+    return InvalidArgument("'" + field + "' is out of range: " + std::to_string(*v));
+  }
+  return std::optional<int>(static_cast<int>(*v));
+}
+
+}  // namespace
+
+Json EndpointToJson(const EndpointView& view, const std::string& project_name) {
+  const store::EndpointRecord& r = view.record;
+  std::map<std::string, int> by_state;
+  Json replicas = Json::array();
+  for (const endpoints::Replica& rep : view.doc.replicas) {
+    ++by_state[rep.state];
+    replicas.push_back({{"id", rep.id},
+                        {"generation", rep.generation},
+                        {"state", rep.state},
+                        {"node_id", rep.node_id},
+                        {"address", rep.address},
+                        {"since", FormatTime(rep.since)}});
+  }
+  Json scaling = Json::array();
+  for (const endpoints::ScalingEvent& e : view.doc.scaling) {
+    scaling.push_back(
+        {{"at", FormatTime(e.at)}, {"serving", e.serving}, {"warm", e.warm}, {"reason", e.reason}});
+  }
+  return {{"id", r.id},
+          {"name", r.name},
+          {"project", project_name},
+          {"state", r.state},
+          {"generation", view.doc.generation},
+          {"created_at", FormatTime(r.created_at)},
+          {"updated_at", FormatTime(r.updated_at)},
+          {"spec", endpoints::EndpointSpecToJson(view.doc.spec)},
+          {"replica_counts", by_state},
+          {"replicas", std::move(replicas)},
+          {"scaling", std::move(scaling)}};
+}
+
+void AddEndpointRoutes(Router& router, Services& s, endpoints::EndpointService& endpoints) {
+  // {"spec": "<the YAML text>", "source": "chat.yaml"}: creates the endpoint the spec names,
+  // or updates it.
+  router.Add("POST", "/v1/endpoints", [&s, &endpoints](Context& ctx) -> awaitable<http::Response> {
+    auto body = ParseJsonObject(ctx.request.body);
+    if (!body.ok()) co_return ErrorResponse(body.status());
+    FieldReader r(*body);
+    std::string text = r.Required(r.String("spec"), "spec");
+    std::string source = r.String("source").value_or("spec.yaml");
+    if (Status st = r.Finish(); !st.ok()) co_return ErrorResponse(st);
+    ApplyOutcome outcome = ApplyOutcome::kUnchanged;
+    auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
+      TF_ASSIGN_OR_RETURN(endpoints::EndpointSpec spec, endpoints::ParseEndpointSpec(text, source));
+      TF_ASSIGN_OR_RETURN(EndpointView view,
+                          endpoints.Apply(ctx.principal.project_id, spec, &outcome));
+      Json out = EndpointToJson(view, ctx.principal.project_name);
+      out["outcome"] = OutcomeName(outcome);
+      return out;
+    });
+    if (!result.ok()) co_return ErrorResponse(result.status());
+    co_return JsonResponse(outcome == ApplyOutcome::kCreated ? 201 : 200, *result);
+  });
+
+  router.Add("GET", "/v1/endpoints", [&s, &endpoints](Context& ctx) -> awaitable<http::Response> {
+    auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
+      TF_ASSIGN_OR_RETURN(ListingScope scope,
+                          ListingScopeOf(s.auth, ctx.principal, ctx.request.query, "endpoints"));
+      TF_ASSIGN_OR_RETURN(auto views, endpoints.List(scope.project_id));
+      Json out = Json::array();
+      for (const EndpointView& v : views) {
+        out.push_back(EndpointToJson(v, scope.names[v.record.project_id]));
+      }
+      return Json{{"endpoints", std::move(out)}};
+    });
+    if (!result.ok()) co_return ErrorResponse(result.status());
+    co_return JsonResponse(200, *result);
+  });
+
+  router.Add("GET", "/v1/endpoints/{name}",
+             [&s, &endpoints](Context& ctx) -> awaitable<http::Response> {
+               auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
+                 TF_ASSIGN_OR_RETURN(EndpointView view,
+                                     endpoints.Get(ctx.principal.project_id, ctx.Param("name")));
+                 return EndpointToJson(view, ctx.principal.project_name);
+               });
+               if (!result.ok()) co_return ErrorResponse(result.status());
+               co_return JsonResponse(200, *result);
+             });
+
+  // {"min": N, "max": M}, either or both.
+  router.Add("POST", "/v1/endpoints/{name}/scale",
+             [&s, &endpoints](Context& ctx) -> awaitable<http::Response> {
+               auto body = ParseJsonObject(ctx.request.body);
+               if (!body.ok()) co_return ErrorResponse(body.status());
+               FieldReader r(*body);
+               auto min = Bound(r, "min");
+               auto max = Bound(r, "max");
+               Status read = r.Finish();
+               if (read.ok() && !min.ok()) read = min.status();
+               if (read.ok() && !max.ok()) read = max.status();
+               if (!read.ok()) co_return ErrorResponse(read);
+               auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
+                 TF_ASSIGN_OR_RETURN(
+                     EndpointView view,
+                     endpoints.Scale(ctx.principal.project_id, ctx.Param("name"), *min, *max));
+                 return EndpointToJson(view, ctx.principal.project_name);
+               });
+               if (!result.ok()) co_return ErrorResponse(result.status());
+               co_return JsonResponse(200, *result);
+             });
+
+  router.Add("DELETE", "/v1/endpoints/{name}",
+             [&s, &endpoints](Context& ctx) -> awaitable<http::Response> {
+               auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
+                 bool removed = false;
+                 TF_ASSIGN_OR_RETURN(
+                     EndpointView view,
+                     endpoints.Delete(ctx.principal.project_id, ctx.Param("name"), &removed));
+                 Json out = EndpointToJson(view, ctx.principal.project_name);
+                 out["removed"] = removed;
+                 return out;
+               });
+               if (!result.ok()) co_return ErrorResponse(result.status());
+               co_return JsonResponse(200, *result);
+             });
+}
+
+}  // namespace tf::api

@@ -1,0 +1,17 @@
+// /v1/endpoints: a project's inference endpoints (docs/endpoints.md, docs/api.md). An endpoint
+// of one project does not exist for another's token; an admin may list every project's with
+// ?all=true.
+#pragma once
+
+#include "api/router.h"
+#include "api/services.h"
+#include "endpoints/endpoint_service.h"
+
+namespace tf::api {
+
+void AddEndpointRoutes(Router& router, Services& services, endpoints::EndpointService& endpoints);
+
+// The endpoint as the API shows it (the CLI's describe and ls read it).
+nlohmann::json EndpointToJson(const endpoints::EndpointView& view, const std::string& project_name);
+
+}  // namespace tf::api

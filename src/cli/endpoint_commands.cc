@@ -1,0 +1,273 @@
+// `tensorfleet endpoint up|ls|describe|scale|down`: inference endpoints (docs/endpoints.md).
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "cli/commands.h"
+#include "cli/cost_flags.h"
+#include "cli/table.h"
+#include "http/http.h"
+#include "jobs/quantities.h"
+
+namespace tf::cli {
+namespace {
+
+struct EndpointUpFlags {
+  std::string spec_path;
+};
+
+struct EndpointListFlags {
+  bool all = false;
+};
+
+struct EndpointNameFlags {
+  std::string name;
+};
+
+struct EndpointScaleFlags {
+  std::string name;
+  int min = 0;
+  int max = 0;
+};
+
+std::string Path(const std::string& name) { return "/v1/endpoints/" + http::PercentEncode(name); }
+
+// "2026-11-29T22:30:00.123Z" -> "2026-11-29 22:30:00".
+std::string Moment(const Json& v) {
+  if (!v.is_string()) return "-";
+  std::string s = v.get<std::string>().substr(0, 19);
+  if (s.size() > 10 && s[10] == 'T') s[10] = ' ';
+  return s;
+}
+
+int CountOf(const Json& counts, const char* state) {
+  return counts.contains(state) ? counts[state].get<int>() : 0;
+}
+
+// "2 ready, 1 starting, 1 warm", or "none".
+std::string ReplicaSummary(const Json& counts) {
+  std::string out;
+  for (const auto& [state, n] : counts.items()) {
+    if (!out.empty()) out += ", ";
+    out += std::to_string(n.get<int>()) + " " + state;
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string ModelOf(const Json& spec) {
+  const Json& m = spec["model"];
+  std::string kind = Cell(m["kind"]);
+  return kind == "job" ? "job " + Cell(m["location"]) + " (its output/model)" : Cell(m["location"]);
+}
+
+std::string EngineOf(const Json& spec) {
+  const Json& e = spec["engine"];
+  if (Cell(e["kind"]) == "command") {
+    std::string argv;
+    for (const Json& a : e["command"]) argv += (argv.empty() ? "" : " ") + a.get<std::string>();
+    return "command: " + argv;
+  }
+  return "builtin (quantize " + Cell(e["quantize"]) + ", max batch " + Cell(e["max_batch"]) + ")";
+}
+
+// 300000 -> "5m", as specs write durations.
+std::string Seconds(const Json& ms) {
+  return ms.is_number_integer() ? jobs::FormatDuration(ms.get<int64_t>()) : "-";
+}
+
+std::string AutoscalingOf(const Json& spec) {
+  const Json& a = spec["autoscaling"];
+  std::string metric = Cell(a["metric"]) == "queue_depth" ? "queue depth" : "ongoing requests";
+  return "target " + Cell(a["target"]) + " " + metric + " per replica; up after " +
+         Seconds(a["upscale_delay_ms"]) + ", down after " + Seconds(a["downscale_delay_ms"]) +
+         ", to zero after " + Seconds(a["scale_to_zero_after_ms"]) + " idle";
+}
+
+void PrintEndpoint(const Json& e) {
+  const Json& spec = e["spec"];
+  std::cout << "endpoint " << Cell(e["name"]) << " (project " << Cell(e["project"]) << ")\n";
+  std::vector<std::pair<std::string, std::string>> facts = {
+      {"state", Cell(e["state"])},
+      {"model", ModelOf(spec)},
+      {"engine", EngineOf(spec)},
+      {"generation", Cell(e["generation"])},
+      {"replicas", ReplicaSummary(e["replica_counts"]) + " (min " + Cell(spec["replicas"]["min"]) +
+                       ", max " + Cell(spec["replicas"]["max"]) + ", warm pool " +
+                       Cell(spec["warm_pool"]) + ")"},
+      {"autoscaling", AutoscalingOf(spec)},
+      {"queue", "up to " + Cell(spec["max_queue"]) + " requests, each waiting at most " +
+                    Seconds(spec["queue_timeout_ms"])},
+      {"spot", Cell(spec["spot"])},
+      {"created", Moment(e["created_at"])},
+      {"updated", Moment(e["updated_at"])}};
+  PrintFacts(facts);
+  if (!e["replicas"].empty()) {
+    std::cout << "\n";
+    Table t({"replica", "generation", "state", "node", "address", "since (UTC)"});
+    for (const Json& r : e["replicas"]) {
+      t.Add({Cell(r["id"]), Cell(r["generation"]), Cell(r["state"]), Cell(r["node_id"]),
+             Cell(r["address"]), Moment(r["since"])});
+    }
+    t.Print(std::cout);
+  }
+  if (!e["scaling"].empty()) {
+    std::cout << "\nscaling decisions (latest last):\n";
+    Table t({"at (UTC)", "serving", "warm", "reason"});
+    for (const Json& s : e["scaling"]) {
+      t.Add({Moment(s["at"]), Cell(s["serving"]), Cell(s["warm"]), Cell(s["reason"])});
+    }
+    t.Print(std::cout);
+  }
+}
+
+void PrintEndpoints(const Json& list, bool show_project) {
+  if (list.empty()) {
+    std::cout << "no endpoints (create one with: tensorfleet endpoint up chat.yaml)\n";
+    return;
+  }
+  std::vector<std::string> headers = {"name"};
+  if (show_project) headers.push_back("project");
+  for (const char* h : {"state", "ready", "min-max", "generation", "model", "updated (UTC)"}) {
+    headers.push_back(h);
+  }
+  Table t(headers);
+  for (const Json& e : list) {
+    const Json& spec = e["spec"];
+    std::vector<std::string> row = {Cell(e["name"])};
+    if (show_project) row.push_back(Cell(e["project"]));
+    for (std::string cell :
+         {Cell(e["state"]), std::to_string(CountOf(e["replica_counts"], "ready")),
+          Cell(spec["replicas"]["min"]) + "-" + Cell(spec["replicas"]["max"]),
+          Cell(e["generation"]), ModelOf(spec), Moment(e["updated_at"])}) {
+      row.push_back(std::move(cell));
+    }
+    t.Add(std::move(row));
+  }
+  t.Print(std::cout);
+}
+
+std::string OutcomeLine(const Json& e) {
+  std::string outcome = Cell(e["outcome"]);
+  std::string name = Cell(e["name"]);
+  if (outcome == "created") return "created endpoint " + name;
+  if (outcome == "updated") {
+    return "updated endpoint " + name + " to generation " + Cell(e["generation"]) +
+           ": new replicas replace the old ones, one at a time";
+  }
+  if (outcome == "rescaled") return "updated endpoint " + name + "'s scaling (replicas kept)";
+  return "endpoint " + name + " unchanged";
+}
+
+}  // namespace
+
+void AddEndpointCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
+  auto* endpoint = app.add_subcommand(
+      "endpoint", "Inference endpoints: replicas of a model server behind the gateway, autoscaled");
+  endpoint->require_subcommand(1);
+  endpoint->footer(
+      "An endpoint is described by a YAML spec (docs/endpoints.md; examples/endpoints/). Clients "
+      "reach it with any OpenAI client: base URL http://SERVER/openai/v1, a project token as "
+      "the API key, and the endpoint's name as the model.");
+  {
+    auto f = std::make_shared<EndpointUpFlags>();
+    auto* cmd = endpoint->add_subcommand(
+        "up", "Create the endpoint a spec describes, or update it (new replicas roll in)");
+    cmd->add_option("spec", f->spec_path, "The endpoint's YAML spec")->required();
+    AddJsonFlag(cmd, conn);
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(std::string text, ReadTextFile(f->spec_path));
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      Json body = {{"spec", text},
+                   {"source", std::filesystem::path(f->spec_path).filename().string()}};
+      TF_ASSIGN_OR_RETURN(Json r, api.Call("POST", "/v1/endpoints", body));
+      if (conn.json) {
+        PrintJson(r);
+        return OkStatus();
+      }
+      std::cout << OutcomeLine(r) << "\n";
+      return OkStatus();
+    });
+  }
+  {
+    auto f = std::make_shared<EndpointListFlags>();
+    auto* cmd = endpoint->add_subcommand("ls", "List the project's endpoints");
+    cmd->add_flag("--all", f->all, "Every project's endpoints (admin)");
+    AddJsonFlag(cmd, conn);
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      TF_ASSIGN_OR_RETURN(Json r,
+                          api.Call("GET", f->all ? "/v1/endpoints?all=true" : "/v1/endpoints"));
+      if (conn.json) {
+        PrintJson(r);
+        return OkStatus();
+      }
+      PrintEndpoints(r["endpoints"], f->all);
+      return OkStatus();
+    });
+  }
+  {
+    auto f = std::make_shared<EndpointNameFlags>();
+    auto* cmd = endpoint->add_subcommand(
+        "describe", "An endpoint's spec, replicas and latest scaling decisions with their reasons");
+    cmd->add_option("name", f->name, "Endpoint name")->required();
+    AddJsonFlag(cmd, conn);
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      TF_ASSIGN_OR_RETURN(Json r, api.Call("GET", Path(f->name)));
+      if (conn.json) {
+        PrintJson(r);
+        return OkStatus();
+      }
+      PrintEndpoint(r);
+      return OkStatus();
+    });
+  }
+  {
+    auto f = std::make_shared<EndpointScaleFlags>();
+    auto* cmd = endpoint->add_subcommand(
+        "scale", "Change an endpoint's replica bounds (the autoscaler moves within them)");
+    cmd->add_option("name", f->name, "Endpoint name")->required();
+    cmd->add_option("--min", f->min, "Fewest replicas (0: scale to zero when idle)");
+    cmd->add_option("--max", f->max, "Most replicas");
+    AddJsonFlag(cmd, conn);
+    RunStatus(cmd, exit_code, [&conn, f, cmd] {
+      Json body = Json::object();
+      if (cmd->count("--min")) body["min"] = f->min;
+      if (cmd->count("--max")) body["max"] = f->max;
+      if (body.empty()) return InvalidArgument("give --min, --max or both");
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      TF_ASSIGN_OR_RETURN(Json r, api.Call("POST", Path(f->name) + "/scale", body));
+      if (conn.json) {
+        PrintJson(r);
+        return OkStatus();
+      }
+      const Json& replicas = r["spec"]["replicas"];
+      std::cout << "endpoint " << f->name << ": replicas from " << Cell(replicas["min"]) << " to "
+                << Cell(replicas["max"]) << "\n";
+      return OkStatus();
+    });
+  }
+  {
+    auto f = std::make_shared<EndpointNameFlags>();
+    auto* cmd = endpoint->add_subcommand(
+        "down", "Delete an endpoint: routing stops at once, its replicas drain and stop");
+    cmd->add_option("name", f->name, "Endpoint name")->required();
+    AddJsonFlag(cmd, conn);
+    RunStatus(cmd, exit_code, [&conn, f] {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      TF_ASSIGN_OR_RETURN(Json r, api.Call("DELETE", Path(f->name)));
+      if (conn.json) {
+        PrintJson(r);
+        return OkStatus();
+      }
+      std::cout << (r.value("removed", false)
+                        ? "deleted endpoint " + f->name
+                        : "endpoint " + f->name + " is being deleted: its replicas drain first")
+                << "\n";
+      return OkStatus();
+    });
+  }
+}
+
+}  // namespace tf::cli

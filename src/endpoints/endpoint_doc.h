@@ -1,0 +1,51 @@
+// What the store keeps of an endpoint beyond its index (store::EndpointRecord.doc_json): the
+// spec, its generation (bumped by every change of the spec, so that a rolling update can tell
+// old replicas from new), the replicas, and the latest scaling decisions with their reasons.
+#pragma once
+
+#include <deque>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "endpoints/endpoint_spec.h"
+
+namespace tf::endpoints {
+
+// One replica of an endpoint.
+struct Replica {
+  std::string id;       // "rep_<hex>"
+  int generation = 0;   // of the spec it runs
+  std::string state;    // starting, ready, warm, draining, failed
+  std::string node_id;  // where it runs ("" until placed)
+  std::string address;  // host:port its server listens on ("" until started)
+  TimeMs since = 0;     // when it entered `state`
+  friend bool operator==(const Replica&, const Replica&) = default;
+};
+
+// One decision of the autoscaler that changed something, for `describe`.
+struct ScalingEvent {
+  TimeMs at = 0;
+  int serving = 0;
+  int warm = 0;
+  std::string reason;
+  friend bool operator==(const ScalingEvent&, const ScalingEvent&) = default;
+};
+
+inline constexpr size_t kMaxScalingEvents = 20;  // the latest kept
+
+struct EndpointDoc {
+  EndpointSpec spec;
+  int generation = 1;
+  std::vector<Replica> replicas;
+  std::deque<ScalingEvent> scaling;  // oldest first, at most kMaxScalingEvents
+  friend bool operator==(const EndpointDoc&, const EndpointDoc&) = default;
+};
+
+nlohmann::json EndpointDocToJson(const EndpointDoc& doc);
+// kInvalidArgument (naming the field) for a document this version cannot read.
+Result<EndpointDoc> EndpointDocFromJson(const nlohmann::json& json);
+
+}  // namespace tf::endpoints
