@@ -20,6 +20,7 @@
 #include "base/mutex.h"
 #include "cost/budgets/budget_loop.h"
 #include "cost/metering/metering_service.h"
+#include "endpoints/endpoint_controller.h"
 #include "objects/s3_blob_store.h"
 
 namespace tf::api {
@@ -87,6 +88,10 @@ class AppImpl final : public App {
           return cost::ProjectSpend(*store_, project, since, until, now);
         });
     endpoints_ = std::make_unique<endpoints::EndpointService>(*store_, clock_);
+    replica_runner_ = endpoints::NewJobReplicaRunner(*jobs_);
+    replica_probe_ = endpoints::NewHttpReplicaProbe(std::chrono::milliseconds(1'000));
+    endpoint_controller_ = std::make_unique<endpoints::EndpointController>(
+        *store_, *replica_runner_, *replica_probe_, endpoint_load_, clock_);
     jobs_->SetAdmission([this](const std::string& p) { return budgets_->AdmitSubmission(p); });
     budget_loop_ = std::make_unique<cost::BudgetLoop>(
         *budgets_, *store_, cost::NewHttpWebhookSender(), clock_,
@@ -135,6 +140,7 @@ class AppImpl final : public App {
 
     asio::co_spawn(asio::make_strand(io_), Sweeper(), asio::detached);
     controller_ = std::thread([this] { ControllerLoop(); });
+    endpoint_thread_ = std::thread([this] { EndpointLoop(); });
     if (options_.handle_signals) {
       signals_ = std::make_unique<asio::signal_set>(io_, SIGINT, SIGTERM);
       signals_->async_wait([this](const boost::system::error_code& ec, int sig) {
@@ -223,6 +229,20 @@ class AppImpl final : public App {
     }
   }
 
+  // The endpoint controller (endpoints/endpoint_controller.h), on a thread of its own since
+  // it waits on replicas' health checks; run by the leader only, like the job controller.
+  void EndpointLoop() {
+    MutexLock lock(controller_mu_);
+    while (!controller_stop_) {
+      lock.WaitFor(controller_cv_, options_.controller_interval,
+                   [&]() REQUIRES(controller_mu_) { return controller_stop_; });
+      if (controller_stop_) break;
+      lock.Unlock();
+      if (leadership_->Held()) (void)endpoint_controller_->Tick();  // logs its own failures
+      lock.Lock();
+    }
+  }
+
   // Asks for the lead; says so when this server takes it or loses it.
   bool FollowLead(bool was_leader) {
     bool leads = leadership_->TryAcquire();
@@ -241,10 +261,10 @@ class AppImpl final : public App {
     {
       MutexLock lock(controller_mu_);
       controller_stop_ = true;
-      controller_cv_.notify_one();
+      controller_cv_.notify_all();
     }
-    if (controller_.joinable() && controller_.get_id() != std::this_thread::get_id()) {
-      controller_.join();
+    for (std::thread* t : {&controller_, &endpoint_thread_}) {
+      if (t->joinable() && t->get_id() != std::this_thread::get_id()) t->join();
     }
   }
 
@@ -310,9 +330,14 @@ class AppImpl final : public App {
   std::unique_ptr<jobs::JobService> jobs_;
   std::unique_ptr<cost::BudgetService> budgets_;
   std::unique_ptr<endpoints::EndpointService> endpoints_;
+  endpoints::LoadBoard endpoint_load_;  // fed by the gateway, sampled by the controller
+  std::unique_ptr<endpoints::ReplicaRunner> replica_runner_;
+  std::unique_ptr<endpoints::ReplicaProbe> replica_probe_;
+  std::unique_ptr<endpoints::EndpointController> endpoint_controller_;
   std::unique_ptr<cost::BudgetLoop> budget_loop_;  // its own thread: a dead webhook blocks no one
   queues::QueueWakeups node_wakeups_;
   std::thread controller_;
+  std::thread endpoint_thread_;
   Mutex controller_mu_;
   std::condition_variable controller_cv_;
   bool controller_kicked_ GUARDED_BY(controller_mu_) = false;

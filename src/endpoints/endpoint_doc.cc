@@ -12,9 +12,12 @@ Json EndpointDocToJson(const EndpointDoc& doc) {
     replicas.push_back({{"id", r.id},
                         {"generation", r.generation},
                         {"state", r.state},
+                        {"job_id", r.job_id},
                         {"node_id", r.node_id},
                         {"address", r.address},
-                        {"since", r.since}});
+                        {"since", r.since},
+                        {"failed_checks", r.failed_checks},
+                        {"stop_sent", r.stop_sent}});
   }
   Json scaling = Json::array();
   for (const ScalingEvent& e : doc.scaling) {
@@ -52,9 +55,12 @@ Result<EndpointDoc> EndpointDocFromJson(const Json& json) {
       f.Read("id", r.id);
       f.Read("generation", r.generation);
       f.Read("state", r.state);
+      f.Read("job_id", r.job_id);
       f.Read("node_id", r.node_id);
       f.Read("address", r.address);
       f.Read("since", r.since);
+      f.Read("failed_checks", r.failed_checks);
+      f.Read("stop_sent", r.stop_sent);
       f.Finish();
       doc.replicas.push_back(std::move(r));
     }

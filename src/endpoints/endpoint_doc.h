@@ -16,12 +16,15 @@ namespace tf::endpoints {
 
 // One replica of an endpoint.
 struct Replica {
-  std::string id;       // "rep_<hex>"
-  int generation = 0;   // of the spec it runs
-  std::string state;    // starting, ready, warm, draining, failed
-  std::string node_id;  // where it runs ("" until placed)
-  std::string address;  // host:port its server listens on ("" until started)
-  TimeMs since = 0;     // when it entered `state`
+  std::string id;          // "rep_<hex>"
+  int generation = 0;      // of the spec it runs
+  std::string state;       // starting, warming (for the warm pool), ready, warm, draining
+  std::string job_id;      // the job that runs it ("" until submitted)
+  std::string node_id;     // where it runs ("" until placed)
+  std::string address;     // host:port its server listens on ("" until started)
+  TimeMs since = 0;        // when it entered `state`
+  int failed_checks = 0;   // liveness checks failed in a row
+  bool stop_sent = false;  // draining: its job has been asked to stop
   friend bool operator==(const Replica&, const Replica&) = default;
 };
 

@@ -101,6 +101,12 @@ void JobService::SetListeners(std::function<void(const std::string&)> on_node_ch
 Result<Job> JobService::Submit(const std::string& project_id, const std::string& spec_yaml,
                                const std::string& source, const std::string& code_key) {
   TF_ASSIGN_OR_RETURN(JobSpec spec, ParseJobSpec(spec_yaml, source));
+  return SubmitSpec(project_id, spec, source, code_key);
+}
+
+Result<Job> JobService::SubmitSpec(const std::string& project_id, const JobSpec& spec,
+                                   const std::string& source, const std::string& code_key) {
+  TF_RETURN_IF_ERROR(ValidateJobSpec(spec));
   if (admission_) TF_RETURN_IF_ERROR(admission_(project_id));
   // Refuse what no node of the fleet could ever run; with no node registered yet, the job waits.
   TF_ASSIGN_OR_RETURN(std::vector<store::NodeRecord> records, store_.nodes().ListNodes());

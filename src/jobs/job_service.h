@@ -84,6 +84,10 @@ class JobService {
   // Jobs. `spec_yaml` is the spec file as written; `source` its name in messages.
   Result<Job> Submit(const std::string& project_id, const std::string& spec_yaml,
                      const std::string& source, const std::string& code_key);
+  // A spec already read (and checked again here): what other services submit, such as an
+  // endpoint's replicas.
+  Result<Job> SubmitSpec(const std::string& project_id, const JobSpec& spec,
+                         const std::string& source, const std::string& code_key);
   Result<Job> Get(const std::string& project_id, const std::string& job_id);  // kNotFound
   Result<std::vector<Job>> List(const std::string& project_id, bool include_finished, int limit);
   // `reason` is kept as the job's reason ("stopped by budget 'x': ...").

@@ -1,6 +1,7 @@
 #include "worker/job_env.h"
 
 #include <cctype>
+#include <filesystem>
 
 #include "jobs/job_spec.h"
 
@@ -79,6 +80,11 @@ std::map<std::string, std::string> JobEnvironment(const Assignment& a, int local
   env["TENSORFLEET_OUTPUT_DIR"] = paths.output_dir.string();
   env["TENSORFLEET_METRICS_FILE"] = paths.metrics_file.string();
   env["TENSORFLEET_SERVER_URL"] = server_url;
+  // The worker's own binary, for processes that use the platform's tools (an endpoint's
+  // replica runs its `engine serve`, and copies its model with its `cp`).
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) env["TENSORFLEET_BIN"] = self.string();
   env["TENSORFLEET_TOKEN"] = a.job_token;
   const json& hp = a.spec.hyperparameters;
   env["TENSORFLEET_HYPERPARAMETERS"] = hp.dump();

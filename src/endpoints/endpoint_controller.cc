@@ -1,0 +1,239 @@
+#include "endpoints/endpoint_controller.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <set>
+
+#include "base/crypto.h"
+#include "endpoints/endpoint_service.h"
+#include "endpoints/replica_jobs.h"
+#include "jobs/quantities.h"
+
+namespace tf::endpoints {
+namespace {
+
+// A draining replica's job is stopped once its last request has been answered, or after this.
+constexpr TimeMs kDrainGraceMs = 2 * kMinuteMs;
+
+constexpr const char* kStarting = "starting";
+constexpr const char* kWarming = "warming";
+constexpr const char* kReady = "ready";
+constexpr const char* kWarm = "warm";
+constexpr const char* kDraining = "draining";
+
+void SetState(Replica& r, const char* state, TimeMs now) {
+  r.state = state;
+  r.since = now;
+  r.failed_checks = 0;
+}
+
+// Adds to the endpoint's log of decisions and events; the same reason twice in a row (a
+// replica that keeps waiting for its model) is kept once.
+void Note(EndpointDoc& doc, TimeMs now, int serving, int warm, std::string reason) {
+  if (!doc.scaling.empty() && doc.scaling.back().reason == reason) return;
+  doc.scaling.push_back(ScalingEvent{now, serving, warm, std::move(reason)});
+  while (doc.scaling.size() > kMaxScalingEvents) doc.scaling.pop_front();
+}
+
+// The longest window any rule of the autoscaler looks back over.
+TimeMs LongestWindow(const Autoscaling& a) {
+  return std::max({a.upscale_delay_ms, a.downscale_delay_ms, a.scale_to_zero_after_ms});
+}
+
+// Changes up to `n` replicas of this generation in state `from` to `to`, the ones with the
+// fewest requests in flight first; returns how many.
+int Move(EndpointDoc& doc, const std::vector<std::string>& from, const char* to, int n,
+         TimeMs now) {
+  int moved = 0;
+  for (const std::string& state : from) {
+    for (Replica& r : doc.replicas) {
+      if (moved == n) return moved;
+      if (r.generation == doc.generation && r.state == state) {
+        SetState(r, to, now);
+        ++moved;
+      }
+    }
+  }
+  return moved;
+}
+
+}  // namespace
+
+Status EndpointController::Tick() {
+  const TimeMs now = clock_.Now();
+  TF_ASSIGN_OR_RETURN(auto records, store_.endpoints().ListEndpoints(""));
+  Status first;
+  std::set<std::string> seen;
+  for (const store::EndpointRecord& record : records) {
+    seen.insert(record.id);
+    Status s = TickEndpoint(record, now);
+    if (!s.ok()) {
+      spdlog::warn("endpoint {}: {}", record.name, s.ToString());
+      if (first.ok()) first = s;
+    }
+  }
+  std::erase_if(history_, [&](const auto& entry) { return !seen.count(entry.first); });
+  return first;
+}
+
+const std::deque<LoadSample>& EndpointController::Observe(const EndpointView& view, TimeMs now) {
+  std::deque<LoadSample>& h = history_[view.record.id];
+  h.push_back(load_.Sample(view.record.id, now));
+  // Keep one sample at or before the longest window's start, so that the window is covered.
+  TimeMs start = now - LongestWindow(view.doc.spec.autoscaling);
+  while (h.size() > 2 && h[1].at <= start) h.pop_front();
+  return h;
+}
+
+Status EndpointController::TickEndpoint(const store::EndpointRecord& record, TimeMs now) {
+  TF_ASSIGN_OR_RETURN(EndpointView view, ViewOf(record));
+  EndpointDoc& doc = view.doc;
+  const EndpointSpec& spec = doc.spec;
+  const std::string& project = record.project_id;
+  const bool deleting = record.state == "deleting";
+  const std::string& health = spec.engine.readiness.path;
+  std::vector<std::string> notes;
+
+  // 1, 2 and 5: each replica's job, its checks, and the stop of what drains.
+  std::vector<Replica> kept;
+  for (Replica& r : doc.replicas) {
+    if (!r.job_id.empty()) {
+      auto job = runner_.Inspect(project, r.job_id);
+      if (!job.ok() && job.status().code() != StatusCode::kNotFound) return job.status();
+      if (!job.ok() || job->ended) {
+        if (r.state != kDraining) {
+          notes.push_back("replica " + r.id +
+                          " ended: " + (job.ok() ? job->reason : std::string("its job is gone")));
+        }
+        continue;
+      }
+      r.node_id = job->node_id;
+      if (!job->address.empty()) r.address = job->address;
+    }
+    if (deleting && r.state != kDraining) SetState(r, kDraining, now);
+    if (r.state == kStarting || r.state == kWarming) {
+      if (!r.address.empty() && probe_.Healthy(r.address, health)) {
+        SetState(r, r.state == kStarting ? kReady : kWarm, now);
+      } else if (now - r.since > spec.engine.readiness.timeout_ms) {
+        notes.push_back("replica " + r.id + " was not ready within " +
+                        jobs::FormatDuration(spec.engine.readiness.timeout_ms) + ": stopped");
+        SetState(r, kDraining, now);
+      }
+    } else if (r.state == kReady || r.state == kWarm) {
+      if (probe_.Healthy(r.address, health)) {
+        r.failed_checks = 0;
+      } else if (++r.failed_checks >= kLivenessFailures) {
+        notes.push_back("replica " + r.id + " failed " + std::to_string(kLivenessFailures) +
+                        " health checks in a row: out of rotation, stopped");
+        SetState(r, kDraining, now);
+      }
+    }
+    kept.push_back(std::move(r));
+  }
+  doc.replicas = std::move(kept);
+
+  if (!deleting) {
+    // 3: the autoscaler, over this generation's replicas.
+    ReplicaCounts counts;
+    for (const Replica& r : doc.replicas) {
+      if (r.generation != doc.generation) continue;
+      if (r.state == kReady) ++counts.ready;
+      if (r.state == kStarting) ++counts.starting;
+      if (r.state == kWarm) ++counts.warm;
+      if (r.state == kWarming) ++counts.warming;
+    }
+    const auto& history = Observe(view, now);
+    std::vector<LoadSample> samples(history.begin(), history.end());
+    ScalingDecision d = DecideScale(spec, samples, counts, now);
+    Move(doc, {kWarm}, kReady, d.promote, now);
+    Move(doc, {kReady}, kWarm, d.demote, now);
+    Move(doc, {kStarting, kReady}, kDraining, d.stop_serving, now);
+    Move(doc, {kWarming, kWarm}, kDraining, d.stop_warm, now);
+    for (int i = 0; i < d.start_serving + d.start_warm; ++i) {
+      Replica r;
+      r.id = "rep_" + RandomHex(4);
+      r.generation = doc.generation;
+      SetState(r, i < d.start_serving ? kStarting : kWarming, now);
+      doc.replicas.push_back(std::move(r));
+    }
+    if (d.Changes()) Note(doc, now, d.serving, d.warm, d.reason);
+
+    // 4: the older generation drains once this one serves as many as wanted.
+    int ready_now = 0, old = 0;
+    for (const Replica& r : doc.replicas) {
+      if (r.generation == doc.generation && r.state == kReady) ++ready_now;
+      if (r.generation != doc.generation && r.state != kDraining) ++old;
+    }
+    if (old > 0 && ready_now >= d.serving) {
+      for (Replica& r : doc.replicas) {
+        if (r.generation != doc.generation && r.state != kDraining) SetState(r, kDraining, now);
+      }
+      notes.push_back("generation " + std::to_string(doc.generation) + " serves " +
+                      std::to_string(ready_now) + ": " + std::to_string(old) +
+                      " replica(s) of the previous generation drain");
+    }
+  }
+  // 5: what drains stops once its requests are answered; one never started just goes.
+  std::erase_if(doc.replicas,
+                [](const Replica& r) { return r.state == kDraining && r.job_id.empty(); });
+  for (Replica& r : doc.replicas) {
+    if (r.state != kDraining || r.stop_sent) continue;
+    if (load_.InFlightOf(record.id, r.id) > 0 && now - r.since <= kDrainGraceMs) continue;
+    Status stopped = runner_.Stop(project, r.job_id, "endpoint " + spec.name + ": drained");
+    if (stopped.ok() || stopped.code() == StatusCode::kNotFound ||
+        stopped.code() == StatusCode::kFailedPrecondition) {
+      r.stop_sent = true;
+    }
+  }
+  if (deleting && doc.replicas.empty()) {
+    Status deleted = store_.endpoints().DeleteEndpoint(record.id, record.version);
+    if (deleted.code() == StatusCode::kAborted) return OkStatus();  // changed: next tick
+    history_.erase(record.id);
+    return deleted;
+  }
+
+  int serving = 0, warm = 0;
+  for (const Replica& r : doc.replicas) {
+    serving += r.state == kReady || r.state == kStarting;
+    warm += r.state == kWarm || r.state == kWarming;
+  }
+  for (std::string& note : notes) Note(doc, now, serving, warm, std::move(note));
+
+  // The record first, then the jobs of new replicas (found again by name if a write is lost).
+  auto write = [&]() -> Status {
+    int64_t read_version = view.record.version;
+    view.record.version = read_version + 1;
+    view.record.updated_at = now;
+    view.record.doc_json = EndpointDocToJson(doc).dump();
+    return store_.endpoints().UpdateEndpoint(view.record, read_version);
+  };
+  Status written = write();
+  if (written.code() == StatusCode::kAborted) return OkStatus();  // changed meanwhile: next tick
+  TF_RETURN_IF_ERROR(written);
+  bool changed = false;  // since the write
+  std::string model_url;
+  for (Replica& r : doc.replicas) {
+    if (!r.job_id.empty() || r.state == kDraining) continue;
+    changed = true;
+    if (model_url.empty()) {
+      auto url = runner_.ModelUrl(project, spec.model);
+      if (!url.ok()) {
+        Note(doc, now, serving, warm, "cannot start replicas: " + url.status().message());
+        break;
+      }
+      model_url = *url;
+    }
+    auto job = runner_.Start(project, ReplicaJobSpec(spec, r.id, model_url));
+    if (!job.ok()) {
+      Note(doc, now, serving, warm, "cannot start replica " + r.id + ": " + job.status().message());
+      break;
+    }
+    r.job_id = *job;
+  }
+  if (!changed) return OkStatus();
+  written = write();
+  return written.code() == StatusCode::kAborted ? OkStatus() : written;
+}
+
+}  // namespace tf::endpoints

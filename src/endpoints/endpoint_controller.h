@@ -1,0 +1,100 @@
+// The endpoint controller: run by the leading server once a second, it makes each endpoint's
+// replicas what its spec and its load ask for (docs/endpoints.md, "How replicas run").
+//
+// For each endpoint, each tick:
+//   1. Looks at every replica's job: an ended job's replica is gone (the autoscaler's count
+//      then starts its replacement); a placed one has its address.
+//   2. Checks the server of each started replica: GET the readiness path. A starting replica
+//      answers 200 -> ready (in rotation), or warm for the warm pool; one not ready within the
+//      readiness timeout is stopped. A ready or warm one that fails three checks in a row is
+//      taken out of rotation and stopped.
+//   3. Samples the load (load_board.h) into the endpoint's history and asks the autoscaler
+//      (autoscaler.h) for a decision, which it applies: promotes, demotes, starts new replicas
+//      (as jobs: replica_jobs.h), drains others.
+//   4. Rolling update: replicas of an older generation keep serving, uncounted, until the new
+//      generation has as many ready replicas as the decision wants; then they drain.
+//   5. A draining replica's job is stopped; a deleting endpoint drains everything, and its
+//      record goes when its last replica has.
+// The document is written back naming the version read; a replica's job is started only after
+// the replica is recorded, and found again by its name if a write was lost, so that no job
+// runs without its replica.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "endpoints/endpoint_doc.h"
+#include "endpoints/endpoint_service.h"
+#include "endpoints/load_board.h"
+#include "jobs/job_service.h"
+#include "store/store.h"
+
+namespace tf::endpoints {
+
+// What the controller sees of a replica's job.
+struct ReplicaJob {
+  bool ended = false;
+  std::string state;    // the job's state
+  std::string reason;   // why it is in it
+  std::string node_id;  // "" until placed
+  std::string address;  // "host:port" of its server once placed; "" before
+};
+
+// The jobs that run replicas (NewJobReplicaRunner: the job service).
+class ReplicaRunner {
+ public:
+  virtual ~ReplicaRunner() = default;
+  // Submits the job, or returns the active one already submitted under this name (a start
+  // whose record was lost).
+  virtual Result<std::string> Start(const std::string& project_id, const jobs::JobSpec& spec) = 0;
+  virtual Result<ReplicaJob> Inspect(const std::string& project_id, const std::string& job_id) = 0;
+  virtual Status Stop(const std::string& project_id, const std::string& job_id,
+                      const std::string& reason) = 0;
+  // Where `source`'s model is for a replica: a path or tf:// URL as written; a job's output
+  // (by id, or the latest succeeded job of that name) as its tf:// URL.
+  virtual Result<std::string> ModelUrl(const std::string& project_id,
+                                       const ModelSource& source) = 0;
+};
+
+// Whether a replica's server answers GET `path` with 200 (NewHttpReplicaProbe: over HTTP).
+class ReplicaProbe {
+ public:
+  virtual ~ReplicaProbe() = default;
+  virtual bool Healthy(const std::string& address, const std::string& path) = 0;
+};
+
+std::unique_ptr<ReplicaRunner> NewJobReplicaRunner(jobs::JobService& jobs);
+std::unique_ptr<ReplicaProbe> NewHttpReplicaProbe(std::chrono::milliseconds timeout);
+
+inline constexpr int kLivenessFailures = 3;  // checks failed in a row that end a replica
+
+class EndpointController {
+ public:
+  EndpointController(store::Store& store, ReplicaRunner& runner, ReplicaProbe& probe,
+                     LoadBoard& load, const Clock& clock)
+      : store_(store), runner_(runner), probe_(probe), load_(load), clock_(clock) {}
+
+  // One pass over every endpoint. A failure with one endpoint is logged and the others go on;
+  // the first is returned.
+  Status Tick();
+
+ private:
+  Status TickEndpoint(const store::EndpointRecord& record, TimeMs now);
+  // The load history of an endpoint with this tick's sample added, trimmed to what the
+  // longest of its windows needs.
+  const std::deque<LoadSample>& Observe(const EndpointView& view, TimeMs now);
+
+  store::Store& store_;
+  ReplicaRunner& runner_;
+  ReplicaProbe& probe_;
+  LoadBoard& load_;
+  const Clock& clock_;
+  std::map<std::string, std::deque<LoadSample>> history_;  // by endpoint id; Tick's thread only
+};
+
+}  // namespace tf::endpoints

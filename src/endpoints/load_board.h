@@ -1,0 +1,37 @@
+// The load of each endpoint as this server's gateway sees it: requests waiting, in flight and
+// arrived, which the gateway updates as requests come and go and the controller samples once
+// per decision interval (autoscaler.h's LoadSample). Thread-safe.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "base/mutex.h"
+#include "endpoints/autoscaler.h"
+
+namespace tf::endpoints {
+
+class LoadBoard {
+ public:
+  void Arrived(const std::string& endpoint_id);
+  void Queued(const std::string& endpoint_id, int delta);  // +1 when it waits, -1 when it stops
+  // A request sent to (+1) or answered by (-1) a replica.
+  void InFlight(const std::string& endpoint_id, const std::string& replica_id, int delta);
+
+  // Requests in flight at one replica.
+  int InFlightOf(const std::string& endpoint_id, const std::string& replica_id);
+
+  // The load now, and the arrivals since the previous sample of this endpoint.
+  LoadSample Sample(const std::string& endpoint_id, TimeMs now);
+
+ private:
+  struct Load {
+    int arrived = 0;
+    int queued = 0;
+    std::map<std::string, int> in_flight;  // by replica; entries at 0 are removed
+  };
+  Mutex mu_;
+  std::map<std::string, Load> loads_ GUARDED_BY(mu_);
+};
+
+}  // namespace tf::endpoints

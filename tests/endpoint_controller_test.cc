@@ -1,0 +1,273 @@
+// The endpoint controller (endpoints/endpoint_controller.h) tick by tick on a fake clock, over
+// a real SQLite store, with the replicas' jobs and health checks behind its two interfaces so
+// that each step is decided by the test: which jobs run where, which servers answer.
+#include "endpoints/endpoint_controller.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "endpoints/endpoint_service.h"
+#include "store_test_env.h"
+
+namespace tf::endpoints {
+namespace {
+
+using testing::TempDir;
+
+class FakeRunner final : public ReplicaRunner {
+ public:
+  Result<std::string> Start(const std::string&, const jobs::JobSpec& spec) override {
+    std::string id = "job_" + std::to_string(++started_);
+    jobs_[id] = ReplicaJob{false, "running", "running", "node_1",
+                           "127.0.0.1:" + std::to_string(30000 + started_)};
+    specs_[id] = spec;
+    return id;
+  }
+  Result<ReplicaJob> Inspect(const std::string&, const std::string& job_id) override {
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) return NotFound("no job " + job_id);
+    return it->second;
+  }
+  Status Stop(const std::string&, const std::string& job_id, const std::string&) override {
+    stopped_.push_back(job_id);
+    jobs_[job_id].ended = true;
+    jobs_[job_id].reason = "cancelled";
+    return OkStatus();
+  }
+  Result<std::string> ModelUrl(const std::string&, const ModelSource& source) override {
+    if (source.kind == ModelSourceKind::kJobOutput) {
+      return FailedPrecondition("model: no succeeded job named '" + source.location + "'");
+    }
+    return source.location;
+  }
+
+  int started_ = 0;
+  std::map<std::string, ReplicaJob> jobs_;
+  std::map<std::string, jobs::JobSpec> specs_;
+  std::vector<std::string> stopped_;
+};
+
+class FakeProbe final : public ReplicaProbe {
+ public:
+  bool Healthy(const std::string& address, const std::string&) override {
+    return !down_.count(address) && up_;
+  }
+  bool up_ = true;
+  std::set<std::string> down_;
+};
+
+class EndpointControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = store::OpenStore((dir_.path() / "store.db").string());
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    store_ = std::move(opened).value();
+    clock_.Set(1'000'000'000);
+    service_ = std::make_unique<EndpointService>(*store_, clock_);
+    controller_ = std::make_unique<EndpointController>(*store_, runner_, probe_, load_, clock_);
+  }
+
+  EndpointSpec Spec(int min, int max) {
+    EndpointSpec spec;
+    spec.name = "chat";
+    spec.model.location = "/models/tiny";
+    spec.min_replicas = min;
+    spec.max_replicas = max;
+    return spec;
+  }
+
+  void Apply(const EndpointSpec& spec) { ASSERT_TRUE(service_->Apply("prj_a", spec).ok()); }
+
+  // One tick, a second after the last.
+  void Tick() {
+    clock_.Advance(kSecondMs);
+    Status s = controller_->Tick();
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+
+  EndpointDoc Doc() {
+    auto view = service_->Get("prj_a", "chat");
+    EXPECT_TRUE(view.ok()) << view.status().ToString();
+    return view.ok() ? view->doc : EndpointDoc{};
+  }
+
+  std::vector<std::string> States() {
+    std::vector<std::string> out;
+    for (const Replica& r : Doc().replicas) {
+      out.push_back(r.state + "@" + std::to_string(r.generation));
+    }
+    return out;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<store::Store> store_;
+  FakeClock clock_;
+  FakeRunner runner_;
+  FakeProbe probe_;
+  LoadBoard load_;
+  std::unique_ptr<EndpointService> service_;
+  std::unique_ptr<EndpointController> controller_;
+};
+
+using Want = std::vector<std::string>;
+
+TEST_F(EndpointControllerTest, TheMinimumStartsAsJobsThatServeOnceHealthy) {
+  Apply(Spec(2, 4));
+  probe_.up_ = false;
+  Tick();
+  EXPECT_EQ(States(), (Want{"starting@1", "starting@1"}));
+  ASSERT_EQ(runner_.started_, 2);
+  const jobs::JobSpec& job = runner_.specs_.begin()->second;
+  EXPECT_TRUE(job.name.starts_with("chat-")) << job.name;
+  EXPECT_NE(job.command[2].find("engine serve --model '/models/tiny'"), std::string::npos);
+  EXPECT_FALSE(job.retry.on_error);
+  Tick();  // not healthy yet: still starting, nothing more started
+  EXPECT_EQ(runner_.started_, 2);
+  probe_.up_ = true;
+  Tick();
+  EXPECT_EQ(States(), (Want{"ready@1", "ready@1"}));
+  EXPECT_EQ(Doc().replicas[0].address, "127.0.0.1:30001");
+  EXPECT_EQ(Doc().scaling.front().reason, "below replicas.min: from 0 to 2");
+}
+
+TEST_F(EndpointControllerTest, AReplicaWhoseJobEndedIsReplaced) {
+  Apply(Spec(1, 1));
+  Tick();
+  Tick();
+  ASSERT_EQ(States(), (Want{"ready@1"}));
+  std::string first = Doc().replicas[0].id;
+  runner_.jobs_["job_1"].ended = true;
+  runner_.jobs_["job_1"].reason = "killed by signal 9";
+  Tick();
+  EndpointDoc doc = Doc();
+  ASSERT_EQ(doc.replicas.size(), 1u);
+  EXPECT_NE(doc.replicas[0].id, first);
+  EXPECT_EQ(doc.replicas[0].job_id, "job_2");
+  EXPECT_EQ(doc.scaling.back().reason.find("replica " + first + " ended: killed by signal 9"), 0u)
+      << doc.scaling.back().reason;
+}
+
+TEST_F(EndpointControllerTest, ThreeFailedChecksInARowTakeAReplicaOutAndStopIt) {
+  Apply(Spec(1, 1));
+  Tick();
+  Tick();
+  std::string address = Doc().replicas[0].address;
+  probe_.down_.insert(address);
+  Tick();
+  Tick();
+  EXPECT_EQ(States(), (Want{"ready@1"}));  // two failures: still in rotation
+  probe_.down_.clear();
+  Tick();  // one success resets the count
+  probe_.down_.insert(address);
+  Tick();
+  Tick();
+  EXPECT_TRUE(runner_.stopped_.empty());
+  Tick();
+  EXPECT_EQ(runner_.stopped_, std::vector<std::string>{"job_1"});
+  EXPECT_EQ(States(), (Want{"draining@1", "starting@1"}));
+  Tick();  // the stopped job has ended: its replica is gone; the new one is ready
+  EXPECT_EQ(States(), (Want{"ready@1"}));
+}
+
+TEST_F(EndpointControllerTest, AReplicaNotReadyWithinTheReadinessTimeoutIsStopped) {
+  EndpointSpec spec = Spec(1, 1);
+  spec.engine.readiness.timeout_ms = 5 * kSecondMs;
+  Apply(spec);
+  probe_.up_ = false;
+  for (int i = 0; i < 6; ++i) Tick();
+  EXPECT_TRUE(runner_.stopped_.empty());
+  Tick();
+  EXPECT_EQ(runner_.stopped_, std::vector<std::string>{"job_1"});
+  EXPECT_NE(Doc().scaling.back().reason.find("was not ready within 5s: stopped"), std::string::npos)
+      << Doc().scaling.back().reason;
+}
+
+TEST_F(EndpointControllerTest, AnUpdateRollsTheNewGenerationInBeforeTheOldDrains) {
+  Apply(Spec(1, 2));
+  Tick();
+  Tick();
+  ASSERT_EQ(States(), (Want{"ready@1"}));
+  EndpointSpec changed = Spec(1, 2);
+  changed.engine.max_batch = 4;
+  probe_.up_ = false;  // the new generation's server takes a while
+  Apply(changed);
+  Tick();
+  EXPECT_EQ(States(), (Want{"ready@1", "starting@2"}));
+  Tick();
+  EXPECT_TRUE(runner_.stopped_.empty()) << "the old replica must serve until the new one does";
+  probe_.up_ = true;
+  Tick();
+  EXPECT_EQ(States(), (Want{"draining@1", "ready@2"}));
+  EXPECT_EQ(runner_.stopped_, std::vector<std::string>{"job_1"});
+  Tick();
+  EXPECT_EQ(States(), (Want{"ready@2"}));
+}
+
+TEST_F(EndpointControllerTest, ADrainingReplicaIsStoppedOnlyOnceItsRequestsAreAnswered) {
+  Apply(Spec(1, 2));
+  Tick();
+  Tick();
+  std::string endpoint_id = service_->Get("prj_a", "chat")->record.id;
+  std::string old = Doc().replicas[0].id;
+  load_.InFlight(endpoint_id, old, +1);  // a long request on the old replica
+  EndpointSpec changed = Spec(1, 2);
+  changed.engine.max_batch = 4;
+  Apply(changed);
+  Tick();
+  Tick();
+  EXPECT_EQ(States(), (Want{"draining@1", "ready@2"}));
+  EXPECT_TRUE(runner_.stopped_.empty());
+  load_.InFlight(endpoint_id, old, -1);
+  Tick();
+  EXPECT_EQ(runner_.stopped_, std::vector<std::string>{"job_1"});
+}
+
+TEST_F(EndpointControllerTest, ScalesOutOnTheGatewaysLoadAndToZeroWhenIdle) {
+  EndpointSpec spec = Spec(0, 3);
+  spec.autoscaling.scale_to_zero_after_ms = 10 * kSecondMs;
+  Apply(spec);
+  std::string endpoint_id = service_->Get("prj_a", "chat")->record.id;
+  Tick();
+  EXPECT_TRUE(States().empty());
+  load_.Arrived(endpoint_id);
+  load_.Queued(endpoint_id, +5);  // five requests wait at an endpoint with no replica
+  Tick();
+  EXPECT_EQ(States(), (Want{"starting@1", "starting@1", "starting@1"}));
+  EXPECT_EQ(Doc().scaling.back().reason, "5 requests waiting and no replica: from 0 to 3");
+  load_.Queued(endpoint_id, -5);
+  for (int i = 0; i < 9; ++i) Tick();
+  EXPECT_EQ(Doc().replicas.size(), 3u);  // idle for less than 10 s
+  Tick();
+  Tick();
+  EXPECT_TRUE(States().empty()) << Doc().scaling.back().reason;
+  EXPECT_EQ(runner_.stopped_.size(), 3u);
+}
+
+TEST_F(EndpointControllerTest, DeletingStopsEveryReplicaThenForgetsTheEndpoint) {
+  Apply(Spec(2, 2));
+  Tick();
+  Tick();
+  bool removed = true;
+  ASSERT_TRUE(service_->Delete("prj_a", "chat", &removed).ok());
+  EXPECT_FALSE(removed);  // it has replicas
+  Tick();
+  EXPECT_EQ(runner_.stopped_.size(), 2u);
+  Tick();
+  EXPECT_EQ(service_->Get("prj_a", "chat").status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(EndpointControllerTest, AModelThatCannotBeFoundIsSaidWhyAndRetried) {
+  EndpointSpec spec = Spec(1, 1);
+  spec.model = {ModelSourceKind::kJobOutput, "train"};
+  Apply(spec);
+  Tick();
+  EXPECT_EQ(runner_.started_, 0);
+  EXPECT_EQ(Doc().scaling.back().reason,
+            "cannot start replicas: model: no succeeded job named 'train'");
+  EXPECT_EQ(States(), (Want{"starting@1"}));  // recorded, waiting for its model
+}
+
+}  // namespace
+}  // namespace tf::endpoints
