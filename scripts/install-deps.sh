@@ -44,20 +44,26 @@ else
   echo "install-deps: done"
 fi
 
-# s3rver (from the npm registry, at the version tests/s3rver/package-lock.json pins): an S3
-# implementation of its own, the second external bucket that the object service's tests keep
-# blobs in, beside a tensorfleet server.
-s3rver_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/s3rver"
-if [ -x "$s3rver_dir/node_modules/.bin/s3rver" ] &&
-   cmp -s "$s3rver_dir/package-lock.json" "$s3rver_dir/node_modules/.installed-lock.json"; then
-  echo "install-deps: s3rver present"
-else
-  echo "install-deps: installing s3rver into tests/s3rver/node_modules"
-  if npm ci --prefix "$s3rver_dir" --no-audit --no-fund --loglevel=error >/dev/null; then
-    # What was installed, so that a second run knows it has nothing to do.
-    cp "$s3rver_dir/package-lock.json" "$s3rver_dir/node_modules/.installed-lock.json"
+# Node packages that only tests use, from the npm registry at the versions their
+# package-lock.json pins, installed into their folder's node_modules (once: a second run finds
+# the same lock installed and does nothing). The platform and the demo run without them.
+#   tests/s3rver: s3rver, an S3 implementation of its own, the second external bucket that the
+#     object service's tests keep blobs in, beside a tensorfleet server.
+#   tests/openai-client: OpenAI's official Node.js client, a real client of the gateway.
+install_test_package() {
+  local dir="$1" what="$2" marker="$3"
+  if [ -e "$dir/node_modules/$marker" ] &&
+     cmp -s "$dir/package-lock.json" "$dir/node_modules/.installed-lock.json"; then
+    echo "install-deps: $what present"
   else
-    # Only tests use it: the platform and the demo run without it.
-    echo "install-deps: WARNING: npm could not install s3rver; the tests against it will be skipped" >&2
+    echo "install-deps: installing $what into ${dir#"$repo_dir/"}/node_modules"
+    if npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >/dev/null; then
+      cp "$dir/package-lock.json" "$dir/node_modules/.installed-lock.json"
+    else
+      echo "install-deps: WARNING: npm could not install $what; the tests that use it will be skipped" >&2
+    fi
   fi
-fi
+}
+repo_dir="$(cd "$(dirname "$0")/.." && pwd)"
+install_test_package "$repo_dir/tests/s3rver" s3rver .bin/s3rver
+install_test_package "$repo_dir/tests/openai-client" "the OpenAI Node.js client" openai/package.json

@@ -13,6 +13,7 @@
 #include "api/budget_routes.h"
 #include "api/dataset_routes.h"
 #include "api/endpoint_routes.h"
+#include "api/gateway_routes.h"
 #include "api/router.h"
 #include "api/s3/addressing.h"
 #include "api/services.h"
@@ -117,7 +118,9 @@ class AppImpl final : public App {
     AddNodeRoutes(*router_, *services_);
     AddBudgetRoutes(*router_, *services_, *budgets_, [this] { budget_loop_->Kick(); });
     AddDatasetRoutes(*router_, *services_, *datasets_);
-    AddEndpointRoutes(*router_, *services_, *endpoints_);
+    routing_table_ = std::make_unique<endpoints::RoutingTable>(*store_, clock_);
+    AddEndpointRoutes(*router_, *services_, *endpoints_, [this] { routing_table_->Invalidate(); });
+    AddGatewayRoutes(*router_, *services_, *routing_table_, endpoint_load_);
     AddCostRoutes(*router_, *services_);
 
     Router* router = router_.get();
@@ -334,6 +337,7 @@ class AppImpl final : public App {
   std::unique_ptr<endpoints::ReplicaRunner> replica_runner_;
   std::unique_ptr<endpoints::ReplicaProbe> replica_probe_;
   std::unique_ptr<endpoints::EndpointController> endpoint_controller_;
+  std::unique_ptr<endpoints::RoutingTable> routing_table_;  // the gateway's view of endpoints
   std::unique_ptr<cost::BudgetLoop> budget_loop_;  // its own thread: a dead webhook blocks no one
   queues::QueueWakeups node_wakeups_;
   std::thread controller_;

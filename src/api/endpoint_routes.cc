@@ -71,28 +71,32 @@ Json EndpointToJson(const EndpointView& view, const std::string& project_name) {
           {"scaling", std::move(scaling)}};
 }
 
-void AddEndpointRoutes(Router& router, Services& s, endpoints::EndpointService& endpoints) {
+void AddEndpointRoutes(Router& router, Services& s, endpoints::EndpointService& endpoints,
+                       std::function<void()> changed) {
   // {"spec": "<the YAML text>", "source": "chat.yaml"}: creates the endpoint the spec names,
   // or updates it.
-  router.Add("POST", "/v1/endpoints", [&s, &endpoints](Context& ctx) -> awaitable<http::Response> {
-    auto body = ParseJsonObject(ctx.request.body);
-    if (!body.ok()) co_return ErrorResponse(body.status());
-    FieldReader r(*body);
-    std::string text = r.Required(r.String("spec"), "spec");
-    std::string source = r.String("source").value_or("spec.yaml");
-    if (Status st = r.Finish(); !st.ok()) co_return ErrorResponse(st);
-    ApplyOutcome outcome = ApplyOutcome::kUnchanged;
-    auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
-      TF_ASSIGN_OR_RETURN(endpoints::EndpointSpec spec, endpoints::ParseEndpointSpec(text, source));
-      TF_ASSIGN_OR_RETURN(EndpointView view,
-                          endpoints.Apply(ctx.principal.project_id, spec, &outcome));
-      Json out = EndpointToJson(view, ctx.principal.project_name);
-      out["outcome"] = OutcomeName(outcome);
-      return out;
-    });
-    if (!result.ok()) co_return ErrorResponse(result.status());
-    co_return JsonResponse(outcome == ApplyOutcome::kCreated ? 201 : 200, *result);
-  });
+  router.Add("POST", "/v1/endpoints",
+             [&s, &endpoints, changed](Context& ctx) -> awaitable<http::Response> {
+               auto body = ParseJsonObject(ctx.request.body);
+               if (!body.ok()) co_return ErrorResponse(body.status());
+               FieldReader r(*body);
+               std::string text = r.Required(r.String("spec"), "spec");
+               std::string source = r.String("source").value_or("spec.yaml");
+               if (Status st = r.Finish(); !st.ok()) co_return ErrorResponse(st);
+               ApplyOutcome outcome = ApplyOutcome::kUnchanged;
+               auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
+                 TF_ASSIGN_OR_RETURN(endpoints::EndpointSpec spec,
+                                     endpoints::ParseEndpointSpec(text, source));
+                 TF_ASSIGN_OR_RETURN(EndpointView view,
+                                     endpoints.Apply(ctx.principal.project_id, spec, &outcome));
+                 Json out = EndpointToJson(view, ctx.principal.project_name);
+                 out["outcome"] = OutcomeName(outcome);
+                 return out;
+               });
+               if (!result.ok()) co_return ErrorResponse(result.status());
+               changed();
+               co_return JsonResponse(outcome == ApplyOutcome::kCreated ? 201 : 200, *result);
+             });
 
   router.Add("GET", "/v1/endpoints", [&s, &endpoints](Context& ctx) -> awaitable<http::Response> {
     auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
@@ -122,7 +126,7 @@ void AddEndpointRoutes(Router& router, Services& s, endpoints::EndpointService& 
 
   // {"min": N, "max": M}, either or both.
   router.Add("POST", "/v1/endpoints/{name}/scale",
-             [&s, &endpoints](Context& ctx) -> awaitable<http::Response> {
+             [&s, &endpoints, changed](Context& ctx) -> awaitable<http::Response> {
                auto body = ParseJsonObject(ctx.request.body);
                if (!body.ok()) co_return ErrorResponse(body.status());
                FieldReader r(*body);
@@ -139,11 +143,12 @@ void AddEndpointRoutes(Router& router, Services& s, endpoints::EndpointService& 
                  return EndpointToJson(view, ctx.principal.project_name);
                });
                if (!result.ok()) co_return ErrorResponse(result.status());
+               changed();
                co_return JsonResponse(200, *result);
              });
 
   router.Add("DELETE", "/v1/endpoints/{name}",
-             [&s, &endpoints](Context& ctx) -> awaitable<http::Response> {
+             [&s, &endpoints, changed](Context& ctx) -> awaitable<http::Response> {
                auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
                  bool removed = false;
                  TF_ASSIGN_OR_RETURN(
@@ -154,6 +159,7 @@ void AddEndpointRoutes(Router& router, Services& s, endpoints::EndpointService& 
                  return out;
                });
                if (!result.ok()) co_return ErrorResponse(result.status());
+               changed();
                co_return JsonResponse(200, *result);
              });
 }

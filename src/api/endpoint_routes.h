@@ -3,13 +3,18 @@
 // ?all=true.
 #pragma once
 
+#include <functional>
+
 #include "api/router.h"
 #include "api/services.h"
 #include "endpoints/endpoint_service.h"
 
 namespace tf::api {
 
-void AddEndpointRoutes(Router& router, Services& services, endpoints::EndpointService& endpoints);
+// `changed` is called after an endpoint is created, updated, scaled or deleted (so that this
+// server's gateway routes by the change at once).
+void AddEndpointRoutes(Router& router, Services& services, endpoints::EndpointService& endpoints,
+                       std::function<void()> changed);
 
 // The endpoint as the API shows it (the CLI's describe and ls read it).
 nlohmann::json EndpointToJson(const endpoints::EndpointView& view, const std::string& project_name);

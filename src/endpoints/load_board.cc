@@ -18,6 +18,12 @@ void LoadBoard::InFlight(const std::string& endpoint_id, const std::string& repl
   if ((counts[replica_id] += delta) <= 0) counts.erase(replica_id);
 }
 
+int LoadBoard::QueuedOf(const std::string& endpoint_id) {
+  MutexLock lock(mu_);
+  auto load = loads_.find(endpoint_id);
+  return load == loads_.end() ? 0 : load->second.queued;
+}
+
 int LoadBoard::InFlightOf(const std::string& endpoint_id, const std::string& replica_id) {
   MutexLock lock(mu_);
   auto load = loads_.find(endpoint_id);

@@ -18,6 +18,8 @@ class LoadBoard {
   // A request sent to (+1) or answered by (-1) a replica.
   void InFlight(const std::string& endpoint_id, const std::string& replica_id, int delta);
 
+  // Requests waiting for a replica.
+  int QueuedOf(const std::string& endpoint_id);
   // Requests in flight at one replica.
   int InFlightOf(const std::string& endpoint_id, const std::string& replica_id);
 

@@ -1,0 +1,363 @@
+// The inference gateway: OpenAI's API at /openai/v1/, each request routed by its `model` to the
+// endpoint of that name in the token's project (docs/endpoints.md, "The gateway").
+//
+// A request goes to the less loaded of two replicas in rotation that have room (a built-in
+// engine's replica takes its max_batch at once), or to the replica its prompt's prefix maps to
+// while that one is not much busier. With no replica that has room it waits in the endpoint's
+// queue (up to max_queue; 429 beyond) until one does or queue_timeout passes (503): an endpoint
+// scaled to zero starts a replica for it meanwhile, so the first request is slow, not lost. The
+// answer streams through as it comes (SSE event by event); a connection that fails before the
+// upstream answered is tried on another replica, never after. The client's token stays here:
+// replicas see neither it nor any other credential.
+#include "api/gateway_routes.h"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <map>
+#include <random>
+#include <set>
+
+#include "api/errors.h"
+#include "api/json_body.h"
+#include "endpoints/balancer.h"
+#include "endpoints/response_relay.h"
+
+namespace tf::api {
+namespace {
+
+using endpoints::LoadBoard;
+using endpoints::ResponseRelay;
+using endpoints::Route;
+using endpoints::RouteReplica;
+using endpoints::RoutingTable;
+
+constexpr int kMaxTries = 3;  // replicas tried for a request whose connection fails at once
+constexpr size_t kPrefixBytes = 256;
+constexpr auto kQueuePoll = std::chrono::milliseconds(20);
+constexpr auto kUpstreamStepTimeout = std::chrono::minutes(10);
+
+// OpenAI's error shape: {"error": {"message", "type", "param", "code"}}.
+http::Response OpenAiError(int status, const std::string& message, const std::string& type,
+                           const std::string& code, const std::string& param = "") {
+  Json error = {{"message", message},
+                {"type", type},
+                {"param", param.empty() ? Json(nullptr) : Json(param)},
+                {"code", code.empty() ? Json(nullptr) : Json(code)}};
+  return JsonResponse(status, {{"error", std::move(error)}});
+}
+
+uint64_t RandomDraw() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return rng();
+}
+
+// A hash of what the prompt starts with (the prompt, or the first message's content), for
+// prefix affinity; nothing when the request has neither.
+std::optional<uint64_t> PrefixOf(const Json& body) {
+  auto prompt = body.find("prompt");
+  if (prompt != body.end() && prompt->is_string()) {
+    return endpoints::PrefixHash(prompt->get_ref<const std::string&>(), kPrefixBytes);
+  }
+  auto messages = body.find("messages");
+  if (messages != body.end() && messages->is_array() && !messages->empty()) {
+    const Json& first = (*messages)[0];
+    auto content = first.find("content");
+    if (content != first.end() && content->is_string()) {
+      return endpoints::PrefixHash(content->get_ref<const std::string&>(), kPrefixBytes);
+    }
+  }
+  return std::nullopt;
+}
+
+// The replica in rotation, with room and not yet tried, that the balancer picks.
+std::optional<RouteReplica> Choose(const Route& route, LoadBoard& load,
+                                   std::optional<uint64_t> prefix,
+                                   const std::set<std::string>& tried) {
+  std::vector<endpoints::Candidate> candidates;
+  std::vector<const RouteReplica*> replicas;
+  for (const RouteReplica& r : route.ready) {
+    if (tried.count(r.id)) continue;
+    int outstanding = load.InFlightOf(route.endpoint_id, r.id);
+    if (outstanding >= route.replica_concurrency) continue;
+    candidates.push_back({r.id, outstanding});
+    replicas.push_back(&r);
+  }
+  auto pick = endpoints::PickReplica(candidates, RandomDraw(), prefix);
+  if (!pick) return std::nullopt;
+  return *replicas[*pick];
+}
+
+// One keep-alive client per pool thread and replica address.
+std::map<std::string, std::unique_ptr<http::Client>>& ThreadClients() {
+  thread_local std::map<std::string, std::unique_ptr<http::Client>> clients;
+  return clients;
+}
+
+http::Client* ClientFor(const std::string& address) {
+  auto& clients = ThreadClients();
+  auto it = clients.find(address);
+  if (it == clients.end()) {
+    auto created = http::Client::Create("http://" + address);
+    if (!created.ok()) return nullptr;
+    it = clients.emplace(address, std::move(created).value()).first;
+  }
+  return it->second.get();
+}
+
+// After a failure: the next ClientFor makes a fresh client (and connection).
+void ForgetClient(const std::string& address) { ThreadClients().erase(address); }
+
+// What the streaming side keeps for the length of the request.
+struct Exchange {
+  std::shared_ptr<ResponseRelay> relay;
+  std::string pending;  // data that came with the head
+};
+
+awaitable<void> RelayBody(std::shared_ptr<Exchange> x, http::StreamWriter& out) {
+  if (!x->pending.empty() && !co_await out.Write(std::move(x->pending))) {
+    x->relay->Cancel();
+    co_return;
+  }
+  for (;;) {
+    ResponseRelay::Batch batch = co_await x->relay->Next(std::chrono::seconds(1));
+    if (!batch.data.empty() && !co_await out.Write(std::move(batch.data))) {
+      x->relay->Cancel();  // the client has gone: the upstream request ends too
+      co_return;
+    }
+    if (batch.done) co_return;
+  }
+}
+
+class Gateway {
+ public:
+  Gateway(Services& s, RoutingTable& routes, LoadBoard& load)
+      : s_(s), routes_(routes), load_(load) {}
+
+  awaitable<http::Response> Complete(Context& ctx, std::string upstream_path) {
+    auto parsed = ParseJsonObject(ctx.request.body);
+    if (!parsed.ok()) {
+      co_return OpenAiError(400, parsed.status().message(), "invalid_request_error", "");
+    }
+    const Json& body = *parsed;
+    auto model = body.find("model");
+    if (model == body.end() || !model->is_string() ||
+        model->get_ref<const std::string&>().empty()) {
+      co_return OpenAiError(400, "you must provide a model parameter: the endpoint's name",
+                            "invalid_request_error", "", "model");
+    }
+    const std::string& name = model->get_ref<const std::string&>();
+    const bool stream = body.value("stream", false) == true;
+    std::optional<uint64_t> prefix = PrefixOf(body);
+
+    auto route = co_await Find(ctx.principal.project_id, name);
+    if (!route.ok()) co_return ErrorResponse(route.status());
+    if (!route->has_value() || (*route)->deleting) {
+      co_return OpenAiError(404,
+                            "The model '" + name +
+                                "' does not exist: no endpoint of that name in project '" +
+                                ctx.principal.project_name + "' (tensorfleet endpoint ls)",
+                            "invalid_request_error", "model_not_found", "model");
+    }
+    Route r = **route;
+    load_.Arrived(r.endpoint_id);
+
+    std::optional<RouteReplica> replica = Choose(r, load_, prefix, {});
+    if (!replica) {
+      if (load_.QueuedOf(r.endpoint_id) >= r.max_queue) {
+        http::Response full =
+            OpenAiError(429,
+                        "endpoint '" + name + "' has " + std::to_string(r.max_queue) +
+                            " requests waiting already (its max_queue): retry shortly",
+                        "requests", "rate_limit_exceeded");
+        full.headers.emplace_back("Retry-After", "1");
+        co_return full;
+      }
+      load_.Queued(r.endpoint_id, +1);
+      replica = co_await Wait(ctx.principal.project_id, name, r, prefix);
+      load_.Queued(r.endpoint_id, -1);
+      if (!replica) {
+        co_return OpenAiError(
+            503,
+            "no replica of endpoint '" + name + "' could take the request within " +
+                std::to_string(r.queue_timeout_ms / 1000) +
+                " s (its queue_timeout); see tensorfleet endpoint describe " + name,
+            "server_error", "service_unavailable");
+      }
+    }
+    if (stream) co_return co_await Streamed(r, *replica, upstream_path, ctx.request.body, prefix);
+    co_return co_await Whole(r, *replica, upstream_path, ctx.request.body, prefix);
+  }
+
+  awaitable<http::Response> Models(Context& ctx) {
+    auto views = co_await RunBlocking(
+        s_.pool, [&] { return s_.store.endpoints().ListEndpoints(ctx.principal.project_id); });
+    if (!views.ok()) co_return ErrorResponse(views.status());
+    Json data = Json::array();
+    for (const store::EndpointRecord& e : *views) {
+      if (e.state == "deleting") continue;
+      data.push_back({{"id", e.name},
+                      {"object", "model"},
+                      {"created", e.created_at / 1000},
+                      {"owned_by", ctx.principal.project_name}});
+    }
+    co_return JsonResponse(200, {{"object", "list"}, {"data", std::move(data)}});
+  }
+
+ private:
+  // The endpoint as the routing table has it, read again from the store when stale.
+  awaitable<Result<std::optional<Route>>> Find(const std::string& project,
+                                               const std::string& name) {
+    if (!routes_.Fresh()) {
+      Status refreshed = co_await RunBlocking(s_.pool, [this] { return routes_.Refresh(); });
+      if (!refreshed.ok()) co_return refreshed;
+    }
+    co_return routes_.Lookup(project, name);
+  }
+
+  // Waits in the endpoint's queue until a replica has room, or its queue_timeout passes.
+  awaitable<std::optional<RouteReplica>> Wait(const std::string& project, const std::string& name,
+                                              Route& r, std::optional<uint64_t> prefix) {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(r.queue_timeout_ms);
+    while (std::chrono::steady_clock::now() < deadline) {
+      timer.expires_after(kQueuePoll);
+      co_await timer.async_wait(asio::use_awaitable);
+      auto route = co_await Find(project, name);
+      if (!route.ok() || !route->has_value() || (*route)->deleting) continue;
+      r = **route;
+      if (auto replica = Choose(r, load_, prefix, {})) co_return replica;
+    }
+    co_return std::nullopt;
+  }
+
+  // A non-streamed request: the whole answer, tried on other replicas while connections fail.
+  awaitable<http::Response> Whole(const Route& r, RouteReplica replica, const std::string& path,
+                                  const std::string& body, std::optional<uint64_t> prefix) {
+    std::set<std::string> tried;
+    for (int attempt = 1;; ++attempt) {
+      tried.insert(replica.id);
+      load_.InFlight(r.endpoint_id, replica.id, +1);
+      std::string address = replica.address;
+      auto answer = co_await RunBlocking(s_.pool, [&]() -> Result<http::ClientResponse> {
+        http::Client* client = ClientFor(address);
+        if (client == nullptr) return Unavailable("bad replica address " + address);
+        auto sent = client->Send("POST", path, {{"Content-Type", "application/json"}}, body,
+                                 kUpstreamStepTimeout);
+        if (!sent.ok()) ForgetClient(address);
+        return sent;
+      });
+      load_.InFlight(r.endpoint_id, replica.id, -1);
+      if (answer.ok()) {
+        http::Response out;
+        out.status = answer->status;
+        out.content_type = answer->Header("Content-Type").empty() ? "application/json"
+                                                                  : answer->Header("Content-Type");
+        out.body = std::move(answer->body);
+        co_return out;
+      }
+      auto next = attempt < kMaxTries ? Choose(r, load_, prefix, tried) : std::nullopt;
+      if (answer.status().code() != StatusCode::kUnavailable || !next) {
+        co_return OpenAiError(
+            502, "endpoint '" + r.name + "': its replica failed: " + answer.status().message(),
+            "server_error", "upstream_error");
+      }
+      replica = *next;
+    }
+  }
+
+  // A streamed request: the head once it comes, then the body as it comes.
+  awaitable<http::Response> Streamed(const Route& r, RouteReplica first, const std::string& path,
+                                     const std::string& body, std::optional<uint64_t> prefix) {
+    auto x = std::make_shared<Exchange>();
+    x->relay = std::make_shared<ResponseRelay>(co_await asio::this_coro::executor);
+    // The replicas to try, in order, while connections fail before any answer.
+    std::vector<RouteReplica> order = {first};
+    std::set<std::string> tried = {first.id};
+    while (static_cast<int>(order.size()) < kMaxTries) {
+      auto next = Choose(r, load_, prefix, tried);
+      if (!next) break;
+      tried.insert(next->id);
+      order.push_back(*next);
+    }
+    asio::post(s_.pool, [relay = x->relay, order, path, body, endpoint = r.endpoint_id,
+                         &load = load_] {
+      for (size_t i = 0; i < order.size(); ++i) {
+        const RouteReplica& replica = order[i];
+        load.InFlight(endpoint, replica.id, +1);
+        bool head_seen = false;
+        http::ClientRequest request;
+        request.method = "POST";
+        request.target = path;
+        request.headers = {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
+        request.body = body;
+        request.timeout = kUpstreamStepTimeout;
+        request.on_head = [&](const http::ClientResponse& head) {
+          head_seen = true;
+          relay->OnHead(head);
+          return !relay->cancelled();
+        };
+        request.on_chunk = [&](std::string_view piece) { return relay->OnChunk(piece); };
+        http::Client* client = ClientFor(replica.address);
+        Result<http::ClientResponse> answer =
+            client ? client->Exchange(request)
+                   : Result<http::ClientResponse>(Unavailable("bad address " + replica.address));
+        load.InFlight(endpoint, replica.id, -1);
+        if (!answer.ok()) ForgetClient(replica.address);
+        bool retry = !answer.ok() && !head_seen &&
+                     answer.status().code() == StatusCode::kUnavailable && i + 1 < order.size();
+        if (retry) continue;
+        if (answer.ok() && !head_seen) {  // not 2xx: the whole answer came at once
+          relay->OnHead(*answer);
+          relay->OnChunk(answer->body);
+        }
+        relay->OnEnd(answer.status());
+        return;
+      }
+    });
+    for (;;) {
+      ResponseRelay::Batch batch = co_await x->relay->Next(std::chrono::seconds(1));
+      if (batch.head) {
+        http::Response out;
+        out.status = batch.head->status;
+        const std::string& type = batch.head->Header("Content-Type");
+        out.content_type = type.empty() ? "text/event-stream" : type;
+        x->pending = std::move(batch.data);
+        if (batch.done) {
+          out.body = std::move(x->pending);
+          co_return out;
+        }
+        out.stream = [x](http::StreamWriter& w) -> awaitable<void> { co_await RelayBody(x, w); };
+        co_return out;
+      }
+      if (batch.done) {
+        co_return OpenAiError(
+            502, "endpoint '" + r.name + "': its replica failed: " + batch.status.message(),
+            "server_error", "upstream_error");
+      }
+    }
+  }
+
+  Services& s_;
+  RoutingTable& routes_;
+  LoadBoard& load_;
+};
+
+}  // namespace
+
+void AddGatewayRoutes(Router& router, Services& services, RoutingTable& routes, LoadBoard& load) {
+  auto gateway = std::make_shared<Gateway>(services, routes, load);
+  router.Add("POST", "/openai/v1/chat/completions",
+             [gateway](Context& ctx) -> awaitable<http::Response> {
+               co_return co_await gateway->Complete(ctx, "/v1/chat/completions");
+             });
+  router.Add("POST", "/openai/v1/completions",
+             [gateway](Context& ctx) -> awaitable<http::Response> {
+               co_return co_await gateway->Complete(ctx, "/v1/completions");
+             });
+  router.Add("GET", "/openai/v1/models", [gateway](Context& ctx) -> awaitable<http::Response> {
+    co_return co_await gateway->Models(ctx);
+  });
+}
+
+}  // namespace tf::api

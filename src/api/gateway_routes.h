@@ -1,0 +1,16 @@
+// /openai/v1/: the inference gateway in front of every endpoint (docs/endpoints.md, "The
+// gateway"): chat completions, completions and the project's models, with a project token as
+// the API key and the endpoint's name as the model.
+#pragma once
+
+#include "api/router.h"
+#include "api/services.h"
+#include "endpoints/load_board.h"
+#include "endpoints/routing_table.h"
+
+namespace tf::api {
+
+void AddGatewayRoutes(Router& router, Services& services, endpoints::RoutingTable& routes,
+                      endpoints::LoadBoard& load);
+
+}  // namespace tf::api
