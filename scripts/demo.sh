@@ -4,8 +4,9 @@
 #   a queue with a dead-letter queue; send, receive and delete; a message that keeps failing
 #   moves to the dead-letter queue; a redrive brings it back; a FIFO queue with deduplication;
 #   a PyTorch training job run as a managed job on two workers, interrupted half way by a drain
-#   and resumed from its checkpoint, its model then served by the built-in engine, and what it
-#   cost;
+#   and resumed from its checkpoint, its model then served as an endpoint (replicas of the
+#   built-in engine behind the OpenAI-compatible gateway, scaled from zero by the first request,
+#   out by a burst, and back to zero when idle), and what it cost;
 #   objects copied up and back (a folder, and a tar stream through stdin and stdout) and between
 #   objects on the server, and a damaged blob refused on read; an S3 access key and the AWS
 #   CLI copying into and listing the same buckets (a 24 MiB file in three parts, kept as those
@@ -132,24 +133,67 @@ assert j["state"] == "succeeded", j["state"]
 assert j["attempts"][0]["state"] == "interrupted" and j["recoveries"] == 1, j["attempts"]
 print("  the job was interrupted once, resumed from its checkpoint on another node, and succeeded")'
 
-step "Serve the model the job trained with the built-in engine"
-tf cp -r "tf://tensorfleet-jobs/$job/output/model" "$data_dir/trained-model"
-tf engine generate --model "$data_dir/trained-model" --prompt "Q: What is" --max-tokens 24
-echo "  and behind the OpenAI API: tensorfleet engine serve, asked with curl"
-"$tf_bin" engine serve --model "$data_dir/trained-model" --port 0 --served-name llama-train \
-  2>"$data_dir/engine.log" &
-engine_pid=$!
-for _ in $(seq 300); do grep -q "ready:" "$data_dir/engine.log" && break; sleep 0.1; done
-engine_url=$(grep -o "http://[0-9.]*:[0-9]*" "$data_dir/engine.log" | head -1)
-echo "$ curl $engine_url/v1/completions -d '{\"model\": \"llama-train\", \"prompt\": \"Q: What is\", ...}'"
-curl -sS "$engine_url/v1/completions" -H "Content-Type: application/json" \
-  -d '{"model": "llama-train", "prompt": "Q: What is", "max_tokens": 24, "temperature": 0.7, "seed": 1}' |
-  python3 -c '
+step "Serve the model the job trained as an endpoint: autoscaled replicas behind the gateway"
+tf cp -r "tf://tensorfleet-jobs/$job/output/model" "$data_dir/trained-model" >/dev/null
+tf engine generate --model "$data_dir/trained-model" --prompt "Q: What is" --max-tokens 16
+cat >"$data_dir/llama-chat.yaml" <<SPEC
+name: llama-train
+model: {job: $job}            # the job's output/model
+engine:
+  builtin: {threads: 1, max_batch: 4, kv_cache: 64Mi}
+resources: {cpus: 1}
+replicas: {min: 0, max: 2}    # none while idle
+autoscaling: {target_ongoing_requests: 2, downscale_delay: 10s, scale_to_zero_after: 10s}
+SPEC
+sed 's/^/  /' "$data_dir/llama-chat.yaml"
+tf endpoint up "$data_dir/llama-chat.yaml"
+gateway="$(cat "$data_dir/url")/openai/v1"
+token=$(cat "$data_dir/admin-token")
+ask() {  # ask MAX_TOKENS SEED: a completion through the gateway, as any OpenAI client sends it
+  curl -sS "$gateway/completions" -H "Authorization: Bearer $token" \
+    -H "Content-Type: application/json" \
+    -d "{\"model\": \"llama-train\", \"prompt\": \"Q: What is\", \"max_tokens\": $1, \"seed\": $2}"
+}
+echo "$ curl $gateway/completions   (no replica yet: the request waits while one starts)"
+started=$(date +%s.%N)
+ask 24 1 | python3 -c '
 import json, sys
 j = json.load(sys.stdin)
-print("  %r (finish_reason %s, usage %s)" % (j["choices"][0]["text"], j["choices"][0]["finish_reason"], j["usage"]))' ||
-  { cat "$data_dir/engine.log"; kill -TERM "$engine_pid"; exit 1; }
-kill -TERM "$engine_pid"; wait "$engine_pid" || true
+print("  %r (usage %s)" % (j["choices"][0]["text"], j["usage"]))'
+echo "  answered in $(python3 -c "import time; print(round(time.time() - $started, 1))") s," \
+  "the replica's start (its model copied from the job's output, then loaded) included"
+echo "  a burst of 16 requests at once:"
+burst=()
+for i in $(seq 16); do ask 96 "$i" >"$data_dir/burst-$i.json" & burst+=($!); done
+wait "${burst[@]}"
+python3 - "$data_dir" <<'PY'
+import glob, json, sys
+answers = [json.load(open(f)) for f in glob.glob(sys.argv[1] + "/burst-*.json")]
+ok = [a for a in answers if "choices" in a]
+assert len(ok) == 16, answers
+print("  %d of 16 answered, %d tokens" % (len(ok), sum(a["usage"]["completion_tokens"] for a in ok)))
+PY
+for _ in $(seq 50); do  # the controller decides once a second
+  "$tf_bin" --json endpoint describe llama-train | grep -q 'load above the target' && break
+  sleep 0.1
+done
+tf endpoint describe llama-train
+echo "  idle now: back to zero replicas after 10 s"
+for _ in $(seq 60); do
+  "$tf_bin" --json endpoint describe llama-train |
+    python3 -c 'import json,sys; sys.exit(0 if not json.load(sys.stdin)["replicas"] else 1)' && break
+  sleep 1
+done
+"$tf_bin" endpoint describe llama-train | sed -n '/scaling decisions/,$p'
+"$tf_bin" --json endpoint describe llama-train | python3 -c '
+import json, sys
+e = json.load(sys.stdin)
+reasons = " | ".join(s["reason"] for s in e["scaling"])
+assert not e["replicas"], e["replicas"]
+assert "waiting and no replica: from 0 to" in reasons, reasons
+assert "load above the target" in reasons and "to 0" in reasons, reasons
+print("  scaled from zero by the first request, out by the burst, and back to zero when idle")'
+tf endpoint down llama-train
 
 step "What the job cost: each rank priced at its node's price (the second machine declared \$32.77/h)"
 tf cost report --by job

@@ -237,7 +237,8 @@ TEST_F(EndpointControllerTest, ScalesOutOnTheGatewaysLoadAndToZeroWhenIdle) {
   EXPECT_EQ(States(), (Want{"starting@1", "starting@1", "starting@1"}));
   EXPECT_EQ(Doc().scaling.back().reason, "5 requests waiting and no replica: from 0 to 3");
   load_.Queued(endpoint_id, -5);
-  for (int i = 0; i < 9; ++i) Tick();
+  // The sample after the queue emptied still holds its peak; idle counts from the next.
+  for (int i = 0; i < 10; ++i) Tick();
   EXPECT_EQ(Doc().replicas.size(), 3u);  // idle for less than 10 s
   Tick();
   Tick();
@@ -267,6 +268,35 @@ TEST_F(EndpointControllerTest, AModelThatCannotBeFoundIsSaidWhyAndRetried) {
   EXPECT_EQ(Doc().scaling.back().reason,
             "cannot start replicas: model: no succeeded job named 'train'");
   EXPECT_EQ(States(), (Want{"starting@1"}));  // recorded, waiting for its model
+}
+
+}  // namespace
+}  // namespace tf::endpoints
+
+namespace tf::endpoints {
+namespace {
+
+TEST(LoadBoardTest, ABurstBetweenTwoSamplesIsSeenAtItsPeak) {
+  LoadBoard board;
+  for (int i = 0; i < 6; ++i) {
+    board.Arrived("ep");
+    board.Queued("ep", +1);
+  }
+  board.Queued("ep", -6);  // all six taken by replicas...
+  for (int i = 0; i < 6; ++i) board.InFlight("ep", i % 2 ? "r1" : "r2", +1);
+  board.InFlight("ep", "r1", -3);  // ...and r1's answered, before the sample
+  LoadSample s = board.Sample("ep", 1000);
+  EXPECT_EQ(s.at, 1000);
+  EXPECT_EQ(s.arrived, 6);
+  EXPECT_EQ(s.queued, 6);
+  EXPECT_EQ(s.in_flight, 6);
+  EXPECT_EQ(s.busy_replicas, 1);  // r2, now
+  EXPECT_EQ(board.InFlightOf("ep", "r2"), 3);
+  EXPECT_EQ(board.InFlightOf("ep", "r1"), 0);
+  LoadSample next = board.Sample("ep", 2000);  // the burst is over: only what is left counts
+  EXPECT_EQ(next.arrived, 0);
+  EXPECT_EQ(next.queued, 0);
+  EXPECT_EQ(next.in_flight, 3);
 }
 
 }  // namespace

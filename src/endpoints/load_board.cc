@@ -1,5 +1,7 @@
 #include "endpoints/load_board.h"
 
+#include <algorithm>
+
 namespace tf::endpoints {
 
 void LoadBoard::Arrived(const std::string& endpoint_id) {
@@ -9,13 +11,17 @@ void LoadBoard::Arrived(const std::string& endpoint_id) {
 
 void LoadBoard::Queued(const std::string& endpoint_id, int delta) {
   MutexLock lock(mu_);
-  loads_[endpoint_id].queued += delta;
+  Load& load = loads_[endpoint_id];
+  load.queued += delta;
+  load.peak_queued = std::max(load.peak_queued, load.queued);
 }
 
 void LoadBoard::InFlight(const std::string& endpoint_id, const std::string& replica_id, int delta) {
   MutexLock lock(mu_);
-  auto& counts = loads_[endpoint_id].in_flight;
-  if ((counts[replica_id] += delta) <= 0) counts.erase(replica_id);
+  Load& load = loads_[endpoint_id];
+  if ((load.in_flight[replica_id] += delta) <= 0) load.in_flight.erase(replica_id);
+  load.in_flight_total += delta;
+  load.peak_in_flight = std::max(load.peak_in_flight, load.in_flight_total);
 }
 
 int LoadBoard::QueuedOf(const std::string& endpoint_id) {
@@ -38,12 +44,12 @@ LoadSample LoadBoard::Sample(const std::string& endpoint_id, TimeMs now) {
   LoadSample s;
   s.at = now;
   s.arrived = load.arrived;
-  s.queued = load.queued;
-  for (const auto& [replica, n] : load.in_flight) {
-    s.in_flight += n;
-    ++s.busy_replicas;
-  }
+  s.queued = std::max(load.queued, load.peak_queued);
+  s.in_flight = std::max(load.in_flight_total, load.peak_in_flight);
+  s.busy_replicas = static_cast<int>(load.in_flight.size());
   load.arrived = 0;
+  load.peak_queued = load.queued;
+  load.peak_in_flight = load.in_flight_total;
   return s;
 }
 

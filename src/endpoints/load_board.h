@@ -23,14 +23,19 @@ class LoadBoard {
   // Requests in flight at one replica.
   int InFlightOf(const std::string& endpoint_id, const std::string& replica_id);
 
-  // The load now, and the arrivals since the previous sample of this endpoint.
+  // The load since the previous sample of this endpoint: the most requests waiting and in
+  // flight at any moment of it (so that a burst shorter than the interval between samples
+  // still counts), the replicas busy now, and the arrivals.
   LoadSample Sample(const std::string& endpoint_id, TimeMs now);
 
  private:
   struct Load {
     int arrived = 0;
     int queued = 0;
+    int in_flight_total = 0;
     std::map<std::string, int> in_flight;  // by replica; entries at 0 are removed
+    int peak_queued = 0;                   // since the last sample
+    int peak_in_flight = 0;
   };
   Mutex mu_;
   std::map<std::string, Load> loads_ GUARDED_BY(mu_);
