@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -34,7 +35,7 @@ struct Options {
   int connections = 16;
 };
 
-bool Parse(int argc, char** argv, Options& o) {
+bool ParseFlags(int argc, char** argv, Options& o) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--url") {
@@ -61,6 +62,15 @@ bool Parse(int argc, char** argv, Options& o) {
   return !o.url.empty() && o.rate > 0 && o.connections > 0;
 }
 
+// ParseFlags, with a number that does not parse as a usage error.
+bool Parse(int argc, char** argv, Options& o) {
+  try {
+    return ParseFlags(argc, argv, o);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 double Percentile(std::vector<double>& v, double p) {
   if (v.empty()) return 0;
   size_t k = std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * static_cast<double>(v.size())));
@@ -70,7 +80,7 @@ double Percentile(std::vector<double>& v, double p) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int Run(int argc, char** argv) {
   Options o;
   if (!Parse(argc, argv, o)) {
     std::fprintf(stderr,
@@ -132,4 +142,13 @@ int main(int argc, char** argv) {
                         {"max_ms", Percentile(latencies_ms, 100)}};
   std::cout << out.dump() << std::endl;
   return errors == 0 && non_2xx == 0 ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "http_latency_bench: %s\n", e.what());
+    return 1;
+  }
 }

@@ -49,11 +49,17 @@ if [ "$what" = all ] || [ "$what" = tidy ]; then
     echo "lint: no C++ source changed since $base"
   else
     echo "lint: clang-tidy on ${#changed[@]} file(s) changed since $base"
-    # The build's flags are g++'s: clang ignores the warning options it does not know.
+    # The build's flags are g++'s: clang ignores the warning options it does not know. With
+    # unity builds the compile database names the unity files, so clang-tidy takes each file's
+    # flags from a neighbour's: libpq's headers, which only the store's PostgreSQL files use,
+    # are added here.
+    extra=()
+    pg_include=$(pg_config --includedir 2>/dev/null || true)
+    [ -n "$pg_include" ] && extra+=("--extra-arg=-isystem$pg_include")
     for f in "${changed[@]}"; do
       if ! clang-tidy -p build --quiet --warnings-as-errors='*' \
           --extra-arg=-Wno-unknown-warning-option --extra-arg=-DBOOST_ASIO_HAS_CO_AWAIT=1 \
-          "$f" 2>/dev/null; then
+          "${extra[@]}" "$f" 2>/dev/null; then
         echo "lint: clang-tidy: findings in $f"
         status=1
       fi

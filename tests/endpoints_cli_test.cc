@@ -10,7 +10,7 @@ namespace {
 
 class EndpointsCliTest : public ApiFixture {
  protected:
-  ProgramRun Run(std::vector<std::string> args) {
+  ProgramRun Run(const std::vector<std::string>& args) {
     return RunTensorfleetOn(app_->url(), admin_token_, args);
   }
   std::string WriteSpec(const std::string& name, const std::string& yaml) {
@@ -34,13 +34,14 @@ TEST_F(EndpointsCliTest, UpLsDescribeScaleDown) {
 
   auto describe = Run({"endpoint", "describe", "chat"});
   ASSERT_EQ(describe.exit_code, 0) << describe.output;
-  for (const char* fact :
-       {"model        job llama-train (its output/model)",
-        "engine       builtin (quantize q8_0, max batch 8)",
-        "replicas     none (min 0, max 4, warm pool 1)",
-        "autoscaling  target 4 ongoing requests per replica; up after 0s, down after 1m, to "
-        "zero after 5m idle",
-        "queue        up to 200 requests, each waiting at most 2m"}) {
+  const std::string autoscaling =
+      "autoscaling  target 4 ongoing requests per replica; up after 0s, down after 1m, to zero "
+      "after 5m idle";
+  for (const std::string& fact :
+       {std::string("model        job llama-train (its output/model)"),
+        std::string("engine       builtin (quantize q8_0, max batch 8)"),
+        std::string("replicas     none (min 0, max 4, warm pool 1)"), autoscaling,
+        std::string("queue        up to 200 requests, each waiting at most 2m")}) {
     EXPECT_NE(describe.output.find(fact), std::string::npos) << fact << "\n" << describe.output;
   }
 

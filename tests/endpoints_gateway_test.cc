@@ -38,7 +38,7 @@ Json ChatBody(const std::string& model, const std::string& said, bool stream = f
 // A streamed request through the gateway on a thread of its own: what came, and how it ended.
 class StreamingCall {
  public:
-  StreamingCall(const std::string& url, const std::string& token, Json body) {
+  StreamingCall(const std::string& url, const std::string& token, const Json& body) {
     thread_ = std::thread([=, this] {
       auto client = http::Client::Create(url);
       if (!client.ok()) return;

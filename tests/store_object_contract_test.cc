@@ -285,7 +285,7 @@ TEST_P(ObjectContractTest, ConcurrentPutsOfOneKeyLeakNoBlob) {
 // S3's conditional writes: the condition is checked in the put's transaction.
 TEST_P(ObjectContractTest, ConditionalPutsChangeNothingWhenTheirConditionFails) {
   Bucket b = MakeBucket("cond");
-  auto put = [&](const std::string& key, const std::string& blob, PutCondition condition) {
+  auto put = [&](const std::string& key, const std::string& blob, const PutCondition& condition) {
     EXPECT_TRUE(objects().AddPendingBlob({blob, owner_, kT0}).ok());
     ObjectRecord o{b.id, key, 1, "etag-" + blob, Sha256Hex(blob), "text/plain", "{}",
                    blob, kT0, {}};

@@ -72,7 +72,7 @@ Json EndpointToJson(const EndpointView& view, const std::string& project_name) {
 }
 
 void AddEndpointRoutes(Router& router, Services& s, endpoints::EndpointService& endpoints,
-                       std::function<void()> changed) {
+                       const std::function<void()>& changed) {
   // {"spec": "<the YAML text>", "source": "chat.yaml"}: creates the endpoint the spec names,
   // or updates it.
   router.Add("POST", "/v1/endpoints",

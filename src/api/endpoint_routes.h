@@ -14,7 +14,7 @@ namespace tf::api {
 // `changed` is called after an endpoint is created, updated, scaled or deleted (so that this
 // server's gateway routes by the change at once).
 void AddEndpointRoutes(Router& router, Services& services, endpoints::EndpointService& endpoints,
-                       std::function<void()> changed);
+                       const std::function<void()>& changed);
 
 // The endpoint as the API shows it (the CLI's describe and ls read it).
 nlohmann::json EndpointToJson(const endpoints::EndpointView& view, const std::string& project_name);
