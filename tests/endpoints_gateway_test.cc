@@ -159,6 +159,20 @@ TEST_P(GatewayTest, ScalesFromZeroAndBackWithNoRequestLostAndNoCredentialPassedO
       std::chrono::seconds(60));
   auto again = Post("/openai/v1/chat/completions", ChatBody("echo", "again"));
   EXPECT_EQ(again.first, 200) << again.second;
+
+  // The gateway's metrics count all nine.
+  auto client = http::Client::Create(server_->url());
+  ASSERT_TRUE(client.ok());
+  auto metrics = (*client)->Send("GET", "/metrics", {{"Authorization", "Bearer " + token_}}, "",
+                                 std::chrono::seconds(10));
+  ASSERT_TRUE(metrics.ok());
+  for (const char* series :
+       {"endpoint=\"echo\",code=\"200\"} 9\n", "tensorfleet_endpoint_request_seconds_count{",
+        "} 9\n", "tensorfleet_endpoint_first_byte_seconds_bucket{",
+        "tensorfleet_endpoint_queue_depth{", "tensorfleet_endpoint_in_flight{",
+        "tensorfleet_endpoint_replicas{"}) {
+    EXPECT_NE(metrics->body.find(series), std::string::npos) << series << "\n" << metrics->body;
+  }
 }
 
 TEST_P(GatewayTest, AReplicaKilledMidStreamFailsOnlyItsOwnRequest) {

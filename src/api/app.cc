@@ -120,7 +120,10 @@ class AppImpl final : public App {
     AddDatasetRoutes(*router_, *services_, *datasets_);
     routing_table_ = std::make_unique<endpoints::RoutingTable>(*store_, clock_);
     AddEndpointRoutes(*router_, *services_, *endpoints_, [this] { routing_table_->Invalidate(); });
-    AddGatewayRoutes(*router_, *services_, *routing_table_, endpoint_load_);
+    AddGatewayRoutes(*router_, *services_, *routing_table_, endpoint_load_, gateway_metrics_);
+    metrics_.AddCollector([this](std::string& out) {
+      gateway_metrics_.Render(out, endpoint_load_, *routing_table_);
+    });
     AddCostRoutes(*router_, *services_);
 
     Router* router = router_.get();
@@ -334,6 +337,7 @@ class AppImpl final : public App {
   std::unique_ptr<cost::BudgetService> budgets_;
   std::unique_ptr<endpoints::EndpointService> endpoints_;
   endpoints::LoadBoard endpoint_load_;  // fed by the gateway, sampled by the controller
+  endpoints::GatewayMetrics gateway_metrics_;
   std::unique_ptr<endpoints::ReplicaRunner> replica_runner_;
   std::unique_ptr<endpoints::ReplicaProbe> replica_probe_;
   std::unique_ptr<endpoints::EndpointController> endpoint_controller_;

@@ -20,11 +20,14 @@
 #include "api/errors.h"
 #include "api/json_body.h"
 #include "endpoints/balancer.h"
+#include "endpoints/gateway_metrics.h"
 #include "endpoints/response_relay.h"
 
 namespace tf::api {
 namespace {
 
+using endpoints::EndpointLabels;
+using endpoints::GatewayMetrics;
 using endpoints::LoadBoard;
 using endpoints::ResponseRelay;
 using endpoints::Route;
@@ -35,6 +38,22 @@ constexpr int kMaxTries = 3;  // replicas tried for a request whose connection f
 constexpr size_t kPrefixBytes = 256;
 constexpr auto kQueuePoll = std::chrono::milliseconds(20);
 constexpr auto kUpstreamStepTimeout = std::chrono::minutes(10);
+using SteadyClock = std::chrono::steady_clock;
+
+double SecondsSince(SteadyClock::time_point start) {
+  return std::chrono::duration<double>(SteadyClock::now() - start).count();
+}
+
+// The completion tokens of a whole answer's usage ("completion_tokens": N), 0 when none.
+int64_t CompletionTokens(const std::string& body) {
+  static constexpr std::string_view kKey = "\"completion_tokens\":";
+  size_t at = body.rfind(kKey);
+  if (at == std::string::npos) return 0;
+  at = body.find_first_not_of(' ', at + kKey.size());
+  int64_t n = 0;
+  while (at < body.size() && body[at] >= '0' && body[at] <= '9') n = n * 10 + (body[at++] - '0');
+  return n;
+}
 
 // OpenAI's error shape: {"error": {"message", "type", "param", "code"}}.
 http::Response OpenAiError(int status, const std::string& message, const std::string& type,
@@ -111,27 +130,27 @@ void ForgetClient(const std::string& address) { ThreadClients().erase(address); 
 struct Exchange {
   std::shared_ptr<ResponseRelay> relay;
   std::string pending;  // data that came with the head
+  GatewayMetrics* metrics = nullptr;
+  EndpointLabels labels;
+  SteadyClock::time_point started;
+  int status = 0;
 };
 
 awaitable<void> RelayBody(std::shared_ptr<Exchange> x, http::StreamWriter& out) {
-  if (!x->pending.empty() && !co_await out.Write(std::move(x->pending))) {
-    x->relay->Cancel();
-    co_return;
-  }
-  for (;;) {
+  bool sent = x->pending.empty() || co_await out.Write(std::move(x->pending));
+  while (sent) {
     ResponseRelay::Batch batch = co_await x->relay->Next(std::chrono::seconds(1));
-    if (!batch.data.empty() && !co_await out.Write(std::move(batch.data))) {
-      x->relay->Cancel();  // the client has gone: the upstream request ends too
-      co_return;
-    }
-    if (batch.done) co_return;
+    sent = batch.data.empty() || co_await out.Write(std::move(batch.data));
+    if (batch.done) break;
   }
+  if (!sent) x->relay->Cancel();  // the client has gone: the upstream request ends too
+  x->metrics->ObserveRequest(x->labels, x->status, SecondsSince(x->started));
 }
 
 class Gateway {
  public:
-  Gateway(Services& s, RoutingTable& routes, LoadBoard& load)
-      : s_(s), routes_(routes), load_(load) {}
+  Gateway(Services& s, RoutingTable& routes, LoadBoard& load, GatewayMetrics& metrics)
+      : s_(s), routes_(routes), load_(load), metrics_(metrics) {}
 
   awaitable<http::Response> Complete(Context& ctx, std::string upstream_path) {
     auto parsed = ParseJsonObject(ctx.request.body);
@@ -159,6 +178,15 @@ class Gateway {
                             "invalid_request_error", "model_not_found", "model");
     }
     Route r = **route;
+    const EndpointLabels labels{r.project_id, r.name, r.endpoint_id};
+    const auto started = SteadyClock::now();
+    // Counted here: answers that are not streamed, and refusals.
+    auto done = [&](http::Response response) {
+      double seconds = SecondsSince(started);
+      metrics_.ObserveFirstByte(labels, seconds);
+      metrics_.ObserveRequest(labels, response.status, seconds);
+      return response;
+    };
     load_.Arrived(r.endpoint_id);
 
     std::optional<RouteReplica> replica = Choose(r, load_, prefix, {});
@@ -170,22 +198,27 @@ class Gateway {
                             " requests waiting already (its max_queue): retry shortly",
                         "requests", "rate_limit_exceeded");
         full.headers.emplace_back("Retry-After", "1");
-        co_return full;
+        co_return done(std::move(full));
       }
       load_.Queued(r.endpoint_id, +1);
       replica = co_await Wait(ctx.principal.project_id, name, r, prefix);
       load_.Queued(r.endpoint_id, -1);
       if (!replica) {
-        co_return OpenAiError(
-            503,
-            "no replica of endpoint '" + name + "' could take the request within " +
-                std::to_string(r.queue_timeout_ms / 1000) +
-                " s (its queue_timeout); see tensorfleet endpoint describe " + name,
-            "server_error", "service_unavailable");
+        co_return done(
+            OpenAiError(503,
+                        "no replica of endpoint '" + name + "' could take the request within " +
+                            std::to_string(r.queue_timeout_ms / 1000) +
+                            " s (its queue_timeout); see tensorfleet endpoint describe " + name,
+                        "server_error", "service_unavailable"));
       }
     }
-    if (stream) co_return co_await Streamed(r, *replica, upstream_path, ctx.request.body, prefix);
-    co_return co_await Whole(r, *replica, upstream_path, ctx.request.body, prefix);
+    if (stream) {
+      co_return co_await Streamed(r, *replica, upstream_path, ctx.request.body, prefix, labels,
+                                  started);
+    }
+    http::Response whole = co_await Whole(r, *replica, upstream_path, ctx.request.body, prefix);
+    if (whole.status == 200) metrics_.AddCompletionTokens(labels, CompletionTokens(whole.body));
+    co_return done(std::move(whole));
   }
 
   awaitable<http::Response> Models(Context& ctx) {
@@ -268,8 +301,13 @@ class Gateway {
 
   // A streamed request: the head once it comes, then the body as it comes.
   awaitable<http::Response> Streamed(const Route& r, RouteReplica first, const std::string& path,
-                                     const std::string& body, std::optional<uint64_t> prefix) {
+                                     const std::string& body, std::optional<uint64_t> prefix,
+                                     const EndpointLabels& labels,
+                                     SteadyClock::time_point started) {
     auto x = std::make_shared<Exchange>();
+    x->metrics = &metrics_;
+    x->labels = labels;
+    x->started = started;
     x->relay = std::make_shared<ResponseRelay>(co_await asio::this_coro::executor);
     // The replicas to try, in order, while connections fail before any answer.
     std::vector<RouteReplica> order = {first};
@@ -318,13 +356,16 @@ class Gateway {
     for (;;) {
       ResponseRelay::Batch batch = co_await x->relay->Next(std::chrono::seconds(1));
       if (batch.head) {
+        metrics_.ObserveFirstByte(labels, SecondsSince(started));
         http::Response out;
         out.status = batch.head->status;
+        x->status = out.status;
         const std::string& type = batch.head->Header("Content-Type");
         out.content_type = type.empty() ? "text/event-stream" : type;
         x->pending = std::move(batch.data);
         if (batch.done) {
           out.body = std::move(x->pending);
+          metrics_.ObserveRequest(labels, out.status, SecondsSince(started));
           co_return out;
         }
         out.stream = [x](http::StreamWriter& w) -> awaitable<void> { co_await RelayBody(x, w); };
@@ -341,12 +382,14 @@ class Gateway {
   Services& s_;
   RoutingTable& routes_;
   LoadBoard& load_;
+  GatewayMetrics& metrics_;
 };
 
 }  // namespace
 
-void AddGatewayRoutes(Router& router, Services& services, RoutingTable& routes, LoadBoard& load) {
-  auto gateway = std::make_shared<Gateway>(services, routes, load);
+void AddGatewayRoutes(Router& router, Services& services, RoutingTable& routes, LoadBoard& load,
+                      GatewayMetrics& metrics) {
+  auto gateway = std::make_shared<Gateway>(services, routes, load, metrics);
   router.Add("POST", "/openai/v1/chat/completions",
              [gateway](Context& ctx) -> awaitable<http::Response> {
                co_return co_await gateway->Complete(ctx, "/v1/chat/completions");

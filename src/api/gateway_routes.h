@@ -5,12 +5,13 @@
 
 #include "api/router.h"
 #include "api/services.h"
+#include "endpoints/gateway_metrics.h"
 #include "endpoints/load_board.h"
 #include "endpoints/routing_table.h"
 
 namespace tf::api {
 
 void AddGatewayRoutes(Router& router, Services& services, endpoints::RoutingTable& routes,
-                      endpoints::LoadBoard& load);
+                      endpoints::LoadBoard& load, endpoints::GatewayMetrics& metrics);
 
 }  // namespace tf::api

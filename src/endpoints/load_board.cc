@@ -30,6 +30,12 @@ int LoadBoard::QueuedOf(const std::string& endpoint_id) {
   return load == loads_.end() ? 0 : load->second.queued;
 }
 
+int LoadBoard::InFlightTotalOf(const std::string& endpoint_id) {
+  MutexLock lock(mu_);
+  auto load = loads_.find(endpoint_id);
+  return load == loads_.end() ? 0 : load->second.in_flight_total;
+}
+
 int LoadBoard::InFlightOf(const std::string& endpoint_id, const std::string& replica_id) {
   MutexLock lock(mu_);
   auto load = loads_.find(endpoint_id);

@@ -20,6 +20,8 @@ class LoadBoard {
 
   // Requests waiting for a replica.
   int QueuedOf(const std::string& endpoint_id);
+  // Requests in flight at all of its replicas.
+  int InFlightTotalOf(const std::string& endpoint_id);
   // Requests in flight at one replica.
   int InFlightOf(const std::string& endpoint_id, const std::string& replica_id);
 

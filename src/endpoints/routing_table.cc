@@ -22,6 +22,19 @@ std::optional<Route> RoutingTable::Lookup(const std::string& project_id,
   return it->second;
 }
 
+std::vector<Route> RoutingTable::All() const {
+  std::shared_ptr<const Table> table;
+  {
+    MutexLock lock(mu_);
+    table = table_;
+  }
+  std::vector<Route> out;
+  if (table) {
+    for (const auto& [key, route] : *table) out.push_back(route);
+  }
+  return out;
+}
+
 void RoutingTable::Invalidate() {
   MutexLock lock(mu_);
   read_at_ = -1;
@@ -50,6 +63,7 @@ Status RoutingTable::Refresh() {
                                     : kCommandReplicaConcurrency;
     for (const Replica& r : view->doc.replicas) {
       if (r.state == "ready" && !r.address.empty()) route.ready.push_back({r.id, r.address});
+      ++route.replicas_by_state[r.state];
     }
     (*table)[{record.project_id, record.name}] = std::move(route);
   }

@@ -37,6 +37,7 @@ struct Route {
   TimeMs queue_timeout_ms = 0;
   int replica_concurrency = 1;      // requests one replica takes at once
   std::vector<RouteReplica> ready;  // in rotation
+  std::map<std::string, int> replicas_by_state;
 };
 
 class RoutingTable {
@@ -48,6 +49,8 @@ class RoutingTable {
   bool Fresh() const;
   // The endpoint `name` of the project, as last read.
   std::optional<Route> Lookup(const std::string& project_id, const std::string& name) const;
+  // Every endpoint, as last read.
+  std::vector<Route> All() const;
   // The next request reads the store again (after a change made through this server).
   void Invalidate();
   // Reads every endpoint from the store (blocking: call it on the pool).
