@@ -4,9 +4,9 @@
 // counts from when it was due, not from when it was sent, so that a slow answer that delays the
 // next request shows in the figures (no coordinated omission).
 //
-//   http_latency_bench --url http://127.0.0.1:8470/openai/v1/chat/completions \
-//     --header "Authorization: Bearer TOKEN" --body '{"model":"m","messages":[...]}' \
-//     --rate 1000 --seconds 10 --connections 16
+//   http_latency_bench --url http://127.0.0.1:8470/openai/v1/chat/completions
+//       --header "Authorization: Bearer TOKEN" --body '{"model":"m","messages":[...]}'
+//       --rate 1000 --seconds 10 --connections 16
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
