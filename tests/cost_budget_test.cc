@@ -330,6 +330,22 @@ class BudgetServiceTest : public ::testing::TestWithParam<std::string> {
     return out;
   }
 
+  // A node with 4 (simulated) GPUs. The PostgreSQL database is shared by every test, so the
+  // fleet a job is checked against may hold other tests' nodes: a test whose jobs must be
+  // feasible registers one that can run them.
+  void RegisterGpuNode(const std::string& id, bool spot) {
+    fleet::NodeInfo info;
+    info.address = "10.0.0." + std::to_string(id.size());
+    info.cpus = 16;
+    info.memory_bytes = int64_t{64} << 30;
+    for (int i = 0; i < 4; ++i) info.gpus.push_back({i, "simulated", int64_t{80} << 30, ""});
+    info.simulated_gpus = true;
+    info.spot = spot;
+    info.price_per_hour = spot ? 4 : 10;
+    auto r = jobs_->RegisterNode(id, id, info);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+
   Result<jobs::Job> Submit(const std::string& project, const std::string& name,
                            const std::string& capacity = "any") {
     return jobs_->Submit(project,
@@ -465,6 +481,15 @@ TEST_P(BudgetServiceTest, AlertsFireAgainWhenThePeriodRollsOver) {
 }
 
 TEST_P(BudgetServiceTest, RefuseSubmissionsRefusesSubmitWhileExhausted) {
+  // A node that can run the jobs, so that only the budget refuses them; lost again at the end,
+  // so that no later test places work on it.
+  std::string gpu_node = "node_gpu" + RandomHex(4);
+  RegisterGpuNode(gpu_node, false);
+  struct LoseAtEnd {
+    store::Store& store;
+    std::string id;
+    ~LoseAtEnd() { (void)store.nodes().SetNodeState(id, "lost", ""); }
+  } lose_at_end{*store_, gpu_node};
   Put("cap", Json{{"amount", 10}, {"action", "refuse-submissions"}});
   Put("notify-only", Json{{"amount", 1}}, other_);  // exhausted, but only notifies
   std::map<TimeMs, double> spent_in;
@@ -492,18 +517,7 @@ TEST_P(BudgetServiceTest, RefuseSubmissionsRefusesSubmitWhileExhausted) {
 }
 
 TEST_P(BudgetServiceTest, StopSpotCancelsOnlyTheProjectsSpotJobs) {
-  auto node = [&](const std::string& id, bool spot) {
-    fleet::NodeInfo info;
-    info.address = "10.0.0." + std::to_string(id.size());
-    info.cpus = 16;
-    info.memory_bytes = int64_t{64} << 30;
-    for (int i = 0; i < 4; ++i) info.gpus.push_back({i, "simulated", int64_t{80} << 30, ""});
-    info.simulated_gpus = true;
-    info.spot = spot;
-    info.price_per_hour = spot ? 4 : 10;
-    auto r = jobs_->RegisterNode(id, id, info);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-  };
+  auto node = [&](const std::string& id, bool spot) { RegisterGpuNode(id, spot); };
   std::string spot_node = "node_spot" + RandomHex(4), on_demand_node = "node_od" + RandomHex(4);
   node(spot_node, true);
   node(on_demand_node, false);
