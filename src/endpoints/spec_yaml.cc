@@ -70,22 +70,7 @@ Status ReadBuiltin(Reader& r, const Field& f, EngineSpec& e) {
 // A string runs under /bin/sh -c, as a job's command does; a list is the argv.
 Status ReadCommand(Reader& r, const Field& f, EngineSpec& e) {
   e.kind = EngineKind::kCommand;
-  e.command.clear();
-  if (f.node.IsScalar()) {
-    TF_ASSIGN_OR_RETURN(std::string script, r.String(f));
-    if (script.find_first_not_of(" \t\r\n") == std::string::npos) {
-      return r.Error(f, "must not be empty");
-    }
-    e.command = {"/bin/sh", "-c", script};
-    return OkStatus();
-  }
-  TF_ASSIGN_OR_RETURN(auto items, r.Items(f, "a shell command or a list of arguments"));
-  if (items.empty()) return r.Error(f, "must not be empty");
-  for (const Field& item : items) {
-    TF_ASSIGN_OR_RETURN(std::string arg, r.String(item));
-    e.command.push_back(std::move(arg));
-  }
-  return OkStatus();
+  return jobs::ReadCommandArgs(r, f, e.command);
 }
 
 Status ReadReadiness(Reader& r, const Field& f, EngineSpec& e) {

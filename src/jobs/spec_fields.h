@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "base/status.h"
 #include "jobs/job_spec.h"
@@ -47,6 +48,27 @@ inline Status ReadStringMap(SpecReader& r, const SpecField& f,
   TF_ASSIGN_OR_RETURN(auto entries, r.Entries(f));
   for (const SpecField& entry : entries) {
     TF_ASSIGN_OR_RETURN(out[entry.key], r.String(entry));
+  }
+  return OkStatus();
+}
+
+// A command: a shell string becomes {"/bin/sh", "-c", string}; a list is the argv. Neither may
+// be empty.
+inline Status ReadCommandArgs(SpecReader& r, const SpecField& f, std::vector<std::string>& out) {
+  if (f.node.IsScalar()) {
+    TF_ASSIGN_OR_RETURN(std::string script, r.String(f));
+    if (script.find_first_not_of(" \t\r\n") == std::string::npos) {
+      return r.Error(f, "must not be empty");
+    }
+    out = {"/bin/sh", "-c", script};
+    return OkStatus();
+  }
+  TF_ASSIGN_OR_RETURN(auto items, r.Items(f, "a shell command or a list of arguments"));
+  if (items.empty()) return r.Error(f, "must not be empty");
+  out.clear();
+  for (const SpecField& item : items) {
+    TF_ASSIGN_OR_RETURN(std::string arg, r.String(item));
+    out.push_back(std::move(arg));
   }
   return OkStatus();
 }

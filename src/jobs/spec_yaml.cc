@@ -19,22 +19,7 @@ using Reader = SpecReader;
 using Field = SpecField;
 
 Status ReadCommand(Reader& r, const Field& f, JobSpec& spec) {
-  if (f.node.IsScalar()) {
-    TF_ASSIGN_OR_RETURN(std::string script, r.String(f));
-    if (script.find_first_not_of(" \t\r\n") == std::string::npos) {
-      return r.Error(f, "must not be empty");
-    }
-    spec.command = {"/bin/sh", "-c", script};
-    return OkStatus();
-  }
-  TF_ASSIGN_OR_RETURN(auto items, r.Items(f, "a shell command or a list of arguments"));
-  if (items.empty()) return r.Error(f, "must not be empty");
-  spec.command.clear();
-  for (const Field& item : items) {
-    TF_ASSIGN_OR_RETURN(std::string arg, r.String(item));
-    spec.command.push_back(std::move(arg));
-  }
-  return OkStatus();
+  return ReadCommandArgs(r, f, spec.command);
 }
 
 Status ReadHyperparameters(Reader& r, const Field& f, JobSpec& spec) {
