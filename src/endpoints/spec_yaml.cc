@@ -156,18 +156,12 @@ Status ReadAutoscaling(Reader& r, const Field& f, EndpointSpec& spec) {
 }
 
 Status ReadSpot(Reader& r, const Field& f, EndpointSpec& spec) {
-  static constexpr std::array<std::string_view, 3> kNames = {"never", "prefer", "only"};
-  TF_ASSIGN_OR_RETURN(std::string text, r.String(f));
-  if (text == "never") {
-    spec.spot = SpotPolicy::kNever;
-  } else if (text == "prefer") {
-    spec.spot = SpotPolicy::kPrefer;
-  } else if (text == "only") {
-    spec.spot = SpotPolicy::kOnly;
-  } else {
-    return r.Error(f, jobs::OneOfMessage(kNames, text));
-  }
-  return OkStatus();
+  static constexpr std::array<std::pair<SpotPolicy, std::string_view>, 3> kChoices = {{
+      {SpotPolicy::kNever, "never"},
+      {SpotPolicy::kPrefer, "prefer"},
+      {SpotPolicy::kOnly, "only"},
+  }};
+  return jobs::ReadChoice(r, f, kChoices, spec.spot);
 }
 
 Status ReadEnv(Reader& r, const Field& f, EndpointSpec& spec) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -81,6 +82,23 @@ std::string OneOfMessage(const std::array<std::string_view, N>& options, const s
   message += ", got " + Quote(got);
   if (auto close = ClosestName(got, options)) message += " (did you mean " + Quote(*close) + "?)";
   return message;
+}
+
+// A value written by its name: `choices` pairs each value with the name the YAML gives it; any
+// other name is refused with OneOfMessage.
+template <typename E, size_t N>
+Status ReadChoice(SpecReader& r, const SpecField& f,
+                  const std::array<std::pair<E, std::string_view>, N>& choices, E& out) {
+  TF_ASSIGN_OR_RETURN(std::string text, r.String(f));
+  std::array<std::string_view, N> names;
+  for (size_t i = 0; i < N; ++i) {
+    if (choices[i].second == text) {
+      out = choices[i].first;
+      return OkStatus();
+    }
+    names[i] = choices[i].second;
+  }
+  return r.Error(f, OneOfMessage(names, text));
 }
 
 // Readers of one typed field, for the tables.

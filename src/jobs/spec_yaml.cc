@@ -44,18 +44,12 @@ Status ReadProcessesPerNode(Reader& r, const Field& f, JobSpec& spec) {
 }
 
 Status ReadCapacity(Reader& r, const Field& f, JobSpec& spec) {
-  static constexpr std::array<std::string_view, 3> kNames = {"any", "spot", "on-demand"};
-  TF_ASSIGN_OR_RETURN(std::string text, r.String(f));
-  if (text == "any") {
-    spec.capacity = CapacityType::kAny;
-  } else if (text == "spot") {
-    spec.capacity = CapacityType::kSpot;
-  } else if (text == "on-demand") {
-    spec.capacity = CapacityType::kOnDemand;
-  } else {
-    return r.Error(f, OneOfMessage(kNames, text));
-  }
-  return OkStatus();
+  static constexpr std::array<std::pair<CapacityType, std::string_view>, 3> kChoices = {{
+      {CapacityType::kAny, "any"},
+      {CapacityType::kSpot, "spot"},
+      {CapacityType::kOnDemand, "on-demand"},
+  }};
+  return ReadChoice(r, f, kChoices, spec.capacity);
 }
 
 Status ReadRetryOn(Reader& r, const Field& f, RetryPolicy& retry) {
