@@ -149,6 +149,25 @@ TEST_F(EndpointControllerTest, AReplicaWhoseJobEndedIsReplaced) {
       << doc.scaling.back().reason;
 }
 
+TEST_F(EndpointControllerTest, AReplicaOnADrainingNodeLeavesTheRotationAndIsReplacedAtOnce) {
+  Apply(Spec(1, 1));
+  Tick();
+  Tick();
+  ASSERT_EQ(States(), (Want{"ready@1"}));
+  std::string first = Doc().replicas[0].id;
+  runner_.jobs_["job_1"].node_draining = true;  // its worker is stopping it
+  Tick();
+  EXPECT_EQ(States(), (Want{"draining@1", "starting@1"}));
+  EXPECT_EQ(runner_.started_, 2);
+  EXPECT_EQ(runner_.stopped_, std::vector<std::string>{"job_1"});
+  bool said = false;
+  for (const ScalingEvent& e : Doc().scaling) {
+    said |=
+        e.reason == "replica " + first + ": its node node_1 is draining: out of rotation, replaced";
+  }
+  EXPECT_TRUE(said);
+}
+
 TEST_F(EndpointControllerTest, ThreeFailedChecksInARowTakeAReplicaOutAndStopIt) {
   Apply(Spec(1, 1));
   Tick();
@@ -203,6 +222,32 @@ TEST_F(EndpointControllerTest, AnUpdateRollsTheNewGenerationInBeforeTheOldDrains
   EXPECT_EQ(runner_.stopped_, std::vector<std::string>{"job_1"});
   Tick();
   EXPECT_EQ(States(), (Want{"ready@2"}));
+}
+
+TEST_F(EndpointControllerTest, AnUpdateReplacesReplicasOneForOneWithOneSurgeReplica) {
+  Apply(Spec(3, 3));
+  Tick();
+  Tick();
+  ASSERT_EQ(States(), (Want{"ready@1", "ready@1", "ready@1"}));
+  EndpointSpec changed = Spec(3, 3);
+  changed.engine.max_batch = 4;
+  probe_.up_ = false;
+  Apply(changed);
+  Tick();
+  EXPECT_EQ(States(), (Want{"ready@1", "ready@1", "ready@1", "starting@2"}));
+  Tick();  // nothing more starts while the one surge replica is not ready
+  EXPECT_EQ(runner_.started_, 4);
+  probe_.up_ = true;
+  Tick();  // it serves: one old one drains, the next new one starts
+  EXPECT_EQ(States(), (Want{"draining@1", "ready@1", "ready@1", "ready@2", "starting@2"}));
+  Tick();
+  EXPECT_EQ(States(), (Want{"draining@1", "ready@1", "ready@2", "ready@2", "starting@2"}));
+  Tick();
+  EXPECT_EQ(States(), (Want{"draining@1", "ready@2", "ready@2", "ready@2"}));
+  Tick();
+  EXPECT_EQ(States(), (Want{"ready@2", "ready@2", "ready@2"}));
+  EXPECT_EQ(runner_.started_, 6);
+  EXPECT_EQ(runner_.stopped_.size(), 3u);
 }
 
 TEST_F(EndpointControllerTest, ADrainingReplicaIsStoppedOnlyOnceItsRequestsAreAnswered) {

@@ -22,6 +22,7 @@
 #include "cost/budgets/budget_loop.h"
 #include "cost/metering/metering_service.h"
 #include "endpoints/endpoint_controller.h"
+#include "endpoints/replica_jobs.h"
 #include "objects/s3_blob_store.h"
 
 namespace tf::api {
@@ -88,8 +89,12 @@ class AppImpl final : public App {
         [this](const std::string& project, TimeMs since, TimeMs until, TimeMs now) {
           return cost::ProjectSpend(*store_, project, since, until, now);
         });
-    endpoints_ = std::make_unique<endpoints::EndpointService>(*store_, clock_);
-    replica_runner_ = endpoints::NewJobReplicaRunner(*jobs_);
+    endpoints_ = std::make_unique<endpoints::EndpointService>(
+        *store_, clock_, [this](const endpoints::EndpointSpec& spec) {
+          return jobs_->CheckPlaceable(endpoints::ReplicaJobSpec(spec, "check", "unused"),
+                                       "endpoint " + spec.name + ": a replica cannot be placed");
+        });
+    replica_runner_ = endpoints::NewJobReplicaRunner(*jobs_, store_->nodes());
     replica_probe_ = endpoints::NewHttpReplicaProbe(std::chrono::milliseconds(1'000));
     endpoint_controller_ = std::make_unique<endpoints::EndpointController>(
         *store_, *replica_runner_, *replica_probe_, endpoint_load_, clock_);

@@ -6,16 +6,17 @@
 // while that one is not much busier. With no replica that has room it waits in the endpoint's
 // queue (up to max_queue; 429 beyond) until one does or queue_timeout passes (503): an endpoint
 // scaled to zero starts a replica for it meanwhile, so the first request is slow, not lost. The
-// answer streams through as it comes (SSE event by event); a connection that fails before the
-// upstream answered is tried on another replica, never after. The client's token stays here:
-// replicas see neither it nor any other credential.
+// answer streams through as it comes (SSE event by event). A replica that fails before it
+// answered (its connection refused or dropped, or a 503: stopping, or still loading) has the
+// request sent on to another, or back to the queue to wait for one, never after: so a replica
+// that drains or dies between the routing and the request costs its clients time, not errors. The
+// client's token stays here: replicas see neither it nor any other credential.
 #include "api/gateway_routes.h"
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <map>
 #include <random>
-#include <set>
 
 #include "api/errors.h"
 #include "api/json_body.h"
@@ -34,7 +35,11 @@ using endpoints::Route;
 using endpoints::RouteReplica;
 using endpoints::RoutingTable;
 
-constexpr int kMaxTries = 3;  // replicas tried for a request whose connection fails at once
+// Tries of a request whose replica fails before answering (a refused or dropped connection, or
+// a 503 from a replica that is stopping or still loading): each goes to another replica, or
+// waits in the queue for one.
+constexpr int kMaxTries = 10;
+constexpr auto kRetryAfter = std::chrono::seconds(1);  // a failed replica is passed over this long
 constexpr size_t kPrefixBytes = 256;
 constexpr auto kQueuePoll = std::chrono::milliseconds(20);
 constexpr auto kUpstreamStepTimeout = std::chrono::minutes(10);
@@ -88,14 +93,27 @@ std::optional<uint64_t> PrefixOf(const Json& body) {
   return std::nullopt;
 }
 
-// The replica in rotation, with room and not yet tried, that the balancer picks.
+// The replicas a request was sent to and failed at before any answer, and when: each is passed
+// over for kRetryAfter, then may be tried again (a refused connection can be a moment's).
+class Tried {
+ public:
+  void Failed(const std::string& replica_id) { at_[replica_id] = SteadyClock::now(); }
+  bool Excludes(const std::string& replica_id) const {
+    auto it = at_.find(replica_id);
+    return it != at_.end() && SteadyClock::now() - it->second < kRetryAfter;
+  }
+
+ private:
+  std::map<std::string, SteadyClock::time_point> at_;
+};
+
+// The replica in rotation, with room and not just failed, that the balancer picks.
 std::optional<RouteReplica> Choose(const Route& route, LoadBoard& load,
-                                   std::optional<uint64_t> prefix,
-                                   const std::set<std::string>& tried) {
+                                   std::optional<uint64_t> prefix, const Tried& tried) {
   std::vector<endpoints::Candidate> candidates;
   std::vector<const RouteReplica*> replicas;
   for (const RouteReplica& r : route.ready) {
-    if (tried.count(r.id)) continue;
+    if (tried.Excludes(r.id)) continue;
     int outstanding = load.InFlightOf(route.endpoint_id, r.id);
     if (outstanding >= route.replica_concurrency) continue;
     candidates.push_back({r.id, outstanding});
@@ -189,36 +207,57 @@ class Gateway {
     };
     load_.Arrived(r.endpoint_id);
 
-    std::optional<RouteReplica> replica = Choose(r, load_, prefix, {});
-    if (!replica) {
-      if (load_.QueuedOf(r.endpoint_id) >= r.max_queue) {
-        http::Response full =
-            OpenAiError(429,
-                        "endpoint '" + name + "' has " + std::to_string(r.max_queue) +
-                            " requests waiting already (its max_queue): retry shortly",
-                        "requests", "rate_limit_exceeded");
-        full.headers.emplace_back("Retry-After", "1");
-        co_return done(std::move(full));
-      }
-      load_.Queued(r.endpoint_id, +1);
-      replica = co_await Wait(ctx.principal.project_id, name, r, prefix);
-      load_.Queued(r.endpoint_id, -1);
+    // The first replica with room, else a wait in the queue for one; then tries until one
+    // answers, each failure before an answer sending the request on (see kMaxTries).
+    Tried tried;
+    for (int attempt = 1;; ++attempt) {
+      std::optional<RouteReplica> replica = Choose(r, load_, prefix, tried);
       if (!replica) {
-        co_return done(
-            OpenAiError(503,
-                        "no replica of endpoint '" + name + "' could take the request within " +
-                            std::to_string(r.queue_timeout_ms / 1000) +
-                            " s (its queue_timeout); see tensorfleet endpoint describe " + name,
-                        "server_error", "service_unavailable"));
+        if (attempt == 1 && load_.QueuedOf(r.endpoint_id) >= r.max_queue) {
+          http::Response full =
+              OpenAiError(429,
+                          "endpoint '" + name + "' has " + std::to_string(r.max_queue) +
+                              " requests waiting already (its max_queue): retry shortly",
+                          "requests", "rate_limit_exceeded");
+          full.headers.emplace_back("Retry-After", "1");
+          co_return done(std::move(full));
+        }
+        load_.Queued(r.endpoint_id, +1);
+        replica = co_await Wait(ctx.principal.project_id, name, r, prefix, tried);
+        load_.Queued(r.endpoint_id, -1);
+        if (!replica) {
+          co_return done(
+              OpenAiError(503,
+                          "no replica of endpoint '" + name + "' could take the request within " +
+                              std::to_string(r.queue_timeout_ms / 1000) +
+                              " s (its queue_timeout); see tensorfleet endpoint describe " + name,
+                          "server_error", "service_unavailable"));
+        }
+      }
+      // (No co_await inside ?: here: g++ 12 mishandles the temporaries of such an expression.)
+      Attempt sent;
+      if (stream) {
+        sent = co_await Streamed(r, *replica, upstream_path, ctx.request.body, labels, started);
+      } else {
+        sent = co_await Whole(r, *replica, upstream_path, ctx.request.body);
+      }
+      if (sent.response) {
+        if (!stream && sent.response->status == 200) {
+          metrics_.AddCompletionTokens(labels, CompletionTokens(sent.response->body));
+        }
+        // A streamed answer is counted when its stream ends (RelayBody).
+        if (sent.response->stream) co_return std::move(*sent.response);
+        co_return done(std::move(*sent.response));
+      }
+      tried.Failed(replica->id);
+      if (attempt == kMaxTries) {
+        co_return done(OpenAiError(502,
+                                   "endpoint '" + name + "': its replicas failed " +
+                                       std::to_string(kMaxTries) +
+                                       " tries; the last: " + sent.failure.message(),
+                                   "server_error", "upstream_error"));
       }
     }
-    if (stream) {
-      co_return co_await Streamed(r, *replica, upstream_path, ctx.request.body, prefix, labels,
-                                  started);
-    }
-    http::Response whole = co_await Whole(r, *replica, upstream_path, ctx.request.body, prefix);
-    if (whole.status == 200) metrics_.AddCompletionTokens(labels, CompletionTokens(whole.body));
-    co_return done(std::move(whole));
   }
 
   awaitable<http::Response> Models(Context& ctx) {
@@ -249,7 +288,8 @@ class Gateway {
 
   // Waits in the endpoint's queue until a replica has room, or its queue_timeout passes.
   awaitable<std::optional<RouteReplica>> Wait(const std::string& project, const std::string& name,
-                                              Route& r, std::optional<uint64_t> prefix) {
+                                              Route& r, std::optional<uint64_t> prefix,
+                                              const Tried& tried) {
     asio::steady_timer timer(co_await asio::this_coro::executor);
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(r.queue_timeout_ms);
@@ -259,104 +299,97 @@ class Gateway {
       auto route = co_await Find(project, name);
       if (!route.ok() || !route->has_value() || (*route)->deleting) continue;
       r = **route;
-      if (auto replica = Choose(r, load_, prefix, {})) co_return replica;
+      if (auto replica = Choose(r, load_, prefix, tried)) co_return replica;
     }
     co_return std::nullopt;
   }
 
-  // A non-streamed request: the whole answer, tried on other replicas while connections fail.
-  awaitable<http::Response> Whole(const Route& r, RouteReplica replica, const std::string& path,
-                                  const std::string& body, std::optional<uint64_t> prefix) {
-    std::set<std::string> tried;
-    for (int attempt = 1;; ++attempt) {
-      tried.insert(replica.id);
-      load_.InFlight(r.endpoint_id, replica.id, +1);
-      std::string address = replica.address;
-      auto answer = co_await RunBlocking(s_.pool, [&]() -> Result<http::ClientResponse> {
-        http::Client* client = ClientFor(address);
-        if (client == nullptr) return Unavailable("bad replica address " + address);
-        auto sent = client->Send("POST", path, {{"Content-Type", "application/json"}}, body,
-                                 kUpstreamStepTimeout);
-        if (!sent.ok()) ForgetClient(address);
-        return sent;
-      });
-      load_.InFlight(r.endpoint_id, replica.id, -1);
-      if (answer.ok()) {
-        http::Response out;
-        out.status = answer->status;
-        out.content_type = answer->Header("Content-Type").empty() ? "application/json"
-                                                                  : answer->Header("Content-Type");
-        out.body = std::move(answer->body);
-        co_return out;
-      }
-      auto next = attempt < kMaxTries ? Choose(r, load_, prefix, tried) : std::nullopt;
-      if (answer.status().code() != StatusCode::kUnavailable || !next) {
-        co_return OpenAiError(
-            502, "endpoint '" + r.name + "': its replica failed: " + answer.status().message(),
-            "server_error", "upstream_error");
-      }
-      replica = *next;
+  // What one try at a replica came to: the answer for the client (an upstream error included),
+  // or a failure before any answer, which may be tried elsewhere.
+  struct Attempt {
+    std::optional<http::Response> response;
+    Status failure;
+  };
+
+  static Attempt Failure(Status status) { return {std::nullopt, std::move(status)}; }
+
+  static Status RefusedWith(const http::ClientResponse& answer) {
+    return Unavailable("the replica answered 503: " + answer.body.substr(0, 200));
+  }
+
+  // A non-streamed request: the whole answer.
+  awaitable<Attempt> Whole(const Route& r, const RouteReplica& replica, const std::string& path,
+                           const std::string& body) {
+    load_.InFlight(r.endpoint_id, replica.id, +1);
+    std::string address = replica.address;
+    auto answer = co_await RunBlocking(s_.pool, [&]() -> Result<http::ClientResponse> {
+      http::Client* client = ClientFor(address);
+      if (client == nullptr) return Unavailable("bad replica address " + address);
+      auto sent = client->Send("POST", path, {{"Content-Type", "application/json"}}, body,
+                               kUpstreamStepTimeout);
+      if (!sent.ok()) ForgetClient(address);
+      return sent;
+    });
+    load_.InFlight(r.endpoint_id, replica.id, -1);
+    if (!answer.ok()) {
+      if (answer.status().code() == StatusCode::kUnavailable) co_return Failure(answer.status());
+      co_return Attempt{OpenAiError(
+          502, "endpoint '" + r.name + "': its replica failed: " + answer.status().message(),
+          "server_error", "upstream_error")};
     }
+    if (answer->status == 503) co_return Failure(RefusedWith(*answer));
+    http::Response out;
+    out.status = answer->status;
+    const std::string& type = answer->Header("Content-Type");
+    out.content_type = type.empty() ? "application/json" : type;
+    out.body = std::move(answer->body);
+    co_return Attempt{std::move(out)};
   }
 
   // A streamed request: the head once it comes, then the body as it comes.
-  awaitable<http::Response> Streamed(const Route& r, RouteReplica first, const std::string& path,
-                                     const std::string& body, std::optional<uint64_t> prefix,
-                                     const EndpointLabels& labels,
-                                     SteadyClock::time_point started) {
+  awaitable<Attempt> Streamed(const Route& r, const RouteReplica& replica, const std::string& path,
+                              const std::string& body, const EndpointLabels& labels,
+                              SteadyClock::time_point started) {
     auto x = std::make_shared<Exchange>();
     x->metrics = &metrics_;
     x->labels = labels;
     x->started = started;
     x->relay = std::make_shared<ResponseRelay>(co_await asio::this_coro::executor);
-    // The replicas to try, in order, while connections fail before any answer.
-    std::vector<RouteReplica> order = {first};
-    std::set<std::string> tried = {first.id};
-    while (static_cast<int>(order.size()) < kMaxTries) {
-      auto next = Choose(r, load_, prefix, tried);
-      if (!next) break;
-      tried.insert(next->id);
-      order.push_back(*next);
-    }
-    asio::post(s_.pool, [relay = x->relay, order, path, body, endpoint = r.endpoint_id,
-                         &load = load_] {
-      for (size_t i = 0; i < order.size(); ++i) {
-        const RouteReplica& replica = order[i];
-        load.InFlight(endpoint, replica.id, +1);
-        bool head_seen = false;
-        http::ClientRequest request;
-        request.method = "POST";
-        request.target = path;
-        request.headers = {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
-        request.body = body;
-        request.timeout = kUpstreamStepTimeout;
-        request.on_head = [&](const http::ClientResponse& head) {
-          head_seen = true;
-          relay->OnHead(head);
-          return !relay->cancelled();
-        };
-        request.on_chunk = [&](std::string_view piece) { return relay->OnChunk(piece); };
-        http::Client* client = ClientFor(replica.address);
-        Result<http::ClientResponse> answer =
-            client ? client->Exchange(request)
-                   : Result<http::ClientResponse>(Unavailable("bad address " + replica.address));
-        load.InFlight(endpoint, replica.id, -1);
-        if (!answer.ok()) ForgetClient(replica.address);
-        bool retry = !answer.ok() && !head_seen &&
-                     answer.status().code() == StatusCode::kUnavailable && i + 1 < order.size();
-        if (retry) continue;
-        if (answer.ok() && !head_seen) {  // not 2xx: the whole answer came at once
-          relay->OnHead(*answer);
-          relay->OnChunk(answer->body);
-        }
-        relay->OnEnd(answer.status());
-        return;
-      }
-    });
+    asio::post(
+        s_.pool, [relay = x->relay, replica, path, body, endpoint = r.endpoint_id, &load = load_] {
+          load.InFlight(endpoint, replica.id, +1);
+          bool head_seen = false;
+          http::ClientRequest request;
+          request.method = "POST";
+          request.target = path;
+          request.headers = {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
+          request.body = body;
+          request.timeout = kUpstreamStepTimeout;
+          request.on_head = [&](const http::ClientResponse& head) {
+            head_seen = true;
+            relay->OnHead(head);
+            return !relay->cancelled();
+          };
+          request.on_chunk = [&](std::string_view piece) { return relay->OnChunk(piece); };
+          http::Client* client = ClientFor(replica.address);
+          Result<http::ClientResponse> answer =
+              client ? client->Exchange(request)
+                     : Result<http::ClientResponse>(Unavailable("bad address " + replica.address));
+          load.InFlight(endpoint, replica.id, -1);
+          if (!answer.ok()) ForgetClient(replica.address);
+          if (answer.ok() && !head_seen) {  // not 2xx: the whole answer came at once
+            if (answer->status == 503) {
+              relay->OnEnd(RefusedWith(*answer));
+              return;
+            }
+            relay->OnHead(*answer);
+            relay->OnChunk(answer->body);
+          }
+          relay->OnEnd(answer.status());
+        });
     for (;;) {
       ResponseRelay::Batch batch = co_await x->relay->Next(std::chrono::seconds(1));
       if (batch.head) {
-        metrics_.ObserveFirstByte(labels, SecondsSince(started));
         http::Response out;
         out.status = batch.head->status;
         x->status = out.status;
@@ -365,16 +398,17 @@ class Gateway {
         x->pending = std::move(batch.data);
         if (batch.done) {
           out.body = std::move(x->pending);
-          metrics_.ObserveRequest(labels, out.status, SecondsSince(started));
-          co_return out;
+          co_return Attempt{std::move(out)};  // counted as a whole answer by the caller
         }
+        metrics_.ObserveFirstByte(labels, SecondsSince(started));
         out.stream = [x](http::StreamWriter& w) -> awaitable<void> { co_await RelayBody(x, w); };
-        co_return out;
+        co_return Attempt{std::move(out)};
       }
       if (batch.done) {
-        co_return OpenAiError(
+        if (batch.status.code() == StatusCode::kUnavailable) co_return Failure(batch.status);
+        co_return Attempt{OpenAiError(
             502, "endpoint '" + r.name + "': its replica failed: " + batch.status.message(),
-            "server_error", "upstream_error");
+            "server_error", "upstream_error")};
       }
     }
   }

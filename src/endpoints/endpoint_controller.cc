@@ -41,21 +41,33 @@ TimeMs LongestWindow(const Autoscaling& a) {
   return std::max({a.upscale_delay_ms, a.downscale_delay_ms, a.scale_to_zero_after_ms});
 }
 
-// Changes up to `n` replicas of this generation in state `from` to `to`, the ones with the
-// fewest requests in flight first; returns how many.
-int Move(EndpointDoc& doc, const std::vector<std::string>& from, const char* to, int n,
-         TimeMs now) {
+enum class Generation { kCurrent, kPrevious };
+
+bool Of(const EndpointDoc& doc, const Replica& r, Generation g) {
+  return (r.generation == doc.generation) == (g == Generation::kCurrent);
+}
+
+// Changes up to `n` replicas of generation `g` in the states `from` (in that order) to `to`;
+// returns how many.
+int Move(EndpointDoc& doc, Generation g, const std::vector<std::string>& from, const char* to,
+         int n, TimeMs now) {
   int moved = 0;
   for (const std::string& state : from) {
     for (Replica& r : doc.replicas) {
       if (moved == n) return moved;
-      if (r.generation == doc.generation && r.state == state) {
+      if (Of(doc, r, g) && r.state == state) {
         SetState(r, to, now);
         ++moved;
       }
     }
   }
   return moved;
+}
+
+int Count(const EndpointDoc& doc, Generation g, const char* state) {
+  return static_cast<int>(std::count_if(doc.replicas.begin(), doc.replicas.end(), [&](auto& r) {
+    return Of(doc, r, g) && r.state == state;
+  }));
 }
 
 }  // namespace
@@ -94,6 +106,7 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
   const bool deleting = record.state == "deleting";
   const std::string& health = spec.engine.readiness.path;
   std::vector<std::string> notes;
+  int became_ready = 0;  // replicas of this generation that joined the rotation this tick
 
   // 1, 2 and 5: each replica's job, its checks, and the stop of what drains.
   std::vector<Replica> kept;
@@ -110,10 +123,17 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
       }
       r.node_id = job->node_id;
       if (!job->address.empty()) r.address = job->address;
+      if (job->node_draining && r.state != kDraining) {
+        // Its worker is stopping it already: out of rotation now, and replaced below.
+        notes.push_back("replica " + r.id + ": its node " + r.node_id +
+                        " is draining: out of rotation, replaced");
+        SetState(r, kDraining, now);
+      }
     }
     if (deleting && r.state != kDraining) SetState(r, kDraining, now);
     if (r.state == kStarting || r.state == kWarming) {
       if (!r.address.empty() && probe_.Healthy(r.address, health)) {
+        became_ready += r.state == kStarting && r.generation == doc.generation;
         SetState(r, r.state == kStarting ? kReady : kWarm, now);
       } else if (now - r.since > spec.engine.readiness.timeout_ms) {
         notes.push_back("replica " + r.id + " was not ready within " +
@@ -134,44 +154,49 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
   doc.replicas = std::move(kept);
 
   if (!deleting) {
-    // 3: the autoscaler, over this generation's replicas.
+    // 4, first: a rolling update replaces the previous generation's replicas one for one. Its
+    // warm pool and the replicas it was still starting go at once; each replica of this
+    // generation that joins the rotation drains one that serves.
+    Move(doc, Generation::kPrevious, {kWarming, kWarm, kStarting}, kDraining,
+         static_cast<int>(doc.replicas.size()), now);
+    int old_ready = Count(doc, Generation::kPrevious, kReady);
+    old_ready -= Move(doc, Generation::kPrevious, {kReady}, kDraining,
+                      std::min(old_ready, became_ready), now);
+
+    // 3: the autoscaler, over this generation's replicas and those of the previous one that
+    // still serve. While a rollout goes on, its one replica starting ahead of the old ones
+    // (surge one) is not counted: it takes an old one's place, it adds nothing.
     ReplicaCounts counts;
-    for (const Replica& r : doc.replicas) {
-      if (r.generation != doc.generation) continue;
-      if (r.state == kReady) ++counts.ready;
-      if (r.state == kStarting) ++counts.starting;
-      if (r.state == kWarm) ++counts.warm;
-      if (r.state == kWarming) ++counts.warming;
-    }
+    counts.ready = Count(doc, Generation::kCurrent, kReady) + old_ready;
+    counts.starting = Count(doc, Generation::kCurrent, kStarting);
+    counts.warm = Count(doc, Generation::kCurrent, kWarm);
+    counts.warming = Count(doc, Generation::kCurrent, kWarming);
+    const bool surging = old_ready > 0 && counts.starting > 0;
+    counts.starting -= surging;
     const auto& history = Observe(view, now);
     std::vector<LoadSample> samples(history.begin(), history.end());
     ScalingDecision d = DecideScale(spec, samples, counts, now);
-    Move(doc, {kWarm}, kReady, d.promote, now);
-    Move(doc, {kReady}, kWarm, d.demote, now);
-    Move(doc, {kStarting, kReady}, kDraining, d.stop_serving, now);
-    Move(doc, {kWarming, kWarm}, kDraining, d.stop_warm, now);
-    for (int i = 0; i < d.start_serving + d.start_warm; ++i) {
+    Move(doc, Generation::kCurrent, {kWarm}, kReady, d.promote, now);
+    Move(doc, Generation::kCurrent, {kReady}, kWarm, d.demote, now);
+    // A scale-in takes the previous generation's replicas first.
+    int stopped_old = Move(doc, Generation::kPrevious, {kReady}, kDraining, d.stop_serving, now);
+    old_ready -= stopped_old;
+    Move(doc, Generation::kCurrent, {kStarting, kReady}, kDraining, d.stop_serving - stopped_old,
+         now);
+    Move(doc, Generation::kCurrent, {kWarming, kWarm}, kDraining, d.stop_warm, now);
+    const int surge = old_ready > 0 && !surging && d.start_serving == 0 ? 1 : 0;
+    for (int i = 0; i < d.start_serving + surge + d.start_warm; ++i) {
       Replica r;
       r.id = "rep_" + RandomHex(4);
       r.generation = doc.generation;
-      SetState(r, i < d.start_serving ? kStarting : kWarming, now);
+      SetState(r, i < d.start_serving + surge ? kStarting : kWarming, now);
       doc.replicas.push_back(std::move(r));
     }
     if (d.Changes()) Note(doc, now, d.serving, d.warm, d.reason);
-
-    // 4: the older generation drains once this one serves as many as wanted.
-    int ready_now = 0, old = 0;
-    for (const Replica& r : doc.replicas) {
-      if (r.generation == doc.generation && r.state == kReady) ++ready_now;
-      if (r.generation != doc.generation && r.state != kDraining) ++old;
-    }
-    if (old > 0 && ready_now >= d.serving) {
-      for (Replica& r : doc.replicas) {
-        if (r.generation != doc.generation && r.state != kDraining) SetState(r, kDraining, now);
-      }
-      notes.push_back("generation " + std::to_string(doc.generation) + " serves " +
-                      std::to_string(ready_now) + ": " + std::to_string(old) +
-                      " replica(s) of the previous generation drain");
+    if (surge > 0) {
+      notes.push_back("rolling update to generation " + std::to_string(doc.generation) + ": " +
+                      std::to_string(old_ready) +
+                      " replica(s) of the previous one to replace, one at a time");
     }
   }
   // 5: what drains stops once its requests are answered; one never started just goes.

@@ -3,7 +3,8 @@
 //
 // For each endpoint, each tick:
 //   1. Looks at every replica's job: an ended job's replica is gone (the autoscaler's count
-//      then starts its replacement); a placed one has its address.
+//      then starts its replacement); a placed one has its address; one on a draining node
+//      (its worker is stopping it) leaves the rotation at once and is replaced.
 //   2. Checks the server of each started replica: GET the readiness path. A starting replica
 //      answers 200 -> ready (in rotation), or warm for the warm pool; one not ready within the
 //      readiness timeout is stopped. A ready or warm one that fails three checks in a row is
@@ -11,8 +12,9 @@
 //   3. Samples the load (load_board.h) into the endpoint's history and asks the autoscaler
 //      (autoscaler.h) for a decision, which it applies: promotes, demotes, starts new replicas
 //      (as jobs: replica_jobs.h), drains others.
-//   4. Rolling update: replicas of an older generation keep serving, uncounted, until the new
-//      generation has as many ready replicas as the decision wants; then they drain.
+//   4. Rolling update: the older generation's replicas keep serving, and are replaced one for
+//      one: a single new replica starts ahead of them (surge one), and each new one that
+//      becomes ready drains an old one. Its warm pool goes at once.
 //   5. A draining replica's job is stopped; a deleting endpoint drains everything, and its
 //      record goes when its last replica has.
 // The document is written back naming the version read; a replica's job is started only after
@@ -39,10 +41,11 @@ namespace tf::endpoints {
 // What the controller sees of a replica's job.
 struct ReplicaJob {
   bool ended = false;
-  std::string state;    // the job's state
-  std::string reason;   // why it is in it
-  std::string node_id;  // "" until placed
-  std::string address;  // "host:port" of its server once placed; "" before
+  std::string state;           // the job's state
+  std::string reason;          // why it is in it
+  std::string node_id;         // "" until placed
+  std::string address;         // "host:port" of its server once placed; "" before
+  bool node_draining = false;  // its node is draining (or spot-interrupted): it is stopping
 };
 
 // The jobs that run replicas (NewJobReplicaRunner: the job service).
@@ -68,7 +71,7 @@ class ReplicaProbe {
   virtual bool Healthy(const std::string& address, const std::string& path) = 0;
 };
 
-std::unique_ptr<ReplicaRunner> NewJobReplicaRunner(jobs::JobService& jobs);
+std::unique_ptr<ReplicaRunner> NewJobReplicaRunner(jobs::JobService& jobs, store::NodeStore& nodes);
 std::unique_ptr<ReplicaProbe> NewHttpReplicaProbe(std::chrono::milliseconds timeout);
 
 inline constexpr int kLivenessFailures = 3;  // checks failed in a row that end a replica

@@ -36,6 +36,7 @@ Result<EndpointView> EndpointService::Apply(const std::string& project_id, const
                            ": gpu_memory: replicas sharing a GPU by declared memory are not "
                            "placed yet; give each replica whole GPUs with resources.gpus");
   }
+  if (placeable_) TF_RETURN_IF_ERROR(placeable_(spec));
   for (int attempt = 0; attempt < kMaxWriteAttempts; ++attempt) {
     auto existing = store_.endpoints().GetEndpoint(project_id, spec.name);
     if (!existing.ok() && existing.status().code() != StatusCode::kNotFound) {

@@ -34,11 +34,17 @@ bool NeedsNewReplicas(const EndpointSpec& before, const EndpointSpec& after);
 
 class EndpointService {
  public:
-  EndpointService(store::Store& store, const Clock& clock) : store_(store), clock_(clock) {}
+  // Whether a replica of `spec` could be placed on some node of the fleet (the job service's
+  // check of a job spec): an error naming why not.
+  using PlacementCheck = std::function<Status(const EndpointSpec& spec)>;
+
+  EndpointService(store::Store& store, const Clock& clock, PlacementCheck placeable = {})
+      : store_(store), clock_(clock), placeable_(std::move(placeable)) {}
 
   // Creates the endpoint `spec.name` in the project, or updates it (ApplyOutcome says how).
-  // kInvalidArgument for a spec ValidateEndpointSpec refuses; kFailedPrecondition while the
-  // endpoint is being deleted.
+  // kInvalidArgument for a spec ValidateEndpointSpec refuses, or one whose replicas no node of
+  // the fleet could run (the placement check); kFailedPrecondition while the endpoint is being
+  // deleted.
   Result<EndpointView> Apply(const std::string& project_id, const EndpointSpec& spec,
                              ApplyOutcome* outcome = nullptr);
   Result<EndpointView> Get(const std::string& project_id, const std::string& name);  // kNotFound
@@ -61,6 +67,7 @@ class EndpointService {
 
   store::Store& store_;
   const Clock& clock_;
+  PlacementCheck placeable_;
 };
 
 // The record and document of an endpoint as stored; kInternal when the document is unreadable.

@@ -10,7 +10,7 @@ constexpr int kJobListLimit = 10'000;
 
 class JobReplicaRunner final : public ReplicaRunner {
  public:
-  explicit JobReplicaRunner(jobs::JobService& jobs) : jobs_(jobs) {}
+  JobReplicaRunner(jobs::JobService& jobs, store::NodeStore& nodes) : jobs_(jobs), nodes_(nodes) {}
 
   Result<std::string> Start(const std::string& project_id, const jobs::JobSpec& spec) override {
     TF_ASSIGN_OR_RETURN(auto active, jobs_.List(project_id, false, kJobListLimit));
@@ -33,6 +33,11 @@ class JobReplicaRunner final : public ReplicaRunner {
         out.node_id = a.ranks[0].node_id;
         out.address = a.ranks[0].address + ":" + std::to_string(a.master_port);
       }
+    }
+    if (!out.node_id.empty()) {
+      auto node = nodes_.GetNode(out.node_id);
+      if (!node.ok() && node.status().code() != StatusCode::kNotFound) return node.status();
+      out.node_draining = node.ok() && node->state == "draining";
     }
     return out;
   }
@@ -69,6 +74,7 @@ class JobReplicaRunner final : public ReplicaRunner {
 
  private:
   jobs::JobService& jobs_;
+  store::NodeStore& nodes_;
 };
 
 class HttpReplicaProbe final : public ReplicaProbe {
@@ -89,8 +95,9 @@ class HttpReplicaProbe final : public ReplicaProbe {
 
 }  // namespace
 
-std::unique_ptr<ReplicaRunner> NewJobReplicaRunner(jobs::JobService& jobs) {
-  return std::make_unique<JobReplicaRunner>(jobs);
+std::unique_ptr<ReplicaRunner> NewJobReplicaRunner(jobs::JobService& jobs,
+                                                   store::NodeStore& nodes) {
+  return std::make_unique<JobReplicaRunner>(jobs, nodes);
 }
 
 std::unique_ptr<ReplicaProbe> NewHttpReplicaProbe(std::chrono::milliseconds timeout) {

@@ -104,11 +104,8 @@ Result<Job> JobService::Submit(const std::string& project_id, const std::string&
   return SubmitSpec(project_id, spec, source, code_key);
 }
 
-Result<Job> JobService::SubmitSpec(const std::string& project_id, const JobSpec& spec,
-                                   const std::string& source, const std::string& code_key) {
-  TF_RETURN_IF_ERROR(ValidateJobSpec(spec));
-  if (admission_) TF_RETURN_IF_ERROR(admission_(project_id));
-  // Refuse what no node of the fleet could ever run; with no node registered yet, the job waits.
+Status JobService::CheckPlaceable(const JobSpec& spec, const std::string& source) {
+  // With no node registered yet, a job waits for one.
   TF_ASSIGN_OR_RETURN(std::vector<store::NodeRecord> records, store_.nodes().ListNodes());
   std::vector<fleet::NodeState> nodes;
   for (const store::NodeRecord& r : records) {
@@ -116,10 +113,17 @@ Result<Job> JobService::SubmitSpec(const std::string& project_id, const JobSpec&
     auto info = fleet::NodeInfoFromJson(nlohmann::json::parse(r.info_json, nullptr, false));
     if (info.ok()) nodes.push_back(ToNodeState(r, *info));
   }
-  if (!nodes.empty()) {
-    Status feasible = fleet::CheckFeasible(nodes, RequestFor(spec));
-    if (!feasible.ok()) return InvalidArgument(source + ": " + feasible.message());
-  }
+  if (nodes.empty()) return OkStatus();
+  Status feasible = fleet::CheckFeasible(nodes, RequestFor(spec));
+  if (!feasible.ok()) return InvalidArgument(source + ": " + feasible.message());
+  return OkStatus();
+}
+
+Result<Job> JobService::SubmitSpec(const std::string& project_id, const JobSpec& spec,
+                                   const std::string& source, const std::string& code_key) {
+  TF_RETURN_IF_ERROR(ValidateJobSpec(spec));
+  if (admission_) TF_RETURN_IF_ERROR(admission_(project_id));
+  TF_RETURN_IF_ERROR(CheckPlaceable(spec, source));
 
   TimeMs now = clock_.Now();
   // The bucket that will hold the job's checkpoints, logs and output.

@@ -88,6 +88,9 @@ class JobService {
   // endpoint's replicas.
   Result<Job> SubmitSpec(const std::string& project_id, const JobSpec& spec,
                          const std::string& source, const std::string& code_key);
+  // kInvalidArgument, naming `source` and the reason, when no node of the fleet could ever run
+  // `spec` (too many GPUs, a label no node has, ...); OK with no node registered yet.
+  Status CheckPlaceable(const JobSpec& spec, const std::string& source);
   Result<Job> Get(const std::string& project_id, const std::string& job_id);  // kNotFound
   Result<std::vector<Job>> List(const std::string& project_id, bool include_finished, int limit);
   // `reason` is kept as the job's reason ("stopped by budget 'x': ...").

@@ -1,0 +1,225 @@
+// Endpoints under load, end to end: clients keep sending completions through the gateway (some
+// streamed, some not) while the endpoint is updated, or the node under its replica is drained,
+// and not one request fails. Also: two endpoints packed on one node, a spec that no node could
+// run refused at `up`, and a prompt longer than the model's context answered in OpenAI's error
+// shape. The replicas are real `tensorfleet engine serve` processes on the small test model.
+#include <atomic>
+#include <thread>
+
+#include "base/mutex.h"
+#include "endpoints_test_util.h"
+#include "engine_test_util.h"
+
+namespace tf::testing {
+namespace {
+
+// Clients that send completions through the gateway in a loop until stopped, and count how
+// each ended. A request fails if it got no answer, an answer that is not 200, or a stream that
+// ended before its [DONE].
+class Load {
+ public:
+  Load(std::string url, std::string token, std::string model, int clients)
+      : url_(std::move(url)), token_(std::move(token)), model_(std::move(model)) {
+    for (int i = 0; i < clients; ++i) {
+      threads_.emplace_back([this, stream = i % 2 == 1] { Client(stream); });
+    }
+  }
+  ~Load() { Stop(); }
+
+  void Stop() {
+    stop_ = true;
+    for (std::thread& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+  }
+
+  int ok() const { return ok_.load(); }
+  std::vector<std::string> failures() {
+    MutexLock lock(mu_);
+    return failures_;
+  }
+
+ private:
+  void Client(bool stream) {
+    auto client = http::Client::Create(url_);
+    if (!client.ok()) return Failed(client.status().ToString());
+    const http::Headers headers = {{"Content-Type", "application/json"},
+                                   {"Authorization", "Bearer " + token_}};
+    nlohmann::json body = {{"model", model_}, {"prompt", "hello"}, {"max_tokens", 4}};
+    if (stream) body["stream"] = true;
+    while (!stop_) {
+      std::string streamed;
+      auto r = stream ? (*client)->SendStreaming("POST", "/openai/v1/completions", headers,
+                                                 body.dump(), std::chrono::seconds(60),
+                                                 [&](std::string_view piece) {
+                                                   streamed.append(piece);
+                                                   return true;
+                                                 })
+                      : (*client)->Send("POST", "/openai/v1/completions", headers, body.dump(),
+                                        std::chrono::seconds(60));
+      if (!r.ok()) {
+        Failed(r.status().ToString());
+      } else if (r->status != 200) {
+        Failed(std::to_string(r->status) + " " + r->body);
+      } else if (stream && streamed.find("data: [DONE]") == std::string::npos) {
+        Failed("a stream cut short: " + streamed);
+      } else {
+        ++ok_;
+      }
+    }
+  }
+
+  void Failed(std::string what) {
+    MutexLock lock(mu_);
+    failures_.push_back(std::move(what));
+  }
+
+  std::string url_, token_, model_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> ok_{0};
+  Mutex mu_;
+  std::vector<std::string> failures_ GUARDED_BY(mu_);
+  std::vector<std::thread> threads_;
+};
+
+class EndpointsLoadTest : public EndpointsFixture {
+ protected:
+  void TearDown() override {
+    if (second_worker_.pid() > 0) {
+      second_worker_.Kill(SIGTERM);
+      second_worker_.Wait();
+    }
+    EndpointsFixture::TearDown();
+  }
+
+  std::string TinySpec(const std::string& name, int replicas, int max_batch) {
+    std::string n = std::to_string(replicas);
+    return "name: " + name + "\nmodel: " + EngineData("llama-gqa") +
+           "\nengine:\n  builtin: {threads: 1, kv_cache: 64Mi, max_batch: " +
+           std::to_string(max_batch) + "}\nresources: {cpus: 1}\nreplicas: {min: " + n +
+           ", max: " + n + "}\n";
+  }
+
+  // Waits until the endpoint has exactly `n` replicas, all ready and of `generation`.
+  Json WaitForReady(const std::string& name, size_t n, int generation) {
+    return WaitFor(
+        name,
+        [&](const Json& e) {
+          if (e["replicas"].size() != n) return false;
+          for (const Json& r : e["replicas"]) {
+            if (r["state"] != "ready" || r["generation"] != generation) return false;
+          }
+          return true;
+        },
+        std::to_string(n) + " ready replica(s) of generation " + std::to_string(generation),
+        std::chrono::seconds(120));
+  }
+
+  // Lets the load run until it has had `n` more answers (or a minute).
+  void LetRun(Load& load, int n) {
+    int until = load.ok() + n;
+    EXPECT_TRUE(Eventually([&] { return load.ok() >= until; }, std::chrono::seconds(60)))
+        << load.ok() << " answers, wanted " << until;
+  }
+
+  ChildProcess second_worker_;
+};
+
+TEST_P(EndpointsLoadTest, ARollingUpdateUnderLoadFailsNoRequest) {
+  Up("tiny", TinySpec("tiny", 2, 4));
+  WaitForReady("tiny", 2, 1);
+  Load load(server_->url(), token_, "tiny", 4);
+  LetRun(load, 20);
+
+  Up("tiny", TinySpec("tiny", 2, 2));  // a changed engine option: generation 2
+  Json e = WaitForReady("tiny", 2, 2);
+  LetRun(load, 20);
+  load.Stop();
+  EXPECT_EQ(load.failures(), std::vector<std::string>{}) << e.dump(2);
+  // The replicas were replaced one at a time.
+  std::string reasons = e["scaling"].dump();
+  EXPECT_NE(reasons.find("rolling update to generation 2"), std::string::npos) << reasons;
+}
+
+TEST_P(EndpointsLoadTest, ANodeDrainedUnderLoadFailsNoRequest) {
+  ASSERT_TRUE(StartTensorfleetWorker(second_worker_, server_->url(), server_->token(),
+                                     (dir_.path() / "worker-2").string(), 0,
+                                     {"--cpus", "4", "--label", "run=" + run_}));
+  Up("tiny", TinySpec("tiny", 1, 4));
+  Json e = WaitForReady("tiny", 1, 1);
+  std::string node = e["replicas"][0]["node_id"];
+  std::string first = e["replicas"][0]["id"];
+  Load load(server_->url(), token_, "tiny", 4);
+  LetRun(load, 20);
+
+  ProgramRun drain = RunTensorfleetOn(server_->url(), server_->token(),
+                                      {"worker", "drain", "--node", node, "--deadline", "30s"});
+  ASSERT_EQ(drain.exit_code, 0) << drain.output;
+  e = WaitFor(
+      "tiny",
+      [&](const Json& e) {
+        return e["replicas"].size() == 1 && e["replicas"][0]["id"] != first &&
+               e["replicas"][0]["state"] == "ready";
+      },
+      "the replica replaced on the other node", std::chrono::seconds(120));
+  EXPECT_NE(e["replicas"][0]["node_id"], node);
+  LetRun(load, 20);
+  load.Stop();
+  EXPECT_EQ(load.failures(), std::vector<std::string>{}) << e.dump(2);
+  // Replaced when the controller saw the node draining, or the replica's job ended of it.
+  std::string reasons = e["scaling"].dump();
+  EXPECT_TRUE(reasons.find("its node " + node + " is draining") != std::string::npos ||
+              reasons.find("interrupted (drained") != std::string::npos)
+      << reasons;
+}
+
+TEST_P(EndpointsLoadTest, TwoEndpointsShareOneNode) {
+  Up("tiny-a", TinySpec("tiny-a", 1, 4));
+  Up("tiny-b", TinySpec("tiny-b", 1, 4));
+  Json a = WaitForReady("tiny-a", 1, 1);
+  Json b = WaitForReady("tiny-b", 1, 1);
+  EXPECT_EQ(a["replicas"][0]["node_id"], b["replicas"][0]["node_id"]);
+  for (const char* model : {"tiny-a", "tiny-b"}) {
+    auto [status, body] =
+        Post("/openai/v1/completions", {{"model", model}, {"prompt", "hello"}, {"max_tokens", 3}});
+    EXPECT_EQ(status, 200) << body;
+    EXPECT_EQ(Json::parse(body, nullptr, false)["model"], model) << body;
+  }
+}
+
+TEST_P(EndpointsLoadTest, ASpecNoNodeCouldRunIsRefusedAtUp) {
+  std::string spec = TinySpec("huge", 1, 4);
+  spec.replace(spec.find("cpus: 1"), 7, "cpus: 64");
+  ProgramRun up = Run({"endpoint", "up", WriteSpec("huge", spec)});
+  EXPECT_NE(up.exit_code, 0);
+  EXPECT_NE(up.output.find("endpoint huge: a replica cannot be placed: resources.cpus: 64 CPUs "
+                           "per node requested; the largest node (of the on-demand nodes labelled "
+                           "run=" +
+                           run_ + ") has 4"),
+            std::string::npos)
+      << up.output;
+  EXPECT_EQ(Run({"endpoint", "describe", "huge"}).exit_code, 1) << "nothing was created";
+}
+
+TEST_P(EndpointsLoadTest, APromptLongerThanTheContextGetsOpenAisErrorShape) {
+  Up("tiny", TinySpec("tiny", 1, 4));
+  WaitForReady("tiny", 1, 1);
+  std::string prompt;
+  for (int i = 0; i < 5000; ++i) prompt += "hello ";
+  auto [status, body] =
+      Post("/openai/v1/completions", {{"model", "tiny"}, {"prompt", prompt}, {"max_tokens", 3}});
+  EXPECT_EQ(status, 400) << body;
+  Json error = Json::parse(body, nullptr, false)["error"];
+  ASSERT_TRUE(error.is_object()) << body;
+  EXPECT_EQ(error["type"], "invalid_request_error");
+  EXPECT_EQ(error["code"], "context_length_exceeded");
+  EXPECT_EQ(error["param"], "prompt");
+  EXPECT_NE(error["message"].get<std::string>().find("maximum context length"), std::string::npos)
+      << body;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, EndpointsLoadTest, ::testing::ValuesIn(StoreBackends()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace tf::testing
