@@ -10,7 +10,8 @@
 #            replica chosen, request relayed).
 # For each: the most requests per second (wrk, 2 threads, 32 connections, closed loop), and the
 # latency percentiles at a fixed 1,000 requests/s (http_latency_bench, open loop, 16
-# connections). Added latency = a proxy's percentile minus direct's.
+# connections). Added latency = a proxy's percentile minus direct's. Last, the server's own
+# ceiling: the most requests/s it answers at all (GET /healthz), which no route of it can pass.
 #
 #   bench/run_gateway_bench.sh [SECONDS]     (default 10 per measurement)
 # Needs nginx and wrk (Debian's nginx-light and wrk: installed here if missing) and a built tree.
@@ -96,7 +97,11 @@ for name in direct nginx gateway; do
     --seconds "$seconds" --connections 16)
   echo "{\"name\": \"$name\", \"max_rps\": $rps, \"at_1000\": $latency}" >>"$results"
 done
-python3 - "$results" <<'PY'
+# The server's own ceiling: the most requests/s it answers at all (GET /healthz: no token, no
+# upstream), on the same machine with the same load generator.
+wrk -t2 -c32 -d2s "$url/healthz" >/dev/null
+floor=$(wrk -t2 -c32 -d"${seconds}s" "$url/healthz" | awk '/Requests\/sec/ {print $2}')
+python3 - "$results" "$floor" <<'PY'
 import json, sys
 rows = {r["name"]: r for r in map(json.loads, open(sys.argv[1]))}
 d = rows["direct"]["at_1000"]
@@ -114,6 +119,9 @@ for name in ("direct", "nginx", "gateway"):
 g, n = rows["gateway"], rows["nginx"]
 print()
 print("gateway / nginx, max requests/s: %.2f" % (g["max_rps"] / n["max_rps"]))
+floor = float(sys.argv[2])
+print("the server alone (GET /healthz): %.0f requests/s; the gateway passes %.2f of that" % (
+    floor, g["max_rps"] / floor))
 print("gateway p99 added at 1,000 requests/s: %.3f ms (target <= 1 ms); nginx's: %.3f ms" % (
     g["at_1000"]["p99_ms"] - d["p99_ms"], n["at_1000"]["p99_ms"] - d["p99_ms"]))
 PY

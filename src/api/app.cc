@@ -125,7 +125,8 @@ class AppImpl final : public App {
     AddDatasetRoutes(*router_, *services_, *datasets_);
     routing_table_ = std::make_unique<endpoints::RoutingTable>(*store_, clock_);
     AddEndpointRoutes(*router_, *services_, *endpoints_, [this] { routing_table_->Invalidate(); });
-    AddGatewayRoutes(*router_, *services_, *routing_table_, endpoint_load_, gateway_metrics_);
+    AddGatewayRoutes(*router_, *services_, *routing_table_, endpoint_load_, gateway_metrics_,
+                     http::UpstreamPool::Create(io_.get_executor()));
     metrics_.AddCollector([this](std::string& out) {
       gateway_metrics_.Render(out, endpoint_load_, *routing_table_);
     });

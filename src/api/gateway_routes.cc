@@ -22,7 +22,7 @@
 #include "api/json_body.h"
 #include "endpoints/balancer.h"
 #include "endpoints/gateway_metrics.h"
-#include "endpoints/response_relay.h"
+#include "http/upstream.h"
 
 namespace tf::api {
 namespace {
@@ -30,7 +30,6 @@ namespace {
 using endpoints::EndpointLabels;
 using endpoints::GatewayMetrics;
 using endpoints::LoadBoard;
-using endpoints::ResponseRelay;
 using endpoints::Route;
 using endpoints::RouteReplica;
 using endpoints::RoutingTable;
@@ -124,51 +123,51 @@ std::optional<RouteReplica> Choose(const Route& route, LoadBoard& load,
   return *replicas[*pick];
 }
 
-// One keep-alive client per pool thread and replica address.
-std::map<std::string, std::unique_ptr<http::Client>>& ThreadClients() {
-  thread_local std::map<std::string, std::unique_ptr<http::Client>> clients;
-  return clients;
-}
-
-http::Client* ClientFor(const std::string& address) {
-  auto& clients = ThreadClients();
-  auto it = clients.find(address);
-  if (it == clients.end()) {
-    auto created = http::Client::Create("http://" + address);
-    if (!created.ok()) return nullptr;
-    it = clients.emplace(address, std::move(created).value()).first;
+// A request counted in flight at a replica for as long as this lives.
+class InFlightMark {
+ public:
+  InFlightMark(LoadBoard& load, std::string endpoint_id, std::string replica_id)
+      : load_(load), endpoint_id_(std::move(endpoint_id)), replica_id_(std::move(replica_id)) {
+    load_.InFlight(endpoint_id_, replica_id_, +1);
   }
-  return it->second.get();
-}
+  ~InFlightMark() { load_.InFlight(endpoint_id_, replica_id_, -1); }
+  InFlightMark(const InFlightMark&) = delete;
+  InFlightMark& operator=(const InFlightMark&) = delete;
 
-// After a failure: the next ClientFor makes a fresh client (and connection).
-void ForgetClient(const std::string& address) { ThreadClients().erase(address); }
+ private:
+  LoadBoard& load_;
+  std::string endpoint_id_, replica_id_;
+};
 
-// What the streaming side keeps for the length of the request.
+// What a streamed answer keeps until its stream ends.
 struct Exchange {
-  std::shared_ptr<ResponseRelay> relay;
-  std::string pending;  // data that came with the head
+  std::unique_ptr<http::UpstreamReply> reply;
+  std::unique_ptr<InFlightMark> in_flight;
   GatewayMetrics* metrics = nullptr;
   EndpointLabels labels;
   SteadyClock::time_point started;
   int status = 0;
 };
 
+// Passes the upstream body on piece by piece as it comes. A client that goes away drops the
+// upstream connection, which ends the replica's work on it; an upstream that fails mid-way
+// ends the client's response there.
 awaitable<void> RelayBody(std::shared_ptr<Exchange> x, http::StreamWriter& out) {
-  bool sent = x->pending.empty() || co_await out.Write(std::move(x->pending));
-  while (sent) {
-    ResponseRelay::Batch batch = co_await x->relay->Next(std::chrono::seconds(1));
-    sent = batch.data.empty() || co_await out.Write(std::move(batch.data));
-    if (batch.done) break;
+  for (;;) {
+    Result<std::string> piece = co_await x->reply->Next();
+    if (!piece.ok() || piece->empty()) break;
+    if (!co_await out.Write(std::move(*piece))) break;
   }
-  if (!sent) x->relay->Cancel();  // the client has gone: the upstream request ends too
+  x->reply.reset();  // back to the pool if read to the end, else closed
+  x->in_flight.reset();
   x->metrics->ObserveRequest(x->labels, x->status, SecondsSince(x->started));
 }
 
 class Gateway {
  public:
-  Gateway(Services& s, RoutingTable& routes, LoadBoard& load, GatewayMetrics& metrics)
-      : s_(s), routes_(routes), load_(load), metrics_(metrics) {}
+  Gateway(Services& s, RoutingTable& routes, LoadBoard& load, GatewayMetrics& metrics,
+          std::shared_ptr<http::UpstreamPool> upstreams)
+      : s_(s), routes_(routes), load_(load), metrics_(metrics), upstreams_(std::move(upstreams)) {}
 
   awaitable<http::Response> Complete(Context& ctx, std::string upstream_path) {
     auto parsed = ParseJsonObject(ctx.request.body);
@@ -317,113 +316,85 @@ class Gateway {
     return Unavailable("the replica answered 503: " + answer.body.substr(0, 200));
   }
 
+  static http::UpstreamRequest UpstreamCall(const std::string& path, const std::string& body,
+                                            bool stream) {
+    http::UpstreamRequest request;
+    request.target = path;
+    request.headers = {{"Content-Type", "application/json"}};
+    if (stream) request.headers.emplace_back("Accept", "text/event-stream");
+    request.body = body;
+    request.step_timeout = kUpstreamStepTimeout;
+    return request;
+  }
+
+  // A failure to reach the replica may be tried elsewhere; any other ends the request.
+  Attempt Failed(const Route& r, const Status& status) {
+    if (status.code() == StatusCode::kUnavailable) return Failure(status);
+    return Attempt{OpenAiError(502,
+                               "endpoint '" + r.name + "': its replica failed: " + status.message(),
+                               "server_error", "upstream_error")};
+  }
+
+  static http::Response Answer(http::ClientResponse&& answer, const char* default_type) {
+    http::Response out;
+    out.status = answer.status;
+    const std::string& type = answer.Header("Content-Type");
+    out.content_type = type.empty() ? default_type : type;
+    out.body = std::move(answer.body);
+    return out;
+  }
+
   // A non-streamed request: the whole answer.
   awaitable<Attempt> Whole(const Route& r, const RouteReplica& replica, const std::string& path,
                            const std::string& body) {
-    load_.InFlight(r.endpoint_id, replica.id, +1);
-    std::string address = replica.address;
-    auto answer = co_await RunBlocking(s_.pool, [&]() -> Result<http::ClientResponse> {
-      http::Client* client = ClientFor(address);
-      if (client == nullptr) return Unavailable("bad replica address " + address);
-      auto sent = client->Send("POST", path, {{"Content-Type", "application/json"}}, body,
-                               kUpstreamStepTimeout);
-      if (!sent.ok()) ForgetClient(address);
-      return sent;
-    });
-    load_.InFlight(r.endpoint_id, replica.id, -1);
-    if (!answer.ok()) {
-      if (answer.status().code() == StatusCode::kUnavailable) co_return Failure(answer.status());
-      co_return Attempt{OpenAiError(
-          502, "endpoint '" + r.name + "': its replica failed: " + answer.status().message(),
-          "server_error", "upstream_error")};
-    }
+    InFlightMark in_flight(load_, r.endpoint_id, replica.id);
+    auto answer = co_await upstreams_->Send(replica.address, UpstreamCall(path, body, false));
+    if (!answer.ok()) co_return Failed(r, answer.status());
     if (answer->status == 503) co_return Failure(RefusedWith(*answer));
-    http::Response out;
-    out.status = answer->status;
-    const std::string& type = answer->Header("Content-Type");
-    out.content_type = type.empty() ? "application/json" : type;
-    out.body = std::move(answer->body);
-    co_return Attempt{std::move(out)};
+    co_return Attempt{Answer(std::move(*answer), "application/json")};
   }
 
-  // A streamed request: the head once it comes, then the body as it comes.
+  // A streamed request: the head once it comes, then the body as it comes (RelayBody).
   awaitable<Attempt> Streamed(const Route& r, const RouteReplica& replica, const std::string& path,
                               const std::string& body, const EndpointLabels& labels,
                               SteadyClock::time_point started) {
     auto x = std::make_shared<Exchange>();
+    x->in_flight = std::make_unique<InFlightMark>(load_, r.endpoint_id, replica.id);
+    auto reply = co_await upstreams_->Open(replica.address, UpstreamCall(path, body, true));
+    if (!reply.ok()) co_return Failed(r, reply.status());
+    x->reply = std::move(reply).value();
+    const http::ClientResponse& head = x->reply->head();
+    if (head.status / 100 != 2) {  // an error: whole, and small
+      auto answer = co_await x->reply->ReadAll();
+      if (!answer.ok()) co_return Failed(r, answer.status());
+      if (answer->status == 503) co_return Failure(RefusedWith(*answer));
+      co_return Attempt{Answer(std::move(*answer), "application/json")};
+    }
+    metrics_.ObserveFirstByte(labels, SecondsSince(started));
     x->metrics = &metrics_;
     x->labels = labels;
     x->started = started;
-    x->relay = std::make_shared<ResponseRelay>(co_await asio::this_coro::executor);
-    asio::post(
-        s_.pool, [relay = x->relay, replica, path, body, endpoint = r.endpoint_id, &load = load_] {
-          load.InFlight(endpoint, replica.id, +1);
-          bool head_seen = false;
-          http::ClientRequest request;
-          request.method = "POST";
-          request.target = path;
-          request.headers = {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
-          request.body = body;
-          request.timeout = kUpstreamStepTimeout;
-          request.on_head = [&](const http::ClientResponse& head) {
-            head_seen = true;
-            relay->OnHead(head);
-            return !relay->cancelled();
-          };
-          request.on_chunk = [&](std::string_view piece) { return relay->OnChunk(piece); };
-          http::Client* client = ClientFor(replica.address);
-          Result<http::ClientResponse> answer =
-              client ? client->Exchange(request)
-                     : Result<http::ClientResponse>(Unavailable("bad address " + replica.address));
-          load.InFlight(endpoint, replica.id, -1);
-          if (!answer.ok()) ForgetClient(replica.address);
-          if (answer.ok() && !head_seen) {  // not 2xx: the whole answer came at once
-            if (answer->status == 503) {
-              relay->OnEnd(RefusedWith(*answer));
-              return;
-            }
-            relay->OnHead(*answer);
-            relay->OnChunk(answer->body);
-          }
-          relay->OnEnd(answer.status());
-        });
-    for (;;) {
-      ResponseRelay::Batch batch = co_await x->relay->Next(std::chrono::seconds(1));
-      if (batch.head) {
-        http::Response out;
-        out.status = batch.head->status;
-        x->status = out.status;
-        const std::string& type = batch.head->Header("Content-Type");
-        out.content_type = type.empty() ? "text/event-stream" : type;
-        x->pending = std::move(batch.data);
-        if (batch.done) {
-          out.body = std::move(x->pending);
-          co_return Attempt{std::move(out)};  // counted as a whole answer by the caller
-        }
-        metrics_.ObserveFirstByte(labels, SecondsSince(started));
-        out.stream = [x](http::StreamWriter& w) -> awaitable<void> { co_await RelayBody(x, w); };
-        co_return Attempt{std::move(out)};
-      }
-      if (batch.done) {
-        if (batch.status.code() == StatusCode::kUnavailable) co_return Failure(batch.status);
-        co_return Attempt{OpenAiError(
-            502, "endpoint '" + r.name + "': its replica failed: " + batch.status.message(),
-            "server_error", "upstream_error")};
-      }
-    }
+    x->status = head.status;
+    http::Response out;
+    out.status = head.status;
+    const std::string& type = head.Header("Content-Type");
+    out.content_type = type.empty() ? "text/event-stream" : type;
+    out.stream = [x](http::StreamWriter& w) -> awaitable<void> { co_await RelayBody(x, w); };
+    co_return Attempt{std::move(out)};
   }
 
   Services& s_;
   RoutingTable& routes_;
   LoadBoard& load_;
   GatewayMetrics& metrics_;
+  std::shared_ptr<http::UpstreamPool> upstreams_;
 };
 
 }  // namespace
 
 void AddGatewayRoutes(Router& router, Services& services, RoutingTable& routes, LoadBoard& load,
-                      GatewayMetrics& metrics) {
-  auto gateway = std::make_shared<Gateway>(services, routes, load, metrics);
+                      GatewayMetrics& metrics, std::shared_ptr<http::UpstreamPool> upstreams) {
+  auto gateway = std::make_shared<Gateway>(services, routes, load, metrics, std::move(upstreams));
   router.Add("POST", "/openai/v1/chat/completions",
              [gateway](Context& ctx) -> awaitable<http::Response> {
                co_return co_await gateway->Complete(ctx, "/v1/chat/completions");

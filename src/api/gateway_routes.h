@@ -8,10 +8,13 @@
 #include "endpoints/gateway_metrics.h"
 #include "endpoints/load_board.h"
 #include "endpoints/routing_table.h"
+#include "http/upstream.h"
 
 namespace tf::api {
 
+// Requests go on to replicas over `upstreams`' pooled connections.
 void AddGatewayRoutes(Router& router, Services& services, endpoints::RoutingTable& routes,
-                      endpoints::LoadBoard& load, endpoints::GatewayMetrics& metrics);
+                      endpoints::LoadBoard& load, endpoints::GatewayMetrics& metrics,
+                      std::shared_ptr<http::UpstreamPool> upstreams);
 
 }  // namespace tf::api

@@ -25,6 +25,7 @@
 #include <optional>
 
 #include "base/async.h"  // first: see the note on <utility> there
+#include "http/client_checks.h"
 #include "http/http.h"
 
 namespace tf::http {
@@ -46,39 +47,6 @@ beast::string_view AsBeast(std::string_view s) { return {s.data(), s.size()}; }
 
 bool IEquals(std::string_view a, std::string_view b) {
   return beast::iequals(AsBeast(a), AsBeast(b));
-}
-
-// RFC 7230 tchar: what a method or a header name may contain.
-bool IsToken(std::string_view s) {
-  if (s.empty()) return false;
-  for (unsigned char c : s) {
-    bool ok =
-        (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-        std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
-    if (!ok) return false;
-  }
-  return true;
-}
-
-// No control characters (so no CR/LF smuggling); spaces only where `allow_space`.
-bool IsPrintable(std::string_view s, bool allow_space) {
-  for (unsigned char c : s) {
-    if (c < 0x20 || c == 0x7f || (c == ' ' && !allow_space)) return false;
-  }
-  return true;
-}
-
-Status CheckRequest(const std::string& method, const std::string& target, const Headers& headers) {
-  if (!IsToken(method)) return InvalidArgument("bad HTTP method '" + method + "'");
-  if (target.empty() || target[0] != '/' || !IsPrintable(target, /*allow_space=*/false)) {
-    return InvalidArgument("bad request target '" + target + "': must start with '/'");
-  }
-  for (const auto& [name, value] : headers) {
-    if (!IsToken(name) || !IsPrintable(value, /*allow_space=*/true)) {
-      return InvalidArgument("bad header '" + name + "'");
-    }
-  }
-  return OkStatus();
 }
 
 bool IsIdempotent(const std::string& method) {
@@ -242,7 +210,7 @@ Result<ClientResponse> ClientImpl::Run(const Call& call) {
   std::optional<Result<ClientResponse>> result;
   std::string failure;
   io_.restart();
-  asio::co_spawn(io_, Converse(call, &result), [&failure](std::exception_ptr e) {
+  asio::co_spawn(io_, Converse(call, &result), [&failure](const std::exception_ptr& e) {
     if (!e) return;
     try {
       std::rethrow_exception(e);

@@ -1,5 +1,5 @@
 // The project's one HTTP layer. Everything above it (API routes, the CLI, tests) sees these
-// types only; Boost.Beast stays inside http/server.cc and http/client.cc.
+// types only; Boost.Beast stays inside http/server.cc, http/client.cc and http/upstream.cc.
 #pragma once
 
 #include <chrono>

@@ -1,7 +1,8 @@
-// Header lookup shared by the server, the client and the API.
+// Header lookup shared by the server, the clients and the API; the clients' request checks.
 #include <string>
 #include <string_view>
 
+#include "http/client_checks.h"
 #include "http/http.h"
 
 namespace tf::http {
@@ -17,7 +18,40 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
+// RFC 7230 tchar: what a method or a header name may contain.
+bool IsToken(std::string_view s) {
+  if (s.empty()) return false;
+  for (unsigned char c : s) {
+    bool ok =
+        (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+        std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// No control characters (so no CR/LF smuggling); spaces only where `allow_space`.
+bool IsPrintable(std::string_view s, bool allow_space) {
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f || (c == ' ' && !allow_space)) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+Status CheckRequest(const std::string& method, const std::string& target, const Headers& headers) {
+  if (!IsToken(method)) return InvalidArgument("bad HTTP method '" + method + "'");
+  if (target.empty() || target[0] != '/' || !IsPrintable(target, /*allow_space=*/false)) {
+    return InvalidArgument("bad request target '" + target + "': must start with '/'");
+  }
+  for (const auto& [name, value] : headers) {
+    if (!IsToken(name) || !IsPrintable(value, /*allow_space=*/true)) {
+      return InvalidArgument("bad header '" + name + "'");
+    }
+  }
+  return OkStatus();
+}
 
 const std::string& FindHeader(const Headers& headers, std::string_view name) {
   static const std::string* const kEmpty = new std::string();

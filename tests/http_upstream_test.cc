@@ -1,0 +1,185 @@
+// http::UpstreamPool (http/upstream.h) against a real http::Server: whole answers and streams
+// piece by piece, connections pooled and reused, a connection the server closed passed over, a
+// reply dropped mid-stream closing its connection, and the errors a caller tells apart
+// (refused, timed out, bad address).
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <mutex>
+#include <set>
+
+#include "http/upstream.h"
+#include "http_test_util.h"  // first: includes base/async.h
+
+namespace tf::http::testing {
+namespace {
+
+class UpstreamTest : public ServerTest {
+ protected:
+  void SetUp() override { pool_ = UpstreamPool::Create(io_.io().get_executor()); }
+
+  std::string address() const { return "127.0.0.1:" + std::to_string(server_->port()); }
+
+  // Runs `body` as a coroutine on the io thread and waits for it.
+  template <typename Body>
+  void Run(Body body) {
+    io_.Await([&]() -> awaitable<void> { co_await body(); });
+  }
+
+  Result<ClientResponse> Send(const std::string& target, std::string_view body = "",
+                              std::chrono::milliseconds step_timeout = 5s) {
+    Result<ClientResponse> out = Internal("not run");
+    UpstreamRequest request;
+    request.target = target;
+    request.body = body;
+    request.step_timeout = step_timeout;
+    Run([&]() -> awaitable<void> { out = co_await pool_->Send(address(), request); });
+    return out;
+  }
+
+  std::shared_ptr<UpstreamPool> pool_;
+};
+
+TEST_F(UpstreamTest, SendsAndReusesOneKeptAliveConnection) {
+  std::atomic<int> seen{0};
+  std::set<std::string> peers;
+  std::mutex mu;
+  StartServer([&](Request& r) -> awaitable<Response> {
+    ++seen;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      peers.insert(r.remote_address);
+    }
+    co_return Text(r.method + " " + r.target + " " + r.body + " " + r.Header("X-Tag"), 201);
+  });
+  for (int i = 0; i < 3; ++i) {
+    UpstreamRequest request;
+    request.target = "/v1/echo?n=" + std::to_string(i);
+    request.headers = {{"X-Tag", "t" + std::to_string(i)}};
+    request.body = "payload";
+    Result<ClientResponse> answer = Internal("not run");
+    Run([&]() -> awaitable<void> { answer = co_await pool_->Send(address(), request); });
+    ASSERT_TRUE(answer.ok()) << answer.status().ToString();
+    EXPECT_EQ(answer->status, 201);
+    EXPECT_EQ(answer->body,
+              "POST /v1/echo?n=" + std::to_string(i) + " payload t" + std::to_string(i));
+    EXPECT_EQ(answer->Header("Content-Type"), "text/plain");
+    EXPECT_EQ(pool_->idle_connections(), 1u);
+  }
+  EXPECT_EQ(seen.load(), 3);
+  EXPECT_EQ(peers.size(), 1u) << "one connection, reused";
+}
+
+TEST_F(UpstreamTest, StreamsTheBodyPieceByPieceAsItComes) {
+  Gate gate(io_.io());
+  StartServer([&](Request&) -> awaitable<Response> {
+    Response r;
+    r.content_type = "text/event-stream";
+    r.stream = [&](StreamWriter& w) -> awaitable<void> {
+      co_await w.Write("data: one\n\n");
+      co_await gate.Wait();  // the second piece only once the first has been read
+      co_await w.Write("data: two\n\n");
+    };
+    co_return r;
+  });
+  std::vector<std::string> pieces;
+  Run([&]() -> awaitable<void> {
+    UpstreamRequest request;
+    request.target = "/stream";
+    auto reply = co_await pool_->Open(address(), request);
+    EXPECT_TRUE(reply.ok()) << reply.status().ToString();
+    if (!reply.ok()) co_return;
+    EXPECT_EQ((*reply)->head().status, 200);
+    EXPECT_EQ((*reply)->head().Header("Content-Type"), "text/event-stream");
+    for (;;) {
+      auto piece = co_await (*reply)->Next();
+      EXPECT_TRUE(piece.ok()) << piece.status().ToString();
+      if (!piece.ok() || piece->empty()) break;
+      pieces.push_back(*piece);
+      gate.Open();
+    }
+  });
+  EXPECT_EQ(pieces, (std::vector<std::string>{"data: one\n\n", "data: two\n\n"}));
+  EXPECT_EQ(pool_->idle_connections(), 1u) << "read to the end: back in the pool";
+}
+
+TEST_F(UpstreamTest, AReplyDroppedMidStreamClosesItsConnection) {
+  std::promise<bool> writer_saw;
+  Gate gate(io_.io());
+  StartServer([&](Request&) -> awaitable<Response> {
+    Response r;
+    r.content_type = "text/event-stream";
+    r.stream = [&](StreamWriter& w) -> awaitable<void> {
+      co_await w.Write("data: one\n\n");
+      co_await gate.Wait();
+      bool sent = true;
+      for (int i = 0; i < 100 && sent; ++i) sent = co_await w.Write(std::string(64 << 10, 'x'));
+      writer_saw.set_value(sent);
+    };
+    co_return r;
+  });
+  Run([&]() -> awaitable<void> {
+    UpstreamRequest request;
+    request.target = "/stream";
+    auto reply = co_await pool_->Open(address(), request);
+    EXPECT_TRUE(reply.ok());
+    if (!reply.ok()) co_return;
+    auto piece = co_await (*reply)->Next();
+    EXPECT_TRUE(piece.ok() && *piece == "data: one\n\n");
+  });  // the reply is dropped here, its body unread
+  gate.Open();
+  auto saw = writer_saw.get_future();
+  ASSERT_EQ(saw.wait_for(10s), std::future_status::ready);
+  EXPECT_FALSE(saw.get()) << "the server's writes must fail once the client has gone";
+  EXPECT_EQ(pool_->idle_connections(), 0u);
+}
+
+TEST_F(UpstreamTest, AConnectionTheServerClosedIsPassedOver) {
+  ServerOptions options;
+  options.idle_timeout = 100ms;  // the server closes kept-alive connections quickly
+  StartServer(Sync([](Request&) { return Text("ok"); }), options);
+  ASSERT_TRUE(Send("/a").ok());
+  EXPECT_EQ(pool_->idle_connections(), 1u);
+  std::this_thread::sleep_for(400ms);  // the server's idle timeout, a real one
+  Result<ClientResponse> again = Send("/b");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->body, "ok");
+}
+
+TEST_F(UpstreamTest, ErrorsSayWhatFailed) {
+  Gate gate(io_.io());
+  StartServer([&](Request&) -> awaitable<Response> {
+    co_await gate.Wait();
+    co_return Text("late");
+  });
+  Result<ClientResponse> slow = Send("/slow", "", 200ms);
+  ASSERT_FALSE(slow.ok());
+  EXPECT_EQ(slow.status().code(), StatusCode::kDeadlineExceeded) << slow.status().ToString();
+  EXPECT_NE(slow.status().message().find("POST /slow at " + address()), std::string::npos)
+      << slow.status().ToString();
+  gate.Open();
+  EXPECT_EQ(pool_->idle_connections(), 0u) << "a timed-out connection is not kept";
+
+  // Nothing listens on a port just closed.
+  asio::ip::tcp::acceptor closed(io_.io(), {asio::ip::address_v4::loopback(), 0});
+  std::string nowhere = "127.0.0.1:" + std::to_string(closed.local_endpoint().port());
+  closed.close();
+  Result<ClientResponse> refused = Internal("not run");
+  UpstreamRequest request;
+  request.target = "/";
+  Run([&]() -> awaitable<void> { refused = co_await pool_->Send(nowhere, request); });
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable) << refused.status().ToString();
+
+  for (const char* bad : {"nohost", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:70000"}) {
+    Result<ClientResponse> r = Internal("not run");
+    Run([&]() -> awaitable<void> { r = co_await pool_->Send(bad, request); });
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument)
+        << bad << ": " << r.status().ToString();
+  }
+  request.target = "no-slash";
+  Result<ClientResponse> r = Internal("not run");
+  Run([&]() -> awaitable<void> { r = co_await pool_->Send(address(), request); });
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
+}
+
+}  // namespace
+}  // namespace tf::http::testing
