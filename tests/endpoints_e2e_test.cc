@@ -1,7 +1,7 @@
 // Endpoints end to end: a real server (on SQLite and on PostgreSQL), a real worker, and
 // replicas that are real `tensorfleet engine serve` processes on the small test model. A
-// replica killed with kill -9 is replaced; an update rolls new replicas in before the old ones
-// drain; `down` stops them all.
+// replica's output is in `endpoint logs`; one killed with kill -9 is replaced; an update rolls
+// new replicas in before the old ones drain; `down` stops them all.
 #include <signal.h>
 
 #include "endpoints_test_util.h"
@@ -52,6 +52,22 @@ TEST_P(EndpointsE2eTest, ReplicasAreReplacedRolledAndStopped) {
   Json first = WaitForOneReady(1);
   std::string address = first["address"];
   EXPECT_EQ(Complete(address), 200);
+
+  // Its output is its job's log, kept in objects.
+  ProgramRun logs;
+  EXPECT_TRUE(Eventually([&] {
+    logs = Run({"endpoint", "logs", "tiny"});
+    return logs.exit_code == 0 && logs.output.find("engine serve: ready") != std::string::npos;
+  })) << logs.output;
+  ProgramRun by_position = Run({"endpoint", "logs", "tiny", "--replica", "1"});
+  EXPECT_NE(by_position.output.find("engine serve: ready"), std::string::npos)
+      << by_position.output;
+  ProgramRun missing = Run({"endpoint", "logs", "tiny", "--replica", "rep_none"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("endpoint tiny has no replica 'rep_none'; it has: 1 " +
+                                first["id"].get<std::string>()),
+            std::string::npos)
+      << missing.output;
 
   // kill -9 of the replica's server: its job fails, and a new replica takes its place.
   std::string port = PortOf(address);

@@ -49,6 +49,7 @@ Json EndpointToJson(const EndpointView& view, const std::string& project_name) {
     replicas.push_back({{"id", rep.id},
                         {"generation", rep.generation},
                         {"state", rep.state},
+                        {"job_id", rep.job_id},
                         {"node_id", rep.node_id},
                         {"address", rep.address},
                         {"since", FormatTime(rep.since)}});

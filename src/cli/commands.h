@@ -46,6 +46,10 @@ void RunExitCode(CLI::App* cmd, int& exit_code, std::function<Result<int>()> ver
 Result<std::string> ReadTextFile(const std::string& path);
 // Prints j as indented JSON.
 void PrintJson(const Json& j);
+// Prints a job's log (attempt 0: the latest; node and rank as the job ran them); following it
+// to the job's end (across attempts), the exit code is 0 only if it succeeded.
+Result<int> PrintJobLogs(const client::Connection& conn, const std::string& job_id, bool follow,
+                         int attempt, int node, int rank);
 // A JSON value as a table cell: strings bare, null as "-".
 std::string Cell(const Json& v);
 

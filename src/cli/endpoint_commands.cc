@@ -1,4 +1,4 @@
-// `tensorfleet endpoint up|ls|describe|scale|down`: inference endpoints (docs/endpoints.md).
+// `tensorfleet endpoint up|ls|describe|logs|scale|down`: inference endpoints (docs/endpoints.md).
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -23,6 +23,12 @@ struct EndpointListFlags {
 
 struct EndpointNameFlags {
   std::string name;
+};
+
+struct EndpointLogsFlags {
+  std::string name;
+  std::string replica;  // an id, or a position as describe lists them (1 = the first)
+  bool follow = false;
 };
 
 struct EndpointScaleFlags {
@@ -104,10 +110,11 @@ void PrintEndpoint(const Json& e) {
   PrintFacts(facts);
   if (!e["replicas"].empty()) {
     std::cout << "\n";
-    Table t({"replica", "generation", "state", "node", "address", "since (UTC)"});
+    Table t({"#", "replica", "generation", "state", "job", "node", "address", "since (UTC)"});
+    int position = 0;
     for (const Json& r : e["replicas"]) {
-      t.Add({Cell(r["id"]), Cell(r["generation"]), Cell(r["state"]), Cell(r["node_id"]),
-             Cell(r["address"]), Moment(r["since"])});
+      t.Add({std::to_string(++position), Cell(r["id"]), Cell(r["generation"]), Cell(r["state"]),
+             Cell(r["job_id"]), Cell(r["node_id"]), Cell(r["address"]), Moment(r["since"])});
     }
     t.Print(std::cout);
   }
@@ -119,6 +126,31 @@ void PrintEndpoint(const Json& e) {
     }
     t.Print(std::cout);
   }
+}
+
+// The replica `which` names (its id, or its position in describe's list, from 1), or by default
+// the first ready one, else the first; kNotFound saying what there is.
+Result<Json> PickReplica(const Json& endpoint, const std::string& which) {
+  const Json& replicas = endpoint["replicas"];
+  const std::string name = Cell(endpoint["name"]);
+  if (replicas.empty()) {
+    return NotFound("endpoint " + name +
+                    " has no replica now (the logs of one that has gone are its job's: "
+                    "tensorfleet ps --all, then tensorfleet logs JOB)");
+  }
+  if (which.empty()) {
+    for (const Json& r : replicas) {
+      if (r["state"] == "ready") return r;
+    }
+    return replicas[0];
+  }
+  std::string ids;
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    const Json& r = replicas[i];
+    if (Cell(r["id"]) == which || std::to_string(i + 1) == which) return r;
+    ids += (ids.empty() ? "" : ", ") + std::to_string(i + 1) + " " + Cell(r["id"]);
+  }
+  return NotFound("endpoint " + name + " has no replica '" + which + "'; it has: " + ids);
 }
 
 void PrintEndpoints(const Json& list, bool show_project) {
@@ -221,6 +253,26 @@ void AddEndpointCommands(CLI::App& app, client::Connection& conn, int& exit_code
       }
       PrintEndpoint(r);
       return OkStatus();
+    });
+  }
+  {
+    auto f = std::make_shared<EndpointLogsFlags>();
+    auto* cmd = endpoint->add_subcommand(
+        "logs", "A replica's output (its job's log): the first ready replica unless --replica");
+    cmd->add_option("name", f->name, "Endpoint name")->required();
+    cmd->add_option("--replica", f->replica,
+                    "Replica id, or its position as describe lists them (1 = the first)");
+    cmd->add_flag("-f,--follow", f->follow, "Keep printing until the replica stops");
+    RunExitCode(cmd, exit_code, [&conn, f]() -> Result<int> {
+      TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+      TF_ASSIGN_OR_RETURN(Json e, api.Call("GET", Path(f->name)));
+      TF_ASSIGN_OR_RETURN(Json replica, PickReplica(e, f->replica));
+      std::string job = Cell(replica["job_id"]);
+      if (job.empty() || job == "-") {
+        return FailedPrecondition("replica " + Cell(replica["id"]) +
+                                  " has no job yet: its start is on the way");
+      }
+      return PrintJobLogs(conn, job, f->follow, 0, 0, 0);
     });
   }
   {

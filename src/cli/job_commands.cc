@@ -122,47 +122,6 @@ Result<int64_t> PrintChunks(client::ObjectClient& objects, const std::string& pr
   }
 }
 
-// Prints a job's log; following it to the job's end, the exit code is 0 only if it succeeded.
-Result<int> Logs(const client::Connection& conn, const std::string& id, bool follow,
-                 int attempt_flag, int node, int rank) {
-  TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<client::ObjectClient> objects,
-                      client::MakeHttpObjectClient(api.server(), api.token()));
-  int shown_attempt = 0;
-  int64_t next = 0;
-  for (;;) {
-    TF_ASSIGN_OR_RETURN(Json job, api.Call("GET", "/v1/jobs/" + id));
-    int latest = job["attempts"].empty() ? 0 : job["attempts"].back().value("attempt", 0);
-    int attempt = attempt_flag > 0 ? attempt_flag : latest;
-    if (attempt > 0 && attempt != shown_attempt) {
-      if (shown_attempt != 0) {
-        // What the last attempt wrote before it ended (its worker ships it before reporting).
-        TF_RETURN_IF_ERROR(
-            PrintChunks(*objects, jobs::LogPrefix(id, shown_attempt, node, rank), next).status());
-        std::cout << "----- attempt " << attempt << " -----\n";
-      }
-      shown_attempt = attempt;
-      next = 0;
-    }
-    bool finished = IsFinished(job.value("state", ""));
-    if (attempt > 0) {
-      TF_ASSIGN_OR_RETURN(next,
-                          PrintChunks(*objects, jobs::LogPrefix(id, attempt, node, rank), next));
-    }
-    if (!follow) return 0;
-    if (finished) {
-      // The worker ships the last lines just before it reports: one more look.
-      if (attempt > 0) {
-        auto n = PrintChunks(*objects, jobs::LogPrefix(id, attempt, node, rank), next);
-        if (n.ok()) next = *n;
-      }
-      std::cerr << "job " << id << " " << job.value("state", "") << "\n";
-      return job.value("state", "") == "succeeded" ? 0 : 1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-  }
-}
-
 // The reason column of `ps`: why a waiting job waits, else why the job is in its state; cut at
 // a word boundary to keep the table readable (`describe` shows it whole).
 std::string ReasonCell(const Json& job) {
@@ -235,6 +194,46 @@ void PrintJob(const Json& j) {
 
 }  // namespace
 
+Result<int> PrintJobLogs(const client::Connection& conn, const std::string& id, bool follow,
+                         int attempt_flag, int node, int rank) {
+  TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<client::ObjectClient> objects,
+                      client::MakeHttpObjectClient(api.server(), api.token()));
+  int shown_attempt = 0;
+  int64_t next = 0;
+  for (;;) {
+    TF_ASSIGN_OR_RETURN(Json job, api.Call("GET", "/v1/jobs/" + id));
+    int latest = job["attempts"].empty() ? 0 : job["attempts"].back().value("attempt", 0);
+    int attempt = attempt_flag > 0 ? attempt_flag : latest;
+    if (attempt > 0 && attempt != shown_attempt) {
+      if (shown_attempt != 0) {
+        // What the last attempt wrote before it ended (its worker ships it before reporting).
+        TF_RETURN_IF_ERROR(
+            PrintChunks(*objects, jobs::LogPrefix(id, shown_attempt, node, rank), next).status());
+        std::cout << "----- attempt " << attempt << " -----\n";
+      }
+      shown_attempt = attempt;
+      next = 0;
+    }
+    bool finished = IsFinished(job.value("state", ""));
+    if (attempt > 0) {
+      TF_ASSIGN_OR_RETURN(next,
+                          PrintChunks(*objects, jobs::LogPrefix(id, attempt, node, rank), next));
+    }
+    if (!follow) return 0;
+    if (finished) {
+      // The worker ships the last lines just before it reports: one more look.
+      if (attempt > 0) {
+        auto n = PrintChunks(*objects, jobs::LogPrefix(id, attempt, node, rank), next);
+        if (n.ok()) next = *n;
+      }
+      std::cerr << "job " << id << " " << job.value("state", "") << "\n";
+      return job.value("state", "") == "succeeded" ? 0 : 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  }
+}
+
 void AddJobCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
   auto run_flags = std::make_shared<JobRunFlags>();
   auto* run = app.add_subcommand(
@@ -269,7 +268,7 @@ void AddJobCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
                 << job.value("id", "") << "\n";
     }
     if (!f->follow) return 0;
-    return Logs(conn, job.value("id", ""), true, 0, 0, 0);
+    return PrintJobLogs(conn, job.value("id", ""), true, 0, 0, 0);
   });
 
   auto ps_flags = std::make_shared<JobPsFlags>();
@@ -342,7 +341,7 @@ void AddJobCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
   logs->add_option("--node", logs_flags->node, "Node rank")->capture_default_str();
   logs->add_option("--rank", logs_flags->rank, "Local rank on that node")->capture_default_str();
   RunExitCode(logs, exit_code, [&conn, f = logs_flags] {
-    return Logs(conn, f->id, f->follow, f->attempt, f->node, f->rank);
+    return PrintJobLogs(conn, f->id, f->follow, f->attempt, f->node, f->rank);
   });
 
   auto cancel_flags = std::make_shared<JobCancelFlags>();
