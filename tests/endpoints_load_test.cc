@@ -139,6 +139,18 @@ TEST_P(EndpointsLoadTest, ARollingUpdateUnderLoadFailsNoRequest) {
   // The replicas were replaced one at a time.
   std::string reasons = e["scaling"].dump();
   EXPECT_NE(reasons.find("rolling update to generation 2"), std::string::npos) << reasons;
+
+  // describe shows the traffic the gateway passed, streams' tokens included.
+  Json traffic = Describe("tiny")["traffic"];
+  EXPECT_GE(traffic["requests"].get<int>(), load.ok()) << traffic.dump();
+  EXPECT_EQ(traffic["errors"], 0) << traffic.dump();
+  EXPECT_GE(traffic["completion_tokens"].get<int>(), load.ok()) << traffic.dump();
+  EXPECT_GT(traffic["latency_ms"]["p50"].get<double>(), 0) << traffic.dump();
+  EXPECT_GE(traffic["latency_ms"]["p99"], traffic["latency_ms"]["p50"]) << traffic.dump();
+  EXPECT_TRUE(traffic["cost_per_million_tokens_usd"].is_number()) << traffic.dump();
+  ProgramRun describe = Run({"endpoint", "describe", "tiny"});
+  EXPECT_NE(describe.output.find("through this server's gateway"), std::string::npos)
+      << describe.output;
 }
 
 TEST_P(EndpointsLoadTest, ANodeDrainedUnderLoadFailsNoRequest) {

@@ -124,9 +124,10 @@ class AppImpl final : public App {
     AddBudgetRoutes(*router_, *services_, *budgets_, [this] { budget_loop_->Kick(); });
     AddDatasetRoutes(*router_, *services_, *datasets_);
     routing_table_ = std::make_unique<endpoints::RoutingTable>(*store_, clock_);
-    AddEndpointRoutes(*router_, *services_, *endpoints_, [this] { routing_table_->Invalidate(); });
+    AddEndpointRoutes(*router_, *services_, *endpoints_, recent_requests_,
+                      [this] { routing_table_->Invalidate(); });
     AddGatewayRoutes(*router_, *services_, *routing_table_, endpoint_load_, gateway_metrics_,
-                     http::UpstreamPool::Create(io_.get_executor()));
+                     recent_requests_, http::UpstreamPool::Create(io_.get_executor()));
     metrics_.AddCollector([this](std::string& out) {
       gateway_metrics_.Render(out, endpoint_load_, *routing_table_);
     });
@@ -344,6 +345,7 @@ class AppImpl final : public App {
   std::unique_ptr<endpoints::EndpointService> endpoints_;
   endpoints::LoadBoard endpoint_load_;  // fed by the gateway, sampled by the controller
   endpoints::GatewayMetrics gateway_metrics_;
+  endpoints::RecentRequests recent_requests_;
   std::unique_ptr<endpoints::ReplicaRunner> replica_runner_;
   std::unique_ptr<endpoints::ReplicaProbe> replica_probe_;
   std::unique_ptr<endpoints::EndpointController> endpoint_controller_;

@@ -1,12 +1,14 @@
 // /v1/endpoints: create or update from a YAML spec, list, describe, scale, delete.
 #include "api/endpoint_routes.h"
 
+#include <cmath>
 #include <map>
 
 #include "api/errors.h"
 #include "api/json_body.h"
 #include "api/project_scope.h"
 #include "base/time_format.h"
+#include "cost/metering/metering_service.h"
 
 namespace tf::api {
 namespace {
@@ -36,6 +38,36 @@ Result<std::optional<int>> Bound(FieldReader& r, const std::string& field) {
     return InvalidArgument("'" + field + "' is out of range: " + std::to_string(*v));
   }
   return std::optional<int>(static_cast<int>(*v));
+}
+
+// The last few minutes of the endpoint's traffic through this server's gateway, and what its
+// replicas cost over the same minutes (metering: their jobs are named ENDPOINT-rep_...).
+Result<Json> TrafficJson(Services& s, const EndpointView& view,
+                         const endpoints::RecentRequests& recent) {
+  const TimeMs now = s.clock.Now();
+  endpoints::RecentSummary t = recent.Summarize(view.record.id, now);
+  TF_ASSIGN_OR_RETURN(cost::Metering metered, cost::MeterJobs(s.store, view.record.project_id,
+                                                              now - t.window_ms, now, now));
+  const std::string replica_jobs = view.record.name + "-rep_";
+  double dollars = 0;
+  for (const cost::UsageLine& u : metered.usage) {
+    if (u.job_name.starts_with(replica_jobs)) dollars += u.cost;
+  }
+  auto ms = [](double seconds) { return std::round(seconds * 1e4) / 10; };  // 0.1 ms
+  return Json{
+      {"window_seconds", t.window_ms / kSecondMs},
+      {"requests", t.requests},
+      {"errors", t.errors},
+      {"requests_per_second", t.requests_per_second},
+      {"latency_ms",
+       {{"p50", ms(t.p50_seconds)}, {"p90", ms(t.p90_seconds)}, {"p99", ms(t.p99_seconds)}}},
+      {"first_byte_ms_p50", ms(t.p50_first_byte_seconds)},
+      {"completion_tokens", t.completion_tokens},
+      {"tokens_per_second", t.tokens_per_second},
+      {"replica_cost_usd", dollars},
+      {"cost_per_million_tokens_usd",
+       t.completion_tokens > 0 ? Json(dollars / static_cast<double>(t.completion_tokens) * 1e6)
+                               : Json(nullptr)}};
 }
 
 }  // namespace
@@ -73,6 +105,7 @@ Json EndpointToJson(const EndpointView& view, const std::string& project_name) {
 }
 
 void AddEndpointRoutes(Router& router, Services& s, endpoints::EndpointService& endpoints,
+                       const endpoints::RecentRequests& recent,
                        const std::function<void()>& changed) {
   // {"spec": "<the YAML text>", "source": "chat.yaml"}: creates the endpoint the spec names,
   // or updates it.
@@ -115,11 +148,13 @@ void AddEndpointRoutes(Router& router, Services& s, endpoints::EndpointService& 
   });
 
   router.Add("GET", "/v1/endpoints/{name}",
-             [&s, &endpoints](Context& ctx) -> awaitable<http::Response> {
+             [&s, &endpoints, &recent](Context& ctx) -> awaitable<http::Response> {
                auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
                  TF_ASSIGN_OR_RETURN(EndpointView view,
                                      endpoints.Get(ctx.principal.project_id, ctx.Param("name")));
-                 return EndpointToJson(view, ctx.principal.project_name);
+                 Json out = EndpointToJson(view, ctx.principal.project_name);
+                 TF_ASSIGN_OR_RETURN(out["traffic"], TrafficJson(s, view, recent));
+                 return out;
                });
                if (!result.ok()) co_return ErrorResponse(result.status());
                co_return JsonResponse(200, *result);

@@ -21,6 +21,7 @@
 #include "api/errors.h"
 #include "api/json_body.h"
 #include "endpoints/balancer.h"
+#include "endpoints/completion_tokens.h"
 #include "endpoints/gateway_metrics.h"
 #include "http/upstream.h"
 
@@ -30,6 +31,7 @@ namespace {
 using endpoints::EndpointLabels;
 using endpoints::GatewayMetrics;
 using endpoints::LoadBoard;
+using endpoints::RecentRequests;
 using endpoints::Route;
 using endpoints::RouteReplica;
 using endpoints::RoutingTable;
@@ -46,17 +48,6 @@ using SteadyClock = std::chrono::steady_clock;
 
 double SecondsSince(SteadyClock::time_point start) {
   return std::chrono::duration<double>(SteadyClock::now() - start).count();
-}
-
-// The completion tokens of a whole answer's usage ("completion_tokens": N), 0 when none.
-int64_t CompletionTokens(const std::string& body) {
-  static constexpr std::string_view kKey = "\"completion_tokens\":";
-  size_t at = body.rfind(kKey);
-  if (at == std::string::npos) return 0;
-  at = body.find_first_not_of(' ', at + kKey.size());
-  int64_t n = 0;
-  while (at < body.size() && body[at] >= '0' && body[at] <= '9') n = n * 10 + (body[at++] - '0');
-  return n;
 }
 
 // OpenAI's error shape: {"error": {"message", "type", "param", "code"}}.
@@ -139,13 +130,41 @@ class InFlightMark {
   std::string endpoint_id_, replica_id_;
 };
 
+// What the gateway counts of one request, from its arrival to its last byte: the Prometheus
+// metrics, and the recent figures `endpoint describe` shows.
+class Tally {
+ public:
+  Tally(GatewayMetrics& metrics, RecentRequests& recent, const Clock& clock, EndpointLabels labels)
+      : metrics_(metrics), recent_(recent), clock_(clock), labels_(std::move(labels)) {}
+
+  void FirstByte() {
+    first_byte_ = SecondsSince(started_);
+    metrics_.ObserveFirstByte(labels_, *first_byte_);
+  }
+  // Once, when the last byte has gone (or the request was refused).
+  void End(int status, int64_t completion_tokens) {
+    double seconds = SecondsSince(started_);
+    if (!first_byte_) FirstByte();  // an answer sent whole
+    metrics_.ObserveRequest(labels_, status, seconds);
+    if (completion_tokens > 0) metrics_.AddCompletionTokens(labels_, completion_tokens);
+    recent_.Add(labels_.endpoint_id,
+                {clock_.Now(), status, seconds, *first_byte_, completion_tokens});
+  }
+
+ private:
+  GatewayMetrics& metrics_;
+  RecentRequests& recent_;
+  const Clock& clock_;
+  const EndpointLabels labels_;
+  const SteadyClock::time_point started_ = SteadyClock::now();
+  std::optional<double> first_byte_;
+};
+
 // What a streamed answer keeps until its stream ends.
 struct Exchange {
   std::unique_ptr<http::UpstreamReply> reply;
   std::unique_ptr<InFlightMark> in_flight;
-  GatewayMetrics* metrics = nullptr;
-  EndpointLabels labels;
-  SteadyClock::time_point started;
+  std::shared_ptr<Tally> tally;
   int status = 0;
 };
 
@@ -153,21 +172,28 @@ struct Exchange {
 // upstream connection, which ends the replica's work on it; an upstream that fails mid-way
 // ends the client's response there.
 awaitable<void> RelayBody(std::shared_ptr<Exchange> x, http::StreamWriter& out) {
+  endpoints::StreamTokenCounter tokens;
   for (;;) {
     Result<std::string> piece = co_await x->reply->Next();
     if (!piece.ok() || piece->empty()) break;
+    tokens.Feed(*piece);
     if (!co_await out.Write(std::move(*piece))) break;
   }
   x->reply.reset();  // back to the pool if read to the end, else closed
   x->in_flight.reset();
-  x->metrics->ObserveRequest(x->labels, x->status, SecondsSince(x->started));
+  x->tally->End(x->status, tokens.tokens());
 }
 
 class Gateway {
  public:
   Gateway(Services& s, RoutingTable& routes, LoadBoard& load, GatewayMetrics& metrics,
-          std::shared_ptr<http::UpstreamPool> upstreams)
-      : s_(s), routes_(routes), load_(load), metrics_(metrics), upstreams_(std::move(upstreams)) {}
+          RecentRequests& recent, std::shared_ptr<http::UpstreamPool> upstreams)
+      : s_(s),
+        routes_(routes),
+        load_(load),
+        metrics_(metrics),
+        recent_(recent),
+        upstreams_(std::move(upstreams)) {}
 
   awaitable<http::Response> Complete(Context& ctx, std::string upstream_path) {
     auto parsed = ParseJsonObject(ctx.request.body);
@@ -195,13 +221,12 @@ class Gateway {
                             "invalid_request_error", "model_not_found", "model");
     }
     Route r = **route;
-    const EndpointLabels labels{r.project_id, r.name, r.endpoint_id};
-    const auto started = SteadyClock::now();
-    // Counted here: answers that are not streamed, and refusals.
+    auto tally = std::make_shared<Tally>(metrics_, recent_, s_.clock,
+                                         EndpointLabels{r.project_id, r.name, r.endpoint_id});
+    // Counted here: answers that are not streamed, and refusals; a stream when it ends.
     auto done = [&](http::Response response) {
-      double seconds = SecondsSince(started);
-      metrics_.ObserveFirstByte(labels, seconds);
-      metrics_.ObserveRequest(labels, response.status, seconds);
+      int64_t tokens = response.status == 200 ? endpoints::CompletionTokensOf(response.body) : 0;
+      tally->End(response.status, tokens);
       return response;
     };
     load_.Arrived(r.endpoint_id);
@@ -236,16 +261,12 @@ class Gateway {
       // (No co_await inside ?: here: g++ 12 mishandles the temporaries of such an expression.)
       Attempt sent;
       if (stream) {
-        sent = co_await Streamed(r, *replica, upstream_path, ctx.request.body, labels, started);
+        sent = co_await Streamed(r, *replica, upstream_path, ctx.request.body, tally);
       } else {
         sent = co_await Whole(r, *replica, upstream_path, ctx.request.body);
       }
       if (sent.response) {
-        if (!stream && sent.response->status == 200) {
-          metrics_.AddCompletionTokens(labels, CompletionTokens(sent.response->body));
-        }
-        // A streamed answer is counted when its stream ends (RelayBody).
-        if (sent.response->stream) co_return std::move(*sent.response);
+        if (sent.response->stream) co_return std::move(*sent.response);  // counted at its end
         co_return done(std::move(*sent.response));
       }
       tried.Failed(replica->id);
@@ -356,8 +377,7 @@ class Gateway {
 
   // A streamed request: the head once it comes, then the body as it comes (RelayBody).
   awaitable<Attempt> Streamed(const Route& r, const RouteReplica& replica, const std::string& path,
-                              const std::string& body, const EndpointLabels& labels,
-                              SteadyClock::time_point started) {
+                              const std::string& body, std::shared_ptr<Tally> tally) {
     auto x = std::make_shared<Exchange>();
     x->in_flight = std::make_unique<InFlightMark>(load_, r.endpoint_id, replica.id);
     auto reply = co_await upstreams_->Open(replica.address, UpstreamCall(path, body, true));
@@ -370,10 +390,8 @@ class Gateway {
       if (answer->status == 503) co_return Failure(RefusedWith(*answer));
       co_return Attempt{Answer(std::move(*answer), "application/json")};
     }
-    metrics_.ObserveFirstByte(labels, SecondsSince(started));
-    x->metrics = &metrics_;
-    x->labels = labels;
-    x->started = started;
+    tally->FirstByte();
+    x->tally = std::move(tally);
     x->status = head.status;
     http::Response out;
     out.status = head.status;
@@ -387,14 +405,17 @@ class Gateway {
   RoutingTable& routes_;
   LoadBoard& load_;
   GatewayMetrics& metrics_;
+  RecentRequests& recent_;
   std::shared_ptr<http::UpstreamPool> upstreams_;
 };
 
 }  // namespace
 
 void AddGatewayRoutes(Router& router, Services& services, RoutingTable& routes, LoadBoard& load,
-                      GatewayMetrics& metrics, std::shared_ptr<http::UpstreamPool> upstreams) {
-  auto gateway = std::make_shared<Gateway>(services, routes, load, metrics, std::move(upstreams));
+                      GatewayMetrics& metrics, RecentRequests& recent,
+                      std::shared_ptr<http::UpstreamPool> upstreams) {
+  auto gateway =
+      std::make_shared<Gateway>(services, routes, load, metrics, recent, std::move(upstreams));
   router.Add("POST", "/openai/v1/chat/completions",
              [gateway](Context& ctx) -> awaitable<http::Response> {
                co_return co_await gateway->Complete(ctx, "/v1/chat/completions");

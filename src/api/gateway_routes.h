@@ -7,14 +7,17 @@
 #include "api/services.h"
 #include "endpoints/gateway_metrics.h"
 #include "endpoints/load_board.h"
+#include "endpoints/recent_requests.h"
 #include "endpoints/routing_table.h"
 #include "http/upstream.h"
 
 namespace tf::api {
 
-// Requests go on to replicas over `upstreams`' pooled connections.
+// Requests go on to replicas over `upstreams`' pooled connections; each is counted in `metrics`
+// and `recent`.
 void AddGatewayRoutes(Router& router, Services& services, endpoints::RoutingTable& routes,
                       endpoints::LoadBoard& load, endpoints::GatewayMetrics& metrics,
+                      endpoints::RecentRequests& recent,
                       std::shared_ptr<http::UpstreamPool> upstreams);
 
 }  // namespace tf::api

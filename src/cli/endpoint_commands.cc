@@ -1,8 +1,10 @@
 // `tensorfleet endpoint up|ls|describe|logs|scale|down`: inference endpoints (docs/endpoints.md).
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/cost_flags.h"
@@ -90,6 +92,35 @@ std::string AutoscalingOf(const Json& spec) {
          ", to zero after " + Seconds(a["scale_to_zero_after_ms"]) + " idle";
 }
 
+// "12.3" with `decimals` places.
+std::string Fixed(const Json& v, int decimals) {
+  if (!v.is_number()) return "-";
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(decimals) << v.get<double>();
+  return out.str();
+}
+
+// describe's traffic lines: what the gateway saw lately, and what the replicas cost.
+std::vector<std::pair<std::string, std::string>> TrafficFacts(const Json& t) {
+  if (!t.is_object()) return {};
+  const Json& l = t["latency_ms"];
+  std::string cost =
+      "$" + Fixed(t["replica_cost_usd"], 4) + " for the replicas over the same minutes";
+  if (t["cost_per_million_tokens_usd"].is_number()) {
+    cost += " ($" + Fixed(t["cost_per_million_tokens_usd"], 2) + " per million tokens)";
+  }
+  return {{"traffic", Cell(t["requests"]) + " requests (" + Fixed(t["requests_per_second"], 2) +
+                          "/s), " + Cell(t["errors"]) + " failed, in the last " +
+                          Seconds(t["window_seconds"].get<int64_t>() * 1000) +
+                          " through this server's gateway"},
+          {"latency", "p50 " + Fixed(l["p50"], 1) + " ms, p90 " + Fixed(l["p90"], 1) + " ms, p99 " +
+                          Fixed(l["p99"], 1) + " ms; first token p50 " +
+                          Fixed(t["first_byte_ms_p50"], 1) + " ms"},
+          {"tokens", Cell(t["completion_tokens"]) + " generated (" +
+                         Fixed(t["tokens_per_second"], 1) + "/s)"},
+          {"cost", cost}};
+}
+
 void PrintEndpoint(const Json& e) {
   const Json& spec = e["spec"];
   std::cout << "endpoint " << Cell(e["name"]) << " (project " << Cell(e["project"]) << ")\n";
@@ -107,6 +138,7 @@ void PrintEndpoint(const Json& e) {
       {"spot", Cell(spec["spot"])},
       {"created", Moment(e["created_at"])},
       {"updated", Moment(e["updated_at"])}};
+  for (auto& fact : TrafficFacts(e["traffic"])) facts.push_back(std::move(fact));
   PrintFacts(facts);
   if (!e["replicas"].empty()) {
     std::cout << "\n";
