@@ -66,7 +66,8 @@ class EndpointControllerTest : public ::testing::Test {
     store_ = std::move(opened).value();
     clock_.Set(1'000'000'000);
     service_ = std::make_unique<EndpointService>(*store_, clock_);
-    controller_ = std::make_unique<EndpointController>(*store_, runner_, probe_, load_, clock_);
+    controller_ = std::make_unique<EndpointController>(*store_, runner_, probe_, load_, clock_,
+                                                       [this] { ++rotation_changes_; });
   }
 
   EndpointSpec Spec(int min, int max) {
@@ -109,6 +110,7 @@ class EndpointControllerTest : public ::testing::Test {
   LoadBoard load_;
   std::unique_ptr<EndpointService> service_;
   std::unique_ptr<EndpointController> controller_;
+  int rotation_changes_ = 0;
 };
 
 using Want = std::vector<std::string>;
@@ -123,11 +125,17 @@ TEST_F(EndpointControllerTest, TheMinimumStartsAsJobsThatServeOnceHealthy) {
   EXPECT_TRUE(job.name.starts_with("chat-")) << job.name;
   EXPECT_NE(job.command[2].find("engine serve --model '/models/tiny'"), std::string::npos);
   EXPECT_FALSE(job.retry.on_error);
+  EXPECT_TRUE(controller_->starting()) << "its caller ticks sooner while replicas start";
   Tick();  // not healthy yet: still starting, nothing more started
   EXPECT_EQ(runner_.started_, 2);
+  EXPECT_EQ(rotation_changes_, 0);
   probe_.up_ = true;
   Tick();
   EXPECT_EQ(States(), (Want{"ready@1", "ready@1"}));
+  EXPECT_FALSE(controller_->starting());
+  EXPECT_EQ(rotation_changes_, 1) << "the gateway's routes are refreshed at once";
+  Tick();
+  EXPECT_EQ(rotation_changes_, 1);
   EXPECT_EQ(Doc().replicas[0].address, "127.0.0.1:30001");
   EXPECT_EQ(Doc().scaling.front().reason, "below replicas.min: from 0 to 2");
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes a Llama checkpoint with random weights, for the inference engine benchmark.
 
-    make_random_llama.py --size 125m|1b|tiny --out DIR [--seed N]
+    make_random_llama.py --size 125m|1b|tiny --out DIR [--seed N] [--hf-only]
 
 writes, unless they are already there:
 
@@ -12,7 +12,8 @@ writes, unless they are already there:
                                layout, 1-d tensors in F32), with the same vocabulary as a
                                SentencePiece-style ("llama") tokenizer
 
-Both engines therefore run identical weights. Quantising the GGUF (llama-quantize ... Q8_0) is
+(--hf-only: the checkpoint alone, with no need of gguf-py.) Both engines therefore run
+identical weights. Quantising the GGUF (llama-quantize ... Q8_0) is
 left to the caller. Needs numpy, and llama.cpp's gguf-py on PYTHONPATH for the GGUF file.
 """
 
@@ -242,6 +243,7 @@ def main():
     ap.add_argument("--size", choices=sorted(SIZES), required=True)
     ap.add_argument("--out", required=True, help="directory for the checkpoint and the GGUF")
     ap.add_argument("--seed", type=int, default=5)
+    ap.add_argument("--hf-only", action="store_true", help="write the checkpoint, not the GGUF")
     args = ap.parse_args()
     shape = SIZES[args.size]
     name = f"llama-{args.size}"
@@ -251,13 +253,16 @@ def main():
     rng = np.random.default_rng(args.seed)
     tokens, merges = make_vocab(shape["vocab"], rng)
     write_hf_metadata(hf_dir, shape, tokens, merges)
-    if os.path.exists(weights_path) and os.path.exists(gguf_path):
-        print(f"{name}: reusing {weights_path} and {gguf_path}")
+    if os.path.exists(weights_path) and (args.hf_only or os.path.exists(gguf_path)):
+        print(f"{name}: reusing {weights_path}" + ("" if args.hf_only else f" and {gguf_path}"))
         return
     tensors = hf_tensors(shape, rng)
     params = sum(t.size for t in tensors.values())
     print(f"{name}: {params / 1e6:.0f}M parameters, {shape}")
     write_safetensors(weights_path, tensors)
+    if args.hf_only:
+        print(f"{name}: wrote {hf_dir}")
+        return
     write_gguf(gguf_path, name, shape, tensors, tokens, merges)
     print(f"{name}: wrote {hf_dir} and {gguf_path}")
 

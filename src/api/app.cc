@@ -97,7 +97,8 @@ class AppImpl final : public App {
     replica_runner_ = endpoints::NewJobReplicaRunner(*jobs_, store_->nodes());
     replica_probe_ = endpoints::NewHttpReplicaProbe(std::chrono::milliseconds(1'000));
     endpoint_controller_ = std::make_unique<endpoints::EndpointController>(
-        *store_, *replica_runner_, *replica_probe_, endpoint_load_, clock_);
+        *store_, *replica_runner_, *replica_probe_, endpoint_load_, clock_,
+        [this] { routing_table_->Invalidate(); });
     jobs_->SetAdmission([this](const std::string& p) { return budgets_->AdmitSubmission(p); });
     budget_loop_ = std::make_unique<cost::BudgetLoop>(
         *budgets_, *store_, cost::NewHttpWebhookSender(), clock_,
@@ -127,7 +128,8 @@ class AppImpl final : public App {
     AddEndpointRoutes(*router_, *services_, *endpoints_, recent_requests_,
                       [this] { routing_table_->Invalidate(); });
     AddGatewayRoutes(*router_, *services_, *routing_table_, endpoint_load_, gateway_metrics_,
-                     recent_requests_, http::UpstreamPool::Create(io_.get_executor()));
+                     recent_requests_, http::UpstreamPool::Create(io_.get_executor()),
+                     [this] { KickEndpoints(); });
     metrics_.AddCollector([this](std::string& out) {
       gateway_metrics_.Render(out, endpoint_load_, *routing_table_);
     });
@@ -213,10 +215,12 @@ class AppImpl final : public App {
     return "http://" + host + ":" + std::to_string(server_->port());
   }
 
+  // (notify_all: the endpoint loop waits on the same condition variable, and one wake-up taken
+  // by it would leave this kick unseen until the next tick.)
   void KickController() {
     MutexLock lock(controller_mu_);
     controller_kicked_ = true;
-    controller_cv_.notify_one();
+    controller_cv_.notify_all();
   }
 
   // The job controller, run by the leader only (store/leadership.h): each server asks for the
@@ -244,16 +248,30 @@ class AppImpl final : public App {
 
   // The endpoint controller (endpoints/endpoint_controller.h), on a thread of its own since
   // it waits on replicas' health checks; run by the leader only, like the job controller.
+  static constexpr std::chrono::milliseconds kStartingTick{100};
+
+  // It ticks every kStartingTick while a replica starts, and at once when the gateway has a
+  // request for an endpoint with no replica in rotation (KickEndpoints).
   void EndpointLoop() {
     MutexLock lock(controller_mu_);
+    bool starting = false;
     while (!controller_stop_) {
-      lock.WaitFor(controller_cv_, options_.controller_interval,
-                   [&]() REQUIRES(controller_mu_) { return controller_stop_; });
+      lock.WaitFor(controller_cv_, starting ? kStartingTick : options_.controller_interval,
+                   [&]()
+                       REQUIRES(controller_mu_) { return controller_stop_ || endpoints_kicked_; });
       if (controller_stop_) break;
+      endpoints_kicked_ = false;
       lock.Unlock();
       if (leadership_->Held()) (void)endpoint_controller_->Tick();  // logs its own failures
+      starting = endpoint_controller_->starting();
       lock.Lock();
     }
+  }
+
+  void KickEndpoints() {
+    MutexLock lock(controller_mu_);
+    endpoints_kicked_ = true;
+    controller_cv_.notify_all();
   }
 
   // Asks for the lead; says so when this server takes it or loses it.
@@ -357,6 +375,7 @@ class AppImpl final : public App {
   Mutex controller_mu_;
   std::condition_variable controller_cv_;
   bool controller_kicked_ GUARDED_BY(controller_mu_) = false;
+  bool endpoints_kicked_ GUARDED_BY(controller_mu_) = false;
   bool controller_stop_ GUARDED_BY(controller_mu_) = false;
   std::atomic<int64_t> lead_checks_{0};            // FollowLead calls, for /metrics
   std::unique_ptr<store::Leadership> leadership_;  // TryAcquire: the controller thread only

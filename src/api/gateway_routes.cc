@@ -187,13 +187,15 @@ awaitable<void> RelayBody(std::shared_ptr<Exchange> x, http::StreamWriter& out) 
 class Gateway {
  public:
   Gateway(Services& s, RoutingTable& routes, LoadBoard& load, GatewayMetrics& metrics,
-          RecentRequests& recent, std::shared_ptr<http::UpstreamPool> upstreams)
+          RecentRequests& recent, std::shared_ptr<http::UpstreamPool> upstreams,
+          std::function<void()> wake_controller)
       : s_(s),
         routes_(routes),
         load_(load),
         metrics_(metrics),
         recent_(recent),
-        upstreams_(std::move(upstreams)) {}
+        upstreams_(std::move(upstreams)),
+        wake_controller_(std::move(wake_controller)) {}
 
   awaitable<http::Response> Complete(Context& ctx, std::string upstream_path) {
     auto parsed = ParseJsonObject(ctx.request.body);
@@ -247,6 +249,7 @@ class Gateway {
           co_return done(std::move(full));
         }
         load_.Queued(r.endpoint_id, +1);
+        if (r.ready.empty() && wake_controller_) wake_controller_();  // from zero: start now
         replica = co_await Wait(ctx.principal.project_id, name, r, prefix, tried);
         load_.Queued(r.endpoint_id, -1);
         if (!replica) {
@@ -407,15 +410,17 @@ class Gateway {
   GatewayMetrics& metrics_;
   RecentRequests& recent_;
   std::shared_ptr<http::UpstreamPool> upstreams_;
+  std::function<void()> wake_controller_;
 };
 
 }  // namespace
 
 void AddGatewayRoutes(Router& router, Services& services, RoutingTable& routes, LoadBoard& load,
                       GatewayMetrics& metrics, RecentRequests& recent,
-                      std::shared_ptr<http::UpstreamPool> upstreams) {
-  auto gateway =
-      std::make_shared<Gateway>(services, routes, load, metrics, recent, std::move(upstreams));
+                      std::shared_ptr<http::UpstreamPool> upstreams,
+                      std::function<void()> wake_controller) {
+  auto gateway = std::make_shared<Gateway>(services, routes, load, metrics, recent,
+                                           std::move(upstreams), std::move(wake_controller));
   router.Add("POST", "/openai/v1/chat/completions",
              [gateway](Context& ctx) -> awaitable<http::Response> {
                co_return co_await gateway->Complete(ctx, "/v1/chat/completions");

@@ -3,6 +3,9 @@
 // the API key and the endpoint's name as the model.
 #pragma once
 
+#include <functional>
+#include <memory>
+
 #include "api/router.h"
 #include "api/services.h"
 #include "endpoints/gateway_metrics.h"
@@ -14,10 +17,12 @@
 namespace tf::api {
 
 // Requests go on to replicas over `upstreams`' pooled connections; each is counted in `metrics`
-// and `recent`.
+// and `recent`. A request that waits for an endpoint with no replica in rotation calls
+// `wake_controller`, so that a replica starts for it now rather than at the next tick.
 void AddGatewayRoutes(Router& router, Services& services, endpoints::RoutingTable& routes,
                       endpoints::LoadBoard& load, endpoints::GatewayMetrics& metrics,
                       endpoints::RecentRequests& recent,
-                      std::shared_ptr<http::UpstreamPool> upstreams);
+                      std::shared_ptr<http::UpstreamPool> upstreams,
+                      std::function<void()> wake_controller);
 
 }  // namespace tf::api

@@ -75,6 +75,8 @@ int Count(const EndpointDoc& doc, Generation g, const char* state) {
 Status EndpointController::Tick() {
   const TimeMs now = clock_.Now();
   TF_ASSIGN_OR_RETURN(auto records, store_.endpoints().ListEndpoints(""));
+  starting_ = false;
+  rotation_changed_now_ = false;
   Status first;
   std::set<std::string> seen;
   for (const store::EndpointRecord& record : records) {
@@ -86,6 +88,7 @@ Status EndpointController::Tick() {
     }
   }
   std::erase_if(history_, [&](const auto& entry) { return !seen.count(entry.first); });
+  if (rotation_changed_now_ && rotation_changed_) rotation_changed_();
   return first;
 }
 
@@ -107,6 +110,10 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
   const std::string& health = spec.engine.readiness.path;
   std::vector<std::string> notes;
   int became_ready = 0;  // replicas of this generation that joined the rotation this tick
+  std::set<std::string> in_rotation_before;
+  for (const Replica& r : doc.replicas) {
+    if (r.state == kReady) in_rotation_before.insert(r.id);
+  }
 
   // 1, 2 and 5: each replica's job, its checks, and the stop of what drains.
   std::vector<Replica> kept;
@@ -236,6 +243,12 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
   Status written = write();
   if (written.code() == StatusCode::kAborted) return OkStatus();  // changed meanwhile: next tick
   TF_RETURN_IF_ERROR(written);
+  std::set<std::string> in_rotation_after;
+  for (const Replica& r : doc.replicas) {
+    if (r.state == kReady) in_rotation_after.insert(r.id);
+    starting_ = starting_ || r.state == kStarting || r.state == kWarming;
+  }
+  rotation_changed_now_ = rotation_changed_now_ || in_rotation_after != in_rotation_before;
   bool changed = false;  // since the write
   std::string model_url;
   for (Replica& r : doc.replicas) {

@@ -24,6 +24,7 @@
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -78,13 +79,25 @@ inline constexpr int kLivenessFailures = 3;  // checks failed in a row that end 
 
 class EndpointController {
  public:
+  // `rotation_changed` (optional) is called after a tick that put replicas into rotation or
+  // took them out, so that this server's gateway routes by it at once.
   EndpointController(store::Store& store, ReplicaRunner& runner, ReplicaProbe& probe,
-                     LoadBoard& load, const Clock& clock)
-      : store_(store), runner_(runner), probe_(probe), load_(load), clock_(clock) {}
+                     LoadBoard& load, const Clock& clock,
+                     std::function<void()> rotation_changed = {})
+      : store_(store),
+        runner_(runner),
+        probe_(probe),
+        load_(load),
+        clock_(clock),
+        rotation_changed_(std::move(rotation_changed)) {}
 
   // One pass over every endpoint. A failure with one endpoint is logged and the others go on;
   // the first is returned.
   Status Tick();
+
+  // Whether the last tick left a replica starting (or warming): its caller then ticks sooner,
+  // so that a replica enters rotation soon after its server is ready, not up to a tick later.
+  bool starting() const { return starting_; }
 
  private:
   Status TickEndpoint(const store::EndpointRecord& record, TimeMs now);
@@ -97,7 +110,10 @@ class EndpointController {
   ReplicaProbe& probe_;
   LoadBoard& load_;
   const Clock& clock_;
+  std::function<void()> rotation_changed_;
   std::map<std::string, std::deque<LoadSample>> history_;  // by endpoint id; Tick's thread only
+  bool starting_ = false;                                  // Tick's thread only
+  bool rotation_changed_now_ = false;                      // during a Tick
 };
 
 }  // namespace tf::endpoints
