@@ -14,42 +14,16 @@
 # Each is measured REPS times (default 3), a fresh endpoint each time; the medians are printed
 # with cold - load, the platform's own part (target: at most 200 ms).
 #
-# Environment: MODELS (default ../bench-models), REPS, THREADS (the engine's; default nproc).
+# Environment: REPS, THREADS (the engine's; default nproc), and bench/endpoints/platform.sh's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-models=${MODELS:-$(cd .. && pwd)/bench-models}
 reps=${REPS:-3}
 threads=${THREADS:-$(nproc)}
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(125m 1b)
 
-scripts/build.sh tensorfleet >/dev/null
-tf="$PWD/build/src/tensorfleet"
-mkdir -p "$models"
-for size in "${sizes[@]}"; do
-  /usr/bin/python3 bench/engine/make_random_llama.py --size "$size" --out "$models" --hf-only
-done
-
-work=$(mktemp -d /tmp/tensorfleet-cold-start.XXXXXX)
-server_pid=""
-worker_pid=""
-cleanup() {
-  [ -n "$worker_pid" ] && kill -TERM "$worker_pid" 2>/dev/null && wait "$worker_pid" 2>/dev/null
-  [ -n "$server_pid" ] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-export TENSORFLEET_HOME="$work/tf"
-"$tf" up --port 0 --grace 5s 2>"$work/server.log" &
-server_pid=$!
-for _ in $(seq 100); do [ -s "$work/tf/url" ] && break; sleep 0.1; done
-url=$(cat "$work/tf/url")
-token=$(cat "$work/tf/admin-token")
-"$tf" worker --cpus "$(nproc)" --gpus 0 --worker-dir "$work/worker" 2>"$work/worker.log" &
-worker_pid=$!
-
-median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
-ms() { awk '{printf "%.0f", $1 * 1000}'; }
+. bench/endpoints/platform.sh
+start_platform "${sizes[@]}"
 
 # Seconds from starting `engine serve` on $1 to its /health answering 200.
 load_time() {
@@ -64,20 +38,6 @@ load_time() {
   kill -TERM "$pid"
   wait "$pid" 2>/dev/null || true
   echo "$end - $start" | bc -l
-}
-
-# Waits until endpoint $1 has a replica in state $2 (or is gone, for "gone").
-wait_for() {
-  for _ in $(seq 1200); do
-    if [ "$2" = gone ]; then
-      "$tf" endpoint describe "$1" >/dev/null 2>&1 || return 0
-    elif "$tf" --json endpoint describe "$1" | grep -q "\"state\": \"$2\""; then
-      return 0
-    fi
-    sleep 0.1
-  done
-  echo "endpoint $1: no replica $2 within 2 minutes" >&2
-  return 1
 }
 
 # Seconds to the first token of a request at a new endpoint on $1 (warm pool $2), then down.

@@ -134,8 +134,11 @@ TEST_F(EndpointControllerTest, TheMinimumStartsAsJobsThatServeOnceHealthy) {
   EXPECT_EQ(States(), (Want{"ready@1", "ready@1"}));
   EXPECT_FALSE(controller_->starting());
   EXPECT_EQ(rotation_changes_, 1) << "the gateway's routes are refreshed at once";
+  const int64_t version = service_->Get("prj_a", "chat")->record.version;
   Tick();
   EXPECT_EQ(rotation_changes_, 1);
+  EXPECT_EQ(service_->Get("prj_a", "chat")->record.version, version)
+      << "a tick that changes nothing writes nothing";
   EXPECT_EQ(Doc().replicas[0].address, "127.0.0.1:30001");
   EXPECT_EQ(Doc().scaling.front().reason, "below replicas.min: from 0 to 2");
 }

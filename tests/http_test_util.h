@@ -4,14 +4,19 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read_until.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
 #include <chrono>
 #include <future>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/async.h"  // first: see the note on <utility> there
 #include "http/http.h"
@@ -76,6 +81,55 @@ class Gate {
   asio::io_context& io_;
   asio::steady_timer timer_;
   int permits_ = 0;
+};
+
+// Accepts one connection per scripted reply on 127.0.0.1:0, from its own thread: reads one
+// request head, writes the reply, closes the connection, then fulfils closed(i).
+class ScriptedServer {
+  using tcp = asio::ip::tcp;
+
+ public:
+  explicit ScriptedServer(std::vector<std::string> replies)
+      : acceptor_(io_, tcp::endpoint(asio::ip::address_v4::loopback(), 0)),
+        replies_(std::move(replies)),
+        closed_(replies_.size()) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~ScriptedServer() {
+    // Closing the acceptor does not wake a blocked accept(); a connection does.
+    stopping_ = true;
+    boost::system::error_code ignored;
+    tcp::socket wake(io_);
+    wake.connect(acceptor_.local_endpoint(), ignored);
+    thread_.join();
+  }
+
+  std::string url() const {
+    return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port());
+  }
+  std::future<void> closed(size_t i) { return closed_[i].get_future(); }
+
+ private:
+  void Run() {
+    for (size_t i = 0; i < replies_.size(); ++i) {
+      boost::system::error_code ec;
+      tcp::socket socket(io_);
+      acceptor_.accept(socket, ec);
+      if (ec || stopping_) return;
+      std::string head;
+      asio::read_until(socket, asio::dynamic_buffer(head), "\r\n\r\n", ec);
+      asio::write(socket, asio::buffer(replies_[i]), ec);
+      socket.close(ec);
+      closed_[i].set_value();
+    }
+  }
+
+  asio::io_context io_;
+  tcp::acceptor acceptor_;
+  std::vector<std::string> replies_;
+  std::vector<std::promise<void>> closed_;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
 };
 
 // Makes a Handler from a plain function.

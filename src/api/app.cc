@@ -250,15 +250,21 @@ class AppImpl final : public App {
   // it waits on replicas' health checks; run by the leader only, like the job controller.
   static constexpr std::chrono::milliseconds kStartingTick{100};
 
-  // It ticks every kStartingTick while a replica starts, and at once when the gateway has a
-  // request for an endpoint with no replica in rotation (KickEndpoints).
+  // It ticks once a second, every kStartingTick while a replica starts, and within
+  // kStartingTick when the gateway queues a request (KickEndpoints): a scale-out or a start
+  // from zero waits for no full tick. Ticks are never closer than kStartingTick.
   void EndpointLoop() {
     MutexLock lock(controller_mu_);
     bool starting = false;
     while (!controller_stop_) {
-      lock.WaitFor(controller_cv_, starting ? kStartingTick : options_.controller_interval,
-                   [&]()
-                       REQUIRES(controller_mu_) { return controller_stop_ || endpoints_kicked_; });
+      lock.WaitFor(controller_cv_, kStartingTick,
+                   [&]() REQUIRES(controller_mu_) { return controller_stop_; });
+      if (!starting) {
+        lock.WaitFor(controller_cv_, options_.controller_interval - kStartingTick,
+                     [&]() REQUIRES(controller_mu_) {
+                       return controller_stop_ || endpoints_kicked_;
+                     });
+      }
       if (controller_stop_) break;
       endpoints_kicked_ = false;
       lock.Unlock();

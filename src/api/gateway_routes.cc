@@ -249,7 +249,7 @@ class Gateway {
           co_return done(std::move(full));
         }
         load_.Queued(r.endpoint_id, +1);
-        if (r.ready.empty() && wake_controller_) wake_controller_();  // from zero: start now
+        if (wake_controller_) wake_controller_();  // scale now, from zero or out
         replica = co_await Wait(ctx.principal.project_id, name, r, prefix, tried);
         load_.Queued(r.endpoint_id, -1);
         if (!replica) {

@@ -17,8 +17,9 @@
 namespace tf::api {
 
 // Requests go on to replicas over `upstreams`' pooled connections; each is counted in `metrics`
-// and `recent`. A request that waits for an endpoint with no replica in rotation calls
-// `wake_controller`, so that a replica starts for it now rather than at the next tick.
+// and `recent`. A request that has to wait in an endpoint's queue calls `wake_controller`, so
+// that the autoscaler sees it now (a start from zero, a scale-out, a warm replica promoted)
+// rather than at the next tick.
 void AddGatewayRoutes(Router& router, Services& services, endpoints::RoutingTable& routes,
                       endpoints::LoadBoard& load, endpoints::GatewayMetrics& metrics,
                       endpoints::RecentRequests& recent,
