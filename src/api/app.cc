@@ -260,10 +260,9 @@ class AppImpl final : public App {
       lock.WaitFor(controller_cv_, kStartingTick,
                    [&]() REQUIRES(controller_mu_) { return controller_stop_; });
       if (!starting) {
-        lock.WaitFor(controller_cv_, options_.controller_interval - kStartingTick,
-                     [&]() REQUIRES(controller_mu_) {
-                       return controller_stop_ || endpoints_kicked_;
-                     });
+        lock.WaitFor(
+            controller_cv_, options_.controller_interval - kStartingTick,
+            [&]() REQUIRES(controller_mu_) { return controller_stop_ || endpoints_kicked_; });
       }
       if (controller_stop_) break;
       endpoints_kicked_ = false;
