@@ -51,7 +51,7 @@ class FakeRunner final : public ReplicaRunner {
 
 class FakeProbe final : public ReplicaProbe {
  public:
-  bool Healthy(const std::string& address, const std::string&) override {
+  bool Healthy(const std::string& address, const std::string&, std::chrono::milliseconds) override {
     return !down_.count(address) && up_;
   }
   bool up_ = true;

@@ -95,7 +95,7 @@ class AppImpl final : public App {
                                        "endpoint " + spec.name + ": a replica cannot be placed");
         });
     replica_runner_ = endpoints::NewJobReplicaRunner(*jobs_, store_->nodes());
-    replica_probe_ = endpoints::NewHttpReplicaProbe(std::chrono::milliseconds(1'000));
+    replica_probe_ = endpoints::NewHttpReplicaProbe();
     endpoint_controller_ = std::make_unique<endpoints::EndpointController>(
         *store_, *replica_runner_, *replica_probe_, endpoint_load_, clock_,
         [this] { routing_table_->Invalidate(); });

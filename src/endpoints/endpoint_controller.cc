@@ -139,7 +139,7 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
     }
     if (deleting && r.state != kDraining) SetState(r, kDraining, now);
     if (r.state == kStarting || r.state == kWarming) {
-      if (!r.address.empty() && probe_.Healthy(r.address, health)) {
+      if (!r.address.empty() && probe_.Healthy(r.address, health, kReadinessTimeout)) {
         became_ready += r.state == kStarting && r.generation == doc.generation;
         SetState(r, r.state == kStarting ? kReady : kWarm, now);
       } else if (now - r.since > spec.engine.readiness.timeout_ms) {
@@ -148,7 +148,7 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
         SetState(r, kDraining, now);
       }
     } else if (r.state == kReady || r.state == kWarm) {
-      if (probe_.Healthy(r.address, health)) {
+      if (probe_.Healthy(r.address, health, kLivenessTimeout)) {
         r.failed_checks = 0;
       } else if (++r.failed_checks >= kLivenessFailures) {
         notes.push_back("replica " + r.id + " failed " + std::to_string(kLivenessFailures) +

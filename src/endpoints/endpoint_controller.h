@@ -65,17 +65,24 @@ class ReplicaRunner {
                                        const ModelSource& source) = 0;
 };
 
-// Whether a replica's server answers GET `path` with 200 (NewHttpReplicaProbe: over HTTP).
+// Whether a replica's server answers GET `path` with 200 within `timeout`
+// (NewHttpReplicaProbe: over HTTP).
 class ReplicaProbe {
  public:
   virtual ~ReplicaProbe() = default;
-  virtual bool Healthy(const std::string& address, const std::string& path) = 0;
+  virtual bool Healthy(const std::string& address, const std::string& path,
+                       std::chrono::milliseconds timeout) = 0;
 };
 
 std::unique_ptr<ReplicaRunner> NewJobReplicaRunner(jobs::JobService& jobs, store::NodeStore& nodes);
-std::unique_ptr<ReplicaProbe> NewHttpReplicaProbe(std::chrono::milliseconds timeout);
+std::unique_ptr<ReplicaProbe> NewHttpReplicaProbe();
 
 inline constexpr int kLivenessFailures = 3;  // checks failed in a row that end a replica
+// A serving replica's check may take its time (a busy server answers late, not never); a
+// starting one's is retried at the next tick anyway, and a slow answer must not hold up the
+// tick (a server loading its model on every core can answer late).
+inline constexpr std::chrono::milliseconds kLivenessTimeout{1'000};
+inline constexpr std::chrono::milliseconds kReadinessTimeout{200};
 
 class EndpointController {
  public:

@@ -79,18 +79,14 @@ class JobReplicaRunner final : public ReplicaRunner {
 
 class HttpReplicaProbe final : public ReplicaProbe {
  public:
-  explicit HttpReplicaProbe(std::chrono::milliseconds timeout) : timeout_(timeout) {}
-
-  bool Healthy(const std::string& address, const std::string& path) override {
+  bool Healthy(const std::string& address, const std::string& path,
+               std::chrono::milliseconds timeout) override {
     if (address.empty()) return false;
     auto client = http::Client::Create("http://" + address);
     if (!client.ok()) return false;
-    auto r = (*client)->Send("GET", path, {}, "", timeout_);
+    auto r = (*client)->Send("GET", path, {}, "", timeout);
     return r.ok() && r->status == 200;
   }
-
- private:
-  std::chrono::milliseconds timeout_;
 };
 
 }  // namespace
@@ -100,8 +96,6 @@ std::unique_ptr<ReplicaRunner> NewJobReplicaRunner(jobs::JobService& jobs,
   return std::make_unique<JobReplicaRunner>(jobs, nodes);
 }
 
-std::unique_ptr<ReplicaProbe> NewHttpReplicaProbe(std::chrono::milliseconds timeout) {
-  return std::make_unique<HttpReplicaProbe>(timeout);
-}
+std::unique_ptr<ReplicaProbe> NewHttpReplicaProbe() { return std::make_unique<HttpReplicaProbe>(); }
 
 }  // namespace tf::endpoints
