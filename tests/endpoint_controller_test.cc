@@ -125,6 +125,13 @@ TEST_F(EndpointControllerTest, TheMinimumStartsAsJobsThatServeOnceHealthy) {
   EXPECT_TRUE(job.name.starts_with("chat-")) << job.name;
   EXPECT_NE(job.command[2].find("engine serve --model '/models/tiny'"), std::string::npos);
   EXPECT_FALSE(job.retry.on_error);
+  EXPECT_EQ(job.drain_grace_ms, 30'000) << "a replica serves on while its node drains";
+  // Each replica has a key of its own, in its job's environment and nowhere on a command line.
+  const std::string key = Doc().replicas[0].key;
+  EXPECT_EQ(key.size(), 32u);
+  EXPECT_NE(key, Doc().replicas[1].key);
+  EXPECT_EQ(runner_.specs_["job_1"].env.at("TENSORFLEET_ENGINE_API_KEY"), key);
+  EXPECT_EQ(job.command[2].find(key), std::string::npos);
   EXPECT_TRUE(controller_->starting()) << "its caller ticks sooner while replicas start";
   Tick();  // not healthy yet: still starting, nothing more started
   EXPECT_EQ(runner_.started_, 2);
@@ -160,23 +167,65 @@ TEST_F(EndpointControllerTest, AReplicaWhoseJobEndedIsReplaced) {
       << doc.scaling.back().reason;
 }
 
-TEST_F(EndpointControllerTest, AReplicaOnADrainingNodeLeavesTheRotationAndIsReplacedAtOnce) {
+bool Said(const EndpointDoc& doc, const std::string& reason) {
+  for (const ScalingEvent& e : doc.scaling) {
+    if (e.reason == reason) return true;
+  }
+  return false;
+}
+
+TEST_F(EndpointControllerTest, AReplicaOnADrainingNodeServesUntilItsReplacementIsReady) {
   Apply(Spec(1, 1));
   Tick();
   Tick();
   ASSERT_EQ(States(), (Want{"ready@1"}));
   std::string first = Doc().replicas[0].id;
-  runner_.jobs_["job_1"].node_draining = true;  // its worker is stopping it
+  runner_.jobs_["job_1"].node_draining = true;
+  probe_.down_.insert("127.0.0.1:30002");  // the replacement takes a while to load
+  Tick();
+  EXPECT_EQ(States(), (Want{"ready@1", "starting@1"})) << "the replacement starts at once";
+  EXPECT_TRUE(Doc().replicas[0].leaving);
+  EXPECT_EQ(runner_.started_, 2);
+  EXPECT_TRUE(runner_.stopped_.empty()) << "it serves on meanwhile";
+  EXPECT_TRUE(Said(Doc(), "replica " + first +
+                              ": its node node_1 is draining: replaced, serving until the "
+                              "replacement is ready"));
+  Tick();
+  Tick();
+  EXPECT_EQ(States(), (Want{"ready@1", "starting@1"}));
+  EXPECT_EQ(runner_.started_, 2) << "one replacement, not one a tick";
+  probe_.down_.clear();
+  Tick();
+  EXPECT_EQ(States(), (Want{"draining@1", "ready@1"}));
+  EXPECT_EQ(runner_.stopped_, std::vector<std::string>{"job_1"}) << "no request in flight";
+  Tick();
+  EXPECT_EQ(States(), (Want{"ready@1"}));
+  EXPECT_EQ(runner_.started_, 2);
+}
+
+TEST_F(EndpointControllerTest, AWarmReplicaTakesADrainingNodesReplicasPlaceAtOnce) {
+  EndpointSpec spec = Spec(1, 2);
+  spec.warm_pool = 1;
+  Apply(spec);
+  Tick();
+  Tick();
+  ASSERT_EQ(States(), (Want{"ready@1", "warm@1"}));
+  runner_.jobs_["job_1"].node_draining = true;
+  Tick();
+  EXPECT_EQ(States(), (Want{"draining@1", "ready@1", "warming@1"}))
+      << "promoted, and the pool refilled behind it";
+  EXPECT_EQ(runner_.stopped_, std::vector<std::string>{"job_1"});
+}
+
+TEST_F(EndpointControllerTest, AStartingReplicaOnADrainingNodeGoesAtOnce) {
+  Apply(Spec(1, 1));
+  probe_.up_ = false;
+  Tick();
+  ASSERT_EQ(States(), (Want{"starting@1"}));
+  runner_.jobs_["job_1"].node_draining = true;
   Tick();
   EXPECT_EQ(States(), (Want{"draining@1", "starting@1"}));
-  EXPECT_EQ(runner_.started_, 2);
   EXPECT_EQ(runner_.stopped_, std::vector<std::string>{"job_1"});
-  bool said = false;
-  for (const ScalingEvent& e : Doc().scaling) {
-    said |=
-        e.reason == "replica " + first + ": its node node_1 is draining: out of rotation, replaced";
-  }
-  EXPECT_TRUE(said);
 }
 
 TEST_F(EndpointControllerTest, ThreeFailedChecksInARowTakeAReplicaOutAndStopIt) {

@@ -127,6 +127,10 @@ TEST(EndpointSpecTest, RefusesWhatCannotMeanAnything) {
   EXPECT_NE(ErrorOf(std::string(kHead) + "env: {TENSORFLEET_TOKEN: x}\n")
                 .find("env.TENSORFLEET_TOKEN: is set by the platform"),
             std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kHead) + "env: {TENSORFLEET_ENGINE_API_KEY: x}\n")
+                .find("env.TENSORFLEET_ENGINE_API_KEY: is set by the platform: each replica has a "
+                      "key of its own"),
+            std::string::npos);
   EXPECT_NE(ErrorOf(std::string(kHead) + "autoscaling: {scale_to_zero_after: 1s}\n")
                 .find("autoscaling.scale_to_zero_after: must be a duration from 10s"),
             std::string::npos);

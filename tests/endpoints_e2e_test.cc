@@ -35,14 +35,24 @@ class EndpointsE2eTest : public EndpointsFixture {
     return e["replicas"].empty() ? Json() : e["replicas"][0];
   }
 
-  // A completion straight from a replica's server.
-  int Complete(const std::string& address) {
-    auto client = http::Client::Create("http://" + address);
+  // A completion straight from a replica's server (`path` /v1/completions), or through the
+  // gateway (`base` the server's URL, `path` /openai/v1/completions, `token` the project's).
+  static int Complete(const std::string& base, const std::string& path = "/v1/completions",
+                      const std::string& token = "") {
+    auto client = http::Client::Create(base);
     if (!client.ok()) return -1;
-    auto r = (*client)->Send("POST", "/v1/completions", {{"Content-Type", "application/json"}},
+    http::Headers headers = {{"Content-Type", "application/json"}};
+    if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
+    auto r = (*client)->Send("POST", path, headers,
                              R"({"model":"tiny","prompt":"hello","max_tokens":3})",
                              std::chrono::seconds(30));
     return r.ok() ? r->status : -1;
+  }
+
+  // A replica's server answers the gateway, which sends its key, and no one else (401).
+  void ExpectServing(const Json& replica) {
+    EXPECT_EQ(Complete("http://" + replica["address"].get<std::string>()), 401);
+    EXPECT_EQ(Complete(server_->url(), "/openai/v1/completions", token_), 200);
   }
 };
 
@@ -51,7 +61,7 @@ TEST_P(EndpointsE2eTest, ReplicasAreReplacedRolledAndStopped) {
   ASSERT_EQ(up.exit_code, 0) << up.output;
   Json first = WaitForOneReady(1);
   std::string address = first["address"];
-  EXPECT_EQ(Complete(address), 200);
+  ExpectServing(first);
 
   // Its output is its job's log, kept in objects.
   ProgramRun logs;
@@ -75,7 +85,7 @@ TEST_P(EndpointsE2eTest, ReplicasAreReplacedRolledAndStopped) {
   ASSERT_GT(pid, 0) << "no server process listening on " << port;
   ASSERT_EQ(kill(pid, SIGKILL), 0);
   Json second = WaitForOneReady(1, first["id"]);
-  EXPECT_EQ(Complete(second["address"]), 200);
+  ExpectServing(second);
   std::string reasons = Describe()["scaling"].dump();
   EXPECT_NE(reasons.find("replica " + first["id"].get<std::string>() + " ended"), std::string::npos)
       << reasons;
@@ -85,7 +95,7 @@ TEST_P(EndpointsE2eTest, ReplicasAreReplacedRolledAndStopped) {
   ASSERT_EQ(update.exit_code, 0) << update.output;
   EXPECT_NE(update.output.find("generation 2"), std::string::npos) << update.output;
   Json third = WaitForOneReady(2);
-  EXPECT_EQ(Complete(third["address"]), 200);
+  ExpectServing(third);
   EXPECT_TRUE(Eventually([&] { return FindProcess({"engine serve", "--port " + port}) == 0; }));
 
   ProgramRun down = Run({"endpoint", "down", "tiny"});

@@ -161,11 +161,14 @@ TEST_P(EndpointsLoadTest, ANodeDrainedUnderLoadFailsNoRequest) {
   Json e = WaitForReady("tiny", 1, 1);
   std::string node = e["replicas"][0]["node_id"];
   std::string first = e["replicas"][0]["id"];
+  std::string first_job = e["replicas"][0]["job_id"];
   Load load(server_->url(), token_, "tiny", 4);
   LetRun(load, 20);
 
+  // The replica serves on until its replacement is ready (its worker would stop it 30 s
+  // before the deadline), and is then drained by its endpoint, not interrupted by the drain.
   ProgramRun drain = RunTensorfleetOn(server_->url(), server_->token(),
-                                      {"worker", "drain", "--node", node, "--deadline", "30s"});
+                                      {"worker", "drain", "--node", node, "--deadline", "10m"});
   ASSERT_EQ(drain.exit_code, 0) << drain.output;
   e = WaitFor(
       "tiny",
@@ -178,11 +181,15 @@ TEST_P(EndpointsLoadTest, ANodeDrainedUnderLoadFailsNoRequest) {
   LetRun(load, 20);
   load.Stop();
   EXPECT_EQ(load.failures(), std::vector<std::string>{}) << e.dump(2);
-  // Replaced when the controller saw the node draining, or the replica's job ended of it.
   std::string reasons = e["scaling"].dump();
-  EXPECT_TRUE(reasons.find("its node " + node + " is draining") != std::string::npos ||
-              reasons.find("interrupted (drained") != std::string::npos)
+  EXPECT_NE(reasons.find("its node " + node +
+                         " is draining: replaced, serving until the replacement is ready"),
+            std::string::npos)
       << reasons;
+  ProgramRun job = Run({"--json", "describe", first_job});
+  Json described = Json::parse(job.output, nullptr, false);
+  EXPECT_EQ(described.value("state", ""), "cancelled") << job.output;
+  EXPECT_NE(job.output.find("endpoint tiny: drained"), std::string::npos) << job.output;
 }
 
 TEST_P(EndpointsLoadTest, TwoEndpointsShareOneNode) {

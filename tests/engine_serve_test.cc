@@ -48,38 +48,38 @@ std::vector<Json> SseEvents(const std::string& body, bool* done) {
 class EngineServeTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    server_ = new ChildProcess;
-    base_ = StartEngineServer(
-        *server_, {"--model", EngineData("llama-gqa"), "--threads", "1", "--served-name", "tiny"});
-    ASSERT_FALSE(base_.empty());
+    shared_server = new ChildProcess;
+    shared_base = StartEngineServer(*shared_server, {"--model", EngineData("llama-gqa"),
+                                                     "--threads", "1", "--served-name", "tiny"});
+    ASSERT_FALSE(shared_base.empty());
   }
   static void TearDownTestSuite() {
-    StopEngineServer(*server_);
-    delete server_;
-    server_ = nullptr;
+    StopEngineServer(*shared_server);
+    delete shared_server;
+    shared_server = nullptr;
   }
 
   static HttpAnswer Post(const std::string& path, const Json& body) {
-    return Curl(base_, "POST", path, body.dump());
+    return Curl(shared_base, "POST", path, body.dump());
   }
-  static Json Completion(Json body) {
+  static Json Completion(const Json& body) {
     HttpAnswer a = Post("/v1/completions", body);
     EXPECT_EQ(a.status, 200) << a.body;
     return a.json();
   }
 
-  static ChildProcess* server_;
-  static std::string base_;
+  static ChildProcess* shared_server;
+  static std::string shared_base;
 };
 
-ChildProcess* EngineServeTest::server_ = nullptr;
-std::string EngineServeTest::base_;
+ChildProcess* EngineServeTest::shared_server = nullptr;
+std::string EngineServeTest::shared_base;
 
 TEST_F(EngineServeTest, HealthAndModels) {
-  HttpAnswer health = Curl(base_, "GET", "/health");
+  HttpAnswer health = Curl(shared_base, "GET", "/health");
   EXPECT_EQ(health.status, 200);
   EXPECT_EQ(health.json()["status"], "ok");
-  HttpAnswer models = Curl(base_, "GET", "/v1/models");
+  HttpAnswer models = Curl(shared_base, "GET", "/v1/models");
   ASSERT_EQ(models.status, 200) << models.body;
   Json m = models.json();
   EXPECT_EQ(m["object"], "list");
@@ -87,8 +87,8 @@ TEST_F(EngineServeTest, HealthAndModels) {
   EXPECT_EQ(m["data"][0]["id"], "tiny");
   EXPECT_EQ(m["data"][0]["object"], "model");
   EXPECT_EQ(m["data"][0]["max_model_len"], 512);
-  EXPECT_EQ(Curl(base_, "GET", "/v1/models/tiny").status, 200);
-  HttpAnswer other = Curl(base_, "GET", "/v1/models/gpt-4");
+  EXPECT_EQ(Curl(shared_base, "GET", "/v1/models/tiny").status, 200);
+  HttpAnswer other = Curl(shared_base, "GET", "/v1/models/gpt-4");
   EXPECT_EQ(other.status, 404);
   EXPECT_EQ(other.json()["error"]["code"], "model_not_found");
 }
@@ -248,10 +248,10 @@ TEST_F(EngineServeTest, BadFieldsGetOpenAIsErrorShapeNamingTheField) {
   Json missing = error({{"prompt", "x"}, {"model", "gpt-4"}}, 404);
   EXPECT_EQ(missing["param"], "model");
   EXPECT_EQ(missing["code"], "model_not_found");
-  HttpAnswer not_json = Curl(base_, "POST", "/v1/completions", "{not json");
+  HttpAnswer not_json = Curl(shared_base, "POST", "/v1/completions", "{not json");
   EXPECT_EQ(not_json.status, 400);
   EXPECT_TRUE(not_json.json()["error"]["param"].is_null());
-  EXPECT_EQ(Curl(base_, "GET", "/v1/nothing").status, 404);
+  EXPECT_EQ(Curl(shared_base, "GET", "/v1/nothing").status, 404);
 }
 
 TEST_F(EngineServeTest, ChatWithoutARenderableTemplateIsRefusedClearly) {
@@ -268,7 +268,7 @@ TEST_F(EngineServeTest, ChatWithoutARenderableTemplateIsRefusedClearly) {
 
 TEST_F(EngineServeTest, MetricsCountRequestsAndTokens) {
   Completion({{"prompt", "Hi"}, {"max_tokens", 3}, {"ignore_eos", true}});
-  HttpAnswer m = Curl(base_, "GET", "/metrics");
+  HttpAnswer m = Curl(shared_base, "GET", "/metrics");
   ASSERT_EQ(m.status, 200);
   EXPECT_THAT(m.body, HasSubstr("tensorfleet_engine_requests_running 0\n"));
   EXPECT_THAT(m.body, HasSubstr("tensorfleet_engine_requests_waiting 0\n"));
@@ -372,10 +372,39 @@ TEST(EngineServe, HealthIs503WhileLoading) {
   io.Stop();
 }
 
+// With an API key, only /health answers without it: an endpoint's replica answers its gateway
+// and no one else on the network.
+TEST(EngineServe, WithAnApiKeyOnlyHealthAnswersWithoutIt) {
+  serve::ServeState state;
+  state.served_name = "m";
+  state.api_key = "k3y";
+  http::testing::IoThread io;
+  auto server = http::Server::Start(io.io(), http::ServerOptions{}, serve::MakeServeHandler(state));
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  std::string base = "http://127.0.0.1:" + std::to_string((*server)->port());
+  EXPECT_EQ(Curl(base, "GET", "/health").status, 503) << "still loading, and no key needed";
+  auto with_key = [&](const std::string& path, const std::string& key) {
+    std::vector<std::string> argv = CurlArgv("GET", base + path, "");
+    if (!key.empty()) argv.insert(argv.end(), {"-H", "Authorization: Bearer " + key});
+    return ParseCurlOutput(RunProgram(argv));
+  };
+  for (const std::string& path : {"/v1/models", "/metrics", "/v1/completions"}) {
+    for (const std::string& key : {"", "wrong", "k3"}) {
+      HttpAnswer refused = with_key(path, key);
+      EXPECT_EQ(refused.status, 401) << path << " with '" << key << "'";
+      EXPECT_EQ(refused.json()["error"]["code"], "invalid_api_key") << refused.body;
+    }
+  }
+  EXPECT_EQ(with_key("/v1/models", "k3y").status, 503) << "past the key: loading";
+  EXPECT_EQ(with_key("/metrics", "k3y").status, 200);
+  io.Await([&] { return (*server)->Shutdown(std::chrono::milliseconds(100)); });
+  io.Stop();
+}
+
 TEST(EngineServeProtocol, RefusesWhatItCannotDoNamingTheField) {
   serve::CompletionRequest cr;
   const Json chat = {{"messages", Json::array({{{"role", "user"}, {"content", "hi"}}})}};
-  auto refused = [&](Json extra, serve::Endpoint endpoint) -> std::string {
+  auto refused = [&](const Json& extra, serve::Endpoint endpoint) -> std::string {
     Json body = chat;
     if (endpoint == serve::Endpoint::kCompletions) body = {{"prompt", "hi"}};
     body.update(extra);

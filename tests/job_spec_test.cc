@@ -189,6 +189,7 @@ TEST(JobSpecTest, ErrorsNameTheFieldAndItsLine) {
        "s, m, h, d), got \"-5m\""},
       {"max_runtime: 400d\n",
        "train.yaml:3: max_runtime: must be a duration from 0s to 365d, got 400d"},
+      {"drain_grace: 2h\n", "train.yaml:3: drain_grace: must be a duration from 0s to 1h, got 2h"},
       {"capacity: ondemand\n",
        "train.yaml:3: capacity: must be one of any, spot, on-demand, got \"ondemand\" (did you "
        "mean \"on-demand\"?)"},
@@ -427,7 +428,7 @@ TEST(JobSpecTest, HostileInputEndsInAnError) {
       "name: a\ncommand: [x]\nmetrics:\n  - {name: a, regex: '(x{99999999999999})'}\n",
       "name: a\ncommand: [x]\nmetrics:\n  - {name: a, regex: '[\\'}\n",
       many_keys,
-      std::string(300 * 1024, '#'),
+      std::string(size_t{300} * 1024, '#'),
       "!!binary aGVsbG8=\n",
       "%YAML 1.2\n%TAG ! tag:x,2000:\n--- !foo\nname: a\n",
   };
@@ -515,7 +516,10 @@ TEST(JobSpecJsonTest, RoundTripsExactly) {
   EXPECT_EQ(json["capacity"], "spot");
   EXPECT_EQ(json["processes_per_node"], "gpu");
 
-  for (const JobSpec& spec : {full, MustParse(ReadExample("minimal.yaml"))}) {
+  JobSpec service = MustParse(ReadExample("minimal.yaml"));
+  service.drain_grace_ms = 30'000;
+  EXPECT_EQ(JobSpecToJson(service)["drain_grace_ms"], 30'000);
+  for (const JobSpec& spec : {full, service, MustParse(ReadExample("minimal.yaml"))}) {
     auto back = JobSpecFromJson(JobSpecToJson(spec));
     ASSERT_TRUE(back.ok()) << back.status().ToString();
     EXPECT_EQ(*back, spec);

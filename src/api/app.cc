@@ -91,7 +91,7 @@ class AppImpl final : public App {
         });
     endpoints_ = std::make_unique<endpoints::EndpointService>(
         *store_, clock_, [this](const endpoints::EndpointSpec& spec) {
-          return jobs_->CheckPlaceable(endpoints::ReplicaJobSpec(spec, "check", "unused"),
+          return jobs_->CheckPlaceable(endpoints::ReplicaJobSpec(spec, "check", "unused", ""),
                                        "endpoint " + spec.name + ": a replica cannot be placed");
         });
     replica_runner_ = endpoints::NewJobReplicaRunner(*jobs_, store_->nodes());

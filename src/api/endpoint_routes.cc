@@ -84,7 +84,8 @@ Json EndpointToJson(const EndpointView& view, const std::string& project_name) {
                         {"job_id", rep.job_id},
                         {"node_id", rep.node_id},
                         {"address", rep.address},
-                        {"since", FormatTime(rep.since)}});
+                        {"since", FormatTime(rep.since)},
+                        {"node_draining", rep.leaving}});
   }
   Json scaling = Json::array();
   for (const endpoints::ScalingEvent& e : view.doc.scaling) {

@@ -340,11 +340,14 @@ class Gateway {
     return Unavailable("the replica answered 503: " + answer.body.substr(0, 200));
   }
 
-  static http::UpstreamRequest UpstreamCall(const std::string& path, const std::string& body,
-                                            bool stream) {
+  // The request to a replica: the client's token stays here; the replica's own key goes.
+  static http::UpstreamRequest UpstreamCall(const RouteReplica& replica, const std::string& path,
+                                            const std::string& body, bool stream) {
     http::UpstreamRequest request;
     request.target = path;
     request.headers = {{"Content-Type", "application/json"}};
+    if (!replica.key.empty())
+      request.headers.emplace_back("Authorization", "Bearer " + replica.key);
     if (stream) request.headers.emplace_back("Accept", "text/event-stream");
     request.body = body;
     request.step_timeout = kUpstreamStepTimeout;
@@ -372,7 +375,8 @@ class Gateway {
   awaitable<Attempt> Whole(const Route& r, const RouteReplica& replica, const std::string& path,
                            const std::string& body) {
     InFlightMark in_flight(load_, r.endpoint_id, replica.id);
-    auto answer = co_await upstreams_->Send(replica.address, UpstreamCall(path, body, false));
+    auto answer =
+        co_await upstreams_->Send(replica.address, UpstreamCall(replica, path, body, false));
     if (!answer.ok()) co_return Failed(r, answer.status());
     if (answer->status == 503) co_return Failure(RefusedWith(*answer));
     co_return Attempt{Answer(std::move(*answer), "application/json")};
@@ -383,7 +387,8 @@ class Gateway {
                               const std::string& body, std::shared_ptr<Tally> tally) {
     auto x = std::make_shared<Exchange>();
     x->in_flight = std::make_unique<InFlightMark>(load_, r.endpoint_id, replica.id);
-    auto reply = co_await upstreams_->Open(replica.address, UpstreamCall(path, body, true));
+    auto reply =
+        co_await upstreams_->Open(replica.address, UpstreamCall(replica, path, body, true));
     if (!reply.ok()) co_return Failed(r, reply.status());
     x->reply = std::move(reply).value();
     const http::ClientResponse& head = x->reply->head();

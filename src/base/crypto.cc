@@ -109,13 +109,13 @@ uint64_t RandomU64() {
 }
 
 std::string Sha256Hex(std::string_view data) {
-  static const EVP_MD* const md = FetchOr("SHA256", EVP_sha256());
-  return Digest(md, data);
+  static const EVP_MD* const kSha256 = FetchOr("SHA256", EVP_sha256());
+  return Digest(kSha256, data);
 }
 
 std::string Md5Hex(std::string_view data) {
-  static const EVP_MD* const md = FetchOr("MD5", EVP_md5());
-  return Digest(md, data);
+  static const EVP_MD* const kMd5 = FetchOr("MD5", EVP_md5());
+  return Digest(kMd5, data);
 }
 
 std::string Base64Encode(std::string_view bytes) {
@@ -165,6 +165,10 @@ std::optional<std::string> Base64Decode(std::string_view in) {
     if (pad < 1) out.push_back(static_cast<char>(bits & 0xff));
   }
   return out;
+}
+
+bool SecretsEqual(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 }  // namespace tf

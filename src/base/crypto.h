@@ -24,4 +24,7 @@ std::string Base64Encode(std::string_view bytes);
 // The bytes of standard base64 with padding; nullopt for anything else.
 std::optional<std::string> Base64Decode(std::string_view in);
 
+// Whether two secrets are the same, in a time that depends on their lengths only.
+bool SecretsEqual(std::string_view a, std::string_view b);
+
 }  // namespace tf

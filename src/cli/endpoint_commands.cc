@@ -145,7 +145,9 @@ void PrintEndpoint(const Json& e) {
     Table t({"#", "replica", "generation", "state", "job", "node", "address", "since (UTC)"});
     int position = 0;
     for (const Json& r : e["replicas"]) {
-      t.Add({std::to_string(++position), Cell(r["id"]), Cell(r["generation"]), Cell(r["state"]),
+      std::string state = Cell(r["state"]);
+      if (r.value("node_draining", false)) state += " (node draining)";
+      t.Add({std::to_string(++position), Cell(r["id"]), Cell(r["generation"]), state,
              Cell(r["job_id"]), Cell(r["node_id"]), Cell(r["address"]), Moment(r["since"])});
     }
     t.Print(std::cout);

@@ -1,6 +1,7 @@
 // `tensorfleet engine ...`: run the built-in inference engine locally (generate), behind an
 // OpenAI-compatible API (serve; src/serve/), or measure its speed (bench; engine_bench.cc).
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -10,6 +11,8 @@
 #include "engine/generate.h"
 #include "engine/model.h"
 #include "engine/tokenizers/tokenizer.h"
+#include "jobs/quantities.h"
+#include "jobs/spec_rules.h"
 #include "serve/server.h"
 
 namespace tf::cli {
@@ -155,7 +158,28 @@ void AddEngineCommands(CLI::App& app, client::Connection& conn, int& exit_code) 
       ->add_option("--served-name", serve_flags->served_name,
                    "The model's name in the API (default: the directory's or file's name)")
       ->type_name("NAME");
-  RunStatus(serve, exit_code, [serve_flags] { return serve::Serve(*serve_flags); });
+  serve
+      ->add_option("--api-key", serve_flags->api_key,
+                   "Answer only requests that bear this key (Authorization: Bearer KEY; /health "
+                   "excepted). Default: $TENSORFLEET_ENGINE_API_KEY, which, unlike a command "
+                   "line, other users of the machine cannot read")
+      ->type_name("KEY");
+  auto shutdown_grace = std::make_shared<std::string>("5s");
+  serve
+      ->add_option("--shutdown-grace", *shutdown_grace,
+                   "After SIGTERM, how long requests in flight have to finish")
+      ->capture_default_str()
+      ->type_name("DURATION");
+  RunStatus(serve, exit_code, [serve_flags, shutdown_grace]() -> Status {
+    auto grace = jobs::ParseDuration(*shutdown_grace);
+    if (!grace.ok()) return InvalidArgument("--shutdown-grace: " + grace.status().message());
+    serve_flags->shutdown_grace = std::chrono::milliseconds(*grace);
+    if (serve_flags->api_key.empty()) {
+      const char* key = std::getenv(std::string(jobs::kEngineApiKeyEnv).c_str());
+      if (key != nullptr) serve_flags->api_key = key;
+    }
+    return serve::Serve(*serve_flags);
+  });
 
   AddEngineBenchCommand(*engine, conn, exit_code);
 }

@@ -15,6 +15,7 @@ namespace {
 
 // A draining replica's job is stopped once its last request has been answered, or after this.
 constexpr TimeMs kDrainGraceMs = 2 * kMinuteMs;
+constexpr size_t kReplicaKeyBytes = 16;
 
 constexpr const char* kStarting = "starting";
 constexpr const char* kWarming = "warming";
@@ -48,14 +49,14 @@ bool Of(const EndpointDoc& doc, const Replica& r, Generation g) {
 }
 
 // Changes up to `n` replicas of generation `g` in the states `from` (in that order) to `to`;
-// returns how many.
+// returns how many. Replicas leaving a draining node are not among them (Leave's).
 int Move(EndpointDoc& doc, Generation g, const std::vector<std::string>& from, const char* to,
          int n, TimeMs now) {
   int moved = 0;
   for (const std::string& state : from) {
     for (Replica& r : doc.replicas) {
       if (moved == n) return moved;
-      if (Of(doc, r, g) && r.state == state) {
+      if (Of(doc, r, g) && r.state == state && !r.leaving) {
         SetState(r, to, now);
         ++moved;
       }
@@ -66,8 +67,27 @@ int Move(EndpointDoc& doc, Generation g, const std::vector<std::string>& from, c
 
 int Count(const EndpointDoc& doc, Generation g, const char* state) {
   return static_cast<int>(std::count_if(doc.replicas.begin(), doc.replicas.end(), [&](auto& r) {
-    return Of(doc, r, g) && r.state == state;
+    return Of(doc, r, g) && r.state == state && !r.leaving;
   }));
+}
+
+// Replicas that serve from a draining node until their replacements are ready.
+int CountLeaving(const EndpointDoc& doc) {
+  return static_cast<int>(std::count_if(doc.replicas.begin(), doc.replicas.end(),
+                                        [](auto& r) { return r.leaving && r.state == kReady; }));
+}
+
+// Drains up to `n` replicas that serve from a draining node; returns how many.
+int Leave(EndpointDoc& doc, int n, TimeMs now) {
+  int moved = 0;
+  for (Replica& r : doc.replicas) {
+    if (moved == n) break;
+    if (r.leaving && r.state == kReady) {
+      SetState(r, kDraining, now);
+      ++moved;
+    }
+  }
+  return moved;
 }
 
 }  // namespace
@@ -130,11 +150,18 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
       }
       r.node_id = job->node_id;
       if (!job->address.empty()) r.address = job->address;
-      if (job->node_draining && r.state != kDraining) {
-        // Its worker is stopping it already: out of rotation now, and replaced below.
-        notes.push_back("replica " + r.id + ": its node " + r.node_id +
-                        " is draining: out of rotation, replaced");
-        SetState(r, kDraining, now);
+      if (job->node_draining && !r.leaving && r.state != kDraining) {
+        // A serving replica serves on until a replacement is ready (its worker stops it a
+        // grace period before the drain's deadline); any other goes now.
+        r.leaving = true;
+        if (r.state == kReady && !deleting) {
+          notes.push_back("replica " + r.id + ": its node " + r.node_id +
+                          " is draining: replaced, serving until the replacement is ready");
+        } else {
+          notes.push_back("replica " + r.id + ": its node " + r.node_id +
+                          " is draining: stopped, replaced");
+          SetState(r, kDraining, now);
+        }
       }
     }
     if (deleting && r.state != kDraining) SetState(r, kDraining, now);
@@ -166,18 +193,28 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
     // generation that joins the rotation drains one that serves.
     Move(doc, Generation::kPrevious, {kWarming, kWarm, kStarting}, kDraining,
          static_cast<int>(doc.replicas.size()), now);
+    // A replica of this generation that joins the rotation takes the place of one leaving a
+    // draining node first, then of one of the previous generation.
+    int taking_over = became_ready - Leave(doc, became_ready, now);
+    // A warm replica takes one's place at once (the autoscaler refills the pool behind it).
+    Leave(doc, Move(doc, Generation::kCurrent, {kWarm}, kReady, CountLeaving(doc), now), now);
+    int leaving = CountLeaving(doc);
     int old_ready = Count(doc, Generation::kPrevious, kReady);
     old_ready -= Move(doc, Generation::kPrevious, {kReady}, kDraining,
-                      std::min(old_ready, became_ready), now);
+                      std::min(old_ready, taking_over), now);
 
     // 3: the autoscaler, over this generation's replicas and those of the previous one that
-    // still serve. While a rollout goes on, its one replica starting ahead of the old ones
-    // (surge one) is not counted: it takes an old one's place, it adds nothing.
+    // still serve (those leaving a draining node included: they serve until replaced). The
+    // replicas starting ahead of others, to take their places, are not counted: one for each
+    // leaving a draining node, and while a rollout goes on, one ahead of the old generation
+    // (surge one). They add nothing.
     ReplicaCounts counts;
-    counts.ready = Count(doc, Generation::kCurrent, kReady) + old_ready;
+    counts.ready = Count(doc, Generation::kCurrent, kReady) + old_ready + leaving;
     counts.starting = Count(doc, Generation::kCurrent, kStarting);
     counts.warm = Count(doc, Generation::kCurrent, kWarm);
     counts.warming = Count(doc, Generation::kCurrent, kWarming);
+    const int replacing = std::min(counts.starting, leaving);
+    counts.starting -= replacing;
     const bool surging = old_ready > 0 && counts.starting > 0;
     counts.starting -= surging;
     const auto& history = Observe(view, now);
@@ -185,18 +222,25 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
     ScalingDecision d = DecideScale(spec, samples, counts, now);
     Move(doc, Generation::kCurrent, {kWarm}, kReady, d.promote, now);
     Move(doc, Generation::kCurrent, {kReady}, kWarm, d.demote, now);
-    // A scale-in takes the previous generation's replicas first.
-    int stopped_old = Move(doc, Generation::kPrevious, {kReady}, kDraining, d.stop_serving, now);
+    // A scale-in takes the replicas leaving a draining node first, then the previous
+    // generation's.
+    int stopped = Leave(doc, d.stop_serving, now);
+    leaving -= stopped;
+    int stopped_old =
+        Move(doc, Generation::kPrevious, {kReady}, kDraining, d.stop_serving - stopped, now);
     old_ready -= stopped_old;
-    Move(doc, Generation::kCurrent, {kStarting, kReady}, kDraining, d.stop_serving - stopped_old,
-         now);
+    stopped += stopped_old;
+    Move(doc, Generation::kCurrent, {kStarting, kReady}, kDraining, d.stop_serving - stopped, now);
     Move(doc, Generation::kCurrent, {kWarming, kWarm}, kDraining, d.stop_warm, now);
     const int surge = old_ready > 0 && !surging && d.start_serving == 0 ? 1 : 0;
-    for (int i = 0; i < d.start_serving + surge + d.start_warm; ++i) {
+    const int replacements = std::max(0, leaving - replacing);
+    const int start_serving = d.start_serving + surge + replacements;
+    for (int i = 0; i < start_serving + d.start_warm; ++i) {
       Replica r;
       r.id = "rep_" + RandomHex(4);
+      r.key = RandomHex(kReplicaKeyBytes);
       r.generation = doc.generation;
-      SetState(r, i < d.start_serving + surge ? kStarting : kWarming, now);
+      SetState(r, i < start_serving ? kStarting : kWarming, now);
       doc.replicas.push_back(std::move(r));
     }
     if (d.Changes()) Note(doc, now, d.serving, d.warm, d.reason);
@@ -266,7 +310,7 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
       }
       model_url = *url;
     }
-    auto job = runner_.Start(project, ReplicaJobSpec(spec, r.id, model_url));
+    auto job = runner_.Start(project, ReplicaJobSpec(spec, r.id, model_url, r.key));
     if (!job.ok()) {
       Note(doc, now, serving, warm, "cannot start replica " + r.id + ": " + job.status().message());
       break;

@@ -15,9 +15,11 @@ Json EndpointDocToJson(const EndpointDoc& doc) {
                         {"job_id", r.job_id},
                         {"node_id", r.node_id},
                         {"address", r.address},
+                        {"key", r.key},
                         {"since", r.since},
                         {"failed_checks", r.failed_checks},
-                        {"stop_sent", r.stop_sent}});
+                        {"stop_sent", r.stop_sent},
+                        {"leaving", r.leaving}});
   }
   Json scaling = Json::array();
   for (const ScalingEvent& e : doc.scaling) {
@@ -58,9 +60,11 @@ Result<EndpointDoc> EndpointDocFromJson(const Json& json) {
       f.Read("job_id", r.job_id);
       f.Read("node_id", r.node_id);
       f.Read("address", r.address);
+      f.Read("key", r.key);
       f.Read("since", r.since);
       f.Read("failed_checks", r.failed_checks);
       f.Read("stop_sent", r.stop_sent);
+      f.Read("leaving", r.leaving);
       f.Finish();
       doc.replicas.push_back(std::move(r));
     }

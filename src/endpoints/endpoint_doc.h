@@ -22,9 +22,13 @@ struct Replica {
   std::string job_id;      // the job that runs it ("" until submitted)
   std::string node_id;     // where it runs ("" until placed)
   std::string address;     // host:port its server listens on ("" until started)
+  std::string key;         // its server's own API key, which only the gateway sends
   TimeMs since = 0;        // when it entered `state`
   int failed_checks = 0;   // liveness checks failed in a row
   bool stop_sent = false;  // draining: its job has been asked to stop
+  // Its node is draining: it serves on (out of the autoscaler's count, so that a replacement
+  // starts) until a replacement joins the rotation, then drains.
+  bool leaving = false;
   friend bool operator==(const Replica&, const Replica&) = default;
 };
 

@@ -3,6 +3,9 @@
 #include <array>
 #include <utility>
 
+#include "jobs/quantities.h"
+#include "jobs/spec_rules.h"
+
 namespace tf::endpoints {
 namespace {
 
@@ -10,10 +13,11 @@ constexpr size_t kMaxJobNameBytes = 63;
 constexpr std::string_view kModelDir = "model";  // in the job's working directory
 
 // {placeholder, the shell expression that holds its value}; {model} is the caller's.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kPlaceholders = {{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kPlaceholders = {{
     {"{port}", "\"$TENSORFLEET_MASTER_PORT\""},
     {"{host}", "\"$TENSORFLEET_MASTER_ADDR\""},
     {"{gpus}", "\"$TENSORFLEET_GPUS_PER_NODE\""},
+    {"{api_key}", "\"$TENSORFLEET_ENGINE_API_KEY\""},
 }};
 
 // A command engine's script: a string is a script already (its placeholders replaced in
@@ -43,7 +47,8 @@ std::string BuiltinScript(const EndpointSpec& spec, const std::string& model_wor
          " --host \"$TENSORFLEET_MASTER_ADDR\" --port \"$TENSORFLEET_MASTER_PORT\"" +
          " --served-name " + ShellQuote(spec.name) + " --threads " + std::to_string(e.threads) +
          " --quantize " + ShellQuote(e.quantize) + " --kv-cache-mb " +
-         std::to_string(e.kv_cache_bytes >> 20) + " --max-batch " + std::to_string(e.max_batch);
+         std::to_string(e.kv_cache_bytes >> 20) + " --max-batch " + std::to_string(e.max_batch) +
+         " --shutdown-grace " + jobs::FormatDuration(kReplicaDrainGraceMs);
 }
 
 }  // namespace
@@ -102,7 +107,7 @@ std::string ReplicaJobName(std::string_view endpoint_name, std::string_view repl
 }
 
 jobs::JobSpec ReplicaJobSpec(const EndpointSpec& spec, std::string_view replica_id,
-                             const std::string& model_url) {
+                             const std::string& model_url, const std::string& api_key) {
   jobs::JobSpec job;
   job.name = ReplicaJobName(spec.name, replica_id);
   std::string script = "set -e\n";
@@ -119,6 +124,8 @@ jobs::JobSpec ReplicaJobSpec(const EndpointSpec& spec, std::string_view replica_
                                                      : CommandScript(spec.engine, model_word);
   job.command = {"/bin/sh", "-c", script + "\n"};
   job.env = spec.env;
+  if (!api_key.empty()) job.env[std::string(jobs::kEngineApiKeyEnv)] = api_key;
+  job.drain_grace_ms = kReplicaDrainGraceMs;
   job.resources = spec.resources;
   job.node_selector = spec.node_selector;
   job.checkpoint.enabled = false;

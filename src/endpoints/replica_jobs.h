@@ -23,11 +23,18 @@ struct ObjectsLocation {
   std::string prefix;
 };
 
+// How long before a drain's deadline a replica on a draining node is stopped, and how long its
+// server then has to answer what it serves (the gateway has sent it nothing new by then if its
+// replacement was ready in time).
+inline constexpr TimeMs kReplicaDrainGraceMs = 30'000;
+
 // The spec of the job that runs replica `replica_id` of `spec`. `model_url` is where the model
 // is: a path on the node, or "tf://BUCKET/PREFIX" (a job's output already resolved to its
-// objects).
+// objects). `api_key` is the replica's own key: its server answers only requests that bear it
+// (in the job's environment as jobs::kEngineApiKeyEnv, never on a command line, which every
+// user of the node can read).
 jobs::JobSpec ReplicaJobSpec(const EndpointSpec& spec, std::string_view replica_id,
-                             const std::string& model_url);
+                             const std::string& model_url, const std::string& api_key);
 
 // The job's name for a replica: the endpoint's name (cut to fit) and the replica id's suffix.
 std::string ReplicaJobName(std::string_view endpoint_name, std::string_view replica_id);
@@ -35,7 +42,8 @@ std::string ReplicaJobName(std::string_view endpoint_name, std::string_view repl
 // `text` as one word for /bin/sh: in single quotes, with any single quote written '\''.
 std::string ShellQuote(std::string_view text);
 
-// A command engine's argument with its placeholders ({model}, {port}, {host}, {gpus}) made
+// A command engine's argument with its placeholders ({model}, {port}, {host}, {gpus},
+// {api_key}) made
 // into shell words: the rest single-quoted, the placeholders as the variables that hold them.
 std::string ShellWordWithPlaceholders(std::string_view arg, const std::string& model_word);
 

@@ -62,7 +62,7 @@ Status RoutingTable::Refresh() {
                                     ? spec.engine.max_batch
                                     : kCommandReplicaConcurrency;
     for (const Replica& r : view->doc.replicas) {
-      if (r.state == "ready" && !r.address.empty()) route.ready.push_back({r.id, r.address});
+      if (r.state == "ready" && !r.address.empty()) route.ready.push_back({r.id, r.address, r.key});
       ++route.replicas_by_state[r.state];
     }
     (*table)[{record.project_id, record.name}] = std::move(route);

@@ -26,6 +26,7 @@ inline constexpr int kCommandReplicaConcurrency = 64;
 struct RouteReplica {
   std::string id;
   std::string address;  // host:port
+  std::string key;      // its server's API key ("" for none)
 };
 
 struct Route {

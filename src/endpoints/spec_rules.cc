@@ -55,6 +55,11 @@ Problem CheckAsJob(const EndpointSpec& spec) {
   job.command = spec.engine.kind == EngineKind::kCommand
                     ? spec.engine.command
                     : std::vector<std::string>{"tensorfleet", "engine", "serve"};
+  if (spec.env.count(std::string(jobs::kEngineApiKeyEnv))) {
+    return Fail("env." + std::string(jobs::kEngineApiKeyEnv),
+                "is set by the platform: each replica has a key of its own, which only the "
+                "gateway sends");
+  }
   auto problem = jobs::FindSpecProblem(job);
   if (problem && problem->path.starts_with("command")) {
     problem->path = "engine." + problem->path;

@@ -72,6 +72,10 @@ struct JobSpec {
   CheckpointSettings checkpoint;
   RetryPolicy retry;
   TimeMs max_runtime_ms = 0;  // 0: no limit
+  // 0: a drain (or a spot notice) stops the job at once, so that it checkpoints and resumes
+  // elsewhere. Above 0: the job keeps running while its node drains, until this long before
+  // the drain's deadline, and then has this long to stop (a service that is replaced first).
+  TimeMs drain_grace_ms = 0;
   CapacityType capacity = CapacityType::kAny;
   int priority = 0;                                  // -1000..1000, higher runs first
   std::map<std::string, std::string> node_selector;  // labels a node must have

@@ -67,6 +67,7 @@ nlohmann::json JobSpecToJson(const JobSpec& spec) {
         {"backoff_ms", retry.backoff_ms},
         {"max_backoff_ms", retry.max_backoff_ms}}},
       {"max_runtime_ms", spec.max_runtime_ms},
+      {"drain_grace_ms", spec.drain_grace_ms},
       {"capacity", std::string(CapacityTypeName(spec.capacity))},
       {"priority", spec.priority},
       {"node_selector", spec.node_selector},
@@ -107,6 +108,7 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& json) {
   retry.Read("max_backoff_ms", spec.retry.max_backoff_ms);
   retry.Finish();
   top.Read("max_runtime_ms", spec.max_runtime_ms);
+  top.Read("drain_grace_ms", spec.drain_grace_ms);
   ReadCapacity(top, spec.capacity);
   top.Read("priority", spec.priority);
   top.Read("node_selector", spec.node_selector);

@@ -251,6 +251,7 @@ Problem CheckCheckpointAndRetry(const JobSpec& spec) {
 
 Problem CheckScheduling(const JobSpec& spec) {
   if (auto p = CheckDuration("max_runtime", spec.max_runtime_ms, kMaxRuntimeRange)) return p;
+  if (auto p = CheckDuration("drain_grace", spec.drain_grace_ms, kDrainGraceRange)) return p;
   if (auto p = CheckInt("priority", spec.priority, kPriorityRange)) return p;
   if (spec.node_selector.size() > kMaxNodeSelectorLabels) {
     return Fail("node_selector", "must have at most " + std::to_string(kMaxNodeSelectorLabels) +
@@ -364,6 +365,7 @@ bool IsPlatformEnvName(std::string_view name) {
   static const std::set<std::string_view, std::less<>> kSet = {
       "RANK",      "LOCAL_RANK",  "WORLD_SIZE",  "LOCAL_WORLD_SIZE",    "GROUP_RANK",
       "NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "CUDA_VISIBLE_DEVICES"};
+  if (name == kEngineApiKeyEnv) return false;
   return name.starts_with("TENSORFLEET_") || kSet.count(name) > 0;
 }
 

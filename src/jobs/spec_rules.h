@@ -31,6 +31,7 @@ inline constexpr IntRange kSyncIntervalRange{10 * kSecondMs, kDayMs};
 inline constexpr IntRange kBackoffRange{0, kHourMs};
 inline constexpr IntRange kMaxBackoffRange{0, kDayMs};
 inline constexpr IntRange kMaxRuntimeRange{0, 365 * kDayMs};
+inline constexpr IntRange kDrainGraceRange{0, kHourMs};
 
 inline constexpr size_t kMaxNameBytes = 63;
 inline constexpr size_t kMaxCommandArgs = 1024;
@@ -50,7 +51,12 @@ std::string IntRangeMessage(IntRange range, std::string_view got);
 
 // Whether the platform sets this variable in every job's environment itself (the
 // TENSORFLEET_ prefix and torchrun's RANK, WORLD_SIZE, MASTER_ADDR, ...), so a spec may not.
+// kEngineApiKeyEnv is the one TENSORFLEET_ name a spec may set.
 bool IsPlatformEnvName(std::string_view name);
+
+// The key that `tensorfleet engine serve` asks its clients for (Authorization: Bearer), when
+// set: endpoints give each replica's job its own, so that only the gateway reaches it.
+inline constexpr std::string_view kEngineApiKeyEnv = "TENSORFLEET_ENGINE_API_KEY";
 
 // The first value of `spec` that breaks a rule: the field's path as the YAML spells it
 // ("resources.gpus", "env.HOME", "metrics[1].regex") and what is wrong with it.

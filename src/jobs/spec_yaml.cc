@@ -133,7 +133,7 @@ Status ReadDatasets(Reader& r, const Field& f, JobSpec& spec) {
   return OkStatus();
 }
 
-constexpr std::array<FieldRule<JobSpec>, 17> kSpecRules = {{
+constexpr std::array<FieldRule<JobSpec>, 18> kSpecRules = {{
     {"name", StringField<JobSpec, &JobSpec::name>},
     {"command", ReadCommand},
     {"code", StringField<JobSpec, &JobSpec::code>},
@@ -145,6 +145,7 @@ constexpr std::array<FieldRule<JobSpec>, 17> kSpecRules = {{
     {"checkpoint", ReadCheckpoint},
     {"retry", ReadRetry},
     {"max_runtime", DurationField<JobSpec, &JobSpec::max_runtime_ms>},
+    {"drain_grace", DurationField<JobSpec, &JobSpec::drain_grace_ms>},
     {"capacity", ReadCapacity},
     {"priority", IntField<JobSpec, &JobSpec::priority, kPriorityRange>},
     {"node_selector", ReadNodeSelector},

@@ -278,6 +278,12 @@ awaitable<http::Response> Complete(ServeState& st, http::Request& req, Endpoint 
   co_return response;
 }
 
+// The secret of "Authorization: Bearer SECRET"; "" without one.
+std::string_view BearerSecret(const http::Request& req) {
+  std::string_view auth = req.Header("Authorization");
+  return auth.starts_with("Bearer ") ? auth.substr(7) : std::string_view();
+}
+
 awaitable<http::Response> Route(ServeState& st, http::Request& req) {
   const std::string& path = req.path;
   const bool get = req.method == "GET" || req.method == "HEAD";
@@ -285,6 +291,12 @@ awaitable<http::Response> Route(ServeState& st, http::Request& req) {
     const bool ready = st.loaded.load() != nullptr;
     Json status = {{"status", ready ? "ok" : "loading"}};
     co_return JsonResponse(ready ? 200 : 503, status);
+  }
+  if (!st.api_key.empty() && !SecretsEqual(BearerSecret(req), st.api_key)) {
+    co_return ErrorResponse(Error(401,
+                                  "this server needs its API key (Authorization: Bearer KEY); "
+                                  "the one given is missing or wrong",
+                                  "invalid_request_error", "", "invalid_api_key"));
   }
   if (path == "/metrics" && get) {
     http::Response r;

@@ -15,7 +15,6 @@
 namespace tf::serve {
 namespace {
 
-constexpr std::chrono::milliseconds kShutdownGrace{5000};
 constexpr int kNetworkThreads = 2;
 // Tokens per engine step: every running sequence's decode token, then prompt chunks.
 constexpr int64_t kStepTokens = 512;
@@ -68,6 +67,7 @@ std::string DefaultServedName(const std::string& dir) {
 Status Serve(const ServeOptions& f) {
   ServeState st;
   st.served_name = f.served_name.empty() ? DefaultServedName(f.model_dir) : f.served_name;
+  st.api_key = f.api_key;
   st.created = std::chrono::duration_cast<std::chrono::seconds>(
                    std::chrono::system_clock::now().time_since_epoch())
                    .count();
@@ -108,8 +108,8 @@ Status Serve(const ServeOptions& f) {
   if (load_status.ok()) std::cerr << "engine serve: signal " << sig << ", stopping" << std::endl;
 
   std::promise<void> stopped;
-  asio::co_spawn(io, (*server)->Shutdown(kShutdownGrace),
-                 [&stopped](std::exception_ptr) { stopped.set_value(); });
+  asio::co_spawn(io, (*server)->Shutdown(f.shutdown_grace),
+                 [&stopped](const std::exception_ptr&) { stopped.set_value(); });
   stopped.get_future().wait();
   if (loaded) loaded->executor->Stop();
   work.reset();

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -34,6 +35,10 @@ struct ServeOptions {
   std::string served_name;        // default: the directory's (or file's stem's) last component
   int64_t kv_cache_mb = 1024;     // the paged KV cache's pool
   int64_t max_batch = 16;         // sequences running at once
+  // Requests must bear it (Authorization: Bearer KEY), /health's excepted; "" takes any.
+  std::string api_key;
+  // After SIGTERM: how long requests in flight have to finish before they are cut.
+  std::chrono::milliseconds shutdown_grace{5'000};
 };
 
 // A model ready to serve: set once, after loading.
@@ -62,6 +67,7 @@ struct ServeState {
   int64_t created = 0;  // unix seconds, for /v1/models
   ServeMetrics metrics;
   std::atomic<LoadedModel*> loaded{nullptr};  // null while loading
+  std::string api_key;                        // ServeOptions::api_key
 };
 
 // The HTTP handler for every route. `state` must outlive the server.

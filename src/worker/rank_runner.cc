@@ -203,6 +203,12 @@ void RankRunner::Stop(StopKind kind, milliseconds grace, const std::string& reas
   cv_.notify_all();
 }
 
+void RankRunner::StopAfter(milliseconds delay, milliseconds grace, const std::string& reason) {
+  MutexLock lock(mu_);
+  auto at = Clock::now() + delay;
+  if (!deferred_stop_ || at < deferred_stop_->at) deferred_stop_ = DeferredStop{at, grace, reason};
+}
+
 bool RankRunner::WaitForStop(milliseconds timeout) {
   MutexLock lock(mu_);
   return lock.WaitFor(cv_, timeout, [&]() REQUIRES(mu_) { return stop_requested_; });
@@ -358,6 +364,14 @@ bool RankRunner::Supervise(std::vector<std::unique_ptr<ProcessGroup>>& groups,
     if (all_done) return false;
     bool stop;
     Clock::time_point kill_at;
+    std::optional<DeferredStop> due;
+    {
+      MutexLock lock(mu_);
+      if (!stop_requested_ && deferred_stop_ && Clock::now() >= deferred_stop_->at) {
+        due = deferred_stop_;
+      }
+    }
+    if (due) Stop(StopKind::kInterrupt, due->grace, due->reason);
     {
       MutexLock lock(mu_);
       stop = stop_requested_;

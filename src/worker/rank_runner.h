@@ -62,6 +62,11 @@ class RankRunner {
   // Asks the rank to stop: SIGTERM to its processes, SIGKILL after `grace`. Safe to call
   // repeatedly: the earliest deadline wins, an interrupt is never downgraded to a withdrawal.
   void Stop(StopKind kind, std::chrono::milliseconds grace, const std::string& reason);
+  // An interrupt (as Stop) once `delay` has passed: a service on a draining node keeps serving
+  // until its replacement has taken over. Safe to call repeatedly: the earliest time wins, and
+  // a Stop meanwhile goes ahead of it.
+  void StopAfter(std::chrono::milliseconds delay, std::chrono::milliseconds grace,
+                 const std::string& reason);
   bool done() const { return done_; }
   void Join();
   const Assignment& assignment() const { return assignment_; }
@@ -109,6 +114,12 @@ class RankRunner {
   StopKind stop_kind_ GUARDED_BY(mu_) = StopKind::kWithdraw;
   std::chrono::steady_clock::time_point kill_at_ GUARDED_BY(mu_);
   std::string stop_reason_ GUARDED_BY(mu_);
+  struct DeferredStop {
+    std::chrono::steady_clock::time_point at;
+    std::chrono::milliseconds grace;
+    std::string reason;
+  };
+  std::optional<DeferredStop> deferred_stop_ GUARDED_BY(mu_);
 };
 
 }  // namespace tf::worker

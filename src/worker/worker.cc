@@ -245,9 +245,21 @@ class WorkerImpl final : public Worker {
       }
     }
     if (want.drain_deadline_ms) {
+      const std::chrono::milliseconds deadline(*want.drain_deadline_ms);
+      const std::string reason =
+          want.drain_reason.empty() ? "drained" : "drained: " + want.drain_reason;
       for (auto& [key, runner] : runners_) {
-        runner->Stop(StopKind::kInterrupt, std::chrono::milliseconds(*want.drain_deadline_ms),
-                     want.drain_reason.empty() ? "drained" : "drained: " + want.drain_reason);
+        std::chrono::milliseconds grace(runner->assignment().spec.drain_grace_ms);
+        if (grace.count() == 0) {
+          runner->Stop(StopKind::kInterrupt, deadline, reason);
+        } else if (wanted.count(key)) {
+          // A service: it serves on until its replacement has taken over (the server then
+          // withdraws it), or until `grace` before the deadline.
+          grace = std::min(grace, deadline);
+          runner->StopAfter(deadline - grace, grace, reason);
+        } else {
+          runner->Stop(StopKind::kWithdraw, grace, "the server withdrew it (drained)");
+        }
       }
       return;
     }

@@ -6,10 +6,14 @@
 GET /health answers 200. POST /v1/chat/completions answers a chat completion whose content is
 "NAME@PORT heard: <the last message>", and whose "seen_headers" lists the request's header names (so
 that a test can check what the gateway passes on). With "stream": true it sends "events" chunks
-(default 3), "interval" seconds apart (default 0), as SSE, then [DONE].
+(default 3), "interval" seconds apart (default 0), as SSE, then [DONE]. With
+$TENSORFLEET_ENGINE_API_KEY set (an endpoint's replica), a POST must bear it (else 401), and the
+answer says "key_checked": true.
 """
 import argparse
+import hmac
 import json
+import os
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -47,13 +51,18 @@ def main():
             if self.path != "/v1/chat/completions":
                 self.send_json(404, {"error": {"message": "no such path", "type": "invalid_request_error"}})
                 return
+            key = os.environ.get("TENSORFLEET_ENGINE_API_KEY", "")
+            if key and not hmac.compare_digest(self.headers.get("Authorization", ""), "Bearer " + key):
+                self.send_json(401, {"error": {"message": "wrong or missing API key",
+                                               "type": "invalid_request_error", "code": "invalid_api_key"}})
+                return
             said = request.get("messages", [{}])[-1].get("content", "")
             content = f"{args.name}@{args.port} heard: {said}"
             seen = sorted(k.lower() for k in self.headers.keys())
             if not request.get("stream"):
                 self.send_json(200, {
                     "id": "chatcmpl-echo", "object": "chat.completion", "created": int(time.time()),
-                    "model": request.get("model"), "seen_headers": seen,
+                    "model": request.get("model"), "seen_headers": seen, "key_checked": bool(key),
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": content}}],
                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
