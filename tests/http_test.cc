@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "eventually.h"
 #include "http_test_util.h"  // first: includes base/async.h
 
 namespace tf::http::testing {
@@ -187,6 +188,39 @@ TEST_F(HttpServerTest, HandlerPastItsDeadlineGets503) {
   gate_.Open();  // let the abandoned handler end
 }
 
+// A request whose head asks for a bound of its own (handler_timeout_for) runs past the
+// server's handler_timeout, which still holds for the rest.
+TEST_F(HttpServerTest, ARequestMayHaveAHandlerTimeoutOfItsOwn) {
+  ServerOptions options;
+  options.handler_timeout = 50ms;
+  options.handler_timeout_for =
+      [](const Request& head) -> std::optional<std::chrono::milliseconds> {
+    if (head.path == "/long") return std::chrono::minutes(10);
+    return std::nullopt;
+  };
+  std::atomic<bool> long_started{false};
+  StartServer(
+      [this, &long_started](Request& r) -> awaitable<Response> {
+        if (r.path == "/long") long_started = true;
+        co_await gate_.Wait();
+        co_return Text("done " + r.path);
+      },
+      options);
+  std::future<Result<ClientResponse>> long_call = std::async(
+      std::launch::async, [this] { return NewClient()->Send("GET", "/long", {}, "", 10s); });
+  ASSERT_TRUE(tf::testing::Eventually([&] { return long_started.load(); }));
+  // Another request, started after it, passes its 50 ms: /long has run longer than that.
+  auto short_call = NewClient()->Send("GET", "/short", {}, "", 10s);
+  ASSERT_TRUE(short_call.ok()) << short_call.status().ToString();
+  EXPECT_EQ(short_call->status, 503);
+  gate_.Open();  // the abandoned /short's wait
+  gate_.Open();  // /long's
+  auto answered = long_call.get();
+  ASSERT_TRUE(answered.ok()) << answered.status().ToString();
+  EXPECT_EQ(answered->status, 200);
+  EXPECT_EQ(answered->body, "done /long");
+}
+
 TEST_F(HttpServerTest, TheServersOwnRefusalsTakeTheFormTheOptionsGive) {
   // Requests under /xml/ are answered in a protocol of their own; the rest get the JSON.
   ServerOptions options;
@@ -297,7 +331,7 @@ TEST_F(HttpServerTest, GracefulShutdownFinishesInFlightAndRefusesNew) {
 
   std::promise<void> shutdown_done;
   asio::co_spawn(io_.io(), server_->Shutdown(10s),
-                 [&](std::exception_ptr) { shutdown_done.set_value(); });
+                 [&](const std::exception_ptr&) { shutdown_done.set_value(); });
   // Shutdown begins on the io thread; from then on a new connection is refused.
   bool refused = false;
   for (int attempt = 0; attempt < 1000 && !refused; ++attempt) {
@@ -418,7 +452,8 @@ TEST(HttpServerThreadsTest, ServesConcurrentClientsOnSeveralIoThreads) {
   EXPECT_EQ((*server)->requests_served(), kClients * kRequests);
 
   std::promise<void> stopped;
-  asio::co_spawn(io, (*server)->Shutdown(1s), [&](std::exception_ptr) { stopped.set_value(); });
+  asio::co_spawn(io, (*server)->Shutdown(1s),
+                 [&](const std::exception_ptr&) { stopped.set_value(); });
   stopped.get_future().wait();
   work.reset();
   for (auto& t : io_threads) t.join();

@@ -139,6 +139,9 @@ class AppImpl final : public App {
     options_.http.stream_body = [router](const http::Request& head) {
       return router->StreamsBody(head);
     };
+    options_.http.handler_timeout_for = [router](const http::Request& head) {
+      return router->HandlerTimeout(head);
+    };
     options_.http.error_response = [router](const http::Request& head, int status,
                                             std::string_view message) {
       return router->Refusal(head, status, message);

@@ -44,6 +44,10 @@ constexpr auto kRetryAfter = std::chrono::seconds(1);  // a failed replica is pa
 constexpr size_t kPrefixBytes = 256;
 constexpr auto kQueuePoll = std::chrono::milliseconds(20);
 constexpr auto kUpstreamStepTimeout = std::chrono::minutes(10);
+// A completion's whole answer may take this long, its wait in the queue included (bounded by the
+// endpoint's queue_timeout, at most an hour), instead of the server's usual handler timeout:
+// a long generation that is not streamed is answered, not cut at a minute.
+constexpr auto kCompletionTimeout = std::chrono::hours(2);
 using SteadyClock = std::chrono::steady_clock;
 
 double SecondsSince(SteadyClock::time_point start) {
@@ -437,6 +441,9 @@ void AddGatewayRoutes(Router& router, Services& services, RoutingTable& routes, 
   router.Add("GET", "/openai/v1/models", [gateway](Context& ctx) -> awaitable<http::Response> {
     co_return co_await gateway->Models(ctx);
   });
+  for (const char* path : {"/openai/v1/chat/completions", "/openai/v1/completions"}) {
+    router.SetHandlerTimeout("POST", path, kCompletionTimeout);
+  }
 }
 
 }  // namespace tf::api

@@ -50,6 +50,13 @@ void Router::Add(const std::string& method, const std::string& pattern, RouteHan
   routes_.push_back(std::move(route));
 }
 
+void Router::SetHandlerTimeout(const std::string& method, const std::string& pattern,
+                               std::chrono::milliseconds timeout) {
+  for (Route& route : routes_) {
+    if (route.method == method && route.pattern == pattern) route.handler_timeout = timeout;
+  }
+}
+
 bool Router::Match(const Route& route, const std::string& path,
                    const std::vector<std::string>& segments,
                    std::map<std::string, std::string>& params) {
@@ -100,6 +107,14 @@ bool Router::StreamsBody(const http::Request& head) const {
   return route != nullptr && route->body == Body::kStreamed;
 }
 
+std::optional<std::chrono::milliseconds> Router::HandlerTimeout(const http::Request& head) const {
+  if (FallbackClaimsFirst(head)) return std::nullopt;
+  bool path_known;
+  std::map<std::string, std::string> params;
+  const Route* route = Find(head.method, head.path, &path_known, &params);
+  return route != nullptr ? route->handler_timeout : std::nullopt;
+}
+
 std::optional<http::Response> Router::Refusal(const http::Request& head, int status,
                                               std::string_view message) const {
   if (!fallback_.error_response) return std::nullopt;
@@ -137,7 +152,7 @@ awaitable<http::Response> Router::Handle(http::Request& request) {
     Context ctx{request, std::move(params), {}};
     Status denied;
     if (found->access != Access::kPublic) {
-      std::string auth = request.Header("Authorization");
+      const std::string& auth = request.Header("Authorization");
       std::string secret;
       if (auth.rfind("Bearer ", 0) == 0) secret = auth.substr(7);
       // A token checked moments ago is answered from the cache here, on the network thread.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <boost/asio/thread_pool.hpp>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <optional>
@@ -58,12 +59,19 @@ class Router {
 
   void Add(const std::string& method, const std::string& pattern, RouteHandler handler,
            Access access = Access::kProject, Body body = Body::kBuffered);
+  // The route's handler may run this long, instead of the server's handler_timeout (a handler
+  // that bounds its own waits). Set before serving starts, after Add.
+  void SetHandlerTimeout(const std::string& method, const std::string& pattern,
+                         std::chrono::milliseconds timeout);
   // At most one; set before serving starts.
   void SetFallback(Fallback fallback) { fallback_ = std::move(fallback); }
 
   // Whether the route a request's head goes to streams its body: the server's
   // ServerOptions::stream_body.
   bool StreamsBody(const http::Request& head) const;
+  // The route's own handler timeout (SetHandlerTimeout): the server's
+  // ServerOptions::handler_timeout_for.
+  std::optional<std::chrono::milliseconds> HandlerTimeout(const http::Request& head) const;
   // The server's own refusal of a request (ServerOptions::error_response): the fallback's, for
   // the requests it takes; nullopt for the server's JSON.
   std::optional<http::Response> Refusal(const http::Request& head, int status,
@@ -81,6 +89,7 @@ class Router {
     Access access;
     Body body;
     bool rest = false;  // the last segment is a {name+} capture
+    std::optional<std::chrono::milliseconds> handler_timeout;
   };
   static bool Match(const Route& route, const std::string& path,
                     const std::vector<std::string>& segments,

@@ -104,6 +104,9 @@ struct ServerOptions {
   uint64_t max_streamed_body_bytes = uint64_t{5} << 40;  // 5 TiB
   std::chrono::milliseconds read_timeout{30'000};        // to receive a whole request
   std::chrono::milliseconds handler_timeout{60'000};     // a handler running longer gets 503
+  // A request's own bound instead of handler_timeout, decided from its head (a handler that
+  // bounds its waits itself: the inference gateway's answers); unset or nullopt: the default.
+  std::function<std::optional<std::chrono::milliseconds>(const Request& head)> handler_timeout_for;
   std::chrono::milliseconds idle_timeout{120'000};  // keep-alive connections idle this long close
   // The answer to a request the server refuses or fails itself, before or instead of its
   // handler's: `status` 413 (body over the limit), 503 (handler_timeout passed, or shutting

@@ -201,7 +201,7 @@ awaitable<void> Core::AcceptLoop(std::shared_ptr<Core> self) {
     conn->remote = ec ? std::string("unknown") : FormatEndpoint(remote);
     if (!self->Register(conn)) break;
     asio::co_spawn(conn->stream.get_executor(), Serve(self, conn),
-                   [self, id = conn->id](std::exception_ptr e) {
+                   [self, id = conn->id](const std::exception_ptr& e) {
                      if (e) spdlog::error("http: connection ended by: {}", Describe(e));
                      self->Unregister(id);
                    });
@@ -255,8 +255,7 @@ awaitable<void> Core::Serve(std::shared_ptr<Core> self, std::shared_ptr<Connecti
         limit = opt.max_body_bytes;
         ec = co_await self->ReadWholeBody(*conn, head, &request);
       }
-    }
-    if (ec == bhttp::error::body_limit && request.method.empty() && head.is_header_done()) {
+    } else if (ec == bhttp::error::body_limit && head.is_header_done()) {
       request = ToRequestHead(head.get(), conn->remote);  // a Content-Length over the limit
     }
     if (ec == bhttp::error::body_limit) {
@@ -344,11 +343,15 @@ awaitable<bool> Core::RunHandler(Connection& conn, Request request,
                                  std::shared_ptr<StreamedBody> body, Response* response) {
   auto call = std::make_shared<HandlerCall>(conn.stream.get_executor());
   call->request = std::move(request);
-  call->timer.expires_after(options_.handler_timeout);
+  std::chrono::milliseconds timeout = options_.handler_timeout;
+  if (options_.handler_timeout_for) {
+    timeout = options_.handler_timeout_for(call->request).value_or(timeout);
+  }
+  call->timer.expires_after(timeout);
   if (body) {
     call->request.body_reader = body.get();
     // The body lives as long as the call, and is read only while the handler runs.
-    body->set_on_progress([timer = &call->timer, timeout = options_.handler_timeout] {
+    body->set_on_progress([timer = &call->timer, timeout] {
       timer->expires_after(timeout);  // also wakes the wait below, which then waits again
     });
     call->body = std::move(body);
@@ -358,7 +361,7 @@ awaitable<bool> Core::RunHandler(Connection& conn, Request request,
   asio::co_spawn(
       conn.stream.get_executor(),
       [self, call]() -> awaitable<Response> { co_return co_await self->handler_(call->request); },
-      [self, call](std::exception_ptr e, Response r) {
+      [self, call](const std::exception_ptr& e, Response r) {
         call->done = true;
         if (e) {
           call->error = e;
@@ -384,10 +387,9 @@ awaitable<bool> Core::RunHandler(Connection& conn, Request request,
     *response = Refusal(req, 503, StatusCode::kUnavailable, "server is shutting down");
   } else if (!call->done) {
     spdlog::warn("http: {} {} from {} passed its {} ms deadline", req.method, req.target,
-                 req.remote_address, options_.handler_timeout.count());
-    *response =
-        Refusal(req, 503, StatusCode::kUnavailable,
-                "handler exceeded " + std::to_string(options_.handler_timeout.count()) + " ms");
+                 req.remote_address, timeout.count());
+    *response = Refusal(req, 503, StatusCode::kUnavailable,
+                        "handler exceeded " + std::to_string(timeout.count()) + " ms");
   } else if (call->error) {
     spdlog::error("http: handler for {} {} threw: {}", req.method, req.target,
                   Describe(call->error));
@@ -626,7 +628,7 @@ Result<std::unique_ptr<Server>> Server::Start(asio::io_context& io, const Server
   if (ec) return InvalidArgument("not an IP address: '" + options.address + "'");
   auto core = std::make_shared<Core>(io, options, std::move(handler));
   TF_RETURN_IF_ERROR(core->Listen(tcp::endpoint(address, options.port)));
-  asio::co_spawn(core->control(), Core::AcceptLoop(core), [](std::exception_ptr e) {
+  asio::co_spawn(core->control(), Core::AcceptLoop(core), [](const std::exception_ptr& e) {
     if (e) spdlog::error("http: accept loop ended by an exception");
   });
   return std::unique_ptr<Server>(std::make_unique<ServerImpl>(std::move(core)));

@@ -16,6 +16,9 @@ namespace tf::serve {
 namespace {
 
 constexpr int kNetworkThreads = 2;
+// A whole (not streamed) answer to a long generation takes its time; the request's max_tokens
+// and the model's context bound it.
+constexpr std::chrono::hours kCompletionTimeout{2};
 // Tokens per engine step: every running sequence's decode token, then prompt chunks.
 constexpr int64_t kStepTokens = 512;
 
@@ -78,6 +81,7 @@ Status Serve(const ServeOptions& f) {
   http::ServerOptions options;
   options.address = f.host;
   options.port = f.port;
+  options.handler_timeout = kCompletionTimeout;
   auto server = http::Server::Start(io, options, MakeServeHandler(st));
   if (!server.ok()) return server.status();
   std::vector<std::thread> network;
