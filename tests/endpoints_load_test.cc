@@ -192,6 +192,39 @@ TEST_P(EndpointsLoadTest, ANodeDrainedUnderLoadFailsNoRequest) {
   EXPECT_NE(job.output.find("endpoint tiny: drained"), std::string::npos) << job.output;
 }
 
+// spot: prefer places a replica on a spot node when one has room, and on on-demand capacity
+// when none has: here, when the spot node under it drains.
+TEST_P(EndpointsLoadTest, PreferringSpotFallsBackToOnDemand) {
+  ASSERT_TRUE(StartTensorfleetWorker(second_worker_, server_->url(), server_->token(),
+                                     (dir_.path() / "worker-spot").string(), 0,
+                                     {"--cpus", "4", "--spot", "--label", "run=" + run_}));
+  Json nodes;
+  std::string spot_node;
+  ASSERT_TRUE(Eventually([&] {
+    ProgramRun r = RunTensorfleetOn(server_->url(), server_->token(), {"--json", "nodes"});
+    nodes = Json::parse(r.output, nullptr, false);
+    for (const Json& n : nodes.is_object() ? nodes["nodes"] : Json::array()) {
+      if (n.value("spot", false) && n.value("state", "") == "ready") spot_node = n["id"];
+    }
+    return !spot_node.empty();
+  })) << nodes.dump(2);
+  Up("tiny", TinySpec("tiny", 1, 4) + "spot: prefer\n");
+  Json e = WaitForReady("tiny", 1, 1);
+  EXPECT_EQ(e["replicas"][0]["node_id"], spot_node) << "a spot node had room";
+
+  ProgramRun drain =
+      RunTensorfleetOn(server_->url(), server_->token(),
+                       {"worker", "drain", "--node", spot_node, "--deadline", "10m"});
+  ASSERT_EQ(drain.exit_code, 0) << drain.output;
+  e = WaitFor(
+      "tiny",
+      [&](const Json& e) {
+        return e["replicas"].size() == 1 && e["replicas"][0]["node_id"] != spot_node &&
+               e["replicas"][0]["state"] == "ready";
+      },
+      "the replica moved to on-demand capacity", std::chrono::seconds(120));
+}
+
 TEST_P(EndpointsLoadTest, TwoEndpointsShareOneNode) {
   Up("tiny-a", TinySpec("tiny-a", 1, 4));
   Up("tiny-b", TinySpec("tiny-b", 1, 4));

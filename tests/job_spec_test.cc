@@ -191,7 +191,8 @@ TEST(JobSpecTest, ErrorsNameTheFieldAndItsLine) {
        "train.yaml:3: max_runtime: must be a duration from 0s to 365d, got 400d"},
       {"drain_grace: 2h\n", "train.yaml:3: drain_grace: must be a duration from 0s to 1h, got 2h"},
       {"capacity: ondemand\n",
-       "train.yaml:3: capacity: must be one of any, spot, on-demand, got \"ondemand\" (did you "
+       "train.yaml:3: capacity: must be one of any, spot, on-demand, prefer-spot, got \"ondemand\" "
+       "(did you "
        "mean \"on-demand\"?)"},
       {"priority: 1001\n",
        "train.yaml:3: priority: must be an integer from -1000 to 1000, got 1001"},
@@ -563,7 +564,7 @@ TEST(JobSpecJsonTest, RefusesWhatTheYamlWouldRefuse) {
   EXPECT_EQ(error_of([](auto& j) { j["command"] = nlohmann::json::array(); }),
             "command: is required");
   EXPECT_EQ(error_of([](auto& j) { j["capacity"] = "cheap"; }),
-            "capacity: must be \"any\", \"spot\" or \"on-demand\"");
+            "capacity: must be \"any\", \"spot\", \"on-demand\" or \"prefer-spot\"");
   EXPECT_EQ(error_of([](auto& j) { j["env"]["A"] = 1; }), "env.A: must be a string");
   EXPECT_EQ(error_of([](auto& j) {
               j["hyperparameters"]["x"] = {1, 2};

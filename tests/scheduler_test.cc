@@ -386,3 +386,28 @@ TEST(FleetScheduleGang, RanksGetDistinctNodesAndLowestGpus) {
 
 }  // namespace
 }  // namespace tf::testing
+
+namespace tf::testing {
+namespace {
+
+// prefer_spot: a spot node first, even where an on-demand one fits better; on-demand when no spot
+// node has room; without it, best fit whatever the capacity.
+TEST(FleetSchedulePreferSpot, SpotFirstThenOnDemand) {
+  NodeState on_demand = Node("a-on-demand", 1);  // the better fit for a 1-GPU request
+  NodeState spot = Node("b-spot", 4);
+  spot.spot = true;
+  WorkRequest prefer = Job("prefer", 1);
+  prefer.prefer_spot = true;
+  WorkRequest plain = Job("plain", 1);
+  EXPECT_EQ(NodesOf(Schedule({on_demand, spot}, {prefer}, kNow))["prefer"],
+            std::vector<std::string>{"b-spot"});
+  EXPECT_EQ(NodesOf(Schedule({on_demand, spot}, {plain}, kNow))["plain"],
+            std::vector<std::string>{"a-on-demand"});
+  NodeState full_spot = Busy(spot, 0);
+  EXPECT_EQ(NodesOf(Schedule({on_demand, full_spot}, {prefer}, kNow))["prefer"],
+            std::vector<std::string>{"a-on-demand"})
+      << "no spot node has room: on-demand";
+}
+
+}  // namespace
+}  // namespace tf::testing

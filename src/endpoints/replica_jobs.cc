@@ -139,7 +139,7 @@ jobs::JobSpec ReplicaJobSpec(const EndpointSpec& spec, std::string_view replica_
       job.capacity = jobs::CapacityType::kSpot;
       break;
     case SpotPolicy::kPrefer:
-      job.capacity = jobs::CapacityType::kAny;
+      job.capacity = jobs::CapacityType::kPreferSpot;
       break;
   }
   return job;

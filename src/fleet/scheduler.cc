@@ -104,10 +104,12 @@ class Pass {
     return it->second;
   }
 
-  // Best fit: the fewest GPUs left, then the fewest CPUs, then the cheaper, then the smaller id.
-  auto FreeKey(size_t i) const {
+  // Best fit: a spot node first if the request prefers one, then the fewest GPUs left, then the
+  // fewest CPUs, then the cheaper, then the smaller id.
+  auto FreeKey(size_t i, const WorkRequest& r) const {
     const NodeState& n = nodes_[i];
-    return std::make_tuple(n.free_gpus.size(), n.free_cpus, n.price_per_hour, id_rank_[i]);
+    return std::make_tuple(r.prefer_spot && !n.spot, n.free_gpus.size(), n.free_cpus,
+                           n.price_per_hour, id_rank_[i]);
   }
 
   // The best node with one slot free now outside any reservation, or kNoNode. Sets
@@ -119,7 +121,7 @@ class Pass {
       if (!HasFree(nodes_[i], r)) continue;
       *fits_unreserved = true;
       if (!RoomFits(room_[i], r)) continue;
-      if (best == kNoNode || FreeKey(i) < FreeKey(best)) best = i;
+      if (best == kNoNode || FreeKey(i, r) < FreeKey(best, r)) best = i;
     }
     return best;
   }
@@ -136,7 +138,7 @@ class Pass {
                      int64_t{node.free_cpus} - r.cpus_per_node, node.price_per_hour});
     }
     std::sort(out.begin(), out.end(), [&](const Candidate& a, const Candidate& b) {
-      return FreeKey(a.node) < FreeKey(b.node);
+      return FreeKey(a.node, r) < FreeKey(b.node, r);
     });
     return out;
   }

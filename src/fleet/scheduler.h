@@ -60,6 +60,9 @@ struct WorkRequest {
   int64_t memory_per_node = 0;
   std::map<std::string, std::string> node_selector;  // every pair must equal the node's label
   CapacityType capacity = CapacityType::kAny;
+  // With kAny: spot nodes first, on-demand ones when no spot node has room (a single-node
+  // request; a gang's choice among groups and zones goes by its own rules).
+  bool prefer_spot = false;
   bool allow_zone_split = false;  // may a multi-node gang span zones?
   TimeMs not_before = 0;          // retry backoff: not eligible before this time
 };

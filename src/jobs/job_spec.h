@@ -22,9 +22,11 @@
 
 namespace tf::jobs {
 
-enum class CapacityType { kAny, kSpot, kOnDemand };  // YAML capacity: any | spot | on-demand
+// YAML capacity: any | spot | on-demand | prefer-spot (spot nodes first, on-demand ones when no
+// spot node has room).
+enum class CapacityType { kAny, kSpot, kOnDemand, kPreferSpot };
 
-// "any", "spot", "on-demand".
+// "any", "spot", "on-demand", "prefer-spot".
 std::string_view CapacityTypeName(CapacityType type);
 
 // What one node of the job needs.

@@ -302,6 +302,10 @@ fleet::WorkRequest ToWorkRequest(const Job& job) {
     case CapacityType::kOnDemand:
       w.capacity = fleet::CapacityType::kOnDemand;
       break;
+    case CapacityType::kPreferSpot:
+      w.capacity = fleet::CapacityType::kAny;
+      w.prefer_spot = true;
+      break;
   }
   w.allow_zone_split = job.spec.allow_zone_split;
   w.not_before = job.doc.not_before;

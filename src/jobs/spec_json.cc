@@ -13,13 +13,14 @@ using Json = nlohmann::json;
 void ReadCapacity(JsonFields& fields, CapacityType& out) {
   std::string name(CapacityTypeName(out));
   fields.Read("capacity", name);
-  for (CapacityType type : {CapacityType::kAny, CapacityType::kSpot, CapacityType::kOnDemand}) {
+  for (CapacityType type : {CapacityType::kAny, CapacityType::kSpot, CapacityType::kOnDemand,
+                            CapacityType::kPreferSpot}) {
     if (name == CapacityTypeName(type)) {
       out = type;
       return;
     }
   }
-  fields.Fail("capacity", "must be \"any\", \"spot\" or \"on-demand\"");
+  fields.Fail("capacity", "must be \"any\", \"spot\", \"on-demand\" or \"prefer-spot\"");
 }
 
 void ReadMetrics(JsonFields& fields, std::vector<MetricDefinition>& out) {

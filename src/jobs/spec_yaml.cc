@@ -44,10 +44,11 @@ Status ReadProcessesPerNode(Reader& r, const Field& f, JobSpec& spec) {
 }
 
 Status ReadCapacity(Reader& r, const Field& f, JobSpec& spec) {
-  static constexpr std::array<std::pair<CapacityType, std::string_view>, 3> kChoices = {{
+  static constexpr std::array<std::pair<CapacityType, std::string_view>, 4> kChoices = {{
       {CapacityType::kAny, "any"},
       {CapacityType::kSpot, "spot"},
       {CapacityType::kOnDemand, "on-demand"},
+      {CapacityType::kPreferSpot, "prefer-spot"},
   }};
   return ReadChoice(r, f, kChoices, spec.capacity);
 }
@@ -185,6 +186,8 @@ std::string_view CapacityTypeName(CapacityType type) {
       return "spot";
     case CapacityType::kOnDemand:
       return "on-demand";
+    case CapacityType::kPreferSpot:
+      return "prefer-spot";
   }
   return "any";
 }
