@@ -386,6 +386,37 @@ TEST(ReportTime, ReadsRfc3339DatesTimesAndEpochMilliseconds) {
   EXPECT_EQ(UtcDay(kT0 - 1), "2025-11-29");
 }
 
+// A job with a share of one GPU (resources.gpu_memory) is charged that part of the GPU: 6 GiB
+// of a 24 GiB GPU on a 2-GPU node is an eighth of the node.
+TEST(MeterStore, AShareOfOneGpuIsChargedItsPartOfIt) {
+  testing::TempDir dir;
+  auto opened = store::OpenStore((dir.path() / "tensorfleet.db").string());
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  store::Store& st = **opened;
+  FakeClock clock(kT0);
+  auth::AuthService auth(st.auth(), clock);
+  auto project = auth.CreateProject("team");
+  ASSERT_TRUE(project.ok()) << project.status().ToString();
+  jobs::JobService jobs(st, auth, clock);
+  fleet::NodeInfo info;
+  info.address = "10.0.0.1";
+  info.cpus = 8;
+  info.gpus = {{0, "simulated", int64_t{24} << 30, ""}, {1, "simulated", int64_t{24} << 30, ""}};
+  ASSERT_TRUE(jobs.RegisterNode("node-a", "a", info).ok());
+  auto job = jobs.Submit(project->id,
+                         "name: small\ncommand: sleep 1\nresources: {gpu_memory: 6Gi, cpus: 1}\n",
+                         "test.yaml", "");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  auto tick = jobs.Tick();
+  ASSERT_TRUE(tick.ok()) << tick.status().ToString();
+  ASSERT_EQ(tick->placed, 1);
+  auto placed = jobs.Get("", job->id());
+  ASSERT_TRUE(placed.ok());
+  const Attempt& a = placed->doc.attempts.at(0);
+  EXPECT_EQ(a.ranks[0].gpus, std::vector<int>{0});
+  EXPECT_DOUBLE_EQ(a.ranks[0].share, 0.125);
+}
+
 // The job service records the node's price, the rank's share and spot at placement; MeterStore
 // reads them back, with the node's idle capacity from its registration and heartbeats.
 TEST(MeterStore, PricesRecordedAtPlacementSurviveALaterPriceChange) {

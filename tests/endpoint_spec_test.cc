@@ -127,6 +127,10 @@ TEST(EndpointSpecTest, RefusesWhatCannotMeanAnything) {
   EXPECT_NE(ErrorOf(std::string(kHead) + "env: {TENSORFLEET_TOKEN: x}\n")
                 .find("env.TENSORFLEET_TOKEN: is set by the platform"),
             std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kHead) + "resources: {gpu_memory: 8Gi}\n")
+                .find("resources.gpu_memory: an endpoint declares a replica's share of one GPU as "
+                      "gpu_memory, at the top level"),
+            std::string::npos);
   EXPECT_NE(ErrorOf(std::string(kHead) + "env: {TENSORFLEET_ENGINE_API_KEY: x}\n")
                 .find("env.TENSORFLEET_ENGINE_API_KEY: is set by the platform: each replica has a "
                       "key of its own"),

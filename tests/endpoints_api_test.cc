@@ -71,10 +71,13 @@ TEST_F(EndpointsApiTest, BadInputIsRefusedSayingWhereAndWhy) {
   EXPECT_EQ(Call("POST", "/v1/endpoints", Json{{"source", "x.yaml"}}).status, 400);
   EXPECT_EQ(Call("POST", "/v1/endpoints", Json{{"spec", kSpec}, {"extra", 1}}).status, 400);
 
-  ApiReply shared = Up(std::string(kSpec) + "gpu_memory: 8Gi\n");
+  ApiReply shared = Up(std::string(kSpec) + "resources: {gpu_memory: 8Gi}\n");
   EXPECT_EQ(shared.status, 400) << shared.body.dump();
-  EXPECT_NE(shared.body["error"]["message"].get<std::string>().find("gpu_memory"),
-            std::string::npos);
+  EXPECT_NE(shared.body["error"]["message"].get<std::string>().find(
+                "resources.gpu_memory: an endpoint declares a replica's share of one GPU as "
+                "gpu_memory, at the top level"),
+            std::string::npos)
+      << shared.body.dump();
 
   ASSERT_EQ(Up(kSpec).status, 201);
   ApiReply scale = Call("POST", "/v1/endpoints/chat/scale", Json{{"min", 9}});

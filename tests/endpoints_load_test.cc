@@ -225,6 +225,36 @@ TEST_P(EndpointsLoadTest, PreferringSpotFallsBackToOnDemand) {
       "the replica moved to on-demand capacity", std::chrono::seconds(120));
 }
 
+// gpu_memory packs replicas onto one GPU by their declared memory: two 10 GiB servers share a
+// 24 GiB GPU, and a third waits, saying why.
+TEST_P(EndpointsLoadTest, EndpointsShareOneGpuByDeclaredMemory) {
+  ASSERT_TRUE(StartTensorfleetWorker(
+      second_worker_, server_->url(), server_->token(), (dir_.path() / "worker-gpu").string(), 1,
+      {"--gpu-memory", "24Gi", "--cpus", "4", "--label", "run=" + run_}));
+  Up("a", TinySpec("a", 1, 4) + "gpu_memory: 10Gi\n");
+  Up("b", TinySpec("b", 1, 4) + "gpu_memory: 10Gi\n");
+  Json a = WaitForReady("a", 1, 1)["replicas"][0];
+  Json b = WaitForReady("b", 1, 1)["replicas"][0];
+  EXPECT_EQ(a["node_id"], b["node_id"]);
+  for (const Json& replica : {a, b}) {
+    Json job = Json::parse(Run({"--json", "describe", replica["job_id"]}).output, nullptr, false);
+    EXPECT_EQ(job["attempts"][0]["ranks"][0]["gpus"], Json::array({0})) << job.dump(2);
+  }
+
+  Up("c", TinySpec("c", 1, 4) + "gpu_memory: 10Gi\n");
+  std::string reason;
+  EXPECT_TRUE(Eventually([&] {
+    Json e = Describe("c");
+    if (e["replicas"].empty() || e["replicas"][0].value("job_id", "").empty()) return false;
+    Json job =
+        Json::parse(Run({"--json", "describe", e["replicas"][0]["job_id"]}).output, nullptr, false);
+    reason = job.value("waiting_reason", "");
+    return !reason.empty();
+  })) << Describe("c").dump(2);
+  EXPECT_NE(reason.find("needs 10 GiB free on one GPU"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("the most free on any GPU is 4 GiB"), std::string::npos) << reason;
+}
+
 TEST_P(EndpointsLoadTest, TwoEndpointsShareOneNode) {
   Up("tiny-a", TinySpec("tiny-a", 1, 4));
   Up("tiny-b", TinySpec("tiny-b", 1, 4));

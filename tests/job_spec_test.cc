@@ -180,6 +180,11 @@ TEST(JobSpecTest, ErrorsNameTheFieldAndItsLine) {
       {"retry:\n  on: [interruption, eror]\n",
        "train.yaml:4: retry.on[1]: must be one of interruption, node-lost, error, got \"eror\" "
        "(did you mean \"error\"?)"},
+      {"resources:\n  gpus: 1\n  gpu_memory: 8Gi\n",
+       "train.yaml:5: resources.gpu_memory: is a share of one GPU, so resources.gpus must be 0 (a "
+       "job has either whole GPUs or a share of one), got resources.gpus 1"},
+      {"resources:\n  gpu_memory: 2Ti\n",
+       "train.yaml:4: resources.gpu_memory: must be 0 or from 1Mi to 1Ti, got 2Ti"},
       {"retry: {max_attempts: 0}\n",
        "train.yaml:3: retry.max_attempts: must be an integer from 1 to 100, got 0"},
       {"retry:\n  backoff: 1m\n  max_backoff: 30s\n",
@@ -519,6 +524,7 @@ TEST(JobSpecJsonTest, RoundTripsExactly) {
 
   JobSpec service = MustParse(ReadExample("minimal.yaml"));
   service.drain_grace_ms = 30'000;
+  service.resources.gpu_memory_bytes = int64_t{8} << 30;
   EXPECT_EQ(JobSpecToJson(service)["drain_grace_ms"], 30'000);
   for (const JobSpec& spec : {full, service, MustParse(ReadExample("minimal.yaml"))}) {
     auto back = JobSpecFromJson(JobSpecToJson(spec));

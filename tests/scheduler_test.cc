@@ -411,3 +411,53 @@ TEST(FleetSchedulePreferSpot, SpotFirstThenOnDemand) {
 
 }  // namespace
 }  // namespace tf::testing
+
+namespace tf::testing {
+namespace {
+
+NodeState WithGpuMemory(NodeState n, int64_t gib_each) {
+  n.gpu_memory.assign(n.total_gpus, gib_each * kGiB);
+  n.gpu_free_memory = n.gpu_memory;
+  return n;
+}
+
+WorkRequest Share(std::string id, int64_t gib) {
+  WorkRequest r = Job(std::move(id), 0);
+  r.gpu_memory_per_node = gib * kGiB;
+  return r;
+}
+
+// Shares of one GPU pack onto the GPU they fit most tightly, by declared memory: four 10 GiB
+// servers take two 24 GiB GPUs (two each), not four, and leave the other GPUs free whole.
+TEST(FleetScheduleGpuShares, SharesPackOntoFewGpusByMemory) {
+  NodeState node = WithGpuMemory(Node("n1", 4), 24);
+  ScheduleResult result = Schedule(
+      {node}, {Share("a", 10), Share("b", 10), Share("c", 10), Share("d", 10), Job("whole", 2)},
+      kNow);
+  std::map<std::string, std::vector<int>> gpus;
+  for (const Placement& p : result.placements) gpus[p.job_id] = p.ranks[0].gpus;
+  EXPECT_EQ(gpus["a"], std::vector<int>{0});
+  EXPECT_EQ(gpus["b"], std::vector<int>{0});
+  EXPECT_EQ(gpus["c"], std::vector<int>{1});
+  EXPECT_EQ(gpus["d"], std::vector<int>{1});
+  EXPECT_EQ(gpus["whole"], (std::vector<int>{2, 3})) << "GPUs holding shares are not given whole";
+}
+
+TEST(FleetScheduleGpuShares, WhatDoesNotFitWaitsSayingWhy) {
+  NodeState node = WithGpuMemory(Node("n1", 1), 24);
+  ScheduleResult result = Schedule({node}, {Share("a", 16), Share("b", 16)}, kNow);
+  EXPECT_EQ(PlacedOrder(result), std::vector<std::string>{"a"});
+  EXPECT_EQ(ReasonFor(result, "b"),
+            "needs 16 GiB free on one GPU on one node; the most free on any GPU is 8 GiB; node n1 "
+            "is reserved for it as it drains");
+  EXPECT_EQ(ReasonFor(Schedule({node}, {Share("big", 40)}, kNow), "big"),
+            "can never run on this fleet: resources.gpu_memory: 40 GiB of one GPU requested; the "
+            "largest GPU has 24 GiB");
+  // A GPU given whole takes no share.
+  NodeState busy = Busy(node, 0);
+  busy.gpu_free_memory = {0};
+  EXPECT_EQ(PlacedOrder(Schedule({busy}, {Share("c", 1)}, kNow)), std::vector<std::string>{});
+}
+
+}  // namespace
+}  // namespace tf::testing

@@ -8,6 +8,9 @@ void AddWorkerFlags(CLI::App* cmd, WorkerFlags& f, bool all) {
   cmd->add_option("--gpus", f.gpus,
                   "Declare N simulated GPUs instead of the ones NVML finds (machines without GPUs, "
                   "tests)");
+  cmd->add_option("--gpu-memory", f.gpu_memory,
+                  "With --gpus: each simulated GPU's memory, e.g. 24Gi, for jobs and endpoints "
+                  "that take a share of one (resources.gpu_memory)");
   if (all) {
     cmd->add_option("--cpus", f.cpus, "CPUs to offer (default: all of the machine's)");
     cmd->add_option("--memory", f.memory, "Memory to offer, e.g. 64Gi (default: all)");
@@ -40,6 +43,12 @@ Result<worker::WorkerOptions> ToWorkerOptions(const WorkerFlags& f,
   if (f.gpus >= 0) {
     if (f.gpus > 64) return InvalidArgument("--gpus: at most 64");
     o.gpus = f.gpus;
+  }
+  if (!f.gpu_memory.empty()) {
+    if (f.gpus < 0) return InvalidArgument("--gpu-memory: only with --gpus (simulated GPUs)");
+    auto m = jobs::ParseMemory(f.gpu_memory);
+    if (!m.ok()) return InvalidArgument("--gpu-memory: " + m.status().message());
+    o.simulated_gpu_memory_bytes = *m;
   }
   if (f.cpus < 0) return InvalidArgument("--cpus: must be positive");
   o.cpus = f.cpus;

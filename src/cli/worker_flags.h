@@ -11,7 +11,8 @@
 namespace tf::cli {
 
 struct WorkerFlags {
-  int gpus = -1;  // -1: what NVML finds
+  int gpus = -1;           // -1: what NVML finds
+  std::string gpu_memory;  // each simulated GPU's
   int cpus = 0;
   std::string memory;
   std::vector<std::string> labels;  // key=value

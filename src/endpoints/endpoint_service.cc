@@ -31,11 +31,6 @@ Result<EndpointView> ViewOf(const store::EndpointRecord& record) {
 Result<EndpointView> EndpointService::Apply(const std::string& project_id, const EndpointSpec& spec,
                                             ApplyOutcome* outcome) {
   TF_RETURN_IF_ERROR(ValidateEndpointSpec(spec));
-  if (spec.gpu_memory_bytes > 0) {
-    return InvalidArgument(spec.name +
-                           ": gpu_memory: replicas sharing a GPU by declared memory are not "
-                           "placed yet; give each replica whole GPUs with resources.gpus");
-  }
   if (placeable_) TF_RETURN_IF_ERROR(placeable_(spec));
   for (int attempt = 0; attempt < kMaxWriteAttempts; ++attempt) {
     auto existing = store_.endpoints().GetEndpoint(project_id, spec.name);

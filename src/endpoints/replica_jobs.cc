@@ -127,6 +127,7 @@ jobs::JobSpec ReplicaJobSpec(const EndpointSpec& spec, std::string_view replica_
   if (!api_key.empty()) job.env[std::string(jobs::kEngineApiKeyEnv)] = api_key;
   job.drain_grace_ms = kReplicaDrainGraceMs;
   job.resources = spec.resources;
+  job.resources.gpu_memory_bytes = spec.gpu_memory_bytes;
   job.node_selector = spec.node_selector;
   job.checkpoint.enabled = false;
   job.retry = jobs::RetryPolicy{

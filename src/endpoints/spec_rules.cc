@@ -50,11 +50,16 @@ Problem CheckAsJob(const EndpointSpec& spec) {
   jobs::JobSpec job;
   job.name = spec.name;
   job.env = spec.env;
-  job.resources = spec.resources;
+  job.resources = spec.resources;  // gpu_memory is checked as the endpoint's (CheckGpuShare)
   job.node_selector = spec.node_selector;
   job.command = spec.engine.kind == EngineKind::kCommand
                     ? spec.engine.command
                     : std::vector<std::string>{"tensorfleet", "engine", "serve"};
+  if (spec.resources.gpu_memory_bytes != 0) {
+    return Fail(
+        "resources.gpu_memory",
+        "an endpoint declares a replica's share of one GPU as gpu_memory, at the top level");
+  }
   if (spec.env.count(std::string(jobs::kEngineApiKeyEnv))) {
     return Fail("env." + std::string(jobs::kEngineApiKeyEnv),
                 "is set by the platform: each replica has a key of its own, which only the "

@@ -50,9 +50,10 @@ std::string OfThoseWith(const WorkRequest& request) {
 }
 
 Status CheckResources(const std::vector<const NodeState*>& admitted, const WorkRequest& request) {
-  int64_t gpus = 0, cpus = 0, memory = 0;
+  int64_t gpus = 0, cpus = 0, memory = 0, gpu_memory = 0;
   for (const NodeState* node : admitted) {
     gpus = std::max<int64_t>(gpus, node->total_gpus);
+    gpu_memory = std::max(gpu_memory, LargestGpuMemory(*node));
     cpus = std::max<int64_t>(cpus, node->total_cpus);
     memory = std::max(memory, node->total_memory_bytes);
   }
@@ -61,6 +62,11 @@ Status CheckResources(const std::vector<const NodeState*>& admitted, const WorkR
     return InvalidArgument("resources.gpus: " + CountOf(request.gpus_per_node, "GPU") +
                            " per node requested; the largest node" + among + " has " +
                            std::to_string(gpus));
+  }
+  if (request.gpu_memory_per_node > gpu_memory) {
+    return InvalidArgument("resources.gpu_memory: " + FormatMemory(request.gpu_memory_per_node) +
+                           " of one GPU requested; the largest GPU" + among + " has " +
+                           FormatMemory(gpu_memory));
   }
   if (request.cpus_per_node > cpus) {
     return InvalidArgument("resources.cpus: " + CountOf(request.cpus_per_node, "CPU") +

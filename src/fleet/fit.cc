@@ -1,5 +1,6 @@
 #include "fleet/fit.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -34,12 +35,36 @@ bool Admits(const NodeState& node, const WorkRequest& request) {
 bool HasFree(const NodeState& node, const WorkRequest& request) {
   return static_cast<int64_t>(node.free_gpus.size()) >= request.gpus_per_node &&
          node.free_cpus >= request.cpus_per_node &&
-         node.free_memory_bytes >= request.memory_per_node;
+         node.free_memory_bytes >= request.memory_per_node &&
+         (request.gpu_memory_per_node == 0 || GpuForShare(node, request) >= 0);
 }
 
 bool HasTotal(const NodeState& node, const WorkRequest& request) {
   return node.total_gpus >= request.gpus_per_node && node.total_cpus >= request.cpus_per_node &&
-         node.total_memory_bytes >= request.memory_per_node;
+         node.total_memory_bytes >= request.memory_per_node &&
+         LargestGpuMemory(node) >= request.gpu_memory_per_node;
+}
+
+int GpuForShare(const NodeState& node, const WorkRequest& request) {
+  int best = -1;
+  for (size_t g = 0; g < node.gpu_free_memory.size(); ++g) {
+    int64_t left = node.gpu_free_memory[g];
+    if (left < request.gpu_memory_per_node) continue;
+    if (best < 0 || left < node.gpu_free_memory[best]) best = static_cast<int>(g);
+  }
+  return best;
+}
+
+int64_t LargestGpuMemoryFree(const NodeState& node) {
+  int64_t most = 0;
+  for (int64_t left : node.gpu_free_memory) most = std::max(most, left);
+  return most;
+}
+
+int64_t LargestGpuMemory(const NodeState& node) {
+  int64_t most = 0;
+  for (int64_t total : node.gpu_memory) most = std::max(most, total);
+  return most;
 }
 
 Status ValidateRequest(const WorkRequest& request) {
@@ -50,6 +75,13 @@ Status ValidateRequest(const WorkRequest& request) {
   if (request.gpus_per_node < 0) {
     return InvalidArgument("resources.gpus: must not be negative, got " +
                            std::to_string(request.gpus_per_node));
+  }
+  if (request.gpu_memory_per_node < 0) {
+    return InvalidArgument("resources.gpu_memory: must not be negative, got " +
+                           std::to_string(request.gpu_memory_per_node) + " bytes");
+  }
+  if (request.gpu_memory_per_node > 0 && request.gpus_per_node > 0) {
+    return InvalidArgument("resources.gpu_memory: a share of one GPU, so resources.gpus must be 0");
   }
   if (request.cpus_per_node < 0) {
     return InvalidArgument("resources.cpus: must not be negative, got " +
@@ -101,6 +133,9 @@ std::string FormatDuration(TimeMs ms) {
 std::string DescribeSlot(const WorkRequest& request) {
   std::vector<std::string> parts;
   if (request.gpus_per_node > 0) parts.push_back(CountOf(request.gpus_per_node, "GPU"));
+  if (request.gpu_memory_per_node > 0) {
+    parts.push_back(FormatMemory(request.gpu_memory_per_node) + " of one GPU's memory");
+  }
   if (request.cpus_per_node > 0) parts.push_back(CountOf(request.cpus_per_node, "CPU"));
   if (request.memory_per_node > 0)
     parts.push_back(FormatMemory(request.memory_per_node) + " memory");

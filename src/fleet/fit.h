@@ -23,6 +23,12 @@ bool Admits(const NodeState& node, const WorkRequest& request);
 bool HasFree(const NodeState& node, const WorkRequest& request);
 // The node could hold one slot once empty.
 bool HasTotal(const NodeState& node, const WorkRequest& request);
+// The GPU of `node` that a share (request.gpu_memory_per_node > 0) goes to: the one with the
+// least memory left that holds it, then the lowest index; -1 when none holds it.
+int GpuForShare(const NodeState& node, const WorkRequest& request);
+// The most memory left for shares on any one GPU of the node, and the most any one GPU has.
+int64_t LargestGpuMemoryFree(const NodeState& node);
+int64_t LargestGpuMemory(const NodeState& node);
 
 // OK, or kInvalidArgument naming the field: an empty job_id, nodes < 1, negative resources, an
 // empty selector label name.

@@ -25,9 +25,18 @@ struct Room {
   int64_t memory = 0;
 };
 
-bool RoomFits(const Room& room, const WorkRequest& r) {
-  return !room.limited || (room.gpus >= r.gpus_per_node && room.cpus >= r.cpus_per_node &&
-                           room.memory >= r.memory_per_node);
+// Whether a share of one GPU would take a GPU that is free whole (rather than one that holds
+// shares already).
+bool ShareTakesWholeGpu(const NodeState& node, const WorkRequest& r) {
+  if (r.gpu_memory_per_node == 0) return false;
+  int g = GpuForShare(node, r);
+  return g >= 0 && std::binary_search(node.free_gpus.begin(), node.free_gpus.end(), g);
+}
+
+bool RoomFits(const Room& room, const NodeState& node, const WorkRequest& r) {
+  const int64_t gpus = r.gpus_per_node + (ShareTakesWholeGpu(node, r) ? 1 : 0);
+  return !room.limited ||
+         (room.gpus >= gpus && room.cpus >= r.cpus_per_node && room.memory >= r.memory_per_node);
 }
 
 // One call of Schedule: the nodes as placements leave them, and the one reservation.
@@ -120,7 +129,7 @@ class Pass {
     for (size_t i : admitted) {
       if (!HasFree(nodes_[i], r)) continue;
       *fits_unreserved = true;
-      if (!RoomFits(room_[i], r)) continue;
+      if (!RoomFits(room_[i], nodes_[i], r)) continue;
       if (best == kNoNode || FreeKey(i, r) < FreeKey(best, r)) best = i;
     }
     return best;
@@ -133,7 +142,7 @@ class Pass {
     std::vector<Candidate> out;
     for (size_t i : admitted) {
       const NodeState& node = nodes_[i];
-      if (!HasFree(node, r) || (honour_reservation && !RoomFits(room_[i], r))) continue;
+      if (!HasFree(node, r) || (honour_reservation && !RoomFits(room_[i], node, r))) continue;
       out.push_back({i, static_cast<int64_t>(node.free_gpus.size()) - r.gpus_per_node,
                      int64_t{node.free_cpus} - r.cpus_per_node, node.price_per_hour});
     }
@@ -187,12 +196,25 @@ class Pass {
       NodeState& node = nodes_[i];
       RankPlacement rank;
       rank.node_id = node.id;
-      rank.gpus.assign(node.free_gpus.begin(), node.free_gpus.begin() + r.gpus_per_node);
-      node.free_gpus.erase(node.free_gpus.begin(), node.free_gpus.begin() + r.gpus_per_node);
+      const bool whole_gpu_shared = ShareTakesWholeGpu(node, r);
+      if (r.gpu_memory_per_node > 0) {
+        int g = GpuForShare(node, r);
+        rank.gpus = {g};
+        node.gpu_free_memory[g] -= r.gpu_memory_per_node;
+        std::erase(node.free_gpus, g);  // no longer free whole
+      } else {
+        rank.gpus.assign(node.free_gpus.begin(), node.free_gpus.begin() + r.gpus_per_node);
+        node.free_gpus.erase(node.free_gpus.begin(), node.free_gpus.begin() + r.gpus_per_node);
+        for (int g : rank.gpus) {
+          if (g >= 0 && static_cast<size_t>(g) < node.gpu_free_memory.size()) {
+            node.gpu_free_memory[g] = 0;  // given whole: no room for shares
+          }
+        }
+      }
       node.free_cpus -= r.cpus_per_node;
       node.free_memory_bytes -= r.memory_per_node;
       if (room_[i].limited) {
-        room_[i].gpus -= r.gpus_per_node;
+        room_[i].gpus -= r.gpus_per_node + (whole_gpu_shared ? 1 : 0);
         room_[i].cpus -= r.cpus_per_node;
         room_[i].memory -= r.memory_per_node;
       }

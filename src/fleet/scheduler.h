@@ -9,9 +9,11 @@
 //     job_id. A request with not_before > now is skipped ("backing off").
 //   - A node slot fits a node that is schedulable, carries every node_selector label with the
 //     same value, is of the asked capacity type (spot or on-demand), and has the GPUs, CPUs and
-//     memory free. Among nodes that fit, the one left with the fewest free GPUs wins (then the
-//     fewest free CPUs, then the cheaper, then the smaller id), so whole machines stay free for
-//     big jobs; GPUs are taken lowest index first.
+//     memory free. A share of one GPU (gpu_memory_per_node) fits a GPU that is not given whole
+//     and has that much memory left: the one with the least left that holds it. Among nodes that
+//     fit, the one left with the fewest free GPUs wins (then the fewest free CPUs, then the
+//     cheaper, then the smaller id), so whole machines stay free for big jobs; GPUs are taken
+//     lowest index first.
 //   - A gang of N nodes is placed whole or not at all: in one placement group if one can hold
 //     it, else in one zone, and across zones only if the request allows it.
 //   - Backfill: the first request that cannot start (the head) has nodes reserved for it, chosen
@@ -35,6 +37,11 @@ struct NodeState {
   std::string id;
   std::vector<int> free_gpus;  // GPU indices not assigned to anything
   int total_gpus = 0;
+  // Per GPU index: its memory, and what is left of it for shares (requests of
+  // gpu_memory_per_node). A GPU in free_gpus has all of it left; one given whole has none left;
+  // one holding shares is not in free_gpus. Empty (or 0) where the node did not say.
+  std::vector<int64_t> gpu_memory;
+  std::vector<int64_t> gpu_free_memory;
   int free_cpus = 0;
   int total_cpus = 0;
   int64_t free_memory_bytes = 0;
@@ -56,6 +63,9 @@ struct WorkRequest {
   TimeMs queued_at = 0;  // FIFO within a priority (then job_id for a total order)
   int nodes = 1;
   int gpus_per_node = 0;
+  // A share of one GPU instead of whole ones (gpus_per_node 0): placed on the GPU whose free
+  // memory fits it most tightly, so that small servers pack onto few GPUs.
+  int64_t gpu_memory_per_node = 0;
   int cpus_per_node = 0;
   int64_t memory_per_node = 0;
   std::map<std::string, std::string> node_selector;  // every pair must equal the node's label

@@ -11,11 +11,12 @@ namespace {
 std::string SingleNodeReason(const std::vector<NodeState>& nodes,
                              const std::vector<size_t>& admitted, const WorkRequest& request) {
   bool any = false;
-  int64_t gpus = 0, cpus = 0, memory = 0;
+  int64_t gpus = 0, cpus = 0, memory = 0, gpu_memory = 0;
   for (size_t i : admitted) {
     const NodeState& node = nodes[i];
     any = true;
     gpus = std::max<int64_t>(gpus, node.free_gpus.size());
+    gpu_memory = std::max(gpu_memory, LargestGpuMemoryFree(node));
     cpus = std::max<int64_t>(cpus, node.free_cpus);
     memory = std::max(memory, node.free_memory_bytes);
   }
@@ -24,6 +25,10 @@ std::string SingleNodeReason(const std::vector<NodeState>& nodes,
   if (request.gpus_per_node > gpus) {
     return "needs " + CountOf(request.gpus_per_node, "GPU") + where + "; the largest free is " +
            std::to_string(gpus);
+  }
+  if (request.gpu_memory_per_node > gpu_memory) {
+    return "needs " + FormatMemory(request.gpu_memory_per_node) + " free on one GPU" + where +
+           "; the most free on any GPU is " + FormatMemory(gpu_memory);
   }
   if (request.cpus_per_node > cpus) {
     return "needs " + CountOf(request.cpus_per_node, "CPU") + where + "; the most free is " +

@@ -12,6 +12,9 @@
 namespace tf::jobs {
 namespace {
 
+// GPU indices beyond this are not tracked for shares (no machine has that many).
+constexpr int kMaxGpuIndex = 1024;
+
 constexpr int kMutateAttempts = 20;
 constexpr int kActiveJobLimit = 100'000;
 const std::vector<std::string> kActiveStates = {kQueued, kStarting, kRunning, kRetrying};
@@ -34,7 +37,13 @@ std::set<std::string> NodesOf(const Job& job) {
 fleet::NodeState ToNodeState(const store::NodeRecord& record, const fleet::NodeInfo& info) {
   fleet::NodeState n;
   n.id = record.id;
-  for (const fleet::GpuInfo& g : info.gpus) n.free_gpus.push_back(g.index);
+  for (const fleet::GpuInfo& g : info.gpus) {
+    n.free_gpus.push_back(g.index);
+    if (g.index < 0 || g.index >= kMaxGpuIndex) continue;
+    if (static_cast<size_t>(g.index) >= n.gpu_memory.size()) n.gpu_memory.resize(g.index + 1);
+    n.gpu_memory[g.index] = g.memory_bytes;
+  }
+  n.gpu_free_memory = n.gpu_memory;
   std::sort(n.free_gpus.begin(), n.free_gpus.end());
   n.total_gpus = static_cast<int>(info.gpus.size());
   n.free_cpus = n.total_cpus = info.cpus;
@@ -65,6 +74,16 @@ void RecordPrices(Attempt& attempt, const JobSpec& spec,
     r.spot = node.spot;
     r.share = RankShare(static_cast<int>(r.gpus.size()), spec.resources.cpus,
                         static_cast<int>(node.gpus.size()), node.cpus);
+    // A share of one GPU costs its part of that GPU.
+    const int64_t gpu_share = spec.resources.gpu_memory_bytes;
+    if (gpu_share > 0 && r.gpus.size() == 1) {
+      for (const fleet::GpuInfo& g : node.gpus) {
+        if (g.index != r.gpus[0] || g.memory_bytes <= 0) continue;
+        r.share =
+            std::min(1.0, static_cast<double>(gpu_share) / static_cast<double>(g.memory_bytes)) /
+            static_cast<double>(node.gpus.size());
+      }
+    }
   }
 }
 
@@ -430,7 +449,13 @@ Result<TickStats> JobService::Schedule(const std::vector<store::NodeRecord>& rec
         auto it = index.find(rs.node_id);
         if (!IsLiveRank(rs) || it == index.end()) continue;
         fleet::NodeState& n = nodes[it->second];
-        for (int g : rs.gpus) std::erase(n.free_gpus, g);
+        for (int g : rs.gpus) {
+          std::erase(n.free_gpus, g);
+          if (g < 0 || static_cast<size_t>(g) >= n.gpu_free_memory.size()) continue;
+          int64_t& left = n.gpu_free_memory[g];
+          const int64_t share = job.spec.resources.gpu_memory_bytes;
+          left = share > 0 ? std::max<int64_t>(0, left - share) : 0;
+        }
         n.free_cpus -= job.spec.resources.cpus;
         n.free_memory_bytes -= job.spec.resources.memory_bytes;
       }

@@ -34,6 +34,9 @@ struct Resources {
   int gpus = 0;
   int cpus = 1;
   int64_t memory_bytes = 0;  // 0: no particular amount
+  // A share of one GPU instead of whole ones (gpus 0): this much of its memory, declared; the
+  // scheduler packs shares onto GPUs by it (nothing enforces it on the GPU itself).
+  int64_t gpu_memory_bytes = 0;
   friend bool operator==(const Resources&, const Resources&) = default;
 };
 

@@ -289,6 +289,7 @@ fleet::WorkRequest ToWorkRequest(const Job& job) {
   w.queued_at = job.record.created_at;
   w.nodes = job.spec.nodes;
   w.gpus_per_node = job.spec.resources.gpus;
+  w.gpu_memory_per_node = job.spec.resources.gpu_memory_bytes;
   w.cpus_per_node = job.spec.resources.cpus;
   w.memory_per_node = job.spec.resources.memory_bytes;
   w.node_selector = job.spec.node_selector;

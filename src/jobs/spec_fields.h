@@ -129,9 +129,11 @@ Status MemoryField(SpecReader& r, const SpecField& f, T& out) {
   return OkStatus();
 }
 
-// `resources:` as jobs write it (gpus, cpus, memory), for any spec that places work on nodes.
-inline constexpr std::array<FieldRule<Resources>, 3> kResourceRules = {{
+// `resources:` as jobs write it (gpus, gpu_memory, cpus, memory), for any spec that places work
+// on nodes.
+inline constexpr std::array<FieldRule<Resources>, 4> kResourceRules = {{
     {"gpus", IntField<Resources, &Resources::gpus, kGpusRange>},
+    {"gpu_memory", MemoryField<Resources, &Resources::gpu_memory_bytes>},
     {"cpus", IntField<Resources, &Resources::cpus, kCpusRange>},
     {"memory", MemoryField<Resources, &Resources::memory_bytes>},
 }};

@@ -54,7 +54,11 @@ nlohmann::json JobSpecToJson(const JobSpec& spec) {
       {"command", spec.command},
       {"code", spec.code},
       {"env", spec.env},
-      {"resources", {{"gpus", r.gpus}, {"cpus", r.cpus}, {"memory_bytes", r.memory_bytes}}},
+      {"resources",
+       {{"gpus", r.gpus},
+        {"gpu_memory_bytes", r.gpu_memory_bytes},
+        {"cpus", r.cpus},
+        {"memory_bytes", r.memory_bytes}}},
       {"nodes", spec.nodes},
       {"processes_per_node", spec.processes_per_node},
       {"hyperparameters", spec.hyperparameters},
@@ -91,6 +95,7 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& json) {
   resources.Read("gpus", spec.resources.gpus);
   resources.Read("cpus", spec.resources.cpus);
   resources.Read("memory_bytes", spec.resources.memory_bytes);
+  resources.Read("gpu_memory_bytes", spec.resources.gpu_memory_bytes);
   resources.Finish();
   top.Read("nodes", spec.nodes);
   top.Read("processes_per_node", spec.processes_per_node);

@@ -164,6 +164,19 @@ Problem CheckResources(const JobSpec& spec) {
                 "must be 0 or at least 1Mi, got " + std::to_string(r.memory_bytes) +
                     " bytes (a number without a unit is bytes: 16Gi is 16 GiB)");
   }
+  if (r.gpu_memory_bytes < 0 || r.gpu_memory_bytes > kMaxGpuMemoryBytes ||
+      (r.gpu_memory_bytes > 0 && r.gpu_memory_bytes < kMinMemoryBytes)) {
+    return Fail("resources.gpu_memory",
+                "must be 0 or from 1Mi to " + FormatMemory(kMaxGpuMemoryBytes) + ", got " +
+                    (r.gpu_memory_bytes < kMinMemoryBytes ? std::to_string(r.gpu_memory_bytes)
+                                                          : FormatMemory(r.gpu_memory_bytes)));
+  }
+  if (r.gpu_memory_bytes > 0 && r.gpus != 0) {
+    return Fail("resources.gpu_memory",
+                "is a share of one GPU, so resources.gpus must be 0 (a job has either whole GPUs "
+                "or a share of one), got resources.gpus " +
+                    std::to_string(r.gpus));
+  }
   if (auto p = CheckInt("nodes", spec.nodes, kNodesRange)) return p;
   const std::string& ppn = spec.processes_per_node;
   if (ppn == "gpu") {

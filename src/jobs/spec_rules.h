@@ -25,8 +25,9 @@ inline constexpr IntRange kProcessesPerNodeRange{1, 64};
 inline constexpr IntRange kPriorityRange{-1000, 1000};
 inline constexpr IntRange kMaxAttemptsRange{1, 100};
 
-inline constexpr int64_t kMinMemoryBytes = int64_t{1} << 20;   // 1Mi, unless 0
-inline constexpr int64_t kMaxMemoryBytes = int64_t{64} << 40;  // 64Ti
+inline constexpr int64_t kMinMemoryBytes = int64_t{1} << 20;     // 1Mi, unless 0
+inline constexpr int64_t kMaxMemoryBytes = int64_t{64} << 40;    // 64Ti
+inline constexpr int64_t kMaxGpuMemoryBytes = int64_t{1} << 40;  // 1Ti: more than any GPU has
 inline constexpr IntRange kSyncIntervalRange{10 * kSecondMs, kDayMs};
 inline constexpr IntRange kBackoffRange{0, kHourMs};
 inline constexpr IntRange kMaxBackoffRange{0, kDayMs};

@@ -68,10 +68,10 @@ GpuDiscovery DiscoverGpus() {
   return out;
 }
 
-std::vector<fleet::GpuInfo> SimulatedGpus(int count) {
+std::vector<fleet::GpuInfo> SimulatedGpus(int count, int64_t memory_bytes) {
   std::vector<fleet::GpuInfo> out;
   for (int i = 0; i < count; ++i) {
-    out.push_back(fleet::GpuInfo{i, "simulated", 0, "simulated-" + std::to_string(i)});
+    out.push_back(fleet::GpuInfo{i, "simulated", memory_bytes, "simulated-" + std::to_string(i)});
   }
   return out;
 }

@@ -17,6 +17,6 @@ struct GpuDiscovery {
 GpuDiscovery DiscoverGpus();
 
 // `count` simulated GPUs with indices 0..count-1, for tests and machines without GPUs.
-std::vector<fleet::GpuInfo> SimulatedGpus(int count);
+std::vector<fleet::GpuInfo> SimulatedGpus(int count, int64_t memory_bytes = 0);
 
 }  // namespace tf::worker

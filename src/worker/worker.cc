@@ -146,7 +146,7 @@ class WorkerImpl final : public Worker {
         options_.cpus > 0 ? options_.cpus : std::max(1u, std::thread::hardware_concurrency());
     info.memory_bytes = options_.memory_bytes > 0 ? options_.memory_bytes : MachineMemory();
     if (options_.gpus) {
-      info.gpus = SimulatedGpus(*options_.gpus);
+      info.gpus = SimulatedGpus(*options_.gpus, options_.simulated_gpu_memory_bytes);
       info.simulated_gpus = true;
     } else {
       GpuDiscovery found = DiscoverGpus();

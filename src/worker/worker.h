@@ -21,8 +21,9 @@ struct WorkerOptions {
   std::string name;                // default: the host name
   std::string address;             // default: the address this machine reaches the server from
   std::optional<int> gpus;         // simulated GPUs instead of what NVML finds
-  int cpus = 0;                    // 0: what the machine has
-  int64_t memory_bytes = 0;        // 0: what the machine has
+  int64_t simulated_gpu_memory_bytes = 0;  // each simulated GPU's memory
+  int cpus = 0;                            // 0: what the machine has
+  int64_t memory_bytes = 0;                // 0: what the machine has
   std::map<std::string, std::string> labels;
   double price_per_hour = 0;
   bool spot = false;
