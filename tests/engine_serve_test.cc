@@ -388,8 +388,8 @@ TEST(EngineServe, WithAnApiKeyOnlyHealthAnswersWithoutIt) {
     if (!key.empty()) argv.insert(argv.end(), {"-H", "Authorization: Bearer " + key});
     return ParseCurlOutput(RunProgram(argv));
   };
-  for (const std::string& path : {"/v1/models", "/metrics", "/v1/completions"}) {
-    for (const std::string& key : {"", "wrong", "k3"}) {
+  for (const char* path : {"/v1/models", "/metrics", "/v1/completions"}) {
+    for (const char* key : {"", "wrong", "k3"}) {
       HttpAnswer refused = with_key(path, key);
       EXPECT_EQ(refused.status, 401) << path << " with '" << key << "'";
       EXPECT_EQ(refused.json()["error"]["code"], "invalid_api_key") << refused.body;
