@@ -27,7 +27,7 @@ class RouterTest : public ::testing::Test {
                  Body::kStreamed);
   }
 
-  static RouteHandler Echo(std::string label) {
+  static RouteHandler Echo(const std::string& label) {
     return [label](Context& ctx) -> awaitable<http::Response> {
       http::Response r;
       r.body = label;
@@ -92,6 +92,20 @@ TEST_F(RouterTest, OnlyRoutesThatAskForItStreamTheirBody) {
   EXPECT_FALSE(Streams("GET", "/v1/buckets/b/objects/a/b"));
   EXPECT_FALSE(Streams("PUT", "/v1/queues/q"));
   EXPECT_FALSE(Streams("PUT", "/nowhere"));
+}
+
+// A route may have a handler timeout of its own; the others keep the server's.
+TEST_F(RouterTest, ARouteMayHaveAHandlerTimeoutOfItsOwn) {
+  router_->SetHandlerTimeout("GET", "/v1/queues/{name}", std::chrono::hours(2));
+  http::Request head;
+  head.method = "GET";
+  head.path = "/v1/queues/q";
+  EXPECT_EQ(router_->HandlerTimeout(head), std::chrono::milliseconds(std::chrono::hours(2)));
+  head.method = "PUT";
+  EXPECT_EQ(router_->HandlerTimeout(head), std::nullopt);
+  head.method = "GET";
+  head.path = "/v1/buckets/b/objects";
+  EXPECT_EQ(router_->HandlerTimeout(head), std::nullopt);
 }
 
 // A fallback takes paths no route knows, and, before any route, what claims_first takes (S3's
