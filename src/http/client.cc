@@ -25,25 +25,20 @@
 #include <optional>
 
 #include "base/async.h"  // first: see the note on <utility> there
+#include "http/beast.h"
 #include "http/client_checks.h"
 #include "http/http.h"
 
 namespace tf::http {
 namespace {
 
-namespace beast = boost::beast;
-namespace bhttp = beast::http;
+using namespace internal;  // http/beast.h: Beast's names and helpers
 using tcp = asio::ip::tcp;
-using boost::system::error_code;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::uint32_t kMaxResponseHeaderBytes = 1 << 20;
 constexpr size_t kStreamPieceBytes = 16 << 10;
 constexpr size_t kUploadPieceBytes = 1 << 20;
-
-auto RedirectTo(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
-
-beast::string_view AsBeast(std::string_view s) { return {s.data(), s.size()}; }
 
 bool IEquals(std::string_view a, std::string_view b) {
   return beast::iequals(AsBeast(a), AsBeast(b));

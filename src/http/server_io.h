@@ -19,15 +19,10 @@
 #include <string_view>
 
 #include "base/async.h"  // first: see the note on <utility> there
+#include "http/beast.h"
 #include "http/http.h"
 
 namespace tf::http::internal {
-
-namespace beast = boost::beast;
-namespace bhttp = beast::http;
-using boost::system::error_code;
-
-inline auto RedirectTo(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
 
 struct HandlerCall;
 

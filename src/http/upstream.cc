@@ -32,22 +32,17 @@
 
 #include "base/async.h"  // first: see the note on <utility> there
 #include "base/mutex.h"
+#include "http/beast.h"
 #include "http/client_checks.h"
 
 namespace tf::http {
 namespace {
 
-namespace beast = boost::beast;
-namespace bhttp = beast::http;
+using namespace internal;  // http/beast.h: Beast's names and helpers
 using tcp = asio::ip::tcp;
-using boost::system::error_code;
 
 constexpr std::uint32_t kMaxHeaderBytes = 1 << 20;
 constexpr size_t kPieceBytes = 16 << 10;
-
-auto RedirectTo(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
-
-beast::string_view AsBeast(std::string_view s) { return {s.data(), s.size()}; }
 
 // One connection to one address, used by one request at a time.
 struct Connection : std::enable_shared_from_this<Connection> {
