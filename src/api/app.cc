@@ -97,8 +97,10 @@ class AppImpl final : public App {
     replica_runner_ = endpoints::NewJobReplicaRunner(*jobs_, store_->nodes());
     replica_probe_ = endpoints::NewHttpReplicaProbe();
     endpoint_controller_ = std::make_unique<endpoints::EndpointController>(
-        *store_, *replica_runner_, *replica_probe_, endpoint_load_, clock_,
-        [this] { routing_table_->Invalidate(); });
+        *store_, *replica_runner_, *replica_probe_, endpoint_load_, clock_, [this] {
+          routing_table_->Invalidate();
+          queue_wakeups_.NotifyAll();  // a request waiting for a replica looks again now
+        });
     jobs_->SetAdmission([this](const std::string& p) { return budgets_->AdmitSubmission(p); });
     budget_loop_ = std::make_unique<cost::BudgetLoop>(
         *budgets_, *store_, cost::NewHttpWebhookSender(), clock_,
@@ -127,9 +129,9 @@ class AppImpl final : public App {
     routing_table_ = std::make_unique<endpoints::RoutingTable>(*store_, clock_);
     AddEndpointRoutes(*router_, *services_, *endpoints_, recent_requests_,
                       [this] { routing_table_->Invalidate(); });
-    AddGatewayRoutes(*router_, *services_, *routing_table_, endpoint_load_, gateway_metrics_,
-                     recent_requests_, http::UpstreamPool::Create(io_.get_executor()),
-                     [this] { KickEndpoints(); });
+    AddGatewayRoutes(*router_, *services_, *routing_table_, endpoint_load_, queue_wakeups_,
+                     gateway_metrics_, recent_requests_,
+                     http::UpstreamPool::Create(io_.get_executor()), [this] { KickEndpoints(); });
     metrics_.AddCollector([this](std::string& out) {
       gateway_metrics_.Render(out, endpoint_load_, *routing_table_);
     });
@@ -370,6 +372,7 @@ class AppImpl final : public App {
   std::unique_ptr<cost::BudgetService> budgets_;
   std::unique_ptr<endpoints::EndpointService> endpoints_;
   endpoints::LoadBoard endpoint_load_;  // fed by the gateway, sampled by the controller
+  QueueWakeups queue_wakeups_;          // the gateway's queued requests, woken when room may exist
   endpoints::GatewayMetrics gateway_metrics_;
   endpoints::RecentRequests recent_requests_;
   std::unique_ptr<endpoints::ReplicaRunner> replica_runner_;

@@ -42,7 +42,10 @@ using endpoints::RoutingTable;
 constexpr int kMaxTries = 10;
 constexpr auto kRetryAfter = std::chrono::seconds(1);  // a failed replica is passed over this long
 constexpr size_t kPrefixBytes = 256;
-constexpr auto kQueuePoll = std::chrono::milliseconds(20);
+// A waiting request is woken when one at its endpoint ends or the rotation changes here; it
+// also looks again this often, for what changes elsewhere (another server's controller, a
+// replica passed over after a failure becoming eligible again).
+constexpr auto kQueueRecheck = std::chrono::milliseconds(200);
 constexpr auto kUpstreamStepTimeout = std::chrono::minutes(10);
 // A completion's whole answer may take this long, its wait in the queue included (bounded by the
 // endpoint's queue_timeout, at most an hour), instead of the server's usual handler timeout:
@@ -121,16 +124,25 @@ std::optional<RouteReplica> Choose(const Route& route, LoadBoard& load,
 // A request counted in flight at a replica for as long as this lives.
 class InFlightMark {
  public:
-  InFlightMark(LoadBoard& load, std::string endpoint_id, std::string replica_id)
-      : load_(load), endpoint_id_(std::move(endpoint_id)), replica_id_(std::move(replica_id)) {
+  InFlightMark(LoadBoard& load, QueueWakeups& wakeups, std::string endpoint_id,
+               std::string replica_id)
+      : load_(load),
+        wakeups_(wakeups),
+        endpoint_id_(std::move(endpoint_id)),
+        replica_id_(std::move(replica_id)) {
     load_.InFlight(endpoint_id_, replica_id_, +1);
   }
-  ~InFlightMark() { load_.InFlight(endpoint_id_, replica_id_, -1); }
+  // The replica has room for one more: a request waiting in the queue may take it.
+  ~InFlightMark() {
+    load_.InFlight(endpoint_id_, replica_id_, -1);
+    wakeups_.Notify(endpoint_id_);
+  }
   InFlightMark(const InFlightMark&) = delete;
   InFlightMark& operator=(const InFlightMark&) = delete;
 
  private:
   LoadBoard& load_;
+  QueueWakeups& wakeups_;
   std::string endpoint_id_, replica_id_;
 };
 
@@ -190,12 +202,13 @@ awaitable<void> RelayBody(std::shared_ptr<Exchange> x, http::StreamWriter& out) 
 
 class Gateway {
  public:
-  Gateway(Services& s, RoutingTable& routes, LoadBoard& load, GatewayMetrics& metrics,
-          RecentRequests& recent, std::shared_ptr<http::UpstreamPool> upstreams,
-          std::function<void()> wake_controller)
+  Gateway(Services& s, RoutingTable& routes, LoadBoard& load, QueueWakeups& wakeups,
+          GatewayMetrics& metrics, RecentRequests& recent,
+          std::shared_ptr<http::UpstreamPool> upstreams, std::function<void()> wake_controller)
       : s_(s),
         routes_(routes),
         load_(load),
+        wakeups_(wakeups),
         metrics_(metrics),
         recent_(recent),
         upstreams_(std::move(upstreams)),
@@ -317,16 +330,16 @@ class Gateway {
   awaitable<std::optional<RouteReplica>> Wait(const std::string& project, const std::string& name,
                                               Route& r, std::optional<uint64_t> prefix,
                                               const Tried& tried) {
-    asio::steady_timer timer(co_await asio::this_coro::executor);
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(r.queue_timeout_ms);
-    while (std::chrono::steady_clock::now() < deadline) {
-      timer.expires_after(kQueuePoll);
-      co_await timer.async_wait(asio::use_awaitable);
+    const auto deadline = SteadyClock::now() + std::chrono::milliseconds(r.queue_timeout_ms);
+    for (auto now = SteadyClock::now(); now < deadline; now = SteadyClock::now()) {
+      const uint64_t seen = wakeups_.Count(r.endpoint_id);
       auto route = co_await Find(project, name);
-      if (!route.ok() || !route->has_value() || (*route)->deleting) continue;
-      r = **route;
-      if (auto replica = Choose(r, load_, prefix, tried)) co_return replica;
+      if (route.ok() && route->has_value() && !(*route)->deleting) {
+        r = **route;
+        if (auto replica = Choose(r, load_, prefix, tried)) co_return replica;
+      }
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+      co_await wakeups_.Wait(r.endpoint_id, seen, std::min(left, kQueueRecheck));
     }
     co_return std::nullopt;
   }
@@ -378,7 +391,7 @@ class Gateway {
   // A non-streamed request: the whole answer.
   awaitable<Attempt> Whole(const Route& r, const RouteReplica& replica, const std::string& path,
                            const std::string& body) {
-    InFlightMark in_flight(load_, r.endpoint_id, replica.id);
+    InFlightMark in_flight(load_, wakeups_, r.endpoint_id, replica.id);
     auto answer =
         co_await upstreams_->Send(replica.address, UpstreamCall(replica, path, body, false));
     if (!answer.ok()) co_return Failed(r, answer.status());
@@ -390,7 +403,7 @@ class Gateway {
   awaitable<Attempt> Streamed(const Route& r, const RouteReplica& replica, const std::string& path,
                               const std::string& body, std::shared_ptr<Tally> tally) {
     auto x = std::make_shared<Exchange>();
-    x->in_flight = std::make_unique<InFlightMark>(load_, r.endpoint_id, replica.id);
+    x->in_flight = std::make_unique<InFlightMark>(load_, wakeups_, r.endpoint_id, replica.id);
     auto reply =
         co_await upstreams_->Open(replica.address, UpstreamCall(replica, path, body, true));
     if (!reply.ok()) co_return Failed(r, reply.status());
@@ -416,6 +429,7 @@ class Gateway {
   Services& s_;
   RoutingTable& routes_;
   LoadBoard& load_;
+  QueueWakeups& wakeups_;
   GatewayMetrics& metrics_;
   RecentRequests& recent_;
   std::shared_ptr<http::UpstreamPool> upstreams_;
@@ -425,10 +439,10 @@ class Gateway {
 }  // namespace
 
 void AddGatewayRoutes(Router& router, Services& services, RoutingTable& routes, LoadBoard& load,
-                      GatewayMetrics& metrics, RecentRequests& recent,
+                      QueueWakeups& wakeups, GatewayMetrics& metrics, RecentRequests& recent,
                       std::shared_ptr<http::UpstreamPool> upstreams,
                       std::function<void()> wake_controller) {
-  auto gateway = std::make_shared<Gateway>(services, routes, load, metrics, recent,
+  auto gateway = std::make_shared<Gateway>(services, routes, load, wakeups, metrics, recent,
                                            std::move(upstreams), std::move(wake_controller));
   router.Add("POST", "/openai/v1/chat/completions",
              [gateway](Context& ctx) -> awaitable<http::Response> {
