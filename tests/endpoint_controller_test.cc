@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "endpoints/endpoint_service.h"
@@ -226,6 +228,36 @@ TEST_F(EndpointControllerTest, AStartingReplicaOnADrainingNodeGoesAtOnce) {
   Tick();
   EXPECT_EQ(States(), (Want{"draining@1", "starting@1"}));
   EXPECT_EQ(runner_.stopped_, std::vector<std::string>{"job_1"});
+}
+
+// A probe whose every check waits until `want` checks are under way at once (or 10 s): healthy
+// only if the controller makes them together.
+class GatheringProbe final : public ReplicaProbe {
+ public:
+  explicit GatheringProbe(int want) : want_(want) {}
+  bool Healthy(const std::string&, const std::string&, std::chrono::milliseconds) override {
+    std::unique_lock lock(mu_);
+    ++arrived_;
+    cv_.notify_all();
+    return cv_.wait_for(lock, std::chrono::seconds(10), [&] { return arrived_ >= want_; });
+  }
+
+ private:
+  const int want_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int arrived_ = 0;
+};
+
+TEST_F(EndpointControllerTest, ChecksOfSeveralReplicasAreMadeAtOnce) {
+  GatheringProbe together(3);
+  EndpointController controller(*store_, runner_, together, load_, clock_);
+  Apply(Spec(3, 3));
+  clock_.Advance(kSecondMs);
+  ASSERT_TRUE(controller.Tick().ok());  // starts them
+  clock_.Advance(kSecondMs);
+  ASSERT_TRUE(controller.Tick().ok());  // checks all three at once
+  EXPECT_EQ(States(), (Want{"ready@1", "ready@1", "ready@1"}));
 }
 
 TEST_F(EndpointControllerTest, ThreeFailedChecksInARowTakeAReplicaOutAndStopIt) {

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <future>
+#include <map>
 #include <set>
 
 #include "base/crypto.h"
@@ -16,6 +18,7 @@ namespace {
 // A draining replica's job is stopped once its last request has been answered, or after this.
 constexpr TimeMs kDrainGraceMs = 2 * kMinuteMs;
 constexpr size_t kReplicaKeyBytes = 16;
+constexpr size_t kParallelChecks = 16;  // health checks of one tick made at once
 
 constexpr const char* kStarting = "starting";
 constexpr const char* kWarming = "warming";
@@ -63,6 +66,34 @@ int Move(EndpointDoc& doc, Generation g, const std::vector<std::string>& from, c
     }
   }
   return moved;
+}
+
+// One health check: GET `path` at `address` within `timeout`.
+struct ProbeCall {
+  std::string address;
+  std::string path;
+  std::chrono::milliseconds timeout;
+};
+
+// Whether each call's server answered 200, the calls made at once (a few at a time): on threads
+// of their own when there are several, on this one when there is one.
+std::vector<bool> CheckAll(ReplicaProbe& probe, const std::vector<ProbeCall>& calls) {
+  std::vector<bool> out(calls.size());
+  if (calls.size() == 1) {
+    out[0] = probe.Healthy(calls[0].address, calls[0].path, calls[0].timeout);
+    return out;
+  }
+  for (size_t start = 0; start < calls.size(); start += kParallelChecks) {
+    const size_t end = std::min(calls.size(), start + kParallelChecks);
+    std::vector<std::future<bool>> running;
+    for (size_t i = start; i < end; ++i) {
+      running.push_back(std::async(std::launch::async, [&probe, &call = calls[i]] {
+        return probe.Healthy(call.address, call.path, call.timeout);
+      }));
+    }
+    for (size_t i = start; i < end; ++i) out[i] = running[i - start].get();
+  }
+  return out;
 }
 
 int Count(const EndpointDoc& doc, Generation g, const char* state) {
@@ -135,7 +166,7 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
     if (r.state == kReady) in_rotation_before.insert(r.id);
   }
 
-  // 1, 2 and 5: each replica's job, its checks, and the stop of what drains.
+  // 1: each replica's job (and whether its node drains).
   std::vector<Replica> kept;
   for (Replica& r : doc.replicas) {
     if (!r.job_id.empty()) {
@@ -165,8 +196,33 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
       }
     }
     if (deleting && r.state != kDraining) SetState(r, kDraining, now);
+    kept.push_back(std::move(r));
+  }
+  doc.replicas = std::move(kept);
+
+  // 2: the checks, all at once (a server that answers late holds the tick for one timeout,
+  // not one per replica), then what they say.
+  std::vector<ProbeCall> calls;
+  std::vector<Replica*> checked;
+  for (Replica& r : doc.replicas) {
+    const bool starting = r.state == kStarting || r.state == kWarming;
+    if (starting && !r.address.empty()) {
+      calls.push_back({r.address, health, kReadinessTimeout});
+    } else if (r.state == kReady || r.state == kWarm) {
+      calls.push_back({r.address, health, kLivenessTimeout});
+    } else {
+      continue;
+    }
+    checked.push_back(&r);
+  }
+  std::vector<bool> healthy = CheckAll(probe_, calls);
+  std::map<const Replica*, bool> answered;
+  for (size_t i = 0; i < checked.size(); ++i) answered[checked[i]] = healthy[i];
+  for (Replica& r : doc.replicas) {
+    auto it = answered.find(&r);
+    const bool ok = it != answered.end() && it->second;
     if (r.state == kStarting || r.state == kWarming) {
-      if (!r.address.empty() && probe_.Healthy(r.address, health, kReadinessTimeout)) {
+      if (ok) {
         became_ready += r.state == kStarting && r.generation == doc.generation;
         SetState(r, r.state == kStarting ? kReady : kWarm, now);
       } else if (now - r.since > spec.engine.readiness.timeout_ms) {
@@ -175,7 +231,7 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
         SetState(r, kDraining, now);
       }
     } else if (r.state == kReady || r.state == kWarm) {
-      if (probe_.Healthy(r.address, health, kLivenessTimeout)) {
+      if (ok) {
         r.failed_checks = 0;
       } else if (++r.failed_checks >= kLivenessFailures) {
         notes.push_back("replica " + r.id + " failed " + std::to_string(kLivenessFailures) +
@@ -183,9 +239,7 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
         SetState(r, kDraining, now);
       }
     }
-    kept.push_back(std::move(r));
   }
-  doc.replicas = std::move(kept);
 
   if (!deleting) {
     // 4, first: a rolling update replaces the previous generation's replicas one for one. Its

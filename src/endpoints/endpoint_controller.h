@@ -5,10 +5,10 @@
 //   1. Looks at every replica's job: an ended job's replica is gone (the autoscaler's count
 //      then starts its replacement); a placed one has its address; one on a draining node
 //      (its worker is stopping it) leaves the rotation at once and is replaced.
-//   2. Checks the server of each started replica: GET the readiness path. A starting replica
-//      answers 200 -> ready (in rotation), or warm for the warm pool; one not ready within the
-//      readiness timeout is stopped. A ready or warm one that fails three checks in a row is
-//      taken out of rotation and stopped.
+//   2. Checks the server of each started replica: GET the readiness path, every replica's at
+//      once. A starting replica answers 200 -> ready (in rotation), or warm for the warm pool;
+//      one not ready within the readiness timeout is stopped. A ready or warm one that fails
+//      three checks in a row is taken out of rotation and stopped.
 //   3. Samples the load (load_board.h) into the endpoint's history and asks the autoscaler
 //      (autoscaler.h) for a decision, which it applies: promotes, demotes, starts new replicas
 //      (as jobs: replica_jobs.h), drains others.
@@ -66,7 +66,7 @@ class ReplicaRunner {
 };
 
 // Whether a replica's server answers GET `path` with 200 within `timeout`
-// (NewHttpReplicaProbe: over HTTP).
+// (NewHttpReplicaProbe: over HTTP). Called from several threads at once.
 class ReplicaProbe {
  public:
   virtual ~ReplicaProbe() = default;
