@@ -1,11 +1,10 @@
 // The gateway's queue wake-ups (api/queue_wakeups.h): a waiter is woken by a request ending at
 // its endpoint or by a rotation change, and no wake-up is lost between its look and its wait.
-#include "api/queue_wakeups.h"
-
 #include <gtest/gtest.h>
 
 #include <future>
 
+#include "api/queue_wakeups.h"
 #include "http_test_util.h"  // first: includes base/async.h
 
 namespace tf::api {
