@@ -2,6 +2,9 @@
 // the prices a rank records when the job service places it, read back through MeterStore.
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
+
 #include "auth/auth_service.h"
 #include "cost/metering/metering.h"
 #include "cost/metering/metering_service.h"
@@ -386,24 +389,39 @@ TEST(ReportTime, ReadsRfc3339DatesTimesAndEpochMilliseconds) {
   EXPECT_EQ(UtcDay(kT0 - 1), "2025-11-29");
 }
 
+// A SQLite store with one project ("team") and the job service over it, on a fake clock at
+// kT0: where placement records what metering later reads.
+class PlacementTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = store::OpenStore((dir_.path() / "tensorfleet.db").string());
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    store_ = std::move(opened).value();
+    auth_ = std::make_unique<auth::AuthService>(store_->auth(), clock_);
+    auto project = auth_->CreateProject("team");
+    ASSERT_TRUE(project.ok()) << project.status().ToString();
+    project_id_ = project->id;
+    jobs_ = std::make_unique<jobs::JobService>(*store_, *auth_, clock_);
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<store::Store> store_;
+  FakeClock clock_{kT0};
+  std::unique_ptr<auth::AuthService> auth_;
+  std::string project_id_;
+  std::unique_ptr<jobs::JobService> jobs_;
+};
+
 // A job with a share of one GPU (resources.gpu_memory) is charged that part of the GPU: 6 GiB
 // of a 24 GiB GPU on a 2-GPU node is an eighth of the node.
-TEST(MeterStore, AShareOfOneGpuIsChargedItsPartOfIt) {
-  testing::TempDir dir;
-  auto opened = store::OpenStore((dir.path() / "tensorfleet.db").string());
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  store::Store& st = **opened;
-  FakeClock clock(kT0);
-  auth::AuthService auth(st.auth(), clock);
-  auto project = auth.CreateProject("team");
-  ASSERT_TRUE(project.ok()) << project.status().ToString();
-  jobs::JobService jobs(st, auth, clock);
+TEST_F(PlacementTest, AShareOfOneGpuIsChargedItsPartOfIt) {
+  jobs::JobService& jobs = *jobs_;
   fleet::NodeInfo info;
   info.address = "10.0.0.1";
   info.cpus = 8;
   info.gpus = {{0, "simulated", int64_t{24} << 30, ""}, {1, "simulated", int64_t{24} << 30, ""}};
   ASSERT_TRUE(jobs.RegisterNode("node-a", "a", info).ok());
-  auto job = jobs.Submit(project->id,
+  auto job = jobs.Submit(project_id_,
                          "name: small\ncommand: sleep 1\nresources: {gpu_memory: 6Gi, cpus: 1}\n",
                          "test.yaml", "");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
@@ -419,16 +437,11 @@ TEST(MeterStore, AShareOfOneGpuIsChargedItsPartOfIt) {
 
 // The job service records the node's price, the rank's share and spot at placement; MeterStore
 // reads them back, with the node's idle capacity from its registration and heartbeats.
-TEST(MeterStore, PricesRecordedAtPlacementSurviveALaterPriceChange) {
-  testing::TempDir dir;
-  auto opened = store::OpenStore((dir.path() / "tensorfleet.db").string());
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  store::Store& st = **opened;
-  FakeClock clock(kT0);
-  auth::AuthService auth(st.auth(), clock);
-  auto project = auth.CreateProject("team");
-  ASSERT_TRUE(project.ok()) << project.status().ToString();
-  jobs::JobService jobs(st, auth, clock);
+TEST_F(PlacementTest, PricesRecordedAtPlacementSurviveALaterPriceChange) {
+  store::Store& st = *store_;
+  FakeClock& clock = clock_;
+  jobs::JobService& jobs = *jobs_;
+  const std::string& project_id = project_id_;
 
   fleet::NodeInfo info;
   info.address = "10.0.0.1";
@@ -439,7 +452,7 @@ TEST(MeterStore, PricesRecordedAtPlacementSurviveALaterPriceChange) {
   auto node = jobs.RegisterNode("node-a", "a", info);
   ASSERT_TRUE(node.ok()) << node.status().ToString();
   auto job =
-      jobs.Submit(project->id, "name: meter-me\ncommand: sleep 1\nresources: {gpus: 1, cpus: 2}\n",
+      jobs.Submit(project_id, "name: meter-me\ncommand: sleep 1\nresources: {gpus: 1, cpus: 2}\n",
                   "test.yaml", "");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   auto tick = jobs.Tick();
@@ -462,7 +475,7 @@ TEST(MeterStore, PricesRecordedAtPlacementSurviveALaterPriceChange) {
   clock.Advance(30 * kMinuteMs);
   ASSERT_TRUE(jobs.Heartbeat("node-a", node->epoch).ok());
   TimeMs now = clock.Now();
-  auto running = ProjectSpend(st, project->id, kT0, now + kDayMs, now);
+  auto running = ProjectSpend(st, project_id, kT0, now + kDayMs, now);
   ASSERT_TRUE(running.ok()) << running.status().ToString();
   EXPECT_NEAR(*running, 1.5, kEps);  // $6/h × 0.5 × 0.5 h, counted until now
 
@@ -477,7 +490,7 @@ TEST(MeterStore, PricesRecordedAtPlacementSurviveALaterPriceChange) {
   clock.Advance(kHourMs);
   now = clock.Now();
 
-  auto spend = ProjectSpend(st, project->id, kT0, now, now);
+  auto spend = ProjectSpend(st, project_id, kT0, now, now);
   ASSERT_TRUE(spend.ok()) << spend.status().ToString();
   EXPECT_NEAR(*spend, 1.5, kEps);
   auto m = MeterStore(st, "", kT0, now, now);
@@ -491,7 +504,7 @@ TEST(MeterStore, PricesRecordedAtPlacementSurviveALaterPriceChange) {
   EXPECT_NEAR(m->idle[0].up_seconds, 3600, kEps);
   EXPECT_NEAR(m->idle[0].cost, 4.5, kEps);
   // A project's own report has no idle capacity.
-  auto mine = MeterStore(st, project->id, kT0, now, now);
+  auto mine = MeterStore(st, project_id, kT0, now, now);
   ASSERT_TRUE(mine.ok());
   EXPECT_TRUE(mine->idle.empty());
   EXPECT_EQ(MeterStore(st, "", now, kT0, now).status().code(), StatusCode::kInvalidArgument);
