@@ -383,6 +383,126 @@ TEST_F(EndpointControllerTest, ScalesOutOnTheGatewaysLoadAndToZeroWhenIdle) {
   EXPECT_EQ(runner_.stopped_.size(), 3u);
 }
 
+// Several servers share the store: requests come through another server's gateway, whose
+// load reaches this (the leading) server's controller through the store.
+class EndpointControllerWithPeersTest : public EndpointControllerTest {
+ protected:
+  void SetUp() override {
+    EndpointControllerTest::SetUp();
+    controller_->CountRemoteLoad(
+        std::make_unique<RemoteLoad>(store_->endpoints(), clock_, "srv_leader"));
+    peer_ = std::make_unique<LoadPublisher>(store_->endpoints(), peer_load_, clock_, "srv_peer");
+  }
+  // The peer publishes what its gateway saw, then the leader ticks.
+  void PublishAndTick() {
+    Status published = peer_->Publish();
+    EXPECT_TRUE(published.ok()) << published.ToString();
+    Tick();
+  }
+
+  LoadBoard peer_load_;  // the other server's gateway
+  std::unique_ptr<LoadPublisher> peer_;
+};
+
+TEST_F(EndpointControllerWithPeersTest, ScalesFromZeroAndBackOnAnotherServersRequests) {
+  EndpointSpec spec = Spec(0, 3);
+  spec.autoscaling.scale_to_zero_after_ms = 10 * kSecondMs;
+  Apply(spec);
+  std::string endpoint_id = service_->Get("prj_a", "chat")->record.id;
+  PublishAndTick();
+  EXPECT_TRUE(States().empty());
+  peer_load_.Arrived(endpoint_id);
+  peer_load_.Queued(endpoint_id, +5);  // waiting at the peer, none here
+  PublishAndTick();
+  EXPECT_EQ(States(), (Want{"starting@1", "starting@1", "starting@1"}));
+  EXPECT_EQ(Doc().scaling.back().reason, "5 requests waiting and no replica: from 0 to 3");
+  peer_load_.Queued(endpoint_id, -5);
+  for (int i = 0; i < 11; ++i) PublishAndTick();
+  EXPECT_EQ(Doc().replicas.size(), 3u);  // idle for less than 10 s
+  PublishAndTick();
+  PublishAndTick();
+  EXPECT_TRUE(States().empty()) << Doc().scaling.back().reason;
+}
+
+TEST_F(EndpointControllerWithPeersTest, BothServersLoadsAddUp) {
+  Apply(Spec(0, 4));  // 2 ongoing requests per replica
+  std::string endpoint_id = service_->Get("prj_a", "chat")->record.id;
+  load_.Arrived(endpoint_id);
+  load_.Queued(endpoint_id, +3);
+  peer_load_.Arrived(endpoint_id);
+  peer_load_.Queued(endpoint_id, +3);
+  PublishAndTick();
+  EXPECT_EQ(Doc().replicas.size(), 3u) << "6 waiting at 2 per replica; 3 here alone would be 2";
+}
+
+TEST_F(EndpointControllerWithPeersTest, APeerThatStopsPublishingStopsCounting) {
+  Apply(Spec(0, 3));
+  std::string endpoint_id = service_->Get("prj_a", "chat")->record.id;
+  peer_load_.Arrived(endpoint_id);
+  peer_load_.Queued(endpoint_id, +1);
+  ASSERT_TRUE(peer_->Publish().ok());
+  // Its row is counted while fresh, then not: after kLoadFreshMs the peer counts for nothing.
+  RemoteLoad remote(store_->endpoints(), clock_, "srv_leader");
+  ASSERT_TRUE(remote.Refresh().ok());
+  LoadSample fresh = remote.Combine(endpoint_id, LoadSample{}, {});
+  EXPECT_EQ(fresh.queued, 1);
+  EXPECT_EQ(fresh.arrived, 1);
+  EXPECT_EQ(remote.Combine(endpoint_id, LoadSample{}, {}).arrived, 0) << "arrivals count once";
+  clock_.Advance(kLoadFreshMs + 1);
+  ASSERT_TRUE(remote.Refresh().ok());
+  EXPECT_EQ(remote.Combine(endpoint_id, LoadSample{}, {}).queued, 0);
+}
+
+TEST_F(EndpointControllerWithPeersTest, APeerWritesOnlyWhatChangedAndWithdrawsWhenIdle) {
+  auto rows = [&] {
+    auto listed = store_->endpoints().ListEndpointLoads(0);
+    EXPECT_TRUE(listed.ok()) << listed.status().ToString();
+    return listed.ok() ? *listed : std::vector<store::EndpointLoadRecord>{};
+  };
+  ASSERT_TRUE(peer_->Publish().ok());
+  EXPECT_TRUE(rows().empty()) << "an idle server writes nothing";
+  peer_load_.Arrived("ep_1");
+  peer_load_.Queued("ep_1", +1);
+  const TimeMs t0 = clock_.Now();
+  ASSERT_TRUE(peer_->Publish().ok());
+  ASSERT_EQ(rows().size(), 1u);
+  EXPECT_EQ(rows()[0].server_id, "srv_peer");
+  EXPECT_EQ(rows()[0].queued, 1);
+  clock_.Advance(100);
+  ASSERT_TRUE(peer_->Publish().ok());
+  EXPECT_EQ(rows()[0].updated_at, t0) << "unchanged: not written again";
+  clock_.Advance(kLoadRepublishMs);
+  ASSERT_TRUE(peer_->Publish().ok());
+  EXPECT_EQ(rows()[0].updated_at, t0 + 100 + kLoadRepublishMs) << "kept fresh while it lasts";
+  peer_load_.Queued("ep_1", -1);
+  for (int i = 0; i < 3; ++i) {
+    clock_.Advance(kLoadRepublishMs);
+    ASSERT_TRUE(peer_->Publish().ok());
+  }
+  EXPECT_TRUE(rows().empty()) << "withdrawn once idle";
+  EXPECT_FALSE(peer_->active());
+}
+
+TEST_F(EndpointControllerWithPeersTest, ADrainingReplicaWaitsForRequestsInFlightThroughAPeer) {
+  Apply(Spec(1, 2));
+  Tick();
+  Tick();
+  std::string endpoint_id = service_->Get("prj_a", "chat")->record.id;
+  std::string old = Doc().replicas[0].id;
+  peer_load_.Arrived(endpoint_id);
+  peer_load_.InFlight(endpoint_id, old, +1);  // a long request through the peer
+  EndpointSpec changed = Spec(1, 2);
+  changed.engine.max_batch = 4;
+  Apply(changed);
+  PublishAndTick();
+  PublishAndTick();
+  EXPECT_EQ(States(), (Want{"draining@1", "ready@2"}));
+  EXPECT_TRUE(runner_.stopped_.empty());
+  peer_load_.InFlight(endpoint_id, old, -1);
+  PublishAndTick();
+  EXPECT_EQ(runner_.stopped_, std::vector<std::string>{"job_1"});
+}
+
 TEST_F(EndpointControllerTest, DeletingStopsEveryReplicaThenForgetsTheEndpoint) {
   Apply(Spec(2, 2));
   Tick();

@@ -1,8 +1,9 @@
-// What endpoints need of the store (migration 11): names unique per project, versioned
+// What endpoints need of the store (migrations 11 and 12): names unique per project, versioned
 // updates and deletes that never overwrite a change made meanwhile, and projects that do not see
 // each other's endpoints. Run against every back end (tests/store_test_env.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -126,6 +127,46 @@ TEST_P(EndpointStoreContractTest, ADeleteNamesTheVersionItRead) {
   EXPECT_EQ(endpoints().GetEndpoint(project_, "chat").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(endpoints().DeleteEndpoint(e.id, 1).code(), StatusCode::kNotFound);
   EXPECT_TRUE(endpoints().CreateEndpoint(Make(project_, "chat")).ok());  // the name is free
+}
+
+// Migration 12: what each server's gateway saw of each endpoint's load, for the leader.
+TEST_P(EndpointStoreContractTest, EachServerReplacesItsOwnLoadRowsAndStaleOnesAreForgotten) {
+  const std::string a = "srv_" + RandomHex(8), b = "srv_" + RandomHex(8);
+  auto load = [](const std::string& endpoint, int64_t arrived, TimeMs at) {
+    return EndpointLoadRecord{"",          endpoint,
+                              arrived,     arrived + 1,
+                              arrived + 2, R"({"r_1":)" + std::to_string(arrived) + "}",
+                              at};
+  };
+  // Only the rows of this test's servers (the store may be shared with other tests).
+  auto rows = [&](TimeMs since) {
+    auto listed = endpoints().ListEndpointLoads(since);
+    std::vector<std::string> out;
+    EXPECT_TRUE(listed.ok()) << listed.status().ToString();
+    if (!listed.ok()) return out;
+    for (const EndpointLoadRecord& l : *listed) {
+      if (l.server_id != a && l.server_id != b) continue;
+      out.push_back((l.server_id == a ? "a/" : "b/") + l.endpoint_id + " " +
+                    std::to_string(l.arrived) + " " + std::to_string(l.queued) + " " +
+                    std::to_string(l.in_flight) + " " + l.replicas_json + " " +
+                    std::to_string(l.updated_at - kT0));
+    }
+    return out;
+  };
+  ASSERT_TRUE(
+      endpoints().PublishEndpointLoads(a, {load("ep_2", 3, kT0), load("ep_1", 5, kT0)}, 0).ok());
+  ASSERT_TRUE(endpoints().PublishEndpointLoads(b, {load("ep_1", 1, kT0 + 10)}, 0).ok());
+  std::vector<std::string> first = {R"(a/ep_1 5 6 7 {"r_1":5} 0)", R"(a/ep_2 3 4 5 {"r_1":3} 0)",
+                                    R"(b/ep_1 1 2 3 {"r_1":1} 10)"};
+  if (a > b) std::rotate(first.begin(), first.begin() + 2, first.end());  // by server id
+  EXPECT_EQ(rows(kT0), first);
+
+  // A server's publication replaces all of its rows, and leaves the others'.
+  ASSERT_TRUE(endpoints().PublishEndpointLoads(a, {load("ep_2", 4, kT0 + 20)}, 0).ok());
+  EXPECT_EQ(rows(kT0 + 15), std::vector<std::string>{R"(a/ep_2 4 5 6 {"r_1":4} 20)"});
+  // Rows older than forget_before go, whoever published them: a server that stopped.
+  ASSERT_TRUE(endpoints().PublishEndpointLoads(a, {}, kT0 + 15).ok());
+  EXPECT_TRUE(rows(0).empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, EndpointStoreContractTest, ::testing::ValuesIn(StoreBackends()),

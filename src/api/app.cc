@@ -23,6 +23,7 @@
 #include "cost/metering/metering_service.h"
 #include "endpoints/endpoint_controller.h"
 #include "endpoints/replica_jobs.h"
+#include "endpoints/shared_load.h"
 #include "objects/s3_blob_store.h"
 
 namespace tf::api {
@@ -101,6 +102,12 @@ class AppImpl final : public App {
           routing_table_->Invalidate();
           queue_wakeups_.NotifyAll();  // a request waiting for a replica looks again now
         });
+    // Servers sharing the store: the leader's controller counts the others' gateway load.
+    const std::string server_id = endpoints::NewServerId();
+    endpoint_controller_->CountRemoteLoad(
+        std::make_unique<endpoints::RemoteLoad>(store_->endpoints(), clock_, server_id));
+    load_publisher_ = std::make_unique<endpoints::LoadPublisher>(store_->endpoints(),
+                                                                 endpoint_load_, clock_, server_id);
     jobs_->SetAdmission([this](const std::string& p) { return budgets_->AdmitSubmission(p); });
     budget_loop_ = std::make_unique<cost::BudgetLoop>(
         *budgets_, *store_, cost::NewHttpWebhookSender(), clock_,
@@ -258,9 +265,13 @@ class AppImpl final : public App {
   // It ticks once a second, every kStartingTick while a replica starts, and within
   // kStartingTick when the gateway queues a request (KickEndpoints): a scale-out or a start
   // from zero waits for no full tick. Ticks are never closer than kStartingTick.
+  // A server that does not lead publishes its gateway's load for the leader instead
+  // (endpoints/shared_load.h), every kStartingTick while it has load, and at once when a
+  // request queues.
   void EndpointLoop() {
     MutexLock lock(controller_mu_);
     bool starting = false;
+    bool publishing_failed = false;
     while (!controller_stop_) {
       lock.WaitFor(controller_cv_, kStartingTick,
                    [&]() REQUIRES(controller_mu_) { return controller_stop_; });
@@ -272,8 +283,18 @@ class AppImpl final : public App {
       if (controller_stop_) break;
       endpoints_kicked_ = false;
       lock.Unlock();
-      if (leadership_->Held()) (void)endpoint_controller_->Tick();  // logs its own failures
-      starting = endpoint_controller_->starting();
+      if (leadership_->Held()) {
+        (void)endpoint_controller_->Tick();  // logs its own failures
+        starting = endpoint_controller_->starting();
+      } else {
+        Status published = load_publisher_->Publish();
+        if (!published.ok() && !publishing_failed) {
+          spdlog::warn("endpoints: this server's gateway load is not reaching the leader: {}",
+                       published.ToString());
+        }
+        publishing_failed = !published.ok();
+        starting = load_publisher_->active();
+      }
       lock.Lock();
     }
   }
@@ -378,7 +399,8 @@ class AppImpl final : public App {
   std::unique_ptr<endpoints::ReplicaRunner> replica_runner_;
   std::unique_ptr<endpoints::ReplicaProbe> replica_probe_;
   std::unique_ptr<endpoints::EndpointController> endpoint_controller_;
-  std::unique_ptr<endpoints::RoutingTable> routing_table_;  // the gateway's view of endpoints
+  std::unique_ptr<endpoints::LoadPublisher> load_publisher_;  // used while not leading
+  std::unique_ptr<endpoints::RoutingTable> routing_table_;    // the gateway's view of endpoints
   std::unique_ptr<cost::BudgetLoop> budget_loop_;  // its own thread: a dead webhook blocks no one
   queues::QueueWakeups node_wakeups_;
   std::thread controller_;

@@ -126,6 +126,10 @@ int Leave(EndpointDoc& doc, int n, TimeMs now) {
 Status EndpointController::Tick() {
   const TimeMs now = clock_.Now();
   TF_ASSIGN_OR_RETURN(auto records, store_.endpoints().ListEndpoints(""));
+  if (remote_) {
+    Status read = remote_->Refresh();
+    if (!read.ok()) spdlog::warn("endpoints: other servers' load not counted: {}", read.ToString());
+  }
   starting_ = false;
   rotation_changed_now_ = false;
   Status first;
@@ -145,7 +149,10 @@ Status EndpointController::Tick() {
 
 const std::deque<LoadSample>& EndpointController::Observe(const EndpointView& view, TimeMs now) {
   std::deque<LoadSample>& h = history_[view.record.id];
-  h.push_back(load_.Sample(view.record.id, now));
+  const std::string& id = view.record.id;
+  LoadSample sample = load_.Sample(id, now);
+  if (remote_) sample = remote_->Combine(id, sample, load_.InFlightByReplica(id));
+  h.push_back(sample);
   // Keep one sample at or before the longest window's start, so that the window is covered.
   TimeMs start = now - LongestWindow(view.doc.spec.autoscaling);
   while (h.size() > 2 && h[1].at <= start) h.pop_front();
@@ -309,7 +316,9 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
                 [](const Replica& r) { return r.state == kDraining && r.job_id.empty(); });
   for (Replica& r : doc.replicas) {
     if (r.state != kDraining || r.stop_sent) continue;
-    if (load_.InFlightOf(record.id, r.id) > 0 && now - r.since <= kDrainGraceMs) continue;
+    int in_flight = load_.InFlightOf(record.id, r.id);
+    if (remote_) in_flight += remote_->InFlightOf(record.id, r.id);
+    if (in_flight > 0 && now - r.since <= kDrainGraceMs) continue;
     Status stopped = runner_.Stop(project, r.job_id, "endpoint " + spec.name + ": drained");
     if (stopped.ok() || stopped.code() == StatusCode::kNotFound ||
         stopped.code() == StatusCode::kFailedPrecondition) {

@@ -9,7 +9,8 @@
 //      once. A starting replica answers 200 -> ready (in rotation), or warm for the warm pool;
 //      one not ready within the readiness timeout is stopped. A ready or warm one that fails
 //      three checks in a row is taken out of rotation and stopped.
-//   3. Samples the load (load_board.h) into the endpoint's history and asks the autoscaler
+//   3. Samples the load (load_board.h, with what other servers' gateways published:
+//      shared_load.h) into the endpoint's history and asks the autoscaler
 //      (autoscaler.h) for a decision, which it applies: promotes, demotes, starts new replicas
 //      (as jobs: replica_jobs.h), drains others.
 //   4. Rolling update: the older generation's replicas keep serving, and are replaced one for
@@ -34,6 +35,7 @@
 #include "endpoints/endpoint_doc.h"
 #include "endpoints/endpoint_service.h"
 #include "endpoints/load_board.h"
+#include "endpoints/shared_load.h"
 #include "jobs/job_service.h"
 #include "store/store.h"
 
@@ -102,6 +104,10 @@ class EndpointController {
   // the first is returned.
   Status Tick();
 
+  // Counts the load that other servers sharing the store publish (shared_load.h) too, read once
+  // per tick. Set before the first Tick; without it, only this server's gateway counts.
+  void CountRemoteLoad(std::unique_ptr<RemoteLoad> remote) { remote_ = std::move(remote); }
+
   // Whether the last tick left a replica starting (or warming): its caller then ticks sooner,
   // so that a replica enters rotation soon after its server is ready, not up to a tick later.
   bool starting() const { return starting_; }
@@ -116,6 +122,7 @@ class EndpointController {
   ReplicaRunner& runner_;
   ReplicaProbe& probe_;
   LoadBoard& load_;
+  std::unique_ptr<RemoteLoad> remote_;  // optional
   const Clock& clock_;
   std::function<void()> rotation_changed_;
   std::map<std::string, std::deque<LoadSample>> history_;  // by endpoint id; Tick's thread only

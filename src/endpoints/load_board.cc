@@ -44,6 +44,20 @@ int LoadBoard::InFlightOf(const std::string& endpoint_id, const std::string& rep
   return n == load->second.in_flight.end() ? 0 : n->second;
 }
 
+std::map<std::string, int> LoadBoard::InFlightByReplica(const std::string& endpoint_id) {
+  MutexLock lock(mu_);
+  auto load = loads_.find(endpoint_id);
+  return load == loads_.end() ? std::map<std::string, int>{} : load->second.in_flight;
+}
+
+std::vector<std::string> LoadBoard::EndpointIds() {
+  MutexLock lock(mu_);
+  std::vector<std::string> out;
+  out.reserve(loads_.size());
+  for (const auto& [id, load] : loads_) out.push_back(id);
+  return out;
+}
+
 LoadSample LoadBoard::Sample(const std::string& endpoint_id, TimeMs now) {
   MutexLock lock(mu_);
   Load& load = loads_[endpoint_id];

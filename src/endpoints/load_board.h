@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "base/mutex.h"
 #include "endpoints/autoscaler.h"
@@ -24,6 +25,10 @@ class LoadBoard {
   int InFlightTotalOf(const std::string& endpoint_id);
   // Requests in flight at one replica.
   int InFlightOf(const std::string& endpoint_id, const std::string& replica_id);
+  // Requests in flight at each replica that has any.
+  std::map<std::string, int> InFlightByReplica(const std::string& endpoint_id);
+  // The endpoints that requests have come for since this board began.
+  std::vector<std::string> EndpointIds();
 
   // The load since the previous sample of this endpoint: the most requests waiting and in
   // flight at any moment of it (so that a burst shorter than the interval between samples

@@ -108,4 +108,48 @@ Status PostgresStore::DeleteEndpoint(const std::string& id, int64_t expected_ver
   });
 }
 
+Status PostgresStore::PublishEndpointLoads(const std::string& server_id,
+                                           const std::vector<EndpointLoadRecord>& loads,
+                                           TimeMs forget_before) {
+  return pool_->Run(PgTxMode::kTransaction, [&](PgConnection& conn) -> Status {
+    TF_RETURN_IF_ERROR(
+        conn.Run("DELETE FROM endpoint_loads WHERE server_id = $1 OR updated_at < $2",
+                 PgParams().Add(server_id).Add(forget_before)));
+    for (const EndpointLoadRecord& l : loads) {
+      TF_RETURN_IF_ERROR(conn.Run(
+          "INSERT INTO endpoint_loads (server_id, endpoint_id, arrived, queued, in_flight, "
+          "replicas, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+          PgParams()
+              .Add(server_id)
+              .Add(l.endpoint_id)
+              .Add(l.arrived)
+              .Add(l.queued)
+              .Add(l.in_flight)
+              .Add(l.replicas_json)
+              .Add(l.updated_at)));
+    }
+    return OkStatus();
+  });
+}
+
+Result<std::vector<EndpointLoadRecord>> PostgresStore::ListEndpointLoads(TimeMs since) {
+  std::vector<EndpointLoadRecord> out;
+  TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kRead, [&](PgConnection& conn) -> Status {
+    out.clear();
+    TF_ASSIGN_OR_RETURN(
+        PgResult r,
+        conn.Exec("SELECT server_id, endpoint_id, arrived, queued, in_flight, replicas, "
+                  "updated_at FROM endpoint_loads WHERE updated_at >= $1 "
+                  "ORDER BY server_id, endpoint_id",
+                  PgParams().Add(since)));
+    for (int i = 0; i < r.rows(); ++i) {
+      out.push_back(EndpointLoadRecord{std::string(r.Text(i, 0)), std::string(r.Text(i, 1)),
+                                       r.Int(i, 2), r.Int(i, 3), r.Int(i, 4),
+                                       std::string(r.Text(i, 5)), r.Int(i, 6)});
+    }
+    return OkStatus();
+  }));
+  return out;
+}
+
 }  // namespace tf::store

@@ -284,6 +284,20 @@ const std::vector<std::string>& Migrations() {
         doc TEXT NOT NULL,
         UNIQUE (project_id, name));
       )sql",
+      // 12: each server's gateway load of each endpoint, for the leader's controller when
+      // several servers share the store (endpoints/shared_load.h).
+      R"sql(
+      CREATE TABLE endpoint_loads (
+        server_id TEXT NOT NULL,
+        endpoint_id TEXT NOT NULL,
+        arrived BIGINT NOT NULL,
+        queued BIGINT NOT NULL,
+        in_flight BIGINT NOT NULL,
+        replicas TEXT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        PRIMARY KEY (server_id, endpoint_id));
+      CREATE INDEX endpoint_loads_by_time ON endpoint_loads (updated_at);
+      )sql",
   };
   return kMigrations;
 }

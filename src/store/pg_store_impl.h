@@ -138,6 +138,10 @@ class PostgresStore final : public Store,
   Result<std::vector<EndpointRecord>> ListEndpoints(const std::string& project_id) override;
   Status UpdateEndpoint(const EndpointRecord& endpoint, int64_t expected_version) override;
   Status DeleteEndpoint(const std::string& id, int64_t expected_version) override;
+  Status PublishEndpointLoads(const std::string& server_id,
+                              const std::vector<EndpointLoadRecord>& loads,
+                              TimeMs forget_before) override;
+  Result<std::vector<EndpointLoadRecord>> ListEndpointLoads(TimeMs since) override;
 
   // BudgetStore (pg_budgets.cc)
   Status CreateBudget(const BudgetRecord& budget) override;

@@ -267,6 +267,18 @@ struct EndpointRecord {
   std::string doc_json;
 };
 
+// What one server's gateway saw of one endpoint's load, published through the store so that
+// the leader's controller scales on every server's traffic (endpoints/shared_load.h).
+struct EndpointLoadRecord {
+  std::string server_id;  // "srv_<hex>", new each time a server starts
+  std::string endpoint_id;
+  int64_t arrived = 0;    // requests that arrived since this run of publications began (a count)
+  int64_t queued = 0;     // the most waiting for a replica at once since the previous publication
+  int64_t in_flight = 0;  // the most in flight at once since then
+  std::string replicas_json;  // {"replica id": requests in flight there now, ...}
+  TimeMs updated_at = 0;
+};
+
 // A transition or other fact in a job's life, kept for `describe`.
 struct JobEvent {
   int64_t seq = 0;  // assigned by the store, increasing per store

@@ -100,4 +100,47 @@ Status SqliteStore::DeleteEndpoint(const std::string& id, int64_t expected_versi
   });
 }
 
+Status SqliteStore::PublishEndpointLoads(const std::string& server_id,
+                                         const std::vector<EndpointLoadRecord>& loads,
+                                         TimeMs forget_before) {
+  return writer_->Write([&](SqliteDb& db) -> Status {
+    TF_ASSIGN_OR_RETURN(
+        Stmt forget,
+        db.Prepare("DELETE FROM endpoint_loads WHERE server_id = ? OR updated_at < ?"));
+    TF_RETURN_IF_ERROR(forget.Bind(1, server_id).Bind(2, forget_before).Run());
+    for (const EndpointLoadRecord& l : loads) {
+      TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("INSERT INTO endpoint_loads (server_id, endpoint_id, "
+                                             "arrived, queued, in_flight, replicas, updated_at) "
+                                             "VALUES (?, ?, ?, ?, ?, ?, ?)"));
+      TF_RETURN_IF_ERROR(q.Bind(1, server_id)
+                             .Bind(2, l.endpoint_id)
+                             .Bind(3, l.arrived)
+                             .Bind(4, l.queued)
+                             .Bind(5, l.in_flight)
+                             .Bind(6, l.replicas_json)
+                             .Bind(7, l.updated_at)
+                             .Run());
+    }
+    return OkStatus();
+  });
+}
+
+Result<std::vector<EndpointLoadRecord>> SqliteStore::ListEndpointLoads(TimeMs since) {
+  std::vector<EndpointLoadRecord> out;
+  TF_RETURN_IF_ERROR(readers_.With([&](SqliteDb& db) -> Status {
+    TF_ASSIGN_OR_RETURN(Stmt q,
+                        db.Prepare("SELECT server_id, endpoint_id, arrived, queued, "
+                                   "in_flight, replicas, updated_at FROM endpoint_loads "
+                                   "WHERE updated_at >= ? ORDER BY server_id, endpoint_id"));
+    q.Bind(1, since);
+    for (;;) {
+      TF_ASSIGN_OR_RETURN(bool row, q.Step());
+      if (!row) return OkStatus();
+      out.push_back(EndpointLoadRecord{q.Text(0), q.Text(1), q.Int(2), q.Int(3), q.Int(4),
+                                       q.Text(5), q.Int(6)});
+    }
+  }));
+  return out;
+}
+
 }  // namespace tf::store

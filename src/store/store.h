@@ -326,6 +326,15 @@ class EndpointStore {
   // Forgets the endpoint if its version is still `expected_version`: kAborted, kNotFound as
   // UpdateEndpoint.
   virtual Status DeleteEndpoint(const std::string& id, int64_t expected_version) = 0;
+
+  // Replaces what server `server_id` published of endpoints' load with `loads` (its rows not
+  // among them are dropped), and forgets every server's rows last updated before
+  // `forget_before` (servers that stopped without saying so).
+  virtual Status PublishEndpointLoads(const std::string& server_id,
+                                      const std::vector<EndpointLoadRecord>& loads,
+                                      TimeMs forget_before) = 0;
+  // Every server's rows updated at or after `since`, by server and endpoint.
+  virtual Result<std::vector<EndpointLoadRecord>> ListEndpointLoads(TimeMs since) = 0;
 };
 
 class Store {
