@@ -2,6 +2,7 @@
 // small shell script; the PyTorch example has tests of its own (example_training_test.cc).
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <mutex>
 
 #include "http_test_util.h"  // first: see the note in base/async.h
@@ -17,11 +18,15 @@ int RankExit(const Json& job, int attempt, int rank = 0) {
 using JobsE2eTest = JobsFixture;
 
 TEST_F(JobsE2eTest, AJobRunsWithTheEnvironmentContractAndSucceeds) {
+  // What the worker was started with (here: this process's environment, the worker being in
+  // it) does not reach the job: only PATH, HOME and LANG do.
+  ASSERT_EQ(setenv("TF_TEST_WORKER_SECRET", "the-workers-own", 1), 0);
   StartWorker("w1", 2);
   auto job = Submit(
       "name: env-check\n"
       "command: env | grep -E '^(TENSORFLEET_|CUDA_VISIBLE|RANK|WORLD_SIZE|MASTER_)' | sort > "
-      "\"$TENSORFLEET_OUTPUT_DIR/env.txt\"; echo hello from the job; echo 'loss=0.25'\n"
+      "\"$TENSORFLEET_OUTPUT_DIR/env.txt\"; env > \"$TENSORFLEET_OUTPUT_DIR/all.txt\"; "
+      "echo hello from the job; echo 'loss=0.25'\n"
       "resources: {gpus: 1}\n"
       "hyperparameters: {lr: 0.001, layers: 4, name: tiny}\n"
       "env: {GREETING: hi}\n"
@@ -47,6 +52,12 @@ TEST_F(JobsE2eTest, AJobRunsWithTheEnvironmentContractAndSucceeds) {
   EXPECT_NE(env->find("WORLD_SIZE=1"), std::string::npos);
   EXPECT_NE(env->find("TENSORFLEET_MASTER_ADDR=127.0.0.1"), std::string::npos);
   EXPECT_NE(env->find("TENSORFLEET_TOKEN="), std::string::npos);
+  auto all = RawGet("/v1/buckets/tensorfleet-jobs/objects/" + id + "/output/all.txt");
+  unsetenv("TF_TEST_WORKER_SECRET");
+  ASSERT_TRUE(all.has_value());
+  EXPECT_EQ(all->find("the-workers-own"), std::string::npos) << *all;
+  EXPECT_NE(all->find("GREETING=hi\n"), std::string::npos) << *all;
+  EXPECT_NE(all->find("PATH="), std::string::npos) << *all;
 
   std::string log = Log(id, 1);
   EXPECT_NE(log.find("hello from the job"), std::string::npos) << log;

@@ -116,5 +116,29 @@ TEST(JobEnvTest, TheSpecsVariablesHyperparametersAndProcessCountReachTheProcess)
   EXPECT_EQ(env.at("WORLD_SIZE"), "2");
 }
 
+TEST(JobEnvTest, OfTheWorkersOwnEnvironmentOnlyPathHomeAndLangReachAJob) {
+  client::Assignment a = Read(Spec());
+  const std::map<std::string, std::string> worker = {
+      {"PATH", "/usr/bin:/bin"},
+      {"HOME", "/home/w"},
+      {"LANG", "C.UTF-8"},
+      {"AWS_SECRET_ACCESS_KEY", "the object store's"},
+      {"TENSORFLEET_TOKEN", "the worker's own"},
+      {"RANK", "7"},
+      {"LD_PRELOAD", "/tmp/x.so"}};
+  auto env = JobEnvironment(a, 0, ProcessPaths{}, "http://h:1", worker);
+  EXPECT_EQ(env.at("PATH"), "/usr/bin:/bin");
+  EXPECT_EQ(env.at("HOME"), "/home/w");
+  EXPECT_EQ(env.at("LANG"), "C.UTF-8");
+  EXPECT_EQ(env.count("AWS_SECRET_ACCESS_KEY"), 0u);
+  EXPECT_EQ(env.count("LD_PRELOAD"), 0u);
+  EXPECT_EQ(env.at("TENSORFLEET_TOKEN"), a.job_token) << "the job's, not the worker's";
+  EXPECT_EQ(env.at("RANK"), "0");
+  for (const auto& [name, value] : env) {
+    EXPECT_NE(value, "the object store's") << name;
+    EXPECT_NE(value, "the worker's own") << name;
+  }
+}
+
 }  // namespace
 }  // namespace tf::worker

@@ -12,14 +12,12 @@ namespace {
 
 using nlohmann::json;
 
-// Names the platform sets: a stale value inherited from the worker's own environment must not
-// leak into a job.
-bool IsContractName(const std::string& name) {
-  static constexpr const char* kTorchrun[] = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE",
-                                              "RANK",        "LOCAL_RANK",  "LOCAL_WORLD_SIZE",
-                                              "GROUP_RANK",  "NODE_RANK",   "CUDA_VISIBLE_DEVICES"};
-  if (name.rfind("TENSORFLEET_", 0) == 0) return true;
-  for (const char* n : kTorchrun) {
+// What a job takes of the worker's own environment: nothing else, so that what the worker was
+// started with (a token, cloud credentials for the object store, a stale TENSORFLEET_ or
+// torchrun variable) never reaches a job.
+bool IsInherited(const std::string& name) {
+  static constexpr const char* kInherited[] = {"PATH", "HOME", "LANG"};
+  for (const char* n : kInherited) {
     if (name == n) return true;
   }
   return false;
@@ -55,7 +53,7 @@ std::map<std::string, std::string> JobEnvironment(const Assignment& a, int local
                                                   const std::map<std::string, std::string>& base) {
   std::map<std::string, std::string> env;
   for (const auto& [k, v] : base) {
-    if (!IsContractName(k)) env[k] = v;
+    if (IsInherited(k)) env[k] = v;
   }
   // The spec's own variables, then the contract (which they cannot override: the spec refuses
   // TENSORFLEET_ names, and torchrun's are the platform's to set).

@@ -24,8 +24,8 @@ struct ProcessPaths {
 // How many processes this node starts: spec.processes_per_node ("gpu" = one per GPU, at least 1).
 int ProcessesPerNode(const Assignment& a);
 
-// The variables for local rank `local_rank` of this node, on top of `base` (the worker's own
-// environment with TENSORFLEET_*, torchrun's and CUDA_VISIBLE_DEVICES removed).
+// The variables for local rank `local_rank` of this node: PATH, HOME and LANG from `base` (the
+// worker's own environment; nothing else of it), the spec's `env`, then the contract.
 std::map<std::string, std::string> JobEnvironment(const Assignment& a, int local_rank,
                                                   const ProcessPaths& paths,
                                                   const std::string& server_url,
