@@ -41,6 +41,22 @@ class ObjectsApiTest : public ApiFixture {
   }
 };
 
+// The data directory is its owner's alone, and so are the database (S3 secrets, running jobs'
+// tokens) and the objects' content.
+TEST_F(ObjectsApiTest, TheDataDirectoryTheDatabaseAndTheObjectsAreTheOwnersOnly) {
+  ASSERT_EQ(Raw("PUT", ObjectPath("secret.txt"), Content(100'000)).status, 200);
+  auto mode = [](const fs::path& p) { return fs::status(p).permissions() & fs::perms::all; };
+  EXPECT_EQ(mode(dir_.path()), fs::perms::owner_all);
+  EXPECT_EQ(mode(dir_.path() / "tensorfleet.db"), fs::perms::owner_read | fs::perms::owner_write);
+  int blobs = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(dir_.path() / "objects")) {
+    if (!entry.is_regular_file()) continue;
+    ++blobs;
+    EXPECT_EQ(mode(entry.path()), fs::perms::owner_read | fs::perms::owner_write) << entry.path();
+  }
+  EXPECT_GE(blobs, 1);
+}
+
 TEST_F(ObjectsApiTest, PutGetHeadDeleteWithPathLikeKeys) {
   for (const std::string key : {"a/b/c.txt", "../../etc/passwd", "/abs", "dir/", "sp ace?#%"}) {
     SCOPED_TRACE(key);
@@ -263,7 +279,7 @@ TEST_F(ObjectsApiTest, RangesAcrossSendPiecesAreExact) {
 // Damage past the first piece of a large GET: what was sent before it is exact, and the
 // response ends there, cut, before any byte of the damaged block.
 TEST_F(ObjectsApiTest, DamageFoundMidwayCutsTheDownloadBeforeTheBadBlock) {
-  std::string content = Content(12 * 1024 * 1024);
+  std::string content = Content(size_t{12} * 1024 * 1024);
   ASSERT_EQ(Raw("PUT", ObjectPath("large"), content).status, 200);
   const uint64_t damaged = 10 * 1024 * 1024 + 77;  // in block 10, in the second piece of 8 MiB
   for (const auto& e : fs::recursive_directory_iterator(dir_.path() / "objects")) {
@@ -285,7 +301,7 @@ TEST_F(ObjectsApiTest, DamageFoundMidwayCutsTheDownloadBeforeTheBadBlock) {
   };
   auto r = (*http::Client::Create(app_->url()))->Exchange(req);
   EXPECT_FALSE(r.ok()) << "the download should have been cut";
-  EXPECT_LE(got.size(), damaged / (1024 * 1024) * (1024 * 1024));
+  EXPECT_LE(got.size(), damaged / (size_t{1024} * 1024) * (size_t{1024} * 1024));
   EXPECT_GT(got.size(), 0u);
   EXPECT_TRUE(got == content.substr(0, got.size()));
 }

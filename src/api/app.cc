@@ -48,6 +48,22 @@ class AppImpl final : public App {
     pool_.join();  // no store call may outlive the store
   }
 
+  // The SQLite database and its journal files, readable by their owner only (SQLite gives a
+  // journal it creates later the database's mode).
+  static void KeepSqliteFilesPrivate(std::string url) {
+    if (url.starts_with("sqlite://")) {
+      url = url.substr(9);
+    } else if (url.starts_with("sqlite:")) {
+      url = url.substr(7);
+    }
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      std::error_code ec;
+      std::filesystem::permissions(
+          url + suffix, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+          std::filesystem::perm_options::replace, ec);
+    }
+  }
+
   Result<std::unique_ptr<objects::BlobStore>> OpenBlobs() {
     if (options_.objects_url.empty()) {
       return objects::OpenLocalBlobStore(options_.data_dir / "objects");
@@ -69,9 +85,18 @@ class AppImpl final : public App {
     if (ec)
       return Unavailable("cannot create data directory " + options_.data_dir.string() + ": " +
                          ec.message());
+    // Only its owner may enter it: the database holds S3 secrets and running jobs' tokens, and
+    // the admin token and the objects are here.
+    std::filesystem::permissions(options_.data_dir, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace, ec);
+    if (ec) {
+      return Unavailable("cannot make data directory " + options_.data_dir.string() +
+                         " private (mode 0700): " + ec.message());
+    }
     std::string url = options_.store_url.empty() ? (options_.data_dir / "tensorfleet.db").string()
                                                  : options_.store_url;
     TF_ASSIGN_OR_RETURN(store_, store::OpenStore(url));
+    if (store_->backend() == "sqlite") KeepSqliteFilesPrivate(url);
     leadership_ = store_->NewLeadership();
     auth_ = std::make_unique<auth::AuthService>(store_->auth(), clock_);
     queues_ = std::make_unique<queues::QueueService>(*store_, clock_);

@@ -386,10 +386,10 @@ class LocalBlobStore final : public BlobStore {
     fs::path temp = dir_ / "tmp" / blob_id;
     constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
     bool direct = true;
-    int fd = ::open(temp.c_str(), kFlags | O_DIRECT, 0644);
+    int fd = ::open(temp.c_str(), kFlags | O_DIRECT, 0600);
     if (fd < 0 && errno == EINVAL) {  // a file system without O_DIRECT (tmpfs)
       direct = false;
-      fd = ::open(temp.c_str(), kFlags, 0644);
+      fd = ::open(temp.c_str(), kFlags, 0600);
     }
     if (fd < 0) return ErrnoStatus("cannot create", temp, errno);
     return std::unique_ptr<BlobWriter>(new LocalBlobWriter(fd, direct, temp, PathOf(blob_id)));
@@ -480,7 +480,7 @@ Result<std::string> LoadOrCreateOwner(const std::filesystem::path& dir) {
   if (std::ifstream in(path); in && std::getline(in, owner) && !owner.empty()) return owner;
   owner = "blobs-" + RandomHex(8);
   fs::path temp = dir / "owner.tmp";
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return ErrnoStatus("cannot create", temp, errno);
   Status s = WriteAll(fd, owner + "\n", temp);
   if (s.ok() && ::fsync(fd) != 0) s = ErrnoStatus("cannot fsync", temp, errno);
