@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,6 +81,7 @@ struct ChildPlan {
   std::string working_dir;
   std::string not_found, denied, not_executable, failed, no_dir;
   int null_fd = -1, log_fd = -1;
+  pid_t worker = 0;  // the process that starts the group
 };
 
 void WriteAll(int fd, const char* data, size_t size) {
@@ -100,9 +103,8 @@ void WriteLine(const std::string& head, int error) {
   WriteAll(2, "\n", 1);
 }
 
-// Runs in the child, between fork and exec.
-[[noreturn]] void RunChild(const ChildPlan& plan) {
-  ::setsid();
+// Runs in the workload's process, between fork and exec.
+[[noreturn]] void RunWorkload(const ChildPlan& plan) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -145,6 +147,58 @@ void WriteLine(const std::string& head, int error) {
   }
   WriteLine(plan.not_found, 0);
   ::_exit(kExitNotFound);
+}
+
+// The signal the kernel sends the group's leader when the worker dies (PR_SET_PDEATHSIG).
+const int kWorkerDiedSignal = SIGRTMIN + 2;
+
+// The leader's answer to the worker's death: the whole group goes, the leader with it.
+void KillOwnGroup(int) { ::kill(0, SIGKILL); }
+
+// Runs in the child: it leads a new session, starts the workload in it and stays as its
+// parent, so that the group dies with the worker (even a worker killed with SIGKILL) and no
+// process of a job runs on unsupervised. Only async-signal-safe calls from here on.
+[[noreturn]] void RunChild(const ChildPlan& plan) {
+  ::setsid();
+  const pid_t workload = ::fork();
+  if (workload == 0) RunWorkload(plan);
+  if (workload < 0) {
+    const int error = errno;
+    if (::dup2(plan.log_fd, 2) >= 0) WriteLine(plan.failed, error);
+    ::_exit(kExitNotExecutable);
+  }
+  // The group's signals (SIGTERM from Terminate, a job's own `kill 0`) are for the workload:
+  // the leader stays until the workload has ended, then ends as it did.
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_IGN);
+  }
+  ::signal(SIGCHLD, SIG_DFL);  // not SIG_IGN: the workload must stay to be waited for
+  struct sigaction died {};
+  died.sa_handler = KillOwnGroup;
+  ::sigaction(kWorkerDiedSignal, &died, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::prctl(PR_SET_PDEATHSIG, kWorkerDiedSignal);
+  if (::getppid() != plan.worker) ::kill(0, SIGKILL);  // the worker died before the prctl
+  // Nothing of the worker's: not its stdout (a pipe someone may wait to end), not the pipe that
+  // tells it this start is done (the workload's copy closes at exec).
+  if (::dup2(plan.null_fd, 0) < 0 || ::dup2(plan.null_fd, 1) < 0 || ::dup2(plan.null_fd, 2) < 0) {
+    ::kill(0, SIGKILL);
+  }
+  ::close_range(3, ~0U, 0);
+  int status = 0;
+  while (::waitpid(workload, &status, 0) < 0) {
+    if (errno != EINTR) ::_exit(kExitNotExecutable);
+  }
+  if (WIFEXITED(status)) ::_exit(WEXITSTATUS(status));
+  // Killed by a signal: the leader ends by the same one, without a core of its own.
+  const int sig = WTERMSIG(status);
+  const struct rlimit no_core {};
+  ::setrlimit(RLIMIT_CORE, &no_core);
+  ::signal(sig, SIG_DFL);
+  ::kill(::getpid(), sig);
+  ::_exit(128 + sig);
 }
 
 ExitStatus FromSiginfo(const siginfo_t& info) {
@@ -197,6 +251,7 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Start(const ProcessSpec& spe
     return s;
   }
 
+  plan.worker = ::getpid();
   pid_t pid = ::fork();
   if (pid == 0) RunChild(plan);
   const int fork_errno = errno;

@@ -2,6 +2,14 @@
 // the environment it is given, in its working directory, with stdout and stderr appended to a
 // log file and stdin from /dev/null.
 //
+// The group's leader is not the workload but a watcher: a fork of this process that never execs,
+// starts the workload as its own child, ignores the group's signals (they are for the workload)
+// and, when the workload ends, ends as it did (its exit code, or killed by the same signal). It
+// is there so that the group dies with this process: PR_SET_PDEATHSIG tells it when this process
+// (strictly: the thread that called Start, which must outlive the group) dies, however it
+// died, and it then kills the whole group with SIGKILL. No process of a job outlives a worker
+// killed with kill -9.
+//
 // Lifetime. The group's leader is this process's child, and it is reaped only here, so its pid
 // (and with it the group id) cannot be given to another program while a ProcessGroup could
 // still signal it. When the leader exits, whatever is left of its group is sent SIGKILL before
