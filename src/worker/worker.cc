@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "base/crypto.h"
 #include "base/log.h"
@@ -35,6 +37,19 @@ std::string HostName() {
 }
 
 // The host part of "http://host:port/...".
+// "name (uid N)", or "uid N" for a uid without a name.
+std::string CurrentUser() {
+  const uid_t uid = ::geteuid();
+  std::string name;
+  passwd entry{};
+  passwd* found = nullptr;
+  std::vector<char> buffer(4096);
+  if (::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr) {
+    name = std::string(found->pw_name) + " ";
+  }
+  return name + (name.empty() ? "uid " : "(uid ") + std::to_string(uid) + (name.empty() ? "" : ")");
+}
+
 std::string UrlHost(const std::string& url) {
   std::string rest = url.substr(url.find("://") == std::string::npos ? 0 : url.find("://") + 3);
   if (!rest.empty() && rest[0] == '[') return rest.substr(1, rest.find(']') - 1);
@@ -97,6 +112,10 @@ class WorkerImpl final : public Worker {
     spdlog::info("worker {} registered as {} (epoch {}): {} CPUs, {} GPUs{}, address {}",
                  options_.name, node_id_, epoch_, info.cpus, info.gpus.size(),
                  info.simulated_gpus ? " (simulated)" : "", info.address);
+    spdlog::warn(
+        "jobs run as this worker's user ({}): they can read what it can, its directory and its "
+        "/proc entry included (docs/security.md, \"Not isolated yet\")",
+        CurrentUser());
     ReportOrphans();
 
     threads_.emplace_back([this] { HeartbeatLoop(); });
