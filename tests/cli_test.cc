@@ -1,6 +1,8 @@
 // The tensorfleet command against a live server: exit codes, tables, --json, and errors that
 // say what was wrong.
 #include "api_test_util.h"
+#include "base/crypto.h"
+#include "eventually.h"
 #include "program_run.h"
 
 namespace tf::testing {
@@ -9,7 +11,7 @@ namespace {
 class CliTest : public ApiFixture {
  protected:
   ProgramRun Run(std::vector<std::string> args, bool with_credentials = true,
-                 std::string token = "") {
+                 const std::string& token = "") {
     if (with_credentials) {
       return RunTensorfleetOn(app_->url(), token.empty() ? admin_token_ : token, args);
     }
@@ -96,6 +98,48 @@ TEST_F(CliTest, TokensAndProjects) {
   EXPECT_NE(revoked.output.find("revoked"), std::string::npos);
 }
 
+TEST_F(CliTest, NodesAreUndrainedAndLostOnesRemoved) {
+  const std::string node = "node_" + RandomHex(8);
+  ApiReply registered =
+      Call("POST", "/v1/nodes",
+           Json{{"id", node}, {"name", "box"}, {"info", {{"address", "10.0.0.9"}, {"cpus", 4}}}});
+  ASSERT_EQ(registered.status, 200) << registered.body.dump();
+  auto listed = Run({"nodes"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_NE(listed.output.find(node), std::string::npos) << listed.output;
+
+  auto live = Run({"nodes", "rm", node});
+  EXPECT_EQ(live.exit_code, 1);
+  EXPECT_NE(live.output.find("is ready, not lost: only a lost node can be removed"),
+            std::string::npos)
+      << live.output;
+  ASSERT_EQ(Run({"worker", "drain", "--node", node, "--deadline", "1s"}).exit_code, 0);
+  auto undrained = Run({"nodes", "undrain", node});
+  EXPECT_EQ(undrained.exit_code, 0) << undrained.output;
+  EXPECT_EQ(undrained.output, node + " undrained: it takes new work again\n");
+  auto again = Run({"worker", "undrain", "--node", node});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.output.find("is ready, not draining"), std::string::npos) << again.output;
+
+  // No heartbeat past the timeout: lost, then removed.
+  clock_.Advance(60 * kSecondMs);
+  auto state = [&] {
+    auto nodes = Run({"--json", "nodes"});
+    if (nodes.exit_code != 0) return std::string("?");
+    const Json listed = Json::parse(nodes.output);
+    for (const Json& n : listed["nodes"]) {
+      if (n["id"] == node) return n["state"].get<std::string>();
+    }
+    return std::string("gone");
+  };
+  ASSERT_TRUE(Eventually([&] { return state() == "lost"; }, std::chrono::seconds(30)))
+      << Run({"--json", "nodes"}).output;
+  auto removed = Run({"nodes", "rm", node});
+  EXPECT_EQ(removed.exit_code, 0) << removed.output;
+  EXPECT_EQ(removed.output, node + " removed\n");
+  EXPECT_EQ(state(), "gone");
+}
+
 TEST_F(CliTest, HelpForEveryVerb) {
   for (auto verb : std::vector<std::vector<std::string>>{{"--help"},
                                                          {"up", "--help"},
@@ -105,7 +149,9 @@ TEST_F(CliTest, HelpForEveryVerb) {
                                                          {"queue", "redrive", "--help"},
                                                          {"token", "--help"},
                                                          {"project", "--help"},
-                                                         {"status", "--help"}}) {
+                                                         {"status", "--help"},
+                                                         {"nodes", "rm", "--help"},
+                                                         {"worker", "undrain", "--help"}}) {
     auto r = Run(verb);
     EXPECT_EQ(r.exit_code, 0) << verb[0];
     EXPECT_NE(r.output.find("Usage:"), std::string::npos) << verb[0];

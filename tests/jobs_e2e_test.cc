@@ -254,6 +254,47 @@ TEST_F(JobsE2eTest, ASpotNoticeDrainsTheWorkerAndTheJobResumesElsewhere) {
   EXPECT_EQ(w1_state, "draining") << nodes->dump(2);
 }
 
+TEST_F(JobsE2eTest, AnUndrainedNodeTakesWorkAgainAndALostOneCanBeRemoved) {
+  std::string w1 = StartWorker("w1");
+  ASSERT_TRUE(api_->Call("POST", "/v1/nodes/" + w1 + "/drain", Json{{"deadline_ms", 0}}).ok());
+  auto job = Submit("name: after-undrain\ncommand: echo ran\n");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  std::string id = (*job)["id"];
+  Json waiting = WaitFor(id, [](const Json& j) { return !j.value("waiting_reason", "").empty(); });
+  EXPECT_EQ(waiting["state"], "queued") << "placed on a draining node";
+  auto live = api_->Call("DELETE", "/v1/nodes/" + w1);
+  ASSERT_FALSE(live.ok());
+  EXPECT_EQ(live.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(live.status().message().find("is draining, not lost: only a lost node can be removed"),
+            std::string::npos)
+      << live.status().message();
+
+  ASSERT_TRUE(api_->Call("POST", "/v1/nodes/" + w1 + "/undrain", Json::object()).ok());
+  Json done = WaitFor(id, Finished);
+  EXPECT_EQ(done["state"], "succeeded") << done.dump(2);
+  EXPECT_EQ(done["attempts"][0]["ranks"][0]["node"], w1);
+  auto twice = api_->Call("POST", "/v1/nodes/" + w1 + "/undrain", Json::object());
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("is ready, not draining"), std::string::npos)
+      << twice.status().message();
+
+  // Its worker stops: once lost, the node can be removed, and is gone from the list.
+  workers_.front()->Shutdown(std::chrono::seconds(2));
+  workers_.front()->Wait();
+  auto node_state = [&] {
+    auto nodes = api_->Call("GET", "/v1/nodes");
+    if (!nodes.ok()) return std::string("?");
+    for (const Json& n : (*nodes)["nodes"]) {
+      if (n["id"] == w1) return n["state"].get<std::string>();
+    }
+    return std::string("gone");
+  };
+  ASSERT_TRUE(Eventually([&] { return node_state() == "lost"; }, std::chrono::seconds(30)));
+  ASSERT_TRUE(api_->Call("DELETE", "/v1/nodes/" + w1).ok());
+  EXPECT_EQ(node_state(), "gone");
+  EXPECT_EQ(api_->Call("DELETE", "/v1/nodes/" + w1).status().code(), StatusCode::kNotFound);
+}
+
 TEST_F(JobsE2eTest, AProcessThatIgnoresSigtermIsKilledAtTheDeadline) {
   std::string w1 = StartWorker("w1");
   auto job = Submit(

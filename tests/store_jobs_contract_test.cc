@@ -86,6 +86,44 @@ TEST_P(JobStoreContractTest, HeartbeatsFromAnOlderEpochAreRefused) {
             StatusCode::kNotFound);
 }
 
+TEST_P(JobStoreContractTest, ConditionalStateChangesAndDeletesNameTheStateTheyFound) {
+  NodeRecord n;
+  n.id = "node_" + RandomHex(8);
+  n.info_json = "{}";
+  n.registered_at = n.heartbeat_at = kT0;
+  ASSERT_TRUE(store_->nodes().RegisterNode(n).ok());
+  Status not_draining = store_->nodes().ChangeNodeState(n.id, "draining", "ready", "");
+  EXPECT_EQ(not_draining.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(not_draining.message(), "node '" + n.id + "' is ready, not draining");
+  Status live = store_->nodes().DeleteLostNode(n.id);
+  EXPECT_EQ(live.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(live.message(), "node '" + n.id + "' is ready, not lost");
+
+  ASSERT_TRUE(store_->nodes().SetNodeState(n.id, "draining", R"({"deadline_ms":1})").ok());
+  ASSERT_TRUE(store_->nodes().ChangeNodeState(n.id, "draining", "ready", "").ok());
+  auto ready = store_->nodes().GetNode(n.id);
+  ASSERT_TRUE(ready.ok());
+  EXPECT_EQ(ready->state, "ready");
+  EXPECT_EQ(ready->drain_json, "");
+
+  ASSERT_TRUE(store_->nodes().SetNodeState(n.id, "lost", "").ok());
+  ASSERT_TRUE(store_->nodes().DeleteLostNode(n.id).ok());
+  EXPECT_EQ(store_->nodes().GetNode(n.id).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->nodes().DeleteLostNode(n.id).code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->nodes().ChangeNodeState(n.id, "draining", "ready", "").code(),
+            StatusCode::kNotFound);
+  // Its period stays: metering still prices the time it was up. Registered again, it goes on
+  // from its last epoch, with a period of its own.
+  auto back = store_->nodes().RegisterNode(n);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->epoch, 2);
+  auto periods = store_->nodes().ListNodePeriods(kT0, kT0 + 1);
+  ASSERT_TRUE(periods.ok());
+  EXPECT_EQ(std::count_if(periods->begin(), periods->end(),
+                          [&](const NodePeriod& p) { return p.node_id == n.id; }),
+            2);
+}
+
 TEST_P(JobStoreContractTest, JobsAreCreatedOnceAndListedByProjectAndState) {
   JobRecord a = MakeJob("queued", kT0);
   JobRecord b = MakeJob("running", kT0 + 1);
@@ -159,7 +197,8 @@ TEST_P(JobStoreContractTest, AnUpdateFromAStaleVersionIsRefusedAndWritesNothing)
 TEST_P(JobStoreContractTest, MetricsKeepTheirOrderAndTheLatestAreListed) {
   std::string job = "job_" + RandomHex(8);
   std::vector<MetricPoint> points;
-  for (int i = 0; i < 5; ++i) points.push_back({job, 1, "loss", i * 10, 4.0 - i * 0.25, kT0 + i});
+  for (int i = 0; i < 5; ++i)
+    points.push_back({job, 1, "loss", int64_t{i} * 10, 4.0 - i * 0.25, kT0 + i});
   points.push_back({job, 2, "accuracy", -1, 0.125, kT0 + 9});
   ASSERT_TRUE(store_->jobs().AddMetrics(points).ok());
   auto all = store_->jobs().ListMetrics(job, 100);

@@ -107,6 +107,7 @@ class AppImpl final : public App {
     datasets_ = std::make_unique<datasets::DatasetService>(*store_, *objects_, clock_);
     jobs::JobServiceOptions job_options;
     job_options.heartbeat_timeout_ms = options_.heartbeat_timeout_ms;
+    job_options.lost_node_retention_ms = options_.lost_node_retention_ms;
     jobs_ = std::make_unique<jobs::JobService>(*store_, *auth_, clock_, job_options);
     // Budgets: evaluated and their webhooks called on a thread of their own (cost/budget_loop.h),
     // by the leader only, so that servers sharing a store send each alert once.

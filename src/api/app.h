@@ -37,7 +37,8 @@ struct AppOptions {
   std::chrono::milliseconds controller_interval{1'000};
   // Budgets are evaluated, and their webhook alerts delivered, this often on their own thread.
   std::chrono::milliseconds budget_interval{30'000};
-  TimeMs heartbeat_timeout_ms = 10'000;  // a node silent this long is lost
+  TimeMs heartbeat_timeout_ms = 10'000;          // a node silent this long is lost
+  TimeMs lost_node_retention_ms = 24 * kHourMs;  // and forgotten this long after
   std::chrono::milliseconds shutdown_grace{10'000};
   const Clock* clock = nullptr;  // default: the system clock
   bool handle_signals = true;    // stop gracefully on SIGINT/SIGTERM

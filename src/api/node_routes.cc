@@ -158,6 +158,25 @@ void AddNodeRoutes(Router& router, Services& s) {
       },
       Access::kAdmin);
 
+  router.Add(
+      "POST", "/v1/nodes/{id}/undrain",
+      [&s](Context& ctx) -> awaitable<http::Response> {
+        Status st = co_await RunBlocking(s.pool, [&] { return s.jobs.Undrain(ctx.Param("id")); });
+        if (!st.ok()) co_return ErrorResponse(st);
+        co_return JsonResponse(200, {{"undrained", ctx.Param("id")}});
+      },
+      Access::kAdmin);
+
+  router.Add(
+      "DELETE", "/v1/nodes/{id}",
+      [&s](Context& ctx) -> awaitable<http::Response> {
+        Status st =
+            co_await RunBlocking(s.pool, [&] { return s.jobs.RemoveNode(ctx.Param("id")); });
+        if (!st.ok()) co_return ErrorResponse(st);
+        co_return JsonResponse(200, {{"removed", ctx.Param("id")}});
+      },
+      Access::kAdmin);
+
   // A worker's report on one rank: {"attempt", "token", "node_rank", "state", "exit_code",
   // "signal", "log_tail", "message"}. 409 for a stale token: the worker must stop the rank.
   router.Add(

@@ -1,4 +1,5 @@
-// `tensorfleet nodes`, `tensorfleet worker` and `tensorfleet worker drain`: the fleet.
+// `tensorfleet nodes [rm|undrain]`, `tensorfleet worker` and `tensorfleet worker drain|undrain`:
+// the fleet.
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -84,18 +85,24 @@ Status RunWorker(const client::Connection& conn, const WorkerRunFlags& f) {
   return OkStatus();
 }
 
+// The node named, or the worker's of `worker_dir` (DATA_DIR/worker when empty).
+Result<std::string> NodeOrLocalWorker(const client::Connection& conn, const std::string& node,
+                                      const std::string& worker_dir) {
+  if (!node.empty()) return node;
+  std::string dir = worker_dir.empty() ? DefaultWorkerDir(conn) : worker_dir;
+  std::ifstream in(dir + "/node-id");
+  std::string id;
+  if (!(in && std::getline(in, id))) {
+    return FailedPrecondition("no node given and no worker found in " + dir +
+                              " (pass --node ID; `tensorfleet nodes` lists them)");
+  }
+  return id;
+}
+
 Status Drain(const client::Connection& conn, const WorkerDrainFlags& f) {
   auto ms = jobs::ParseDuration(f.deadline);
   if (!ms.ok()) return InvalidArgument("--deadline: " + ms.status().message());
-  std::string node = f.node;
-  if (node.empty()) {
-    std::string dir = f.worker_dir.empty() ? DefaultWorkerDir(conn) : f.worker_dir;
-    std::ifstream in(dir + "/node-id");
-    if (!(in && std::getline(in, node))) {
-      return FailedPrecondition("no node given and no worker found in " + dir +
-                                " (pass --node ID; `tensorfleet nodes` lists them)");
-    }
-  }
+  TF_ASSIGN_OR_RETURN(std::string node, NodeOrLocalWorker(conn, f.node, f.worker_dir));
   TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
   TF_RETURN_IF_ERROR(api.Call("POST", "/v1/nodes/" + node + "/drain",
                               Json{{"deadline_ms", *ms}, {"reason", f.reason}})
@@ -105,12 +112,55 @@ Status Drain(const client::Connection& conn, const WorkerDrainFlags& f) {
   return OkStatus();
 }
 
+Status Undrain(const client::Connection& conn, const std::string& node_flag,
+               const std::string& worker_dir) {
+  TF_ASSIGN_OR_RETURN(std::string node, NodeOrLocalWorker(conn, node_flag, worker_dir));
+  TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+  TF_ASSIGN_OR_RETURN(Json done,
+                      api.Call("POST", "/v1/nodes/" + node + "/undrain", Json::object()));
+  if (conn.json) {
+    PrintJson(done);
+  } else {
+    std::cout << node << " undrained: it takes new work again\n";
+  }
+  return OkStatus();
+}
+
+Status RemoveNode(const client::Connection& conn, const std::string& node) {
+  TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
+  TF_ASSIGN_OR_RETURN(Json done, api.Call("DELETE", "/v1/nodes/" + node));
+  if (conn.json) {
+    PrintJson(done);
+  } else {
+    std::cout << node << " removed\n";
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 void AddFleetCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
   auto* nodes = app.add_subcommand(
       "nodes", "List the fleet's nodes: GPUs in use, state, labels, price, what runs where");
-  RunStatus(nodes, exit_code, [&conn] { return ListNodes(conn); });
+  // Runs after `nodes rm` and `nodes undrain` too (CLI11 calls a parent after its
+  // subcommand): then it does nothing.
+  RunStatus(nodes, exit_code, [&conn, nodes] {
+    if (!nodes->get_subcommands().empty()) return OkStatus();
+    return ListNodes(conn);
+  });
+  auto removed = std::make_shared<std::string>();
+  auto* rm = nodes->add_subcommand(
+      "rm",
+      "Forget a lost node (one whose heartbeats stopped); its worker registers again if it "
+      "comes back");
+  rm->add_option("node", *removed, "Node id (`tensorfleet nodes` lists them)")->required();
+  RunStatus(rm, exit_code, [&conn, removed] { return RemoveNode(conn, *removed); });
+  auto undrained = std::make_shared<std::string>();
+  auto* nodes_undrain = nodes->add_subcommand(
+      "undrain", "Return a draining node to service: it takes new work again");
+  nodes_undrain->add_option("node", *undrained, "Node id (`tensorfleet nodes` lists them)")
+      ->required();
+  RunStatus(nodes_undrain, exit_code, [&conn, undrained] { return Undrain(conn, *undrained, ""); });
 
   auto worker_flags = std::make_shared<WorkerRunFlags>();
   auto* worker = app.add_subcommand(
@@ -142,6 +192,17 @@ void AddFleetCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
   drain->add_option("--reason", drain_flags->reason, "Why, for the jobs' events")
       ->capture_default_str();
   RunStatus(drain, exit_code, [&conn, drain_flags] { return Drain(conn, *drain_flags); });
+
+  auto undrain_flags = std::make_shared<WorkerDrainFlags>();
+  auto* undrain = worker->add_subcommand(
+      "undrain", "Return a drained node to service: it takes new work again");
+  undrain->add_option("--node", undrain_flags->node,
+                      "Node id (default: the worker of this data directory)");
+  undrain->add_option("--worker-dir", undrain_flags->worker_dir,
+                      "The worker's directory, to find its node id");
+  RunStatus(undrain, exit_code, [&conn, undrain_flags] {
+    return Undrain(conn, undrain_flags->node, undrain_flags->worker_dir);
+  });
 }
 
 }  // namespace tf::cli

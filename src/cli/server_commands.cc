@@ -24,6 +24,7 @@ struct ServeFlags {
   std::string s3_domain;
   std::string log_level = "info";
   std::string heartbeat_timeout = "10s";
+  std::string lost_node_retention = "24h";
   std::string max_copy_size = jobs::FormatMemory(objects::ObjectServiceOptions{}.max_copy_bytes);
 };
 
@@ -53,6 +54,10 @@ void AddServeFlags(CLI::App* cmd, ServeFlags& f) {
   cmd->add_option("--heartbeat-timeout", f.heartbeat_timeout,
                   "A node silent this long is lost, and its jobs resume elsewhere")
       ->capture_default_str();
+  cmd->add_option("--lost-node-retention", f.lost_node_retention,
+                  "A lost node is forgotten this long after its last heartbeat (`tensorfleet "
+                  "nodes rm` forgets one at once); its worker registers again if it comes back")
+      ->capture_default_str();
   cmd->add_option("--max-copy-size", f.max_copy_size,
                   "The most one request copies on the server (S3's CopyObject and UploadPartCopy, "
                   "`cp tf://A tf://B`), 5Mi or more. S3 clients copy larger objects in parts, "
@@ -77,6 +82,14 @@ Status Serve(const client::Connection& conn, const ServeFlags& f, const WorkerFl
                            f.heartbeat_timeout + "\"");
   }
   o.heartbeat_timeout_ms = *timeout;
+  auto retention = jobs::ParseDuration(f.lost_node_retention);
+  if (!retention.ok() || *retention < *timeout) {
+    return InvalidArgument(
+        "--lost-node-retention: expected a duration no shorter than the heartbeat timeout "
+        "(\"24h\", \"30m\"), got \"" +
+        f.lost_node_retention + "\"");
+  }
+  o.lost_node_retention_ms = *retention;
   auto max_copy = jobs::ParseMemory(f.max_copy_size);
   // Below the least size of a part, an object over the limit could not be copied in parts either.
   if (!max_copy.ok() || *max_copy < static_cast<int64_t>(objects::kMinPartBytes)) {

@@ -332,6 +332,29 @@ Status JobService::Drain(const std::string& node_id, TimeMs deadline_ms,
   return OkStatus();
 }
 
+Status JobService::Undrain(const std::string& node_id) {
+  Status s = store_.nodes().ChangeNodeState(node_id, "draining", "ready", "");
+  if (s.code() == StatusCode::kFailedPrecondition) {
+    return FailedPrecondition(s.message() + ": only a draining node can be undrained");
+  }
+  TF_RETURN_IF_ERROR(s);
+  spdlog::info("node {} undrained: it takes new work again", node_id);
+  if (on_node_change_) on_node_change_(node_id);
+  return OkStatus();
+}
+
+Status JobService::RemoveNode(const std::string& node_id) {
+  Status s = store_.nodes().DeleteLostNode(node_id);
+  if (s.code() == StatusCode::kFailedPrecondition) {
+    return FailedPrecondition(s.message() +
+                              ": only a lost node can be removed (drain it and stop its "
+                              "worker; it is lost once its heartbeats stop for the timeout)");
+  }
+  TF_RETURN_IF_ERROR(s);
+  spdlog::info("node {} removed", node_id);
+  return OkStatus();
+}
+
 Result<std::vector<NodeView>> JobService::ListNodes() {
   TF_ASSIGN_OR_RETURN(std::vector<store::NodeRecord> records, store_.nodes().ListNodes());
   TF_ASSIGN_OR_RETURN(std::vector<Job> jobs, ActiveJobs());
@@ -361,6 +384,7 @@ Result<TickStats> JobService::Tick() {
   TimeMs now = clock_.Now();
   TF_ASSIGN_OR_RETURN(std::vector<store::NodeRecord> nodes, store_.nodes().ListNodes());
   TF_ASSIGN_OR_RETURN(int lost, DetectLostNodes(nodes, now));
+  const int forgotten = ForgetLostNodes(nodes, now);
 
   // Verdicts that were waiting, and ranks whose worker will never report.
   TF_ASSIGN_OR_RETURN(std::vector<Job> jobs, ActiveJobs());
@@ -397,7 +421,26 @@ Result<TickStats> JobService::Tick() {
 
   TF_ASSIGN_OR_RETURN(TickStats stats, Schedule(nodes, now));
   stats.nodes_lost = lost;
+  stats.nodes_forgotten = forgotten;
   return stats;
+}
+
+int JobService::ForgetLostNodes(std::vector<store::NodeRecord>& nodes, TimeMs now) {
+  int forgotten = 0;
+  std::erase_if(nodes, [&](const store::NodeRecord& node) {
+    if (node.state != "lost" || now - node.heartbeat_at <= options_.lost_node_retention_ms) {
+      return false;
+    }
+    Status s = store_.nodes().DeleteLostNode(node.id);
+    if (!s.ok()) {  // registered again meanwhile: it stays
+      spdlog::info("node {} not forgotten: {}", node.id, s.ToString());
+      return false;
+    }
+    spdlog::info("node {} forgotten: lost {} s ago", node.id, (now - node.heartbeat_at) / 1000);
+    ++forgotten;
+    return true;
+  });
+  return forgotten;
 }
 
 Result<int> JobService::DetectLostNodes(std::vector<store::NodeRecord>& nodes, TimeMs now) {

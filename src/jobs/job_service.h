@@ -24,6 +24,9 @@ struct JobServiceOptions {
   // How long a worker gives a process between SIGTERM and SIGKILL (its --grace): a stopping
   // rank silent for longer than this (and a heartbeat timeout) is taken as stopped.
   TimeMs stop_grace_ms = 120 * kSecondMs;
+  // A lost node is forgotten this long after its last heartbeat (its periods stay, for
+  // metering); a worker that comes back registers again.
+  TimeMs lost_node_retention_ms = 24 * kHourMs;
   int master_port_base = 29500;
   int master_port_count = 2000;
 };
@@ -61,6 +64,7 @@ struct NodeView {
 
 struct TickStats {
   int nodes_lost = 0;
+  int nodes_forgotten = 0;  // lost for longer than lost_node_retention_ms
   int placed = 0;
   int waiting = 0;
 };
@@ -114,6 +118,12 @@ class JobService {
   // Asks the node's worker to interrupt everything it runs within `deadline_ms` and places
   // nothing new on it until it registers again.
   Status Drain(const std::string& node_id, TimeMs deadline_ms, const std::string& reason);
+  // Returns a draining node to service: it takes new work again (what the drain already
+  // stopped stays stopped). kFailedPrecondition if it is not draining.
+  Status Undrain(const std::string& node_id);
+  // Forgets a lost node. kFailedPrecondition if it is not lost (a live one must be drained and
+  // its worker stopped first: it is lost after the heartbeat timeout).
+  Status RemoveNode(const std::string& node_id);
   Result<std::vector<NodeView>> ListNodes();
 
   // The controller: lost nodes, time limits, then scheduling. Runs on the leader only.
@@ -126,6 +136,8 @@ class JobService {
   void AfterChange(const Job& before_nodes_of, const Job& after);
   Result<std::vector<Job>> ActiveJobs();
   Result<int> DetectLostNodes(std::vector<store::NodeRecord>& nodes, TimeMs now);
+  // Deletes (and drops from `nodes`) those lost for longer than lost_node_retention_ms.
+  int ForgetLostNodes(std::vector<store::NodeRecord>& nodes, TimeMs now);
   Result<TickStats> Schedule(const std::vector<store::NodeRecord>& nodes, TimeMs now);
 
   store::Store& store_;

@@ -20,6 +20,15 @@ NodeRecord ReadNode(const PgResult& r, int row) {
   return n;
 }
 
+// kNotFound, or kFailedPrecondition naming the state, for a conditional change of node `id`
+// that matched no row.
+Status NodeNotIn(PgConnection& conn, const std::string& id, const std::string& from) {
+  TF_ASSIGN_OR_RETURN(PgResult r,
+                      conn.Exec("SELECT state FROM nodes WHERE id = $1", PgParams().Add(id)));
+  if (r.rows() == 0) return NotFound("node '" + id + "' is not registered");
+  return FailedPrecondition("node '" + id + "' is " + std::string(r.Text(0, 0)) + ", not " + from);
+}
+
 }  // namespace
 
 Result<NodeRecord> PostgresStore::RegisterNode(NodeRecord node) {
@@ -27,11 +36,13 @@ Result<NodeRecord> PostgresStore::RegisterNode(NodeRecord node) {
   node.drain_json.clear();
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kAutocommit, [&](PgConnection& conn) -> Status {
     // One statement: two servers registering the same node never hand out the same epoch, and
-    // the registration and the period it opens are written together.
+    // the registration and the period it opens are written together. A node that was forgotten
+    // starts after its last period's epoch.
     TF_ASSIGN_OR_RETURN(
         PgResult r,
         conn.Exec("WITH n AS (INSERT INTO nodes (id, name, state, epoch, info, registered_at, "
-                  "heartbeat_at, drain) VALUES ($1, $2, $3, 1, $4, $5, $6, '') "
+                  "heartbeat_at, drain) VALUES ($1, $2, $3, (SELECT COALESCE(MAX(epoch), 0) + 1 "
+                  "FROM node_periods WHERE node_id = $1), $4, $5, $6, '') "
                   "ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, state = EXCLUDED.state, "
                   "epoch = nodes.epoch + 1, info = EXCLUDED.info, "
                   "registered_at = EXCLUDED.registered_at, heartbeat_at = EXCLUDED.heartbeat_at, "
@@ -104,6 +115,27 @@ Status PostgresStore::SetNodeState(const std::string& id, const std::string& sta
                                               "WHERE id = $1",
                                               PgParams().Add(id).Add(state).Add(drain_json)));
     if (r.affected() == 0) return NotFound("node '" + id + "' is not registered");
+    return OkStatus();
+  });
+}
+
+Status PostgresStore::ChangeNodeState(const std::string& id, const std::string& from,
+                                      const std::string& state, const std::string& drain_json) {
+  return pool_->Run(PgTxMode::kAutocommit, [&](PgConnection& conn) -> Status {
+    TF_ASSIGN_OR_RETURN(PgResult r,
+                        conn.Exec("UPDATE nodes SET state = $2, drain = $3 "
+                                  "WHERE id = $1 AND state = $4",
+                                  PgParams().Add(id).Add(state).Add(drain_json).Add(from)));
+    if (r.affected() == 0) return NodeNotIn(conn, id, from);
+    return OkStatus();
+  });
+}
+
+Status PostgresStore::DeleteLostNode(const std::string& id) {
+  return pool_->Run(PgTxMode::kAutocommit, [&](PgConnection& conn) -> Status {
+    TF_ASSIGN_OR_RETURN(PgResult r, conn.Exec("DELETE FROM nodes WHERE id = $1 AND state = 'lost'",
+                                              PgParams().Add(id)));
+    if (r.affected() == 0) return NodeNotIn(conn, id, "lost");
     return OkStatus();
   });
 }

@@ -20,13 +20,25 @@ NodeRecord ReadNode(const Stmt& q) {
   return n;
 }
 
+// kNotFound, or kFailedPrecondition naming the state, for a conditional change of node `id`
+// that matched no row.
+Status NodeNotIn(SqliteDb& db, const std::string& id, const std::string& from) {
+  TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("SELECT state FROM nodes WHERE id = ?"));
+  TF_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
+  if (!row) return NotFound("node '" + id + "' is not registered");
+  return FailedPrecondition("node '" + id + "' is " + q.Text(0) + ", not " + from);
+}
+
 }  // namespace
 
 Result<NodeRecord> SqliteStore::RegisterNode(NodeRecord node) {
   TF_RETURN_IF_ERROR(writer_->Write([&](SqliteDb& db) -> Status {
-    TF_ASSIGN_OR_RETURN(Stmt prev, db.Prepare("SELECT epoch FROM nodes WHERE id = ?"));
-    TF_ASSIGN_OR_RETURN(bool known, prev.Bind(1, node.id).Step());
-    node.epoch = known ? prev.Int(0) + 1 : 1;
+    // After the node's last epoch, whether it is registered or was forgotten (its periods stay).
+    TF_ASSIGN_OR_RETURN(Stmt prev, db.Prepare("SELECT COALESCE(MAX(e), 0) FROM ("
+                                              "SELECT epoch AS e FROM nodes WHERE id = ? UNION ALL "
+                                              "SELECT epoch FROM node_periods WHERE node_id = ?)"));
+    TF_ASSIGN_OR_RETURN(bool row, prev.Bind(1, node.id).Bind(2, node.id).Step());
+    node.epoch = (row ? prev.Int(0) : 0) + 1;
     node.state = "ready";
     node.drain_json.clear();
     TF_ASSIGN_OR_RETURN(Stmt put,
@@ -105,6 +117,26 @@ Status SqliteStore::SetNodeState(const std::string& id, const std::string& state
     TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("UPDATE nodes SET state = ?, drain = ? WHERE id = ?"));
     TF_RETURN_IF_ERROR(q.Bind(1, state).Bind(2, drain_json).Bind(3, id).Run());
     if (db.Changes() == 0) return NotFound("node '" + id + "' is not registered");
+    return OkStatus();
+  });
+}
+
+Status SqliteStore::ChangeNodeState(const std::string& id, const std::string& from,
+                                    const std::string& state, const std::string& drain_json) {
+  return writer_->Write([&](SqliteDb& db) -> Status {
+    TF_ASSIGN_OR_RETURN(
+        Stmt q, db.Prepare("UPDATE nodes SET state = ?, drain = ? WHERE id = ? AND state = ?"));
+    TF_RETURN_IF_ERROR(q.Bind(1, state).Bind(2, drain_json).Bind(3, id).Bind(4, from).Run());
+    if (db.Changes() == 0) return NodeNotIn(db, id, from);
+    return OkStatus();
+  });
+}
+
+Status SqliteStore::DeleteLostNode(const std::string& id) {
+  return writer_->Write([&](SqliteDb& db) -> Status {
+    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("DELETE FROM nodes WHERE id = ? AND state = 'lost'"));
+    TF_RETURN_IF_ERROR(q.Bind(1, id).Run());
+    if (db.Changes() == 0) return NodeNotIn(db, id, "lost");
     return OkStatus();
   });
 }

@@ -131,6 +131,9 @@ class SqliteStore final : public Store,
   Status TouchNode(const std::string& id, int64_t epoch, TimeMs now) override;
   Status SetNodeState(const std::string& id, const std::string& state,
                       const std::string& drain_json) override;
+  Status ChangeNodeState(const std::string& id, const std::string& from, const std::string& state,
+                         const std::string& drain_json) override;
+  Status DeleteLostNode(const std::string& id) override;
   Result<std::vector<NodePeriod>> ListNodePeriods(TimeMs since, TimeMs until) override;
 
   // JobStore (sqlite_jobs.cc)

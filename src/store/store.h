@@ -215,6 +215,13 @@ class NodeStore {
   // Sets the state and the drain document ("" to clear). kNotFound if unknown.
   virtual Status SetNodeState(const std::string& id, const std::string& state,
                               const std::string& drain_json) = 0;
+  // The same, only if the node's state is still `from`: kFailedPrecondition (naming the state
+  // it has) if not, kNotFound if unknown.
+  virtual Status ChangeNodeState(const std::string& id, const std::string& from,
+                                 const std::string& state, const std::string& drain_json) = 0;
+  // Forgets a lost node (its periods stay, for metering): kFailedPrecondition (naming its state)
+  // if it is not lost, which a worker registering again meanwhile makes it; kNotFound if unknown.
+  virtual Status DeleteLostNode(const std::string& id) = 0;
   // The periods nodes were up (RegisterNode opens one per epoch, at registered_at with the
   // registered info; TouchNode moves its last_seen_at forward) that overlap [since, until):
   // last_seen_at >= since and started_at < until. By node, then epoch.
