@@ -409,6 +409,21 @@ TEST(FleetSchedulePreferSpot, SpotFirstThenOnDemand) {
       << "no spot node has room: on-demand";
 }
 
+// A gang that prefers spot takes the zone whose nodes are spot, even where an on-demand zone
+// fits it better; without the preference, the better fit.
+TEST(FleetSchedulePreferSpot, AGangTakesTheSpotZone) {
+  std::vector<NodeState> nodes = {
+      Node("a-1", 1, 64, 512, {{"zone", "a"}}), Node("a-2", 1, 64, 512, {{"zone", "a"}}),
+      Node("b-1", 4, 64, 512, {{"zone", "b"}}), Node("b-2", 4, 64, 512, {{"zone", "b"}})};
+  nodes[2].spot = nodes[3].spot = true;
+  WorkRequest prefer = Job("prefer", 1, 2);
+  prefer.prefer_spot = true;
+  EXPECT_EQ(NodesOf(Schedule(nodes, {prefer}, kNow))["prefer"],
+            (std::vector<std::string>{"b-1", "b-2"}));
+  EXPECT_EQ(NodesOf(Schedule(nodes, {Job("plain", 1, 2)}, kNow))["plain"],
+            (std::vector<std::string>{"a-1", "a-2"}));
+}
+
 }  // namespace
 }  // namespace tf::testing
 

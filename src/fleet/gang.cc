@@ -30,17 +30,19 @@ using Bucket = std::vector<const Candidate*>;
 // first of equal scores has the smaller name.
 const Bucket* BestBucket(const std::vector<Bucket>& buckets, size_t count) {
   const Bucket* best = nullptr;
-  std::tuple<int64_t, size_t, int64_t, double> best_score;
+  std::tuple<int, int64_t, size_t, int64_t, double> best_score;
   for (const Bucket& members : buckets) {
     if (members.size() < count) continue;
+    int unpreferred = 0;
     int64_t gpus = 0, cpus = 0;
     double price = 0;
     for (size_t i = 0; i < count; ++i) {
+      unpreferred += members[i]->unpreferred ? 1 : 0;
       gpus += members[i]->spare_gpus;
       cpus += members[i]->spare_cpus;
       price += members[i]->price;
     }
-    auto score = std::make_tuple(gpus, members.size() - count, cpus, price);
+    auto score = std::make_tuple(unpreferred, gpus, members.size() - count, cpus, price);
     if (best == nullptr || score < best_score) {
       best = &members;
       best_score = score;

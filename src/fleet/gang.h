@@ -24,8 +24,9 @@ struct Topology {
 // A node that could hold one slot, with what would be left on it. Callers pass candidates
 // sorted best first (their own best-fit order); the chooser never reorders nodes of one group.
 struct Candidate {
-  size_t node = 0;         // index into the node list
-  int64_t spare_gpus = 0;  // left on the node after the slot (best fit: least)
+  size_t node = 0;           // index into the node list
+  bool unpreferred = false;  // on-demand, for a request that prefers spot
+  int64_t spare_gpus = 0;    // left on the node after the slot (best fit: least)
   int64_t spare_cpus = 0;
   double price = 0;
 };
@@ -37,7 +38,9 @@ struct Candidate {
 //   3. else, if allow_zone_split, across as few zones as possible (zones with the most
 //      candidates first, then by name).
 // Within a group or zone the first `count` candidates are taken. Among groups (or zones) that
-// can hold the gang, the one wins whose chosen nodes leave the fewest GPUs spare, then the one
+// can hold the gang, the one wins whose chosen nodes are the fewest unpreferred (on-demand,
+// for a gang that prefers spot), then the one whose chosen nodes leave the fewest GPUs spare,
+// then the one
 // with the fewest candidates to spare (so a larger group stays whole for a larger gang), then
 // the fewest CPUs spare, then the cheaper, then the smaller name.
 std::vector<size_t> ChooseGang(const Topology& topology, const std::vector<Candidate>& candidates,

@@ -143,8 +143,11 @@ class Pass {
     for (size_t i : admitted) {
       const NodeState& node = nodes_[i];
       if (!HasFree(node, r) || (honour_reservation && !RoomFits(room_[i], node, r))) continue;
-      out.push_back({i, static_cast<int64_t>(node.free_gpus.size()) - r.gpus_per_node,
-                     int64_t{node.free_cpus} - r.cpus_per_node, node.price_per_hour});
+      out.push_back({.node = i,
+                     .unpreferred = r.prefer_spot && !node.spot,
+                     .spare_gpus = static_cast<int64_t>(node.free_gpus.size()) - r.gpus_per_node,
+                     .spare_cpus = int64_t{node.free_cpus} - r.cpus_per_node,
+                     .price = node.price_per_hour});
     }
     std::sort(out.begin(), out.end(), [&](const Candidate& a, const Candidate& b) {
       return FreeKey(a.node, r) < FreeKey(b.node, r);
@@ -161,8 +164,10 @@ class Pass {
     for (size_t i : admitted) {
       const NodeState& node = nodes_[i];
       if (!HasTotal(node, r)) continue;
-      out.push_back({i, int64_t{node.total_gpus} - r.gpus_per_node,
-                     int64_t{node.total_cpus} - r.cpus_per_node, node.price_per_hour});
+      out.push_back({.node = i,
+                     .spare_gpus = int64_t{node.total_gpus} - r.gpus_per_node,
+                     .spare_cpus = int64_t{node.total_cpus} - r.cpus_per_node,
+                     .price = node.price_per_hour});
     }
     auto key = [&](const Candidate& c) {
       const NodeState& node = nodes_[c.node];
