@@ -5,13 +5,12 @@
 #include <memory>
 #include <string>
 
-#include "auth/auth_service.h"
 #include "cost/metering/metering.h"
 #include "cost/metering/metering_service.h"
 #include "cost/metering/metering_time.h"
+#include "job_service_fixture.h"
 #include "jobs/job_doc.h"
 #include "jobs/job_service.h"
-#include "store_test_env.h"
 
 namespace tf::cost {
 namespace {
@@ -19,7 +18,7 @@ namespace {
 using jobs::Attempt;
 using jobs::RankState;
 
-constexpr TimeMs kT0 = 1'764'460'800'000;  // 2025-11-30T00:00:00Z
+constexpr TimeMs kT0 = testing::kJobServiceT0;  // 2025-11-30T00:00:00Z
 constexpr double kEps = 1e-9;
 
 RankState Rank(const std::string& node, int gpus, double price, double share,
@@ -391,26 +390,7 @@ TEST(ReportTime, ReadsRfc3339DatesTimesAndEpochMilliseconds) {
 
 // A SQLite store with one project ("team") and the job service over it, on a fake clock at
 // kT0: where placement records what metering later reads.
-class PlacementTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto opened = store::OpenStore((dir_.path() / "tensorfleet.db").string());
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(opened).value();
-    auth_ = std::make_unique<auth::AuthService>(store_->auth(), clock_);
-    auto project = auth_->CreateProject("team");
-    ASSERT_TRUE(project.ok()) << project.status().ToString();
-    project_id_ = project->id;
-    jobs_ = std::make_unique<jobs::JobService>(*store_, *auth_, clock_);
-  }
-
-  testing::TempDir dir_;
-  std::unique_ptr<store::Store> store_;
-  FakeClock clock_{kT0};
-  std::unique_ptr<auth::AuthService> auth_;
-  std::string project_id_;
-  std::unique_ptr<jobs::JobService> jobs_;
-};
+using PlacementTest = testing::JobServiceFixture;
 
 // A job with a share of one GPU (resources.gpu_memory) is charged that part of the GPU: 6 GiB
 // of a 24 GiB GPU on a 2-GPU node is an eighth of the node.
@@ -421,7 +401,7 @@ TEST_F(PlacementTest, AShareOfOneGpuIsChargedItsPartOfIt) {
   info.cpus = 8;
   info.gpus = {{0, "simulated", int64_t{24} << 30, ""}, {1, "simulated", int64_t{24} << 30, ""}};
   ASSERT_TRUE(jobs.RegisterNode("node-a", "a", info).ok());
-  auto job = jobs.Submit(project_id_,
+  auto job = jobs.Submit(project_,
                          "name: small\ncommand: sleep 1\nresources: {gpu_memory: 6Gi, cpus: 1}\n",
                          "test.yaml", "");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
@@ -441,7 +421,7 @@ TEST_F(PlacementTest, PricesRecordedAtPlacementSurviveALaterPriceChange) {
   store::Store& st = *store_;
   FakeClock& clock = clock_;
   jobs::JobService& jobs = *jobs_;
-  const std::string& project_id = project_id_;
+  const std::string& project_id = project_;
 
   fleet::NodeInfo info;
   info.address = "10.0.0.1";

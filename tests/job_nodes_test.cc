@@ -1,28 +1,24 @@
 // A lost node is kept for lost_node_retention_ms after its last heartbeat, then forgotten by
 // the controller's tick; a worker that comes back registers it again. A JobService over a real
-// SQLite store with a fake clock.
+// SQLite store with a fake clock (job_service_fixture.h).
 #include <gtest/gtest.h>
 
-#include "auth/auth_service.h"
-#include "jobs/job_service.h"
-#include "store_test_env.h"
+#include "job_service_fixture.h"
 
 namespace tf::jobs {
 namespace {
 
-constexpr TimeMs kT0 = 1'764'460'800'000;  // 2025-11-30T00:00:00Z
-
-class NodeRetentionTest : public ::testing::Test {
+class NodeRetentionTest : public testing::JobServiceFixture {
  protected:
-  void SetUp() override {
-    auto opened = store::OpenStore((dir_.path() / "tensorfleet.db").string());
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(opened).value();
-    auth_ = std::make_unique<auth::AuthService>(store_->auth(), clock_);
+  JobServiceOptions Options() const override {
     JobServiceOptions options;
     options.heartbeat_timeout_ms = 10 * kSecondMs;
     options.lost_node_retention_ms = kHourMs;
-    jobs_ = std::make_unique<JobService>(*store_, *auth_, clock_, options);
+    return options;
+  }
+
+  void SetUp() override {
+    JobServiceFixture::SetUp();
     info_.address = "10.0.0.1";
     info_.cpus = 8;
   }
@@ -43,11 +39,6 @@ class NodeRetentionTest : public ::testing::Test {
     return out;
   }
 
-  testing::TempDir dir_;
-  std::unique_ptr<store::Store> store_;
-  FakeClock clock_{kT0};
-  std::unique_ptr<auth::AuthService> auth_;
-  std::unique_ptr<JobService> jobs_;
   fleet::NodeInfo info_;
 };
 

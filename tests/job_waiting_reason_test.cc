@@ -5,18 +5,17 @@
 #include <gtest/gtest.h>
 
 #include "api/job_json.h"
-#include "auth/auth_service.h"
 #include "base/time_format.h"
+#include "job_service_fixture.h"
 #include "jobs/job_doc.h"
 #include "jobs/job_service.h"
-#include "store_test_env.h"
 
 namespace tf::jobs {
 namespace {
 
 using ::testing::HasSubstr;
 
-constexpr TimeMs kT0 = 1'764'460'800'000;  // 2025-11-30T00:00:00Z
+constexpr TimeMs kT0 = testing::kJobServiceT0;
 
 std::string Spec(const std::string& name, int gpus, const std::string& extra = "") {
   return "name: " + name + "\ncommand: sleep 1\nresources: {gpus: " + std::to_string(gpus) +
@@ -24,17 +23,10 @@ std::string Spec(const std::string& name, int gpus, const std::string& extra = "
 }
 
 // One node with two GPUs, and the services over a fresh SQLite file.
-class WaitingReasonTest : public ::testing::Test {
+class WaitingReasonTest : public testing::JobServiceFixture {
  protected:
   void SetUp() override {
-    auto opened = store::OpenStore((dir_.path() / "tensorfleet.db").string());
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(opened).value();
-    auth_ = std::make_unique<auth::AuthService>(store_->auth(), clock_);
-    auto project = auth_->CreateProject("team");
-    ASSERT_TRUE(project.ok()) << project.status().ToString();
-    project_ = project->id;
-    jobs_ = std::make_unique<JobService>(*store_, *auth_, clock_);
+    JobServiceFixture::SetUp();
     fleet::NodeInfo info;
     info.address = "10.0.0.1";
     info.cpus = 8;
@@ -80,12 +72,6 @@ class WaitingReasonTest : public ::testing::Test {
     }
   }
 
-  testing::TempDir dir_;
-  FakeClock clock_{kT0};
-  std::unique_ptr<store::Store> store_;
-  std::unique_ptr<auth::AuthService> auth_;
-  std::unique_ptr<JobService> jobs_;
-  std::string project_;
   int64_t epoch_ = 0;
 };
 
