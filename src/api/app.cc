@@ -128,10 +128,13 @@ class AppImpl final : public App {
           routing_table_->Invalidate();
           queue_wakeups_.NotifyAll();  // a request waiting for a replica looks again now
         });
-    // Servers sharing the store: the leader's controller counts the others' gateway load.
+    // Servers sharing the store: the leader's controller counts the others' gateway load. Only
+    // PostgreSQL is shared (every server of a SQLite file leads, and so publishes nothing).
     const std::string server_id = endpoints::NewServerId();
-    endpoint_controller_->CountRemoteLoad(
-        std::make_unique<endpoints::RemoteLoad>(store_->endpoints(), clock_, server_id));
+    if (store_->backend() == "postgresql") {
+      endpoint_controller_->CountRemoteLoad(
+          std::make_unique<endpoints::RemoteLoad>(store_->endpoints(), clock_, server_id));
+    }
     load_publisher_ = std::make_unique<endpoints::LoadPublisher>(store_->endpoints(),
                                                                  endpoint_load_, clock_, server_id);
     jobs_->SetAdmission([this](const std::string& p) { return budgets_->AdmitSubmission(p); });
