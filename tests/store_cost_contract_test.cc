@@ -483,7 +483,7 @@ TEST_P(CostStoreContractTest, AStoreMigratedFromSchema4KeepsWorking) {
                        "DROP TABLE object_segments; "
                        "ALTER TABLE objects DROP COLUMN headers; "
                        "ALTER TABLE objects DROP COLUMN checksum; "
-                       "DROP TABLE endpoints; DROP TABLE endpoint_loads; "
+                       "DROP TABLE endpoints; DROP TABLE endpoint_loads; DROP TABLE pools; "
                        "DELETE FROM schema_migrations WHERE version >= 5;");
   ASSERT_TRUE(down.ok()) << down.ToString();
 

@@ -456,7 +456,7 @@ TEST_P(ObjectContractTest, ADatabaseFromBeforeStoredHeadersKeepsItsObjectsAndUpl
                        "ALTER TABLE multipart_uploads DROP COLUMN checksum_type; "
                        "ALTER TABLE object_segments DROP COLUMN checksum; "
                        "ALTER TABLE multipart_parts DROP COLUMN checksum; "
-                       "DROP TABLE endpoints; DROP TABLE endpoint_loads; "
+                       "DROP TABLE endpoints; DROP TABLE endpoint_loads; DROP TABLE pools; "
                        "DELETE FROM schema_migrations WHERE version >= 9;");
   ASSERT_TRUE(down.ok()) << down.ToString();
 

@@ -298,6 +298,17 @@ const std::vector<std::string>& Migrations() {
         PRIMARY KEY (server_id, endpoint_id));
       CREATE INDEX endpoint_loads_by_time ON endpoint_loads (updated_at);
       )sql",
+      // 13: node pools (pools/): their spec as the user gave it, and the leader's view of
+      // their machines and decisions.
+      R"sql(
+      CREATE TABLE pools (
+        name TEXT PRIMARY KEY,
+        spec TEXT NOT NULL,
+        status TEXT NOT NULL,
+        version BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL);
+      )sql",
   };
   return kMigrations;
 }

@@ -23,7 +23,8 @@ class PostgresStore final : public Store,
                             public AccessKeyStore,
                             public BudgetStore,
                             public DatasetStore,
-                            public EndpointStore {
+                            public EndpointStore,
+                          public PoolStore {
  public:
   PostgresStore(std::unique_ptr<PgPool> pool, int schema_version)
       : pool_(std::move(pool)), schema_version_(schema_version) {}
@@ -37,6 +38,7 @@ class PostgresStore final : public Store,
   AccessKeyStore& access_keys() override { return *this; }
   BudgetStore& budgets() override { return *this; }
   EndpointStore& endpoints() override { return *this; }
+  PoolStore& pools() override { return *this; }
   DatasetStore& datasets() override { return *this; }
   void SetQueueListener(std::function<void(int64_t)> listener) override;
   std::unique_ptr<Leadership> NewLeadership() override;  // pg_leadership.cc
@@ -145,6 +147,15 @@ class PostgresStore final : public Store,
                               const std::vector<EndpointLoadRecord>& loads,
                               TimeMs forget_before) override;
   Result<std::vector<EndpointLoadRecord>> ListEndpointLoads(TimeMs since) override;
+
+  // PoolStore (pg_pools.cc)
+  Status CreatePool(const PoolRecord& pool) override;
+  Result<PoolRecord> GetPool(const std::string& name) override;
+  Result<std::vector<PoolRecord>> ListPools() override;
+  Status UpdatePoolSpec(const std::string& name, const std::string& spec_json, TimeMs updated_at,
+                        int64_t expected_version) override;
+  Status SetPoolStatus(const std::string& name, const std::string& status_json) override;
+  Status DeletePool(const std::string& name) override;
 
   // BudgetStore (pg_budgets.cc)
   Status CreateBudget(const BudgetRecord& budget) override;

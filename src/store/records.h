@@ -267,6 +267,17 @@ struct EndpointRecord {
   std::string doc_json;
 };
 
+// A node pool (pools/pool_spec.h): machines of one shape that the leader's pool controller
+// starts and stops. Pools belong to the fleet, not to a project.
+struct PoolRecord {
+  std::string name;
+  std::string spec_json;    // pools::PoolSpecToJson
+  std::string status_json;  // the controller's view: machines, decisions ("{}" until its first)
+  int64_t version = 0;      // of the spec: 1 when created, + 1 on each change
+  TimeMs created_at = 0;
+  TimeMs updated_at = 0;
+};
+
 // What one server's gateway saw of one endpoint's load, published through the store so that
 // the leader's controller scales on every server's traffic (endpoints/shared_load.h).
 struct EndpointLoadRecord {

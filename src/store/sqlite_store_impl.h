@@ -36,7 +36,8 @@ class SqliteStore final : public Store,
                           public AccessKeyStore,
                           public BudgetStore,
                           public DatasetStore,
-                          public EndpointStore {
+                          public EndpointStore,
+                          public PoolStore {
  public:
   SqliteStore(std::string path, std::unique_ptr<SqliteWriter> writer, int schema_version)
       : readers_(std::move(path), 8), writer_(std::move(writer)), schema_version_(schema_version) {}
@@ -49,6 +50,7 @@ class SqliteStore final : public Store,
   AccessKeyStore& access_keys() override { return *this; }
   BudgetStore& budgets() override { return *this; }
   EndpointStore& endpoints() override { return *this; }
+  PoolStore& pools() override { return *this; }
   DatasetStore& datasets() override { return *this; }
   std::unique_ptr<Leadership> NewLeadership() override { return AlwaysLeader(); }
   void SetQueueListener(std::function<void(int64_t)> listener) override {
@@ -166,6 +168,15 @@ class SqliteStore final : public Store,
                               const std::vector<EndpointLoadRecord>& loads,
                               TimeMs forget_before) override;
   Result<std::vector<EndpointLoadRecord>> ListEndpointLoads(TimeMs since) override;
+
+  // PoolStore (sqlite_pools.cc)
+  Status CreatePool(const PoolRecord& pool) override;
+  Result<PoolRecord> GetPool(const std::string& name) override;
+  Result<std::vector<PoolRecord>> ListPools() override;
+  Status UpdatePoolSpec(const std::string& name, const std::string& spec_json, TimeMs updated_at,
+                        int64_t expected_version) override;
+  Status SetPoolStatus(const std::string& name, const std::string& status_json) override;
+  Status DeletePool(const std::string& name) override;
 
   // BudgetStore (sqlite_budgets.cc)
   Status CreateBudget(const BudgetRecord& budget) override;

@@ -344,6 +344,23 @@ class EndpointStore {
   virtual Result<std::vector<EndpointLoadRecord>> ListEndpointLoads(TimeMs since) = 0;
 };
 
+// Node pools (pools/), of the whole fleet.
+class PoolStore {
+ public:
+  virtual ~PoolStore() = default;
+  // Stores the pool (its version must be 1). kAlreadyExists if one has that name.
+  virtual Status CreatePool(const PoolRecord& pool) = 0;
+  virtual Result<PoolRecord> GetPool(const std::string& name) = 0;  // kNotFound
+  virtual Result<std::vector<PoolRecord>> ListPools() = 0;          // by name
+  // Replaces the spec if the stored version is still `expected_version` (it becomes
+  // expected_version + 1). kAborted if the version moved on; kNotFound if the pool is gone.
+  virtual Status UpdatePoolSpec(const std::string& name, const std::string& spec_json,
+                                TimeMs updated_at, int64_t expected_version) = 0;
+  // The controller's view of the pool; the spec and its version are untouched. kNotFound.
+  virtual Status SetPoolStatus(const std::string& name, const std::string& status_json) = 0;
+  virtual Status DeletePool(const std::string& name) = 0;  // kNotFound
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -356,6 +373,7 @@ class Store {
   virtual BudgetStore& budgets() = 0;
   virtual DatasetStore& datasets() = 0;
   virtual EndpointStore& endpoints() = 0;
+  virtual PoolStore& pools() = 0;
 
   // Called with a queue id after messages may have become visible in it (a send, a redrive, a
   // visibility change), from any thread and, for PostgreSQL, for changes made by other servers
