@@ -1,0 +1,258 @@
+// ParsePoolSpec with the jobs' spec reader and field tables (jobs/spec_fields.h), and the
+// spec's JSON form for the store and the API.
+#include "pools/pool_spec.h"
+
+#include <array>
+#include <exception>
+#include <optional>
+
+#include "jobs/quantities.h"
+#include "jobs/spec_fields.h"
+#include "jobs/spec_reader.h"
+#include "jobs/spec_rules.h"
+#include "jobs/spec_text.h"
+#include "jobs/yaml_document.h"
+
+namespace tf::pools {
+namespace {
+
+using jobs::FieldRule;
+using Reader = jobs::SpecReader;
+using Field = jobs::SpecField;
+
+constexpr jobs::IntRange kNodeCountRange{0, kMaxPoolNodes};
+constexpr jobs::IntRange kTimeoutRange{kSecondMs, kDayMs};
+
+struct Problem {
+  std::string path;
+  std::string message;
+};
+
+Status ReadPrice(Reader& r, const Field& f, MachineShape& m) {
+  TF_ASSIGN_OR_RETURN(nlohmann::json value, r.TypedScalar(f));
+  if (!value.is_number() || value.get<double>() < 0 || value.get<double>() > 10'000) {
+    return r.Error(f, "must be a price in USD per hour from 0 to 10000, got " +
+                          jobs::Quote(value.is_string() ? value.get<std::string>() : value.dump()));
+  }
+  m.price_per_hour = value.get<double>();
+  return OkStatus();
+}
+
+Status ReadLabels(Reader& r, const Field& f, MachineShape& m) {
+  return jobs::ReadStringMap(r, f, m.labels);
+}
+
+constexpr std::array<FieldRule<MachineShape>, 10> kMachineRules = {{
+    {"gpus", jobs::IntField<MachineShape, &MachineShape::gpus, jobs::kGpusRange>},
+    {"gpu_model", jobs::StringField<MachineShape, &MachineShape::gpu_model>},
+    {"gpu_memory", jobs::MemoryField<MachineShape, &MachineShape::gpu_memory_bytes>},
+    {"cpus", jobs::IntField<MachineShape, &MachineShape::cpus, jobs::kCpusRange>},
+    {"memory", jobs::MemoryField<MachineShape, &MachineShape::memory_bytes>},
+    {"price_per_hour", ReadPrice},
+    {"spot", jobs::BoolField<MachineShape, &MachineShape::spot>},
+    {"zone", jobs::StringField<MachineShape, &MachineShape::zone>},
+    {"placement_group", jobs::StringField<MachineShape, &MachineShape::placement_group>},
+    {"labels", ReadLabels},
+}};
+
+Status ReadType(Reader& r, const Field& f, ProviderSpec& p) {
+  static constexpr std::array<std::pair<ProviderType, std::string_view>, 2> kChoices = {{
+      {ProviderType::kLocal, "local"},
+      {ProviderType::kCommand, "command"},
+  }};
+  return jobs::ReadChoice(r, f, kChoices, p.type);
+}
+
+template <auto member>
+Status ReadScript(Reader& r, const Field& f, ProviderSpec& p) {
+  return jobs::ReadCommandArgs(r, f, p.*member);
+}
+
+constexpr std::array<FieldRule<ProviderSpec>, 5> kProviderRules = {{
+    {"type", ReadType},
+    {"create", ReadScript<&ProviderSpec::create>},
+    {"delete", ReadScript<&ProviderSpec::remove>},
+    {"list", ReadScript<&ProviderSpec::list>},
+    {"timeout", jobs::DurationField<ProviderSpec, &ProviderSpec::timeout_ms>},
+}};
+
+// "provider: local", or a mapping with its type and, for command, its scripts.
+Status ReadProvider(Reader& r, const Field& f, PoolSpec& spec) {
+  if (f.node.IsScalar()) return ReadType(r, f, spec.provider);
+  return jobs::ReadMapping(r, f, kProviderRules, spec.provider);
+}
+
+Status ReadMachine(Reader& r, const Field& f, PoolSpec& spec) {
+  return jobs::ReadMapping(r, f, kMachineRules, spec.machine);
+}
+
+Status ReadName(Reader& r, const Field& f, PoolSpec& spec) {
+  TF_ASSIGN_OR_RETURN(spec.name, r.String(f));
+  return OkStatus();
+}
+
+constexpr std::array<FieldRule<PoolSpec>, 7> kSpecRules = {{
+    {"name", ReadName},
+    {"provider", ReadProvider},
+    {"machine", ReadMachine},
+    {"min", jobs::IntField<PoolSpec, &PoolSpec::min, kNodeCountRange>},
+    {"max", jobs::IntField<PoolSpec, &PoolSpec::max, kNodeCountRange>},
+    {"idle_timeout", jobs::DurationField<PoolSpec, &PoolSpec::idle_timeout_ms>},
+    {"start_timeout", jobs::DurationField<PoolSpec, &PoolSpec::start_timeout_ms>},
+}};
+
+bool IsPoolName(std::string_view name) {
+  if (name.empty() || name.size() > 40 || name[0] < 'a' || name[0] > 'z') return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  }
+  return true;
+}
+
+std::optional<Problem> FindProblem(const PoolSpec& spec) {
+  if (spec.name.empty()) return Problem{"name", "is required"};
+  if (!IsPoolName(spec.name)) {
+    return Problem{"name", "must be 1-40 lowercase letters, digits and -, starting with a "
+                           "letter, got " +
+                               jobs::Quote(spec.name)};
+  }
+  if (spec.max < spec.min) {
+    return Problem{"max", "must be at least min (" + std::to_string(spec.min) + "), got " +
+                              std::to_string(spec.max)};
+  }
+  for (auto [path, value] : {std::pair{"idle_timeout", spec.idle_timeout_ms},
+                             std::pair{"start_timeout", spec.start_timeout_ms},
+                             std::pair{"provider.timeout", spec.provider.timeout_ms}}) {
+    if (value < kTimeoutRange.min || value > kTimeoutRange.max) {
+      return Problem{path, "must be from 1s to 24h, got " + jobs::FormatDuration(value)};
+    }
+  }
+  const MachineShape& m = spec.machine;
+  if (m.memory_bytes != 0 && m.memory_bytes < jobs::kMinMemoryBytes) {
+    return Problem{"machine.memory", "must be at least 1Mi"};
+  }
+  for (const auto& [key, value] : m.labels) {
+    if (key == "pool" || key == "machine" || key == "zone" || key == "placement_group") {
+      return Problem{"machine.labels." + key,
+                     "is set by the pool itself (zone and placement_group have fields of "
+                     "their own)"};
+    }
+    if (key.empty() || key.size() > jobs::kMaxKeyBytes || value.size() > jobs::kMaxLabelValueBytes) {
+      return Problem{"machine.labels." + key, "keys are 1-128 bytes, values at most 63"};
+    }
+  }
+  const ProviderSpec& p = spec.provider;
+  if (p.type == ProviderType::kCommand) {
+    if (p.create.empty()) return Problem{"provider.create", "is required for type command"};
+    if (p.remove.empty()) return Problem{"provider.delete", "is required for type command"};
+    if (p.list.empty()) return Problem{"provider.list", "is required for type command"};
+  } else if (!p.create.empty() || !p.remove.empty() || !p.list.empty()) {
+    return Problem{"provider", "create, delete and list are for type command only"};
+  }
+  return std::nullopt;
+}
+
+Result<PoolSpec> Parse(std::string_view text, const std::string& source) {
+  if (text.size() > jobs::kMaxSpecBytes) {
+    return InvalidArgument(source + ": the spec is larger than " +
+                           std::to_string(jobs::kMaxSpecBytes / 1024) + " KiB");
+  }
+  TF_ASSIGN_OR_RETURN(YAML::Node document, jobs::LoadOneDocument(text, source));
+  Reader reader(source);
+  if (jobs::IsNullValue(document)) return reader.Error(1, "", "the spec is empty");
+  Field top{document, "", "", jobs::NodeLine(document, 1)};
+  if (!top.node.IsMap()) {
+    return reader.Error(top, "the spec must be a mapping of fields (name, provider, machine, "
+                             "...), got " +
+                                 jobs::Describe(top.node));
+  }
+  PoolSpec spec;
+  TF_RETURN_IF_ERROR(jobs::ReadMapping(reader, top, kSpecRules, spec));
+  if (auto problem = FindProblem(spec)) {
+    return reader.Error(reader.LineOf(problem->path), problem->path, problem->message);
+  }
+  return spec;
+}
+
+nlohmann::json Argv(const std::vector<std::string>& argv) { return argv; }
+
+}  // namespace
+
+const char* ProviderTypeName(ProviderType type) {
+  return type == ProviderType::kCommand ? "command" : "local";
+}
+
+Result<PoolSpec> ParsePoolSpec(std::string_view yaml, std::string_view source_name) {
+  std::string source = source_name.empty() ? "pool spec" : std::string(source_name);
+  try {
+    return Parse(yaml, source);
+  } catch (const std::bad_alloc&) {
+    return ResourceExhausted(source + ": out of memory reading the spec");
+  } catch (const std::exception& e) {
+    return Internal(source + ": reading the spec failed: " + e.what());
+  }
+}
+
+nlohmann::json PoolSpecToJson(const PoolSpec& spec) {
+  const MachineShape& m = spec.machine;
+  nlohmann::json provider = {{"type", ProviderTypeName(spec.provider.type)},
+                             {"timeout_ms", spec.provider.timeout_ms}};
+  if (spec.provider.type == ProviderType::kCommand) {
+    provider["create"] = Argv(spec.provider.create);
+    provider["delete"] = Argv(spec.provider.remove);
+    provider["list"] = Argv(spec.provider.list);
+  }
+  return {{"name", spec.name},
+          {"provider", provider},
+          {"machine",
+           {{"gpus", m.gpus},
+            {"gpu_model", m.gpu_model},
+            {"gpu_memory_bytes", m.gpu_memory_bytes},
+            {"cpus", m.cpus},
+            {"memory_bytes", m.memory_bytes},
+            {"price_per_hour", m.price_per_hour},
+            {"spot", m.spot},
+            {"zone", m.zone},
+            {"placement_group", m.placement_group},
+            {"labels", m.labels}}},
+          {"min", spec.min},
+          {"max", spec.max},
+          {"idle_timeout_ms", spec.idle_timeout_ms},
+          {"start_timeout_ms", spec.start_timeout_ms}};
+}
+
+Result<PoolSpec> PoolSpecFromJson(const nlohmann::json& json) {
+  try {
+    PoolSpec spec;
+    spec.name = json.at("name").get<std::string>();
+    const auto& p = json.at("provider");
+    spec.provider.type = p.at("type").get<std::string>() == "command" ? ProviderType::kCommand
+                                                                       : ProviderType::kLocal;
+    spec.provider.timeout_ms = p.at("timeout_ms").get<TimeMs>();
+    if (spec.provider.type == ProviderType::kCommand) {
+      spec.provider.create = p.at("create").get<std::vector<std::string>>();
+      spec.provider.remove = p.at("delete").get<std::vector<std::string>>();
+      spec.provider.list = p.at("list").get<std::vector<std::string>>();
+    }
+    const auto& m = json.at("machine");
+    spec.machine.gpus = m.at("gpus").get<int>();
+    spec.machine.gpu_model = m.at("gpu_model").get<std::string>();
+    spec.machine.gpu_memory_bytes = m.at("gpu_memory_bytes").get<int64_t>();
+    spec.machine.cpus = m.at("cpus").get<int>();
+    spec.machine.memory_bytes = m.at("memory_bytes").get<int64_t>();
+    spec.machine.price_per_hour = m.at("price_per_hour").get<double>();
+    spec.machine.spot = m.at("spot").get<bool>();
+    spec.machine.zone = m.at("zone").get<std::string>();
+    spec.machine.placement_group = m.at("placement_group").get<std::string>();
+    spec.machine.labels = m.at("labels").get<std::map<std::string, std::string>>();
+    spec.min = json.at("min").get<int>();
+    spec.max = json.at("max").get<int>();
+    spec.idle_timeout_ms = json.at("idle_timeout_ms").get<TimeMs>();
+    spec.start_timeout_ms = json.at("start_timeout_ms").get<TimeMs>();
+    return spec;
+  } catch (const std::exception& e) {
+    return Internal(std::string("a stored pool spec is damaged: ") + e.what());
+  }
+}
+
+}  // namespace tf::pools

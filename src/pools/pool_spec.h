@@ -1,0 +1,67 @@
+// A node pool: machines of one shape that the leader's pool controller starts when work waits
+// for capacity that the shape can provide, and stops after they have been idle for a while
+// (docs/pools.md). The spec is written in YAML (ParsePoolSpec) and kept as JSON.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+
+namespace tf::pools {
+
+// What each machine of the pool offers, as its worker registers it.
+struct MachineShape {
+  int gpus = 0;
+  std::string gpu_model;     // informational ("A10G"); the worker reports what it finds
+  int64_t gpu_memory_bytes = 0;  // each GPU's; 0: not said
+  int cpus = 1;
+  int64_t memory_bytes = 0;
+  double price_per_hour = 0;  // what one machine costs: the autoscaler starts cheaper pools first
+  bool spot = false;
+  std::string zone;
+  std::string placement_group;
+  std::map<std::string, std::string> labels;
+};
+
+enum class ProviderType { kLocal, kCommand };
+
+// How machines are started and stopped.
+//  - local: a `tensorfleet worker` process on the server's own machine per node.
+//  - command: the user's scripts (docs/pools.md has the contract): `create` gets the machine
+//    to start as JSON on stdin, `delete` the machine's id, `list` prints the pool's machines.
+struct ProviderSpec {
+  ProviderType type = ProviderType::kLocal;
+  std::vector<std::string> create;  // argv (a shell string becomes sh -c)
+  std::vector<std::string> remove;  // `delete:` in the spec
+  std::vector<std::string> list;
+  TimeMs timeout_ms = 5 * kMinuteMs;  // each script call
+};
+
+struct PoolSpec {
+  std::string name;
+  ProviderSpec provider;
+  MachineShape machine;
+  int min = 0;
+  int max = 1;
+  TimeMs idle_timeout_ms = 10 * kMinuteMs;   // an empty node is stopped after this
+  TimeMs start_timeout_ms = 10 * kMinuteMs;  // a machine not registered by then is deleted
+};
+
+inline constexpr int kMaxPoolNodes = 1000;
+
+// YAML text -> spec. kInvalidArgument "<source>:<line>: <field>: <what is wrong>".
+Result<PoolSpec> ParsePoolSpec(std::string_view yaml, std::string_view source);
+
+nlohmann::json PoolSpecToJson(const PoolSpec& spec);
+// kInternal for JSON that PoolSpecToJson did not write (a damaged row).
+Result<PoolSpec> PoolSpecFromJson(const nlohmann::json& json);
+
+const char* ProviderTypeName(ProviderType type);
+
+}  // namespace tf::pools
