@@ -39,7 +39,7 @@ TEST(CapacityPlanTest, AGangStartsAsManyMachinesOfTheCheapestPoolThatHoldsIt) {
   EXPECT_EQ(plan.launches[0].pool, "a10");
   EXPECT_EQ(plan.launches[0].machines, 2);
   EXPECT_EQ(plan.launches[0].job_ids, std::vector<std::string>{"job_1"});
-  EXPECT_EQ(plan.reasons["job_1"], "waiting for pool a10 to start 2 nodes");
+  EXPECT_EQ(plan.reasons["job_1"], "pool a10 is starting 2 nodes for it");
 }
 
 TEST(CapacityPlanTest, MachinesAlreadyComingAreCountedAndWorkThatFitsNowAsksForNothing) {
@@ -49,7 +49,7 @@ TEST(CapacityPlanTest, MachinesAlreadyComingAreCountedAndWorkThatFitsNowAsksForN
   fleet::WorkRequest cpu_job = Gang("job_cpu", 1, 0);
   CapacityPlan plan = PlanCapacity({free_node}, {a10}, {Gang("job_1", 1, 1), cpu_job});
   EXPECT_TRUE(plan.launches.empty());
-  EXPECT_EQ(plan.reasons["job_1"], "waiting for pool a10 to start 1 node");
+  EXPECT_EQ(plan.reasons["job_1"], "pool a10 is starting 1 node for it");
   EXPECT_FALSE(plan.reasons.count("job_cpu"));
 
   // A second GPU job needs one more machine than the one coming.

@@ -10,11 +10,7 @@ namespace {
 TEST(PoolSpecTest, AFullSpecIsReadAndSurvivesTheStoresJson) {
   auto spec = ParsePoolSpec(R"(name: gpu-a10
 provider:
-  type: command
-  create: ./create.sh
-  delete: [./delete.sh, --force]
-  list: ./list.sh
-  timeout: 2m
+  type: local
 machine:
   gpus: 1
   gpu_model: A10G
@@ -34,10 +30,7 @@ start_timeout: 3m
                             "pool.yaml");
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
   EXPECT_EQ(spec->name, "gpu-a10");
-  EXPECT_EQ(spec->provider.type, ProviderType::kCommand);
-  EXPECT_EQ(spec->provider.create, (std::vector<std::string>{"/bin/sh", "-c", "./create.sh"}));
-  EXPECT_EQ(spec->provider.remove, (std::vector<std::string>{"./delete.sh", "--force"}));
-  EXPECT_EQ(spec->provider.timeout_ms, 120'000);
+  EXPECT_EQ(spec->provider.type, ProviderType::kLocal);
   EXPECT_EQ(spec->machine.gpus, 1);
   EXPECT_EQ(spec->machine.gpu_memory_bytes, int64_t{24} << 30);
   EXPECT_DOUBLE_EQ(spec->machine.price_per_hour, 1.006);
@@ -66,13 +59,11 @@ TEST(PoolSpecTest, MistakesAreNamedWithTheirLine) {
     return spec.ok() ? std::string("accepted") : spec.status().message();
   };
   EXPECT_EQ(error("name: gpu\nprovider: cloud\n"),
-            "p.yaml:2: provider: must be one of local, command, got \"cloud\"");
+            "p.yaml:2: provider: must be one of local, got \"cloud\"");
   EXPECT_EQ(error("name: gpu\nmin: 3\nmax: 2\n"), "p.yaml:3: max: must be at least min (3), got 2");
   EXPECT_EQ(error("name: Gpu\n"),
             "p.yaml:1: name: must be 1-40 lowercase letters, digits and -, starting with a "
             "letter, got \"Gpu\"");
-  EXPECT_EQ(error("name: gpu\nprovider: {type: command, create: a, delete: b}\n"),
-            "p.yaml:2: provider.list: is required for type command");
   EXPECT_EQ(error("name: gpu\nmachine:\n  gpus: 1\n  labels: {pool: x}\n"),
             "p.yaml:4: machine.labels.pool: is set by the pool itself (zone and placement_group "
             "have fields of their own)");

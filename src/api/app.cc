@@ -14,6 +14,7 @@
 #include "api/dataset_routes.h"
 #include "api/endpoint_routes.h"
 #include "api/gateway_routes.h"
+#include "api/pool_routes.h"
 #include "api/router.h"
 #include "api/s3/addressing.h"
 #include "api/services.h"
@@ -25,6 +26,8 @@
 #include "endpoints/replica_jobs.h"
 #include "endpoints/shared_load.h"
 #include "objects/s3_blob_store.h"
+#include "pools/pool_controller.h"
+#include "pools/pool_service.h"
 
 namespace tf::api {
 
@@ -138,6 +141,8 @@ class AppImpl final : public App {
     load_publisher_ = std::make_unique<endpoints::LoadPublisher>(store_->endpoints(),
                                                                  endpoint_load_, clock_, server_id);
     jobs_->SetAdmission([this](const std::string& p) { return budgets_->AdmitSubmission(p); });
+    pools_ = std::make_unique<pools::PoolService>(*store_, clock_);
+    jobs_->SetPotentialNodes([this] { return pools_->PotentialNodes(); });
     budget_loop_ = std::make_unique<cost::BudgetLoop>(
         *budgets_, *store_, cost::NewHttpWebhookSender(), clock_,
         cost::BudgetLoopOptions{
@@ -172,6 +177,7 @@ class AppImpl final : public App {
       gateway_metrics_.Render(out, endpoint_load_, *routing_table_);
     });
     AddCostRoutes(*router_, *services_);
+    AddPoolRoutes(*router_, *services_, *pools_, [this] { KickPools(); });
 
     Router* router = router_.get();
     options_.http.stream_body = [router](const http::Request& head) {
@@ -197,6 +203,11 @@ class AppImpl final : public App {
     asio::co_spawn(asio::make_strand(io_), Sweeper(), asio::detached);
     controller_ = std::thread([this] { ControllerLoop(); });
     endpoint_thread_ = std::thread([this] { EndpointLoop(); });
+    pool_controller_ = std::make_unique<pools::PoolController>(
+        *store_, *jobs_, clock_, [this](const pools::PoolSpec& spec) {
+          return pools::NewMachineProvider(spec, PoolProviderContext());
+        });
+    pool_thread_ = std::thread([this] { PoolLoop(); });
     if (options_.handle_signals) {
       signals_ = std::make_unique<asio::signal_set>(io_, SIGINT, SIGTERM);
       signals_->async_wait([this](const boost::system::error_code& ec, int sig) {
@@ -328,6 +339,49 @@ class AppImpl final : public App {
     }
   }
 
+  // What a pool's workers need to join this server. They hold the admin token (in their
+  // environment, not on their command line) until nodes have credentials of their own.
+  pools::ProviderContext PoolProviderContext() {
+    pools::ProviderContext context;
+    context.server_url = url_for_clients();
+    std::ifstream token_file(AdminTokenPath(options_.data_dir));
+    std::getline(token_file, context.token);
+    std::error_code ec;
+    context.binary = options_.tensorfleet_binary.empty()
+                         ? std::filesystem::read_symlink("/proc/self/exe", ec)
+                         : options_.tensorfleet_binary;
+    context.dir = options_.data_dir / "pools";
+    return context;
+  }
+
+  // The pool controller (pools/pool_controller.h), on a thread of its own since providers
+  // may block (and a local pool's workers are this thread's children): run by the leader
+  // only, every controller_interval and when a pool changes. Its machines stop with it.
+  void PoolLoop() {
+    MutexLock lock(controller_mu_);
+    while (!controller_stop_) {
+      lock.WaitFor(controller_cv_, options_.controller_interval, [&]() REQUIRES(controller_mu_) {
+        return controller_stop_ || pools_kicked_;
+      });
+      if (controller_stop_) break;
+      pools_kicked_ = false;
+      lock.Unlock();
+      if (leadership_->Held()) {
+        Status ticked = pool_controller_->Tick();
+        if (!ticked.ok()) spdlog::warn("pool controller: {}", ticked.ToString());
+      }
+      lock.Lock();
+    }
+    lock.Unlock();
+    pool_controller_->StopAll();
+  }
+
+  void KickPools() {
+    MutexLock lock(controller_mu_);
+    pools_kicked_ = true;
+    controller_cv_.notify_all();
+  }
+
   void KickEndpoints() {
     MutexLock lock(controller_mu_);
     endpoints_kicked_ = true;
@@ -354,7 +408,7 @@ class AppImpl final : public App {
       controller_stop_ = true;
       controller_cv_.notify_all();
     }
-    for (std::thread* t : {&controller_, &endpoint_thread_}) {
+    for (std::thread* t : {&controller_, &endpoint_thread_, &pool_thread_}) {
       if (t->joinable() && t->get_id() != std::this_thread::get_id()) t->join();
     }
   }
@@ -434,10 +488,14 @@ class AppImpl final : public App {
   queues::QueueWakeups node_wakeups_;
   std::thread controller_;
   std::thread endpoint_thread_;
+  std::unique_ptr<pools::PoolService> pools_;
+  std::unique_ptr<pools::PoolController> pool_controller_;
+  std::thread pool_thread_;
   Mutex controller_mu_;
   std::condition_variable controller_cv_;
   bool controller_kicked_ GUARDED_BY(controller_mu_) = false;
   bool endpoints_kicked_ GUARDED_BY(controller_mu_) = false;
+  bool pools_kicked_ GUARDED_BY(controller_mu_) = false;
   bool controller_stop_ GUARDED_BY(controller_mu_) = false;
   std::atomic<int64_t> lead_checks_{0};            // FollowLead calls, for /metrics
   std::unique_ptr<store::Leadership> leadership_;  // TryAcquire: the controller thread only

@@ -40,6 +40,9 @@ struct AppOptions {
   TimeMs heartbeat_timeout_ms = 10'000;          // a node silent this long is lost
   TimeMs lost_node_retention_ms = 24 * kHourMs;  // and forgotten this long after
   std::chrono::milliseconds shutdown_grace{10'000};
+  // The tensorfleet binary that local pools run as workers (pools/local_provider.h); empty:
+  // this process's own.
+  std::filesystem::path tensorfleet_binary;
   const Clock* clock = nullptr;  // default: the system clock
   bool handle_signals = true;    // stop gracefully on SIGINT/SIGTERM
 };

@@ -74,6 +74,7 @@ int Main(int argc, char** argv) {
   AddJobCommands(app, conn, exit_code);
   AddEndpointCommands(app, conn, exit_code);
   AddFleetCommands(app, conn, exit_code);
+  AddPoolCommands(app, conn, exit_code);
   AddEngineCommands(app, conn, exit_code);
   AddCostCommands(app, conn, exit_code);
   AddPlanCommands(app, conn, exit_code);

@@ -132,6 +132,9 @@ Status JobService::CheckPlaceable(const JobSpec& spec, const std::string& source
     auto info = fleet::NodeInfoFromJson(nlohmann::json::parse(r.info_json, nullptr, false));
     if (info.ok()) nodes.push_back(ToNodeState(r, *info));
   }
+  if (potential_nodes_) {
+    for (fleet::NodeState& n : potential_nodes_()) nodes.push_back(std::move(n));
+  }
   if (nodes.empty()) return OkStatus();
   Status feasible = fleet::CheckFeasible(nodes, RequestFor(spec));
   if (!feasible.ok()) return InvalidArgument(source + ": " + feasible.message());
@@ -355,6 +358,19 @@ Status JobService::RemoveNode(const std::string& node_id) {
   return OkStatus();
 }
 
+Status JobService::RetireNode(const std::string& node_id) {
+  TF_ASSIGN_OR_RETURN(std::vector<Job> jobs, ActiveJobs());
+  for (const Job& job : jobs) {
+    if (NodesOf(job).count(node_id)) {
+      return FailedPrecondition("node " + node_id + " still runs " + job.id());
+    }
+  }
+  TF_RETURN_IF_ERROR(store_.nodes().ChangeNodeState(node_id, "draining", "lost", ""));
+  TF_RETURN_IF_ERROR(store_.nodes().DeleteLostNode(node_id));
+  spdlog::info("node {} retired: its machine was stopped", node_id);
+  return OkStatus();
+}
+
 Result<std::vector<NodeView>> JobService::ListNodes() {
   TF_ASSIGN_OR_RETURN(std::vector<store::NodeRecord> records, store_.nodes().ListNodes());
   TF_ASSIGN_OR_RETURN(std::vector<Job> jobs, ActiveJobs());
@@ -465,26 +481,19 @@ Result<int> JobService::DetectLostNodes(std::vector<store::NodeRecord>& nodes, T
   return lost;
 }
 
-Result<TickStats> JobService::Schedule(const std::vector<store::NodeRecord>& records, TimeMs now) {
-  TickStats stats;
-  TF_ASSIGN_OR_RETURN(std::vector<Job> jobs, ActiveJobs());
-  std::vector<fleet::WorkRequest> pending;
-  for (const Job& job : jobs) {
-    if (WantsPlacement(job)) pending.push_back(ToWorkRequest(job));
-  }
-  if (pending.empty()) return stats;
-
-  // The fleet as it is now: every live rank holds its node's resources.
+// The fleet as it is now: every live rank holds its node's resources.
+std::vector<fleet::NodeState> JobService::FleetInUse(const std::vector<store::NodeRecord>& records,
+                                                     const std::vector<Job>& jobs,
+                                                     std::map<std::string, fleet::NodeInfo>* infos) {
   std::vector<fleet::NodeState> nodes;
   std::map<std::string, size_t> index;
-  std::map<std::string, fleet::NodeInfo> infos;
   for (const store::NodeRecord& r : records) {
     if (r.state == "lost") continue;
     auto info = fleet::NodeInfoFromJson(nlohmann::json::parse(r.info_json, nullptr, false));
     if (!info.ok()) continue;
     index[r.id] = nodes.size();
     nodes.push_back(ToNodeState(r, *info));
-    infos[r.id] = std::move(info).value();
+    if (infos != nullptr) (*infos)[r.id] = std::move(info).value();
   }
   for (const Job& job : jobs) {
     for (const Attempt& a : job.doc.attempts) {
@@ -504,8 +513,41 @@ Result<TickStats> JobService::Schedule(const std::vector<store::NodeRecord>& rec
       }
     }
   }
+  return nodes;
+}
 
-  fleet::ScheduleResult result = fleet::Schedule(std::move(nodes), pending, now);
+void JobService::SetCapacityNotes(std::map<std::string, std::string> notes) {
+  MutexLock lock(notes_mu_);
+  capacity_notes_ = std::move(notes);
+}
+
+Result<CapacityView> JobService::Capacity() {
+  CapacityView view;
+  TF_ASSIGN_OR_RETURN(view.records, store_.nodes().ListNodes());
+  TF_ASSIGN_OR_RETURN(std::vector<Job> jobs, ActiveJobs());
+  for (const Job& job : jobs) {
+    if (WantsPlacement(job)) view.pending.push_back(ToWorkRequest(job));
+    for (const Attempt& a : job.doc.attempts) {
+      for (const RankState& rs : a.ranks) {
+        if (IsLiveRank(rs)) view.busy.insert(rs.node_id);
+      }
+    }
+  }
+  view.nodes = FleetInUse(view.records, jobs, nullptr);
+  return view;
+}
+
+Result<TickStats> JobService::Schedule(const std::vector<store::NodeRecord>& records, TimeMs now) {
+  TickStats stats;
+  TF_ASSIGN_OR_RETURN(std::vector<Job> jobs, ActiveJobs());
+  std::vector<fleet::WorkRequest> pending;
+  for (const Job& job : jobs) {
+    if (WantsPlacement(job)) pending.push_back(ToWorkRequest(job));
+  }
+  if (pending.empty()) return stats;
+
+  std::map<std::string, fleet::NodeInfo> infos;
+  fleet::ScheduleResult result = fleet::Schedule(FleetInUse(records, jobs, &infos), pending, now);
   stats.waiting = static_cast<int>(result.waiting.size());
   for (const fleet::Placement& p : result.placements) {
     std::vector<std::string> addrs;
@@ -534,6 +576,11 @@ Result<TickStats> JobService::Schedule(const std::vector<store::NodeRecord>& rec
     auto it = by_id.find(w.job_id);
     if (it == by_id.end()) continue;
     std::string reason = KeptWaitingReason(w, *it->second, now);
+    {
+      MutexLock lock(notes_mu_);
+      auto note = capacity_notes_.find(w.job_id);
+      if (note != capacity_notes_.end() && it->second->doc.not_before <= now) reason = note->second;
+    }
     if (it->second->doc.waiting_reason == reason) continue;
     auto kept = Mutate(w.job_id, [&](Job& job, Events&) -> Status {
       if (!WantsPlacement(job)) return Aborted("no longer waiting");

@@ -5,13 +5,17 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "auth/auth_service.h"
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "fleet/node_info.h"
+#include "fleet/scheduler.h"
 #include "jobs/lifecycle.h"
 #include "store/store.h"
 
@@ -62,6 +66,14 @@ struct NodeView {
   int gpus_in_use = 0;
 };
 
+// The fleet as the scheduler sees it now, for the pool autoscaler (pools/pool_controller.h).
+struct CapacityView {
+  std::vector<store::NodeRecord> records;  // every node, lost ones too
+  std::vector<fleet::NodeState> nodes;     // the live ones, with what is in use taken off
+  std::vector<fleet::WorkRequest> pending;  // jobs that want placement
+  std::set<std::string> busy;               // nodes where a rank lives
+};
+
 struct TickStats {
   int nodes_lost = 0;
   int nodes_forgotten = 0;  // lost for longer than lost_node_retention_ms
@@ -84,6 +96,16 @@ class JobService {
   void SetAdmission(std::function<Status(const std::string& project_id)> admission) {
     admission_ = std::move(admission);
   }
+
+  // Nodes that could still be added (one per machine a pool may start, pools/): a job that
+  // fits only those is accepted and waits. Called at each submission, from any thread.
+  void SetPotentialNodes(std::function<std::vector<fleet::NodeState>()> potential) {
+    potential_nodes_ = std::move(potential);
+  }
+  // Why jobs wait for capacity that is being added ("pool gpu is starting 1 node for it"),
+  // by job id: each replaces the scheduler's reason for its job until the next call.
+  void SetCapacityNotes(std::map<std::string, std::string> notes);
+  Result<CapacityView> Capacity();
 
   // Jobs. `spec_yaml` is the spec file as written; `source` its name in messages.
   Result<Job> Submit(const std::string& project_id, const std::string& spec_yaml,
@@ -124,6 +146,10 @@ class JobService {
   // Forgets a lost node. kFailedPrecondition if it is not lost (a live one must be drained and
   // its worker stopped first: it is lost after the heartbeat timeout).
   Status RemoveNode(const std::string& node_id);
+  // Forgets a drained node whose machine was stopped on purpose (a pool's idle node) at once,
+  // rather than after the heartbeat timeout. kFailedPrecondition if a rank still lives on it
+  // or it is not draining.
+  Status RetireNode(const std::string& node_id);
   Result<std::vector<NodeView>> ListNodes();
 
   // The controller: lost nodes, time limits, then scheduling. Runs on the leader only.
@@ -139,6 +165,11 @@ class JobService {
   // Deletes (and drops from `nodes`) those lost for longer than lost_node_retention_ms.
   int ForgetLostNodes(std::vector<store::NodeRecord>& nodes, TimeMs now);
   Result<TickStats> Schedule(const std::vector<store::NodeRecord>& nodes, TimeMs now);
+  // The live nodes of `records` with what the live ranks of `jobs` hold taken off; `infos` gets
+  // each one's NodeInfo when given.
+  static std::vector<fleet::NodeState> FleetInUse(const std::vector<store::NodeRecord>& records,
+                                                  const std::vector<Job>& jobs,
+                                                  std::map<std::string, fleet::NodeInfo>* infos);
 
   store::Store& store_;
   auth::AuthService& auth_;
@@ -147,6 +178,9 @@ class JobService {
   std::function<void(const std::string&)> on_node_change_;
   std::function<void()> on_work_;
   std::function<Status(const std::string&)> admission_;
+  std::function<std::vector<fleet::NodeState>()> potential_nodes_;
+  Mutex notes_mu_;
+  std::map<std::string, std::string> capacity_notes_ GUARDED_BY(notes_mu_);
 };
 
 }  // namespace tf::jobs

@@ -146,10 +146,9 @@ CapacityPlan PlanCapacity(const std::vector<fleet::NodeState>& fleet,
     }
     std::string reason;
     for (const auto& [pool, count] : coming) {
-      reason += (reason.empty() ? "waiting for pool " : " and pool ") + pool + " to start " +
-                Nodes(count);
+      reason += (reason.empty() ? "pool " : " and pool ") + pool + " is starting " + Nodes(count);
     }
-    if (!reason.empty()) plan.reasons[placement.job_id] = reason;
+    if (!reason.empty()) plan.reasons[placement.job_id] = reason + " for it";
   }
   return plan;
 }

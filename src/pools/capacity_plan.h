@@ -39,7 +39,7 @@ struct Launch {
 struct CapacityPlan {
   std::vector<Launch> launches;  // at most one per pool
   // Why each request that a launch (this one or an earlier one) is for still waits:
-  // "waiting for pool gpu to start 2 nodes".
+  // "pool gpu is starting 2 nodes for it".
   std::map<std::string, std::string> reasons;
 };
 

@@ -56,27 +56,15 @@ constexpr std::array<FieldRule<MachineShape>, 10> kMachineRules = {{
 }};
 
 Status ReadType(Reader& r, const Field& f, ProviderSpec& p) {
-  static constexpr std::array<std::pair<ProviderType, std::string_view>, 2> kChoices = {{
+  static constexpr std::array<std::pair<ProviderType, std::string_view>, 1> kChoices = {{
       {ProviderType::kLocal, "local"},
-      {ProviderType::kCommand, "command"},
   }};
   return jobs::ReadChoice(r, f, kChoices, p.type);
 }
 
-template <auto member>
-Status ReadScript(Reader& r, const Field& f, ProviderSpec& p) {
-  return jobs::ReadCommandArgs(r, f, p.*member);
-}
+constexpr std::array<FieldRule<ProviderSpec>, 1> kProviderRules = {{{"type", ReadType}}};
 
-constexpr std::array<FieldRule<ProviderSpec>, 5> kProviderRules = {{
-    {"type", ReadType},
-    {"create", ReadScript<&ProviderSpec::create>},
-    {"delete", ReadScript<&ProviderSpec::remove>},
-    {"list", ReadScript<&ProviderSpec::list>},
-    {"timeout", jobs::DurationField<ProviderSpec, &ProviderSpec::timeout_ms>},
-}};
-
-// "provider: local", or a mapping with its type and, for command, its scripts.
+// "provider: local", or a mapping with its type.
 Status ReadProvider(Reader& r, const Field& f, PoolSpec& spec) {
   if (f.node.IsScalar()) return ReadType(r, f, spec.provider);
   return jobs::ReadMapping(r, f, kProviderRules, spec.provider);
@@ -121,8 +109,7 @@ std::optional<Problem> FindProblem(const PoolSpec& spec) {
                               std::to_string(spec.max)};
   }
   for (auto [path, value] : {std::pair{"idle_timeout", spec.idle_timeout_ms},
-                             std::pair{"start_timeout", spec.start_timeout_ms},
-                             std::pair{"provider.timeout", spec.provider.timeout_ms}}) {
+                             std::pair{"start_timeout", spec.start_timeout_ms}}) {
     if (value < kTimeoutRange.min || value > kTimeoutRange.max) {
       return Problem{path, "must be from 1s to 24h, got " + jobs::FormatDuration(value)};
     }
@@ -140,14 +127,6 @@ std::optional<Problem> FindProblem(const PoolSpec& spec) {
     if (key.empty() || key.size() > jobs::kMaxKeyBytes || value.size() > jobs::kMaxLabelValueBytes) {
       return Problem{"machine.labels." + key, "keys are 1-128 bytes, values at most 63"};
     }
-  }
-  const ProviderSpec& p = spec.provider;
-  if (p.type == ProviderType::kCommand) {
-    if (p.create.empty()) return Problem{"provider.create", "is required for type command"};
-    if (p.remove.empty()) return Problem{"provider.delete", "is required for type command"};
-    if (p.list.empty()) return Problem{"provider.list", "is required for type command"};
-  } else if (!p.create.empty() || !p.remove.empty() || !p.list.empty()) {
-    return Problem{"provider", "create, delete and list are for type command only"};
   }
   return std::nullopt;
 }
@@ -174,13 +153,9 @@ Result<PoolSpec> Parse(std::string_view text, const std::string& source) {
   return spec;
 }
 
-nlohmann::json Argv(const std::vector<std::string>& argv) { return argv; }
-
 }  // namespace
 
-const char* ProviderTypeName(ProviderType type) {
-  return type == ProviderType::kCommand ? "command" : "local";
-}
+const char* ProviderTypeName(ProviderType) { return "local"; }
 
 Result<PoolSpec> ParsePoolSpec(std::string_view yaml, std::string_view source_name) {
   std::string source = source_name.empty() ? "pool spec" : std::string(source_name);
@@ -195,13 +170,7 @@ Result<PoolSpec> ParsePoolSpec(std::string_view yaml, std::string_view source_na
 
 nlohmann::json PoolSpecToJson(const PoolSpec& spec) {
   const MachineShape& m = spec.machine;
-  nlohmann::json provider = {{"type", ProviderTypeName(spec.provider.type)},
-                             {"timeout_ms", spec.provider.timeout_ms}};
-  if (spec.provider.type == ProviderType::kCommand) {
-    provider["create"] = Argv(spec.provider.create);
-    provider["delete"] = Argv(spec.provider.remove);
-    provider["list"] = Argv(spec.provider.list);
-  }
+  nlohmann::json provider = {{"type", ProviderTypeName(spec.provider.type)}};
   return {{"name", spec.name},
           {"provider", provider},
           {"machine",
@@ -225,14 +194,8 @@ Result<PoolSpec> PoolSpecFromJson(const nlohmann::json& json) {
   try {
     PoolSpec spec;
     spec.name = json.at("name").get<std::string>();
-    const auto& p = json.at("provider");
-    spec.provider.type = p.at("type").get<std::string>() == "command" ? ProviderType::kCommand
-                                                                       : ProviderType::kLocal;
-    spec.provider.timeout_ms = p.at("timeout_ms").get<TimeMs>();
-    if (spec.provider.type == ProviderType::kCommand) {
-      spec.provider.create = p.at("create").get<std::vector<std::string>>();
-      spec.provider.remove = p.at("delete").get<std::vector<std::string>>();
-      spec.provider.list = p.at("list").get<std::vector<std::string>>();
+    if (json.at("provider").at("type").get<std::string>() != "local") {
+      return Internal("a stored pool spec names an unknown provider");
     }
     const auto& m = json.at("machine");
     spec.machine.gpus = m.at("gpus").get<int>();

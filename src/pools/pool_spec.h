@@ -29,18 +29,12 @@ struct MachineShape {
   std::map<std::string, std::string> labels;
 };
 
-enum class ProviderType { kLocal, kCommand };
+enum class ProviderType { kLocal };
 
-// How machines are started and stopped.
-//  - local: a `tensorfleet worker` process on the server's own machine per node.
-//  - command: the user's scripts (docs/pools.md has the contract): `create` gets the machine
-//    to start as JSON on stdin, `delete` the machine's id, `list` prints the pool's machines.
+// How machines are started and stopped. local: a `tensorfleet worker` process on the server's
+// own machine per node (pools/local_provider.h).
 struct ProviderSpec {
   ProviderType type = ProviderType::kLocal;
-  std::vector<std::string> create;  // argv (a shell string becomes sh -c)
-  std::vector<std::string> remove;  // `delete:` in the spec
-  std::vector<std::string> list;
-  TimeMs timeout_ms = 5 * kMinuteMs;  // each script call
 };
 
 struct PoolSpec {
