@@ -37,9 +37,11 @@ Status LocalProvider::Create(const PoolSpec& spec, const std::string& id) {
                                std::filesystem::perm_options::replace, ec);
 
   worker::ProcessSpec process;
-  process.argv = WorkerArguments(spec, context_.server_url, id);
+  process.argv = WorkerArguments(spec, context_.server_url, id, "127.0.0.1");
   process.argv.insert(process.argv.begin(), context_.binary.string());
-  process.argv.insert(process.argv.end(), {"--worker-dir", (dir / "worker").string()});
+  // Heartbeats are cheap on one machine: often enough for a short --heartbeat-timeout.
+  process.argv.insert(process.argv.end(),
+                      {"--worker-dir", (dir / "worker").string(), "--heartbeat", "1s"});
   // The token travels in the environment, not on the command line (/proc/PID/cmdline is
   // readable by every user).
   process.env = {{"PATH", FromEnv("PATH", "/usr/local/bin:/usr/bin:/bin")},

@@ -8,11 +8,12 @@
 namespace tf::pools {
 
 std::vector<std::string> WorkerArguments(const PoolSpec& spec, const std::string& server_url,
-                                         const std::string& id) {
+                                         const std::string& id, const std::string& address) {
   const MachineShape& m = spec.machine;
   std::vector<std::string> args = {"--server", server_url, "worker", "--name", id,
                                    "--gpus", std::to_string(m.gpus), "--cpus",
                                    std::to_string(m.cpus), "--label", "pool=" + spec.name};
+  if (!address.empty()) args.insert(args.end(), {"--address", address});
   if (m.gpu_memory_bytes > 0) {
     args.insert(args.end(), {"--gpu-memory", std::to_string(m.gpu_memory_bytes)});
   }

@@ -44,8 +44,9 @@ std::unique_ptr<MachineProvider> NewMachineProvider(const PoolSpec& spec,
                                                    const ProviderContext& context);
 
 // The `tensorfleet worker` arguments that make a machine of `spec` join as node `id` (after
-// the binary: the server's URL, then the worker and its flags).
+// the binary: the server's URL, then the worker and its flags); `address` is where the other
+// nodes of a gang reach it ("": the worker finds out).
 std::vector<std::string> WorkerArguments(const PoolSpec& spec, const std::string& server_url,
-                                         const std::string& id);
+                                         const std::string& id, const std::string& address);
 
 }  // namespace tf::pools

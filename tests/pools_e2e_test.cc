@@ -1,0 +1,161 @@
+// Node pools end to end: a real server whose local pool starts real `tensorfleet worker`
+// processes for a queued gang, stops them once they are idle, and replaces a spot machine
+// killed in the middle of a job, on both store back ends.
+#include <signal.h>
+
+#include "endpoints_test_util.h"  // FindProcess
+#include "http_test_util.h"       // first: see the note in base/async.h
+#include "jobs_test_util.h"
+#include "pg_test_schema.h"
+
+namespace tf::testing {
+namespace {
+
+class PoolsE2eTest : public JobsFixture, public ::testing::WithParamInterface<std::string> {
+ protected:
+  void SetUp() override {
+    TF_SKIP_UNLESS_STORE_REACHABLE(GetParam());
+    api::AppOptions o = InProcessAppOptions(dir_.path() / "server");
+    if (GetParam() == "postgresql") {
+      // A schema of the test's own: no job another test left waits for this test's pool.
+      schema_ = std::make_unique<PgTestSchema>(TestPostgresUrl(), "pools_");
+      o.store_url = schema_->url();
+    }
+    o.controller_interval = std::chrono::milliseconds(100);
+    o.heartbeat_timeout_ms = kHeartbeatTimeoutMs;
+    o.tensorfleet_binary = TENSORFLEET_BINARY;
+    auto started = StartInProcessApp(o);
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    app_ = std::move(started->app);
+    admin_token_ = started->admin_token;
+    auto client = client::JsonClient::Create(app_->url(), admin_token_);
+    ASSERT_TRUE(client.ok());
+    api_ = std::move(client).value();
+  }
+
+  void CreatePool(const std::string& yaml) {
+    auto created = api_->Call("POST", "/v1/pools", Json{{"spec", yaml}, {"source", "pool.yaml"}});
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+  }
+
+  Json Pool(const std::string& name) {
+    auto p = api_->Call("GET", "/v1/pools/" + name);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    return p.ok() ? *p : Json();
+  }
+
+  size_t NodeCount() {
+    auto nodes = api_->Call("GET", "/v1/nodes");
+    return nodes.ok() ? (*nodes)["nodes"].size() : 999;
+  }
+
+  // Whether a pool's worker process of this test is alive (its command line names the
+  // server's data directory).
+  pid_t PoolWorker(const std::string& machine = "") {
+    std::vector<std::string> parts = {"worker", (dir_.path() / "server" / "pools").string()};
+    if (!machine.empty()) parts.push_back("--name " + machine);
+    return FindProcess(parts);
+  }
+
+  std::unique_ptr<PgTestSchema> schema_;
+};
+
+TEST_P(PoolsE2eTest, ALocalPoolStartsTwoNodesForAGangAndStopsThemWhenIdle) {
+  CreatePool(
+      "name: gpu\n"
+      "machine: {gpus: 1, cpus: 2, memory: 1Gi, price_per_hour: 1.5}\n"
+      "max: 2\n"
+      "idle_timeout: 2s\n");
+  EXPECT_EQ(NodeCount(), 0u);
+  auto job = Submit(
+      "name: gang\n"
+      "nodes: 2\n"
+      "resources: {gpus: 1, cpus: 1}\n"
+      "command: echo \"rank $TENSORFLEET_NODE_RANK of $TENSORFLEET_NUM_NODES\"\n");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  std::string id = (*job)["id"];
+  Json done = WaitFor(id, Finished);
+  ASSERT_EQ(done["state"], "succeeded") << done.dump(2);
+  EXPECT_NE(Log(id, 1, 1).find("rank 1 of 2"), std::string::npos) << Log(id, 1, 1);
+
+  // Both nodes were the pool's, started for this job.
+  Json pool = Pool("gpu");
+  std::string started;
+  for (const Json& d : pool["decisions"]) {
+    if (d["what"].get<std::string>().starts_with("started ")) started = d["why"];
+  }
+  EXPECT_EQ(started, "for " + id) << pool.dump(2);
+
+  // Idle for 2 s: both stop, their nodes are forgotten and their processes gone.
+  bool idle_stopped = Eventually(
+      [&] { return Pool("gpu")["machines"].empty() && NodeCount() == 0; },
+      std::chrono::seconds(30));
+  EXPECT_TRUE(idle_stopped) << Pool("gpu").dump(2);
+  EXPECT_EQ(Pool("gpu")["decisions"][0]["why"], "idle for 2s");
+  EXPECT_TRUE(Eventually([&] { return PoolWorker() == 0; }, std::chrono::seconds(10)));
+
+  // The CLI shows the same.
+  ProgramRun describe = RunTensorfleetOn(app_->url(), admin_token_, {"pool", "describe", "gpu"});
+  ASSERT_EQ(describe.exit_code, 0) << describe.output;
+  EXPECT_NE(describe.output.find("nodes          none (min 0, max 2)"), std::string::npos)
+      << describe.output;
+  EXPECT_NE(describe.output.find("idle for 2s"), std::string::npos) << describe.output;
+  ProgramRun ls = RunTensorfleetOn(app_->url(), admin_token_, {"pool", "ls"});
+  EXPECT_NE(ls.output.find("1 GPU, 2 CPU, 1Gi, $1.500/h"), std::string::npos) << ls.output;
+}
+
+TEST_P(PoolsE2eTest, ASpotMachineKilledMidJobIsReplacedAndTheJobResumes) {
+  CreatePool(
+      "name: spot\n"
+      "machine: {gpus: 1, cpus: 2, spot: true, price_per_hour: 0.4}\n"
+      "max: 1\n"
+      "idle_timeout: 1m\n");
+  auto job = Submit(CountingJob("counting", 60));
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  std::string id = (*job)["id"];
+  WaitFor(id, [&](const Json&) { return Log(id, 1).find("step=5 ") != std::string::npos; });
+  std::string first = Pool("spot")["machines"][0]["id"];
+  pid_t worker = PoolWorker(first);
+  ASSERT_GT(worker, 0);
+  ASSERT_EQ(kill(worker, SIGKILL), 0);
+
+  Json done = WaitFor(id, Finished, std::chrono::seconds(90));
+  ASSERT_EQ(done["state"], "succeeded") << done.dump(2) << Pool("spot").dump(2);
+  ASSERT_EQ(done["attempts"].size(), 2u) << done.dump(2);
+  EXPECT_NE(Log(id, 2).find("step=60 "), std::string::npos) << Log(id, 2);
+  // The second attempt ran on the replacement.
+  Json pool = Pool("spot");
+  ASSERT_EQ(pool["machines"].size(), 1u) << pool.dump(2);
+  EXPECT_NE(pool["machines"][0]["id"], first);
+  EXPECT_EQ(done["attempts"][1]["ranks"][0]["node"], pool["machines"][0]["node_id"])
+      << done.dump(2) << pool.dump(2);
+  bool replaced = false;
+  for (const Json& d : pool["decisions"]) {
+    replaced |= d["what"] == "stopped " + first &&
+                d["why"].get<std::string>().starts_with("it stopped by itself");
+  }
+  EXPECT_TRUE(replaced) << pool.dump(2);
+}
+
+TEST_P(PoolsE2eTest, OnlyAdminsManagePoolsAndBadSpecsAreRefusedWithTheirLine) {
+  auto bad = api_->Call("POST", "/v1/pools",
+                        Json{{"spec", "name: gpu\nmax: -1\n"}, {"source", "pool.yaml"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("pool.yaml:2: max: must be an integer from 0 to 1000"),
+            std::string::npos)
+      << bad.status().ToString();
+
+  auto project = api_->Call("POST", "/v1/projects", Json{{"name", "team"}});
+  ASSERT_TRUE(project.ok()) << project.status().ToString();
+  auto token = api_->Call("POST", "/v1/tokens", Json{{"name", "t"}, {"project", "team"}});
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  ProgramRun ls = RunTensorfleetOn(app_->url(), (*token)["secret"], {"pool", "ls"});
+  EXPECT_NE(ls.exit_code, 0);
+  EXPECT_NE(ls.output.find("admin"), std::string::npos) << ls.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, PoolsE2eTest, ::testing::ValuesIn(StoreBackends()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace tf::testing
