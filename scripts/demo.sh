@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The main job: installs what is needed, builds, starts `tensorfleet up` on a temporary data
-# directory and drives it through the CLI, end to end:
+# The main job: installs what is needed, builds, starts `tensorfleet up` (the server alone: no
+# worker of its own) on a temporary data directory and drives it through the CLI, end to end:
 #   a queue with a dead-letter queue; send, receive and delete; a message that keeps failing
 #   moves to the dead-letter queue; a redrive brings it back; a FIFO queue with deduplication;
-#   a PyTorch training job run as a managed job on two workers, interrupted half way by a drain
-#   and resumed from its checkpoint, its model then served as an endpoint (replicas of the
+#   a node pool that starts nodes (local worker processes) when work waits and stops them when
+#   idle; a PyTorch training job run as a managed job on the pool's nodes, interrupted half way
+#   by a drain and resumed from its checkpoint on a node the pool started for it, its model then served as an endpoint (replicas of the
 #   built-in engine behind the OpenAI-compatible gateway, scaled from zero by the first request,
 #   out by a burst, and back to zero when idle), and what it cost;
 #   objects copied up and back (a folder, and a tar stream through stdin and stdout) and between
@@ -31,11 +32,9 @@ tf_bin="$PWD/build/src/tensorfleet"
 data_dir=$(mktemp -d /tmp/tensorfleet-demo.XXXXXX)
 export TENSORFLEET_HOME="$data_dir"
 server_pid=""
-worker_pid=""
 second_pid=""
 cleanup() {
   if [ -n "$second_pid" ]; then kill -TERM "$second_pid" 2>/dev/null; wait "$second_pid" 2>/dev/null || true; fi
-  if [ -n "$worker_pid" ]; then kill -TERM "$worker_pid" 2>/dev/null; wait "$worker_pid" 2>/dev/null || true; fi
   if [ -n "$server_pid" ]; then kill -TERM "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null || true; fi
   rm -rf "$data_dir"
 }
@@ -49,9 +48,9 @@ same_bytes() {
   echo "  $3"
 }
 
-step "Start the platform on its embedded default (SQLite in $data_dir)"
+step "Start the platform on its embedded default (SQLite in $data_dir), with no worker yet"
 # --s3-domain: S3 requests may also name their bucket in the host (BUCKET.s3.demo.test).
-"$tf_bin" up --port 0 --s3-domain s3.demo.test 2>"$data_dir/server.log" &
+"$tf_bin" up --no-worker --port 0 --s3-domain s3.demo.test 2>"$data_dir/server.log" &
 server_pid=$!
 for _ in $(seq 100); do [ -s "$data_dir/url" ] && break; sleep 0.1; done
 [ -s "$data_dir/url" ] || { cat "$data_dir/server.log"; echo "server did not start"; exit 1; }
@@ -100,12 +99,19 @@ step "Metrics"
 curl -s -H "Authorization: Bearer $(cat "$data_dir/admin-token")" "$(cat "$data_dir/url")/metrics" \
   | grep -E '^tensorfleet_queue_messages' | head -8
 
-step "Managed jobs: a second worker joins the fleet (another machine, simulated here)"
-"$tf_bin" worker --worker-dir "$data_dir/worker-2" --name second-machine --cpus 2 --price 32.77 \
-  2>"$data_dir/worker-2.log" &
-worker_pid=$!
-for _ in $(seq 100); do [ -s "$data_dir/worker-2/node-id" ] && break; sleep 0.1; done
-sleep 0.5
+step "Capacity on demand: a node pool, whose machines start when work waits for them"
+# The local provider runs each machine as a worker process on this machine; a cloud's would
+# start instances. Each declares what such a machine costs: cost reports price work with it.
+cat >"$data_dir/pool.yaml" <<SPEC
+name: demo-nodes
+provider: local
+machine: {cpus: 2, memory: 4Gi, price_per_hour: 32.77}
+min: 0
+max: 3
+idle_timeout: 20s
+SPEC
+sed 's/^/  /' "$data_dir/pool.yaml"
+tf pool create "$data_dir/pool.yaml"
 tf nodes
 
 step "Train a small Llama with PyTorch DDP (2 ranks over gloo) as a managed job"
@@ -119,10 +125,13 @@ for _ in $(seq 600); do
   "$tf_bin" logs "$job" 2>/dev/null | grep -q '^step=30 ' && break; sleep 0.5
 done
 tf ps
+echo "  the node it runs on is the pool's, started for it:"
+"$tf_bin" pool describe demo-nodes | sed -n '/^MACHINE/,$p'
 
 step "A spot interruption half way: drain the job's node"
 node=$("$tf_bin" --json describe "$job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["attempts"][-1]["ranks"][0]["node"])')
 tf worker drain --node "$node" --deadline 60s --reason "simulated spot interruption notice"
+echo "  the drained node takes no new work: the pool starts another for the job's next attempt"
 echo "  following the job's log across attempts until it ends:"
 tf logs -f "$job" | grep --line-buffered -E '^\[tensorfleet\]|resumed|interrupted|starting from|^step=(10|30|50|70|80) |exported|^-----'
 tf describe "$job"
@@ -195,7 +204,7 @@ assert "load above the target" in reasons and "to 0" in reasons, reasons
 print("  scaled from zero by the first request, out by the burst, and back to zero when idle")'
 tf endpoint down llama-train
 
-step "What the job cost: each rank priced at its node's price (the second machine declared \$32.77/h)"
+step "What the job cost: each rank priced at its node's price (the pool's machines declare \$32.77/h)"
 tf cost report --by job
 
 step "The built-in inference engine: greedy generation on the CPU, no server needed"
@@ -422,9 +431,19 @@ assert state == "succeeded", state'
 else
   echo "(the tensorfleet_data Python module is not built here: pybind11-dev is missing)"
 fi
-# The drained node takes no new work until its worker registers again, so the second worker
-# stayed up for the dataset job; its part of the demo ends here.
-kill -TERM "$worker_pid"; wait "$worker_pid" || true; worker_pid=""
+
+step "The pool: every node it started and stopped, and why"
+tf pool describe demo-nodes
+"$tf_bin" --json pool describe demo-nodes | python3 -c '
+import json, sys
+p = json.load(sys.stdin)
+decisions = [(d["what"], d["why"]) for d in p["decisions"]]
+started = [d for d in decisions if d[0].startswith("started ")]
+stopped = [d for d in decisions if d[0].startswith("stopped ") and d[1] == "idle for 20s"]
+assert any(why == "for '"$job"'" for _, why in started), decisions
+assert stopped, decisions
+print("  %d nodes started for waiting work, %d stopped after 20 s idle (the drained one first)"
+      % (sum(len(w.split(", ")) for w, _ in started), len(stopped)))'
 
 step "Budgets: a tiny monthly budget on what the project's jobs cost, its alerts, and a refused job"
 tf cost budget set demo --amount 0.01 --thresholds 50,80 --action notify

@@ -1,8 +1,8 @@
 // The pool autoscaler's plan (pools/capacity_plan.h): which machines start, from which pool,
 // and why the work they are for waits.
-#include "pools/capacity_plan.h"
-
 #include <gtest/gtest.h>
+
+#include "pools/capacity_plan.h"
 
 namespace tf::pools {
 namespace {

@@ -2,11 +2,10 @@
 // a fake clock and a provider that only records what it is asked: machines start for waiting
 // work, stop after their idle timeout, and are replaced when they never register or stop by
 // themselves.
-#include "pools/pool_controller.h"
-
 #include <gtest/gtest.h>
 
 #include "job_service_fixture.h"
+#include "pools/pool_controller.h"
 #include "pools/pool_service.h"
 
 namespace tf::pools {
@@ -207,8 +206,7 @@ TEST_F(PoolControllerTest, WorkNoNodeFitsIsQueuedIfAPoolCouldHoldItAndRefusedOth
 
   CreatePool(kGpuPool);
   EXPECT_FALSE(Submit(kGang).empty());
-  auto too_big = jobs_->Submit(project_,
-                               "name: big\nresources: {gpus: 4}\ncommand: [\"true\"]\n",
+  auto too_big = jobs_->Submit(project_, "name: big\nresources: {gpus: 4}\ncommand: [\"true\"]\n",
                                "big.yaml", "");
   ASSERT_FALSE(too_big.ok());
   EXPECT_EQ(too_big.status().message(),
@@ -240,6 +238,24 @@ TEST_F(PoolControllerTest, AMachineThatNeverRegistersOrStopsByItselfIsReplaced) 
   ASSERT_EQ(cloud_.created.size(), 3u);
   EXPECT_EQ(PoolStatus()["decisions"][1]["why"], "it stopped by itself: terminated by the cloud");
   EXPECT_EQ(WaitingReason(job), "pool gpu is starting 1 node for it");
+}
+
+TEST_F(PoolControllerTest, ADrainedNodeOnceEmptyStopsAfterTheIdleTimeoutToo) {
+  CreatePool(kGpuPool);
+  std::string job = Submit("name: one\nresources: {gpus: 1}\ncommand: [\"true\"]\n");
+  Tick();
+  ASSERT_EQ(cloud_.created.size(), 1u);
+  std::string node = Join(cloud_.created[0]);
+  Tick();
+  Finish(job);
+  ASSERT_TRUE(jobs_->Drain(node, 0, "spot interruption notice").ok());
+  Tick();
+  EXPECT_EQ(PoolStatus()["machines"][0]["state"], "idle, draining");
+  clock_.Advance(5 * kMinuteMs);
+  Heartbeats();
+  Tick();
+  EXPECT_EQ(cloud_.deleted, std::vector<std::string>{cloud_.created[0]});
+  EXPECT_EQ(PoolStatus()["decisions"][0]["why"], "idle for 5m");
 }
 
 TEST_F(PoolControllerTest, AMinimumIsKeptIdleAndDeletingThePoolStopsItsMachines) {

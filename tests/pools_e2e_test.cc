@@ -87,9 +87,9 @@ TEST_P(PoolsE2eTest, ALocalPoolStartsTwoNodesForAGangAndStopsThemWhenIdle) {
   EXPECT_EQ(started, "for " + id) << pool.dump(2);
 
   // Idle for 2 s: both stop, their nodes are forgotten and their processes gone.
-  bool idle_stopped = Eventually(
-      [&] { return Pool("gpu")["machines"].empty() && NodeCount() == 0; },
-      std::chrono::seconds(30));
+  bool idle_stopped =
+      Eventually([&] { return Pool("gpu")["machines"].empty() && NodeCount() == 0; },
+                 std::chrono::seconds(30));
   EXPECT_TRUE(idle_stopped) << Pool("gpu").dump(2);
   EXPECT_EQ(Pool("gpu")["decisions"][0]["why"], "idle for 2s");
   EXPECT_TRUE(Eventually([&] { return PoolWorker() == 0; }, std::chrono::seconds(10)));
@@ -101,7 +101,7 @@ TEST_P(PoolsE2eTest, ALocalPoolStartsTwoNodesForAGangAndStopsThemWhenIdle) {
       << describe.output;
   EXPECT_NE(describe.output.find("idle for 2s"), std::string::npos) << describe.output;
   ProgramRun ls = RunTensorfleetOn(app_->url(), admin_token_, {"pool", "ls"});
-  EXPECT_NE(ls.output.find("1 GPU, 2 CPU, 1Gi, $1.500/h"), std::string::npos) << ls.output;
+  EXPECT_NE(ls.output.find("1 GPU, 2 CPUs, 1Gi, $1.5/h"), std::string::npos) << ls.output;
 }
 
 TEST_P(PoolsE2eTest, ASpotMachineKilledMidJobIsReplacedAndTheJobResumes) {
@@ -144,6 +144,34 @@ TEST_P(PoolsE2eTest, OnlyAdminsManagePoolsAndBadSpecsAreRefusedWithTheirLine) {
   EXPECT_NE(bad.status().message().find("pool.yaml:2: max: must be an integer from 0 to 1000"),
             std::string::npos)
       << bad.status().ToString();
+
+  // The CLI: create from a file, scale, describe as JSON, delete.
+  std::string spec = (dir_.path() / "cpu.yaml").string();
+  std::ofstream(spec) << "name: cpu\nmachine: {cpus: 2}\nmax: 1\n";
+  auto cli = [&](const std::vector<std::string>& args) {
+    return RunTensorfleetOn(app_->url(), admin_token_, args);
+  };
+  ProgramRun created = cli({"pool", "create", spec});
+  ASSERT_EQ(created.exit_code, 0) << created.output;
+  EXPECT_NE(created.output.find("created pool cpu (0 to 1 nodes of 2 CPUs, $0/h)"),
+            std::string::npos)
+      << created.output;
+  ProgramRun again = cli({"pool", "create", spec});
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_NE(again.output.find("pool 'cpu' exists"), std::string::npos) << again.output;
+  ProgramRun scaled = cli({"pool", "scale", "cpu", "--max", "4"});
+  EXPECT_NE(scaled.output.find("pool cpu: from 0 to 4 nodes"), std::string::npos) << scaled.output;
+  ProgramRun below = cli({"pool", "scale", "cpu", "--min", "5"});
+  EXPECT_NE(below.exit_code, 0);
+  EXPECT_NE(below.output.find("'max': must be at least min (5), got 4"), std::string::npos)
+      << below.output;
+  ProgramRun json = cli({"--json", "pool", "describe", "cpu"});
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_EQ(Json::parse(json.output)["max"], 4);
+  EXPECT_EQ(cli({"pool", "delete", "cpu"}).exit_code, 0);
+  ProgramRun gone = cli({"pool", "describe", "cpu"});
+  EXPECT_NE(gone.exit_code, 0);
+  EXPECT_NE(gone.output.find("pool 'cpu' does not exist"), std::string::npos) << gone.output;
 
   auto project = api_->Call("POST", "/v1/projects", Json{{"name", "team"}});
   ASSERT_TRUE(project.ok()) << project.status().ToString();

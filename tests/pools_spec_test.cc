@@ -1,8 +1,8 @@
 // Pool specs as users write them (pools/pool_spec.h): what is read, the JSON kept in the store,
 // and errors that name the line and field.
-#include "pools/pool_spec.h"
-
 #include <gtest/gtest.h>
+
+#include "pools/pool_spec.h"
 
 namespace tf::pools {
 namespace {

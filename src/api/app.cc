@@ -360,9 +360,8 @@ class AppImpl final : public App {
   void PoolLoop() {
     MutexLock lock(controller_mu_);
     while (!controller_stop_) {
-      lock.WaitFor(controller_cv_, options_.controller_interval, [&]() REQUIRES(controller_mu_) {
-        return controller_stop_ || pools_kicked_;
-      });
+      lock.WaitFor(controller_cv_, options_.controller_interval,
+                   [&]() REQUIRES(controller_mu_) { return controller_stop_ || pools_kicked_; });
       if (controller_stop_) break;
       pools_kicked_ = false;
       lock.Unlock();

@@ -1,11 +1,12 @@
 // `tensorfleet pool create|ls|describe|scale|delete`: node pools (docs/pools.md).
+#include <cstdio>
 #include <filesystem>
-#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/cost_flags.h"
 #include "cli/table.h"
 #include "http/http.h"
 #include "jobs/quantities.h"
@@ -37,20 +38,27 @@ std::string Moment(const Json& v) {
   return s;
 }
 
-// "1x GPU (A10G, 24Gi), 4 CPUs, 16Gi, $1.006/h, spot, zone us-east-1a"
+// "1 GPU (A10G, 24Gi), 4 CPUs, 16Gi, $1.006/h, spot, zone us-east-1a"
 std::string ShapeOf(const Json& m) {
   std::ostringstream out;
-  out << Cell(m["gpus"]) << " GPU";
-  std::string detail = Cell(m["gpu_model"]);
-  if (m["gpu_memory_bytes"].get<int64_t>() > 0) {
-    detail += (detail.empty() ? "" : ", ") + jobs::FormatMemory(m["gpu_memory_bytes"]);
+  int gpus = m["gpus"].get<int>();
+  if (gpus > 0) {
+    out << gpus << (gpus == 1 ? " GPU" : " GPUs");
+    std::string detail = Cell(m["gpu_model"]);
+    if (m["gpu_memory_bytes"].get<int64_t>() > 0) {
+      detail += (detail.empty() ? "" : ", ") + jobs::FormatMemory(m["gpu_memory_bytes"]);
+    }
+    if (!detail.empty()) out << " (" << detail << ")";
+    out << ", ";
   }
-  if (!detail.empty()) out << " (" << detail << ")";
-  out << ", " << Cell(m["cpus"]) << " CPU";
+  int cpus = m["cpus"].get<int>();
+  out << cpus << (cpus == 1 ? " CPU" : " CPUs");
   if (m["memory_bytes"].get<int64_t>() > 0) {
     out << ", " << jobs::FormatMemory(m["memory_bytes"]);
   }
-  out << ", $" << std::fixed << std::setprecision(3) << m["price_per_hour"].get<double>() << "/h";
+  char price[32];
+  std::snprintf(price, sizeof price, "$%.4g/h", m["price_per_hour"].get<double>());
+  out << ", " << price;
   if (m["spot"].get<bool>()) out << ", spot";
   if (!m["zone"].get<std::string>().empty()) out << ", zone " << Cell(m["zone"]);
   if (!m["placement_group"].get<std::string>().empty()) {

@@ -482,9 +482,9 @@ Result<int> JobService::DetectLostNodes(std::vector<store::NodeRecord>& nodes, T
 }
 
 // The fleet as it is now: every live rank holds its node's resources.
-std::vector<fleet::NodeState> JobService::FleetInUse(const std::vector<store::NodeRecord>& records,
-                                                     const std::vector<Job>& jobs,
-                                                     std::map<std::string, fleet::NodeInfo>* infos) {
+std::vector<fleet::NodeState> JobService::FleetInUse(
+    const std::vector<store::NodeRecord>& records, const std::vector<Job>& jobs,
+    std::map<std::string, fleet::NodeInfo>* infos) {
   std::vector<fleet::NodeState> nodes;
   std::map<std::string, size_t> index;
   for (const store::NodeRecord& r : records) {

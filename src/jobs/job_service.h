@@ -68,8 +68,8 @@ struct NodeView {
 
 // The fleet as the scheduler sees it now, for the pool autoscaler (pools/pool_controller.h).
 struct CapacityView {
-  std::vector<store::NodeRecord> records;  // every node, lost ones too
-  std::vector<fleet::NodeState> nodes;     // the live ones, with what is in use taken off
+  std::vector<store::NodeRecord> records;   // every node, lost ones too
+  std::vector<fleet::NodeState> nodes;      // the live ones, with what is in use taken off
   std::vector<fleet::WorkRequest> pending;  // jobs that want placement
   std::set<std::string> busy;               // nodes where a rank lives
 };

@@ -10,9 +10,17 @@ namespace tf::pools {
 std::vector<std::string> WorkerArguments(const PoolSpec& spec, const std::string& server_url,
                                          const std::string& id, const std::string& address) {
   const MachineShape& m = spec.machine;
-  std::vector<std::string> args = {"--server", server_url, "worker", "--name", id,
-                                   "--gpus", std::to_string(m.gpus), "--cpus",
-                                   std::to_string(m.cpus), "--label", "pool=" + spec.name};
+  std::vector<std::string> args = {"--server",
+                                   server_url,
+                                   "worker",
+                                   "--name",
+                                   id,
+                                   "--gpus",
+                                   std::to_string(m.gpus),
+                                   "--cpus",
+                                   std::to_string(m.cpus),
+                                   "--label",
+                                   "pool=" + spec.name};
   if (!address.empty()) args.insert(args.end(), {"--address", address});
   if (m.gpu_memory_bytes > 0) {
     args.insert(args.end(), {"--gpu-memory", std::to_string(m.gpu_memory_bytes)});
@@ -31,7 +39,7 @@ std::vector<std::string> WorkerArguments(const PoolSpec& spec, const std::string
 }
 
 std::unique_ptr<MachineProvider> NewMachineProvider(const PoolSpec& spec,
-                                                   const ProviderContext& context) {
+                                                    const ProviderContext& context) {
   ProviderContext own = context;
   own.dir /= spec.name;
   return std::make_unique<LocalProvider>(spec.name, std::move(own));

@@ -34,14 +34,14 @@ class MachineProvider {
 // What every provider's workers need to join this server.
 struct ProviderContext {
   std::string server_url;
-  std::string token;              // the credential a worker registers with
-  std::filesystem::path binary;   // tensorfleet, for the local provider
-  std::filesystem::path dir;      // data_dir/pools
+  std::string token;             // the credential a worker registers with
+  std::filesystem::path binary;  // tensorfleet, for the local provider
+  std::filesystem::path dir;     // data_dir/pools
 };
 
 // `context.dir` is the directory of all pools; each pool's machines live in <dir>/<pool>.
 std::unique_ptr<MachineProvider> NewMachineProvider(const PoolSpec& spec,
-                                                   const ProviderContext& context);
+                                                    const ProviderContext& context);
 
 // The `tensorfleet worker` arguments that make a machine of `spec` join as node `id` (after
 // the binary: the server's URL, then the worker and its flags); `address` is where the other

@@ -84,21 +84,23 @@ PoolCapacity PoolController::Observe(const PoolSpec& spec, PoolState& state,
     }
     ++capacity.machines;
     asked_at_.erase(m.id);
-    if (view.busy.count(node->id) || node->state != "ready") {
+    if (view.busy.count(node->id)) {
       idle_since_.erase(node->id);
-      state.machines.push_back({{"id", m.id},
-                                {"node_id", node->id},
-                                {"state", view.busy.count(node->id) ? "busy" : node->state}});
+      state.machines.push_back({{"id", m.id}, {"node_id", node->id}, {"state", "busy"}});
       continue;
     }
+    // Empty, whether ready or drained (a drained node takes no work until it is undrained).
     TimeMs since = idle_since_.try_emplace(node->id, now).first->second;
-    state.machines.push_back(
-        {{"id", m.id}, {"node_id", node->id}, {"state", "idle"}, {"since", since}});
+    state.machines.push_back({{"id", m.id},
+                              {"node_id", node->id},
+                              {"state", node->state == "ready" ? "idle" : "idle, " + node->state},
+                              {"since", since}});
     idle.push_back({m.id, node->id, since});
   }
 
   // Idle nodes past their timeout stop, longest idle first, down to the pool's min.
-  std::sort(idle.begin(), idle.end(), [](const Idle& a, const Idle& b) { return a.since < b.since; });
+  std::sort(idle.begin(), idle.end(),
+            [](const Idle& a, const Idle& b) { return a.since < b.since; });
   for (const Idle& i : idle) {
     if (capacity.machines <= spec.min) break;
     if (now - i.since < spec.idle_timeout_ms) continue;
@@ -106,7 +108,8 @@ PoolCapacity PoolController::Observe(const PoolSpec& spec, PoolState& state,
     // Nothing new is placed on it from here; a rank placed since the fleet was read is
     // interrupted and retried elsewhere.
     Status drained = jobs_.Drain(i.node, 0, "pool " + spec.name + ": " + why);
-    if (!drained.ok() && drained.code() != StatusCode::kNotFound) {
+    if (!drained.ok() && drained.code() != StatusCode::kNotFound &&
+        drained.code() != StatusCode::kFailedPrecondition) {
       Decide(state, "could not drain " + i.machine, drained.ToString());
       continue;
     }

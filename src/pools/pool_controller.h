@@ -1,6 +1,7 @@
 // The pool autoscaler, run by the leader (api/app.cc): each Tick reads the pools, the fleet and
 // the work that waits, starts machines where the capacity plan (capacity_plan.h) says so, stops
-// machines whose node has been idle for the pool's idle_timeout (never below min), deletes
+// machines whose node has been empty (ready or drained) for the pool's idle_timeout (never
+// below min), deletes
 // machines that stopped by themselves or never registered within start_timeout, and forgets
 // the nodes of machines it deleted. What it did and why is kept in each pool's status (the
 // last kKeptDecisions decisions), and why jobs wait goes to the job service
@@ -71,8 +72,8 @@ class PoolController {
   const Clock& clock_;
   ProviderFactory factory_;
   std::map<std::string, PoolState> pools_;
-  std::map<std::string, TimeMs> asked_at_;    // machine id -> when Create was called
-  std::map<std::string, TimeMs> idle_since_;  // node id -> first seen with nothing running
+  std::map<std::string, TimeMs> asked_at_;            // machine id -> when Create was called
+  std::map<std::string, TimeMs> idle_since_;          // node id -> first seen with nothing running
   std::map<std::string, std::string> deleted_nodes_;  // node id -> its pool, until lost
 };
 

@@ -100,9 +100,10 @@ bool IsPoolName(std::string_view name) {
 std::optional<Problem> FindProblem(const PoolSpec& spec) {
   if (spec.name.empty()) return Problem{"name", "is required"};
   if (!IsPoolName(spec.name)) {
-    return Problem{"name", "must be 1-40 lowercase letters, digits and -, starting with a "
-                           "letter, got " +
-                               jobs::Quote(spec.name)};
+    return Problem{"name",
+                   "must be 1-40 lowercase letters, digits and -, starting with a "
+                   "letter, got " +
+                       jobs::Quote(spec.name)};
   }
   if (spec.max < spec.min) {
     return Problem{"max", "must be at least min (" + std::to_string(spec.min) + "), got " +
@@ -124,7 +125,8 @@ std::optional<Problem> FindProblem(const PoolSpec& spec) {
                      "is set by the pool itself (zone and placement_group have fields of "
                      "their own)"};
     }
-    if (key.empty() || key.size() > jobs::kMaxKeyBytes || value.size() > jobs::kMaxLabelValueBytes) {
+    if (key.empty() || key.size() > jobs::kMaxKeyBytes ||
+        value.size() > jobs::kMaxLabelValueBytes) {
       return Problem{"machine.labels." + key, "keys are 1-128 bytes, values at most 63"};
     }
   }
@@ -141,9 +143,10 @@ Result<PoolSpec> Parse(std::string_view text, const std::string& source) {
   if (jobs::IsNullValue(document)) return reader.Error(1, "", "the spec is empty");
   Field top{document, "", "", jobs::NodeLine(document, 1)};
   if (!top.node.IsMap()) {
-    return reader.Error(top, "the spec must be a mapping of fields (name, provider, machine, "
-                             "...), got " +
-                                 jobs::Describe(top.node));
+    return reader.Error(top,
+                        "the spec must be a mapping of fields (name, provider, machine, "
+                        "...), got " +
+                            jobs::Describe(top.node));
   }
   PoolSpec spec;
   TF_RETURN_IF_ERROR(jobs::ReadMapping(reader, top, kSpecRules, spec));

@@ -18,7 +18,7 @@ namespace tf::pools {
 // What each machine of the pool offers, as its worker registers it.
 struct MachineShape {
   int gpus = 0;
-  std::string gpu_model;     // informational ("A10G"); the worker reports what it finds
+  std::string gpu_model;         // informational ("A10G"); the worker reports what it finds
   int64_t gpu_memory_bytes = 0;  // each GPU's; 0: not said
   int cpus = 1;
   int64_t memory_bytes = 0;

@@ -8,9 +8,12 @@ constexpr const char* kPoolColumns =
     "SELECT name, spec, status, version, created_at, updated_at FROM pools ";
 
 PoolRecord ReadPool(const PgResult& r, int row) {
-  return PoolRecord{std::string(r.Text(row, 0)), std::string(r.Text(row, 1)),
-                    std::string(r.Text(row, 2)), r.Int(row, 3),
-                    r.Int(row, 4),               r.Int(row, 5)};
+  return PoolRecord{std::string(r.Text(row, 0)),
+                    std::string(r.Text(row, 1)),
+                    std::string(r.Text(row, 2)),
+                    r.Int(row, 3),
+                    r.Int(row, 4),
+                    r.Int(row, 5)};
 }
 
 Status NoSuchPool(const std::string& name) {
@@ -39,8 +42,8 @@ Status PostgresStore::CreatePool(const PoolRecord& p) {
 Result<PoolRecord> PostgresStore::GetPool(const std::string& name) {
   PoolRecord out;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kRead, [&](PgConnection& conn) -> Status {
-    TF_ASSIGN_OR_RETURN(PgResult r, conn.Exec(std::string(kPoolColumns) + "WHERE name = $1",
-                                              PgParams().Add(name)));
+    TF_ASSIGN_OR_RETURN(
+        PgResult r, conn.Exec(std::string(kPoolColumns) + "WHERE name = $1", PgParams().Add(name)));
     if (r.rows() == 0) return NoSuchPool(name);
     out = ReadPool(r, 0);
     return OkStatus();
@@ -71,12 +74,11 @@ Status PostgresStore::UpdatePoolSpec(const std::string& name, const std::string&
                                                   .Add(updated_at)
                                                   .Add(expected_version)));
     if (r.affected() > 0) return OkStatus();
-    TF_ASSIGN_OR_RETURN(PgResult now, conn.Exec("SELECT version FROM pools WHERE name = $1",
-                                                PgParams().Add(name)));
+    TF_ASSIGN_OR_RETURN(
+        PgResult now, conn.Exec("SELECT version FROM pools WHERE name = $1", PgParams().Add(name)));
     if (now.rows() == 0) return NoSuchPool(name);
-    return Aborted("pool '" + name + "' changed meanwhile (version " +
-                   std::string(now.Text(0, 0)) + ", expected " +
-                   std::to_string(expected_version) + ")");
+    return Aborted("pool '" + name + "' changed meanwhile (version " + std::string(now.Text(0, 0)) +
+                   ", expected " + std::to_string(expected_version) + ")");
   });
 }
 

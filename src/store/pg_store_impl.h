@@ -24,7 +24,7 @@ class PostgresStore final : public Store,
                             public BudgetStore,
                             public DatasetStore,
                             public EndpointStore,
-                          public PoolStore {
+                            public PoolStore {
  public:
   PostgresStore(std::unique_ptr<PgPool> pool, int schema_version)
       : pool_(std::move(pool)), schema_version_(schema_version) {}

@@ -28,7 +28,8 @@ Status SqliteStore::CreatePool(const PoolRecord& p) {
                    .Bind(5, p.created_at)
                    .Bind(6, p.updated_at)
                    .Run();
-    if (s.code() == StatusCode::kAlreadyExists) return AlreadyExists("pool '" + p.name + "' exists");
+    if (s.code() == StatusCode::kAlreadyExists)
+      return AlreadyExists("pool '" + p.name + "' exists");
     return s;
   });
 }
@@ -73,9 +74,8 @@ Status SqliteStore::UpdatePoolSpec(const std::string& name, const std::string& s
     TF_ASSIGN_OR_RETURN(Stmt now, db.Prepare("SELECT version FROM pools WHERE name = ?"));
     TF_ASSIGN_OR_RETURN(bool row, now.Bind(1, name).Step());
     if (!row) return NoSuchPool(name);
-    return Aborted("pool '" + name + "' changed meanwhile (version " +
-                   std::to_string(now.Int(0)) + ", expected " + std::to_string(expected_version) +
-                   ")");
+    return Aborted("pool '" + name + "' changed meanwhile (version " + std::to_string(now.Int(0)) +
+                   ", expected " + std::to_string(expected_version) + ")");
   });
 }
 
