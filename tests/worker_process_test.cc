@@ -18,6 +18,7 @@
 #include "eventually.h"
 #include "file_test_util.h"
 #include "store_test_env.h"
+#include "worker/job_user.h"
 #include "worker/local_state.h"
 #include "worker/proc_stat.h"
 #include "worker/process_group.h"
@@ -87,6 +88,35 @@ TEST_F(ProcessGroupTest, RunsWithExactlyItsEnvironmentAndAppendsBothStreamsToThe
             "earlier attempt\nCUDA_VISIBLE_DEVICES=2,3\nPATH=/usr/bin:/bin\n"
             "TENSORFLEET_JOB_ID=job_1\nout\nerr\n" +
                 fs::canonical(dir_.path()).string() + "\n");
+}
+
+TEST_F(ProcessGroupTest, RunsAsTheUserItIsGivenWhileItsWatcherStaysTheWorkers) {
+  if (::geteuid() != 0) GTEST_SKIP() << "changing user needs root";
+  const worker::JobUser user = worker::JobUserFor("job_1");
+  EXPECT_EQ(worker::JobUserFor("job_1").uid, user.uid);  // the same on every node
+  EXPECT_GE(user.uid, worker::kFirstJobUid);
+  EXPECT_NE(worker::JobUserFor("job_2").uid, user.uid);
+  auto spec =
+      Spec({"sh", "-c",
+            "echo $(id -u) $(id -g) $(id -G); ls /root > /dev/null 2>&1 || echo no-root-home"});
+  spec.run_as = worker::RunAs{user.uid, user.gid, {worker::kJobsGid}};
+  ASSERT_EQ(::chown(dir_.path().c_str(), user.uid, user.gid), 0);
+  ASSERT_EQ(::chmod(dir_.path().c_str(), 0700), 0);
+  auto group = Start(spec);
+  ASSERT_TRUE(group);
+  EXPECT_EQ(group->Wait()->exit_code, 0) << Log();
+  const std::string uid = std::to_string(user.uid), jobs = std::to_string(worker::kJobsGid);
+  EXPECT_EQ(Log(), uid + " " + uid + " " + uid + " " + jobs + "\nno-root-home\n");
+
+  // A working directory the user may not enter: it says so and exits 127.
+  ASSERT_EQ(::chown(dir_.path().c_str(), 0, 0), 0);
+  fs::create_directories(dir_.path() / "private");
+  ASSERT_EQ(::chmod((dir_.path() / "private").c_str(), 0700), 0);
+  spec.working_dir = dir_.path() / "private";
+  auto refused = Start(spec);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->Wait()->exit_code, worker::kExitNotFound);
+  EXPECT_NE(Log().find("cannot enter the working directory"), std::string::npos) << Log();
 }
 
 TEST_F(ProcessGroupTest, LeadsItsOwnSessionAndRecordsItsStartTime) {

@@ -31,6 +31,9 @@ void AddWorkerFlags(CLI::App* cmd, WorkerFlags& f, bool all) {
   cmd->add_option("--grace", f.grace,
                   "How long a process gets between SIGTERM and SIGKILL when stopped")
       ->capture_default_str();
+  cmd->add_flag("--jobs-as-worker-user", f.jobs_as_worker_user,
+                "Run jobs as this worker's own user even when it is root (by default a root "
+                "worker runs each job as a user of its own: docs/security.md)");
   cmd->add_option("--worker-dir", f.worker_dir,
                   "Where the worker keeps its node id, its record of processes and the jobs' "
                   "working directories (default: DATA_DIR/worker)");
@@ -81,6 +84,7 @@ Result<worker::WorkerOptions> ToWorkerOptions(const WorkerFlags& f,
   if (!grace.ok()) return InvalidArgument("--grace: " + grace.status().message());
   o.stop_grace = std::chrono::milliseconds(*grace);
   o.spot_notice_url = f.spot_notice_url;
+  o.job_users = !f.jobs_as_worker_user;
   return o;
 }
 

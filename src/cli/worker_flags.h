@@ -26,6 +26,7 @@ struct WorkerFlags {
   std::string grace = "120s";
   std::string spot_notice_url;
   std::string worker_dir;
+  bool jobs_as_worker_user = false;
 };
 
 // `all`: every flag (tensorfleet worker); otherwise only the ones `up` offers.

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,7 +80,11 @@ struct ChildPlan {
   std::vector<char*> argv;
   std::vector<char*> envp;
   std::string working_dir;
-  std::string not_found, denied, not_executable, failed, no_dir;
+  std::string not_found, denied, not_executable, failed, no_dir, no_user;
+  bool drop = false;  // to run_as
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
   int null_fd = -1, log_fd = -1;
   pid_t worker = 0;  // the process that starts the group
 };
@@ -117,6 +122,14 @@ void WriteLine(const std::string& head, int error) {
   // Whatever another thread opened without O_CLOEXEC does not reach the workload. ready_fd
   // stays open until exec, which tells the parent that this setup is done.
   ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+  // Raw system calls: they change this (the only) thread, with none of libc's machinery for
+  // changing every thread of a process.
+  if (plan.drop && (::syscall(SYS_setgroups, plan.groups.size(), plan.groups.data()) != 0 ||
+                    ::syscall(SYS_setresgid, plan.gid, plan.gid, plan.gid) != 0 ||
+                    ::syscall(SYS_setresuid, plan.uid, plan.uid, plan.uid) != 0)) {
+    WriteLine(plan.no_user, errno);
+    ::_exit(kExitNotExecutable);
+  }
   if (::chdir(plan.working_dir.c_str()) != 0) {
     WriteLine(plan.no_dir, errno);
     ::_exit(kExitNotFound);
@@ -235,6 +248,13 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Start(const ProcessSpec& spe
   plan.not_executable = head + "not an executable (a script needs a #! line)";
   plan.failed = head;
   plan.no_dir = "tensorfleet: cannot enter the working directory " + plan.working_dir + ": ";
+  if (spec.run_as) {
+    plan.drop = true;
+    plan.uid = spec.run_as->uid;
+    plan.gid = spec.run_as->gid;
+    plan.groups = spec.run_as->groups;
+    plan.no_user = "tensorfleet: cannot run as uid " + std::to_string(plan.uid) + ": ";
+  }
 
   plan.log_fd =
       AboveStdio(::open(spec.log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));

@@ -35,6 +35,14 @@
 
 namespace tf::worker {
 
+// A user for the workload to run as (the worker must be root): its uid, its group, and the
+// groups it also belongs to.
+struct RunAs {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+};
+
 struct ProcessSpec {
   // argv[0] is run as a shell would: with a '/', as a path (relative to working_dir); without,
   // looked up in the PATH of `env` (or /usr/local/bin:/usr/bin:/bin when env has none).
@@ -42,6 +50,9 @@ struct ProcessSpec {
   std::map<std::string, std::string> env;  // the whole environment; nothing is inherited
   std::filesystem::path working_dir;       // must exist
   std::filesystem::path log_file;          // created (0644) if missing, appended to
+  // Whom the workload runs as (not the watcher, which stays the worker's); unset: the worker's
+  // user. The working directory is entered as that user.
+  std::optional<RunAs> run_as;
 };
 
 // How a process ended: an exit code, or the signal that killed it.

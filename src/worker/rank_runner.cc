@@ -1,5 +1,9 @@
 #include "worker/rank_runner.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -9,6 +13,7 @@
 #include "worker/checkpoint_sync.h"
 #include "worker/checkpoint_syncer.h"
 #include "worker/code_bundle.h"
+#include "worker/job_user.h"
 #include "worker/log_shipper.h"
 #include "worker/process_group.h"
 
@@ -322,7 +327,12 @@ Result<std::vector<std::unique_ptr<ProcessGroup>>> RankRunner::StartProcesses(co
   const Assignment& a = assignment_;
   if (a.spec.command.empty()) return InvalidArgument("the spec has no command");
   const int per_node = ProcessesPerNode(a);
-  const std::map<std::string, std::string> base = CurrentEnvironment();
+  std::map<std::string, std::string> base = CurrentEnvironment();
+  std::optional<RunAs> run_as;
+  if (context_.job_users) {
+    TF_ASSIGN_OR_RETURN(run_as, HandOverWorkspace(ws, per_node));
+    base["HOME"] = ws.workdir.string();  // the worker's home is not the job's
+  }
   std::vector<std::unique_ptr<ProcessGroup>> groups;
   std::vector<std::pair<int, uint64_t>> recorded;
   for (int local = 0; local < per_node; ++local) {
@@ -332,6 +342,7 @@ Result<std::vector<std::unique_ptr<ProcessGroup>>> RankRunner::StartProcesses(co
     ps.env = JobEnvironment(a, local, paths, context_.server_url, base);
     ps.working_dir = ws.workdir;
     ps.log_file = RankLog(ws.logs, local);
+    ps.run_as = run_as;
     auto group = ProcessGroup::Start(ps);
     if (!group.ok()) {
       for (auto& g : groups) (void)g->Terminate(kFailFastGrace);
@@ -342,6 +353,33 @@ Result<std::vector<std::unique_ptr<ProcessGroup>>> RankRunner::StartProcesses(co
   }
   if (context_.started) context_.started(a, recorded);
   return groups;
+}
+
+// The rank's directory lets only the job's user through; its working directory (code and
+// checkpoints) and output, and a metrics file per process, become the job's. Its logs stay the
+// worker's: the processes write them through the descriptors they are given.
+Result<RunAs> RankRunner::HandOverWorkspace(const Workspace& ws, int processes) const {
+  const JobUser user = JobUserFor(assignment_.job_id);
+  TF_RETURN_IF_ERROR(HandOver(ws.workdir, user));
+  TF_RETURN_IF_ERROR(HandOver(ws.output, user));
+  for (int local = 0; local < processes; ++local) {
+    const std::filesystem::path metrics = MetricsFile(ws.dir, local);
+    std::ofstream(metrics, std::ios::app).close();
+    TF_RETURN_IF_ERROR(HandOver(metrics, user));
+  }
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::permissions(ws.logs, fs::perms::owner_all, fs::perm_options::replace, ec);
+  if (::chown(ws.dir.c_str(), static_cast<uid_t>(-1), user.gid) != 0) {
+    return Unavailable("letting the job's user into " + ws.dir.string() + ": " +
+                       std::strerror(errno));
+  }
+  fs::permissions(ws.dir, fs::perms::owner_all | fs::perms::group_exec, fs::perm_options::replace,
+                  ec);
+  for (const fs::path& p : {ws.workdir, ws.output}) {
+    fs::permissions(p, fs::perms::owner_all, fs::perm_options::replace, ec);
+  }
+  return RunAs{user.uid, user.gid, {kJobsGid}};
 }
 
 bool RankRunner::Supervise(std::vector<std::unique_ptr<ProcessGroup>>& groups,

@@ -24,12 +24,12 @@
 #include "client/fleet_client.h"
 #include "client/object_client.h"
 #include "worker/job_env.h"
+#include "worker/process_group.h"
 
 namespace tf::worker {
 
 class CheckpointSync;
 class CheckpointSyncer;
-class ProcessGroup;
 class RankTelemetry;
 struct ExitStatus;
 
@@ -37,6 +37,8 @@ struct ExitStatus;
 struct RankContext {
   std::filesystem::path attempts_dir;  // the rank works in attempts_dir/<job>-<attempt>-<rank>
   std::string server_url;
+  // Run the job's processes as the job's own user (worker/job_user.h).
+  bool job_users = false;
   // Each rank talks to the server on connections of its own.
   std::function<Result<std::unique_ptr<client::FleetClient>>()> fleet;
   std::function<Result<std::unique_ptr<client::ObjectClient>>(const std::string& token)> objects;
@@ -92,6 +94,8 @@ class RankRunner {
   Status RestoreCheckpoint(CheckpointSync& sync, const Workspace& ws) const;
   // The node's processes, each a process group with the environment contract.
   Result<std::vector<std::unique_ptr<ProcessGroup>>> StartProcesses(const Workspace& ws);
+  // Gives the job's user its part of the workspace (job_users); whom to run the processes as.
+  Result<RunAs> HandOverWorkspace(const Workspace& ws, int processes) const;
   // Waits for the processes to end, shipping logs and metrics meanwhile; stops them all when
   // one fails or a stop is asked for. Returns whether it stopped them for a failure.
   bool Supervise(std::vector<std::unique_ptr<ProcessGroup>>& groups,

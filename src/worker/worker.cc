@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -21,6 +23,7 @@
 #include "client/fleet_client.h"
 #include "http/http.h"
 #include "worker/gpus.h"
+#include "worker/job_user.h"
 #include "worker/local_state.h"
 #include "worker/rank_runner.h"
 
@@ -112,10 +115,7 @@ class WorkerImpl final : public Worker {
     spdlog::info("worker {} registered as {} (epoch {}): {} CPUs, {} GPUs{}, address {}",
                  options_.name, node_id_, epoch_, info.cpus, info.gpus.size(),
                  info.simulated_gpus ? " (simulated)" : "", info.address);
-    spdlog::warn(
-        "jobs run as this worker's user ({}): they can read what it can, its directory and its "
-        "/proc entry included (docs/security.md, \"Not isolated yet\")",
-        CurrentUser());
+    TF_RETURN_IF_ERROR(ChooseJobUsers());
     ReportOrphans();
 
     threads_.emplace_back([this] { HeartbeatLoop(); });
@@ -297,9 +297,43 @@ class WorkerImpl final : public Worker {
     }
   }
 
+  // Jobs get users of their own where this worker is root and may let them through to their
+  // directories; otherwise they run as this worker's user, and it says what that leaves open.
+  Status ChooseJobUsers() {
+    const std::filesystem::path attempts = options_.data_dir / "attempts";
+    if (options_.job_users && ::geteuid() == 0) {
+      // The attempts directory lets jobs through and lists nothing to them; each rank's
+      // directory lets only its own job's user in.
+      Status open = OpenPathToJobs(attempts.parent_path());
+      std::error_code ec;
+      if (open.ok() && ::chown(attempts.c_str(), static_cast<uid_t>(-1), kJobsGid) != 0) {
+        open =
+            Unavailable("letting jobs through " + attempts.string() + ": " + std::strerror(errno));
+      }
+      if (open.ok()) {
+        std::filesystem::permissions(
+            attempts, std::filesystem::perms::owner_all | std::filesystem::perms::group_exec,
+            std::filesystem::perm_options::replace, ec);
+        job_users_ = true;
+        spdlog::info(
+            "jobs run as users of their own (uids from {}), without access to this "
+            "worker's directory or each other's",
+            kFirstJobUid);
+        return OkStatus();
+      }
+      spdlog::warn("jobs cannot run as users of their own: {}", open.message());
+    }
+    spdlog::warn(
+        "jobs run as this worker's user ({}): they can read what it can, its directory and its "
+        "/proc entry included (docs/security.md, \"Not isolated yet\")",
+        CurrentUser());
+    return OkStatus();
+  }
+
   RankContext MakeContext() {
     RankContext c;
     c.attempts_dir = options_.data_dir / "attempts";
+    c.job_users = job_users_;
     c.server_url = options_.server_url;
     c.fleet = [this] { return fleet_->Clone(); };
     std::string url = options_.server_url;
@@ -348,6 +382,7 @@ class WorkerImpl final : public Worker {
 
   WorkerOptions options_;
   std::string node_id_;
+  bool job_users_ = false;  // jobs run as users of their own (ChooseJobUsers)
   std::atomic<int64_t> epoch_{0};
   std::unique_ptr<client::FleetClient> fleet_;
   std::unique_ptr<LocalState> state_;

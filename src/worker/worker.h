@@ -34,6 +34,9 @@ struct WorkerOptions {
   std::string spot_notice_url;
   std::chrono::milliseconds spot_notice_interval{5000};
   std::chrono::milliseconds spot_notice_deadline{120'000};
+  // Run jobs as users of their own (worker/job_user.h) when the worker is root; false: as the
+  // worker's user, always.
+  bool job_users = true;
 };
 
 class Worker {
