@@ -33,7 +33,8 @@ TEST_F(JobsIsolationTest, AJobReadsNothingOfTheServerTheWorkerOrAnotherJob) {
   // A job that keeps a secret in its working directory while the other one looks.
   auto keeper = Submit(
       "name: keeper\n"
-      "command: echo kept-secret > secret.txt; chmod 644 secret.txt; touch $TENSORFLEET_OUTPUT_DIR/ready; "
+      "command: echo kept-secret > secret.txt; chmod 644 secret.txt; touch "
+      "$TENSORFLEET_OUTPUT_DIR/ready; "
       "sleep 30\n"
       "resources: {gpus: 1}\n");
   ASSERT_TRUE(keeper.ok()) << keeper.status().ToString();
@@ -43,17 +44,20 @@ TEST_F(JobsIsolationTest, AJobReadsNothingOfTheServerTheWorkerOrAnotherJob) {
   // Each probe prints "<what>: read" or "<what>: denied".
   auto prober = Submit(
       "name: prober\n"
-      "env: {SERVER_DIR: '" + server_dir + "', ATTEMPTS: '" + attempts + "', KEEPER: '" +
-      keeper_id + "'}\n"
+      "env: {SERVER_DIR: '" +
+      server_dir + "', ATTEMPTS: '" + attempts + "', KEEPER: '" + keeper_id +
+      "'}\n"
       "command: |\n"
-      "  probe() { if cat \"$2\" > /dev/null 2>&1; then echo \"$1: read\"; else echo \"$1: denied\"; fi; }\n"
+      "  probe() { if cat \"$2\" > /dev/null 2>&1; then echo \"$1: read\"; else echo \"$1: "
+      "denied\"; fi; }\n"
       "  {\n"
       "  echo \"uid: $(id -u)\"\n"
       "  probe admin-token \"$SERVER_DIR/admin-token\"\n"
       "  probe database \"$SERVER_DIR/tensorfleet.db\"\n"
       "  probe other-job \"$ATTEMPTS/$KEEPER-1-0/work/secret.txt\"\n"
       "  probe worker-environ /proc/$PPID/environ\n"
-      "  if ls \"$ATTEMPTS\" > /dev/null 2>&1; then echo 'list-attempts: read'; else echo 'list-attempts: denied'; fi\n"
+      "  if ls \"$ATTEMPTS\" > /dev/null 2>&1; then echo 'list-attempts: read'; else echo "
+      "'list-attempts: denied'; fi\n"
       "  echo own > \"$TENSORFLEET_CHECKPOINT_DIR/own.txt\" && echo 'own-checkpoint: written'\n"
       "  echo \"home: $HOME\"\n"
       "  } > \"$TENSORFLEET_OUTPUT_DIR/probes.txt\"\n"
@@ -63,9 +67,9 @@ TEST_F(JobsIsolationTest, AJobReadsNothingOfTheServerTheWorkerOrAnotherJob) {
   Json done = WaitFor(prober_id, Finished);
   ASSERT_EQ(done["state"], "succeeded") << done.dump(2) << Log(prober_id, 1);
   std::string probes = Output(prober_id, "probes.txt");
-  for (const char* line : {"admin-token: denied", "database: denied", "other-job: denied",
-                           "worker-environ: denied", "list-attempts: denied",
-                           "own-checkpoint: written"}) {
+  for (const char* line :
+       {"admin-token: denied", "database: denied", "other-job: denied", "worker-environ: denied",
+        "list-attempts: denied", "own-checkpoint: written"}) {
     EXPECT_NE(probes.find(line), std::string::npos) << line << " in:\n" << probes;
   }
   const std::string uid = "uid: " + std::to_string(worker::JobUserFor(prober_id).uid);

@@ -55,9 +55,8 @@ Status OpenPathToJobs(const std::filesystem::path& dir) {
     const bool jobs_pass = st.st_gid == kJobsGid && (st.st_mode & S_IXGRP) != 0;
     if (!others_pass && !jobs_pass) {
       if (st.st_uid != ::geteuid() || (st.st_mode & S_IRWXG) != 0) {
-        return FailedPrecondition(
-            "jobs running as users of their own cannot pass through " + at.string() +
-            " (let them: chmod o+x " + at.string() + ")");
+        return FailedPrecondition("jobs running as users of their own cannot pass through " +
+                                  at.string() + " (let them: chmod o+x " + at.string() + ")");
       }
       if (::chown(at.c_str(), static_cast<uid_t>(-1), kJobsGid) != 0 ||
           ::chmod(at.c_str(), (st.st_mode & 07777) | S_IXGRP) != 0) {
