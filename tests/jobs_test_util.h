@@ -56,10 +56,14 @@ class JobsFixture : public ::testing::Test {
  protected:
   static constexpr TimeMs kHeartbeatTimeoutMs = 3000;
 
+  // What a fixture built on this one changes of the server's options before it starts.
+  virtual void Configure(api::AppOptions&) {}
+
   void SetUp() override {
     api::AppOptions o = InProcessAppOptions(dir_.path() / "server");
     o.controller_interval = std::chrono::milliseconds(100);
     o.heartbeat_timeout_ms = kHeartbeatTimeoutMs;
+    Configure(o);
     auto started = StartInProcessApp(o);
     ASSERT_TRUE(started.ok()) << started.status().ToString();
     app_ = std::move(started->app);

@@ -15,22 +15,16 @@ class PoolsE2eTest : public JobsFixture, public ::testing::WithParamInterface<st
  protected:
   void SetUp() override {
     TF_SKIP_UNLESS_STORE_REACHABLE(GetParam());
-    api::AppOptions o = InProcessAppOptions(dir_.path() / "server");
+    JobsFixture::SetUp();
+  }
+
+  void Configure(api::AppOptions& o) override {
     if (GetParam() == "postgresql") {
       // A schema of the test's own: no job another test left waits for this test's pool.
       schema_ = std::make_unique<PgTestSchema>(TestPostgresUrl(), "pools_");
       o.store_url = schema_->url();
     }
-    o.controller_interval = std::chrono::milliseconds(100);
-    o.heartbeat_timeout_ms = kHeartbeatTimeoutMs;
     o.tensorfleet_binary = TENSORFLEET_BINARY;
-    auto started = StartInProcessApp(o);
-    ASSERT_TRUE(started.ok()) << started.status().ToString();
-    app_ = std::move(started->app);
-    admin_token_ = started->admin_token;
-    auto client = client::JsonClient::Create(app_->url(), admin_token_);
-    ASSERT_TRUE(client.ok());
-    api_ = std::move(client).value();
   }
 
   void CreatePool(const std::string& yaml) {
@@ -172,6 +166,11 @@ TEST_P(PoolsE2eTest, OnlyAdminsManagePoolsAndBadSpecsAreRefusedWithTheirLine) {
   ProgramRun gone = cli({"pool", "describe", "cpu"});
   EXPECT_NE(gone.exit_code, 0);
   EXPECT_NE(gone.output.find("pool 'cpu' does not exist"), std::string::npos) << gone.output;
+
+  auto huge = api_->Call("POST", "/v1/pools/gpu/scale", Json{{"max", int64_t{1} << 40}});
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("'max' is out of range: 1099511627776"), std::string::npos)
+      << huge.status().ToString();
 
   auto project = api_->Call("POST", "/v1/projects", Json{{"name", "team"}});
   ASSERT_TRUE(project.ok()) << project.status().ToString();

@@ -30,16 +30,6 @@ const char* OutcomeName(ApplyOutcome outcome) {
   return "?";
 }
 
-// A replica bound from the body: absent, or a whole number (the service checks the range).
-Result<std::optional<int>> Bound(FieldReader& r, const std::string& field) {
-  std::optional<int64_t> v = r.Int(field);
-  if (!v) return std::optional<int>();
-  if (*v < INT32_MIN || *v > INT32_MAX) {
-    return InvalidArgument("'" + field + "' is out of range: " + std::to_string(*v));
-  }
-  return std::optional<int>(static_cast<int>(*v));
-}
-
 // The last few minutes of the endpoint's traffic through this server's gateway, and what its
 // replicas cost over the same minutes (metering: their jobs are named ENDPOINT-rep_...).
 Result<Json> TrafficJson(Services& s, const EndpointView& view,
@@ -167,8 +157,8 @@ void AddEndpointRoutes(Router& router, Services& s, endpoints::EndpointService& 
                auto body = ParseJsonObject(ctx.request.body);
                if (!body.ok()) co_return ErrorResponse(body.status());
                FieldReader r(*body);
-               auto min = Bound(r, "min");
-               auto max = Bound(r, "max");
+               auto min = r.Int32("min");
+               auto max = r.Int32("max");
                Status read = r.Finish();
                if (read.ok() && !min.ok()) read = min.status();
                if (read.ok() && !max.ok()) read = max.status();

@@ -1,5 +1,7 @@
 #include "api/json_body.h"
 
+#include <cstdint>
+
 #include "base/json_parse.h"
 
 namespace tf::api {
@@ -31,6 +33,15 @@ std::optional<std::string> FieldReader::String(const std::string& field) {
     return std::nullopt;
   }
   return v->get<std::string>();
+}
+
+Result<std::optional<int>> FieldReader::Int32(const std::string& field) {
+  std::optional<int64_t> v = Int(field);
+  if (!v) return std::optional<int>();
+  if (*v < INT32_MIN || *v > INT32_MAX) {
+    return InvalidArgument(Name(field) + " is out of range: " + std::to_string(*v));
+  }
+  return std::optional<int>(static_cast<int>(*v));
 }
 
 std::optional<int64_t> FieldReader::Int(const std::string& field) {

@@ -27,6 +27,9 @@ class FieldReader {
 
   std::optional<std::string> String(const std::string& field);
   std::optional<int64_t> Int(const std::string& field);
+  // Absent, or a whole number that fits an int (kInvalidArgument "'<field>' is out of range:
+  // <n>" otherwise); the caller checks its own range.
+  Result<std::optional<int>> Int32(const std::string& field);
   std::optional<bool> Bool(const std::string& field);
   // The raw value (object or array), checked to be of `type` ("object" or "array").
   const Json* Value(const std::string& field, Json::value_t type);

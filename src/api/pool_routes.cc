@@ -1,26 +1,10 @@
 // /v1/pools: create from a YAML spec, list, describe, scale, delete.
 #include "api/pool_routes.h"
 
-#include <climits>
-
 #include "api/errors.h"
 #include "api/json_body.h"
 
 namespace tf::api {
-namespace {
-
-// A bound from the body: absent, or a whole number (the service checks the range).
-Result<std::optional<int>> Bound(FieldReader& r, const std::string& field) {
-  std::optional<int64_t> v = r.Int(field);
-  if (!v) return std::optional<int>();
-  if (*v < INT_MIN || *v > INT_MAX) {
-    return InvalidArgument("'" + field + "' is out of range: " + std::to_string(*v));
-  }
-  return std::optional<int>(static_cast<int>(*v));
-}
-
-}  // namespace
-
 void AddPoolRoutes(Router& router, Services& s, pools::PoolService& pools,
                    const std::function<void()>& changed) {
   // {"spec": "<the YAML text>", "source": "pool.yaml"}
@@ -67,8 +51,8 @@ void AddPoolRoutes(Router& router, Services& s, pools::PoolService& pools,
         auto body = ParseJsonObject(ctx.request.body);
         if (!body.ok()) co_return ErrorResponse(body.status());
         FieldReader r(*body);
-        auto min = Bound(r, "min");
-        auto max = Bound(r, "max");
+        auto min = r.Int32("min");
+        auto max = r.Int32("max");
         if (Status st = r.Finish(); !st.ok()) co_return ErrorResponse(st);
         if (!min.ok()) co_return ErrorResponse(min.status());
         if (!max.ok()) co_return ErrorResponse(max.status());

@@ -72,14 +72,6 @@ std::string Pct(const Json& v) {
 // "2026-11-01T00:00:00.000Z" -> "2026-11-01".
 std::string Day(const Json& v) { return v.is_string() ? v.get<std::string>().substr(0, 10) : "-"; }
 
-// "2026-11-29T22:30:00.123Z" -> "2026-11-29 22:30:00".
-std::string Moment(const Json& v) {
-  if (!v.is_string()) return "-";
-  std::string s = v.get<std::string>().substr(0, 19);
-  if (s.size() > 10 && s[10] == 'T') s[10] = ' ';
-  return s;
-}
-
 std::string Thresholds(const Json& v) {
   std::string out;
   for (const Json& t : v) {

@@ -46,6 +46,13 @@ std::string Cell(const Json& v) {
   return v.dump();
 }
 
+std::string Moment(const Json& v) {
+  if (!v.is_string()) return "-";
+  std::string s = v.get<std::string>().substr(0, 19);
+  if (s.size() > 10 && s[10] == 'T') s[10] = ' ';
+  return s;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{
       "tensorfleet: run AI workloads on your own GPU machines.\n\n"

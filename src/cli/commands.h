@@ -54,5 +54,8 @@ Result<int> PrintJobLogs(const client::Connection& conn, const std::string& job_
                          int attempt, int node, int rank);
 // A JSON value as a table cell: strings bare, null as "-".
 std::string Cell(const Json& v);
+// A time the API wrote, to the second: "2026-11-29T22:30:00.123Z" -> "2026-11-29 22:30:00";
+// "-" for anything else.
+std::string Moment(const Json& v);
 
 }  // namespace tf::cli

@@ -41,14 +41,6 @@ struct EndpointScaleFlags {
 
 std::string Path(const std::string& name) { return "/v1/endpoints/" + http::PercentEncode(name); }
 
-// "2026-11-29T22:30:00.123Z" -> "2026-11-29 22:30:00".
-std::string Moment(const Json& v) {
-  if (!v.is_string()) return "-";
-  std::string s = v.get<std::string>().substr(0, 19);
-  if (s.size() > 10 && s[10] == 'T') s[10] = ' ';
-  return s;
-}
-
 int CountOf(const Json& counts, const char* state) {
   return counts.contains(state) ? counts[state].get<int>() : 0;
 }

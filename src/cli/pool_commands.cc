@@ -30,14 +30,6 @@ struct PoolScaleFlags {
 
 std::string Path(const std::string& name) { return "/v1/pools/" + http::PercentEncode(name); }
 
-// "2026-11-29T22:30:00.123Z" -> "2026-11-29 22:30:00".
-std::string Moment(const Json& v) {
-  if (!v.is_string()) return "-";
-  std::string s = v.get<std::string>().substr(0, 19);
-  if (s.size() > 10 && s[10] == 'T') s[10] = ' ';
-  return s;
-}
-
 // "1 GPU (A10G, 24Gi), 4 CPUs, 16Gi, $1.006/h, spot, zone us-east-1a"
 std::string ShapeOf(const Json& m) {
   std::ostringstream out;
