@@ -34,6 +34,19 @@ class CountingAuthStore : public store::AuthStore {
   Status RevokeToken(const std::string& id, TimeMs now) override {
     return inner_.RevokeToken(id, now);
   }
+  Status CreateJoinToken(const store::JoinToken& t) override { return inner_.CreateJoinToken(t); }
+  Result<store::JoinToken> FindJoinTokenByHash(const std::string& h) override {
+    return inner_.FindJoinTokenByHash(h);
+  }
+  Result<std::vector<store::JoinToken>> ListJoinTokens() override {
+    return inner_.ListJoinTokens();
+  }
+  Status RevokeJoinToken(const std::string& id, TimeMs now) override {
+    return inner_.RevokeJoinToken(id, now);
+  }
+  Result<std::string> FindNodeByCredential(const std::string& h) override {
+    return inner_.FindNodeByCredential(h);
+  }
   int lookups = 0;
 
  private:

@@ -88,6 +88,23 @@ TEST(JobLifecycle, AStaleTokenChangesNothing) {
   EXPECT_EQ(ApplyRankReport(job, bad_state, kT0 + 1, events).code(), StatusCode::kInvalidArgument);
 }
 
+TEST(JobLifecycle, ANodeReportsOnlyTheRanksPlacedOnIt) {
+  Job job = MakeJob(2);
+  Events events;
+  StartAttempt(job, PlaceOn({"node-a", "node-b"}), {"a", "b"}, 5, 29500, kT0, events);
+  RankReport from_b = Report(job, 0, "failed", 1);
+  from_b.from_node = "node-b";
+  Job before = job;
+  Status refused = ApplyRankReport(job, from_b, kT0 + 1, events);
+  EXPECT_EQ(refused.code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(refused.message(), "rank 0 of attempt 1 of job job_test is not placed on node node-b");
+  EXPECT_EQ(JobDocToJson(job.doc), JobDocToJson(before.doc));
+  RankReport from_a = Report(job, 0, "running");
+  from_a.from_node = "node-a";
+  ASSERT_TRUE(ApplyRankReport(job, from_a, kT0 + 1, events).ok());
+  EXPECT_EQ(job.doc.current()->ranks[0].state, "running");
+}
+
 TEST(JobLifecycle, ErrorsAreRetriedOnlyAsThePolicySays) {
   struct Case {
     bool on_error;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "file_test_util.h"
 #include "http_test_util.h"  // first: see the note in base/async.h
 #include "jobs_test_util.h"
 
@@ -68,6 +69,47 @@ TEST_F(JobsE2eTest, AJobRunsWithTheEnvironmentContractAndSucceeds) {
   ASSERT_EQ((*metrics)["metrics"].size(), 1u) << metrics->dump();
   EXPECT_EQ((*metrics)["metrics"][0]["name"], "loss");
   EXPECT_EQ((*metrics)["metrics"][0]["value"], 0.25);
+}
+
+TEST_F(JobsE2eTest, AWorkerJoinsWithAOneUseJoinTokenAndComesBackOnItsOwnCredential) {
+  auto made = api_->Call("POST", "/v1/join-tokens", Json{{"name", "w-join"}, {"max_uses", 1}});
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::string join = (*made)["secret"];
+  worker::WorkerOptions o = WorkerOptionsFor("w-join");
+  o.token = join;
+  auto first = worker::Worker::Start(o);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  std::string node = (*first)->node_id();
+  auto job = Submit("name: joined\ncommand: echo ran\nresources: {gpus: 1}\n");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(WaitFor((*job)["id"], Finished)["state"], "succeeded");
+
+  // The worker keeps its node's credential, readable by it alone; not the join token.
+  std::filesystem::path kept = o.data_dir / "node-credential";
+  std::string credential = ReadFile(kept);
+  EXPECT_EQ(credential.substr(0, 4), "tfn_") << credential;
+  EXPECT_EQ(std::filesystem::status(kept).permissions(),
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  (*first)->Shutdown(std::chrono::seconds(2));
+  first->reset();
+
+  // The join token is spent; the same worker registers again with its credential.
+  auto second = worker::Worker::Start(o);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ((*second)->node_id(), node);
+  workers_.push_back(std::move(second).value());
+  auto again = Submit("name: joined-again\ncommand: echo ran\nresources: {gpus: 1}\n");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(WaitFor((*again)["id"], Finished)["state"], "succeeded");
+
+  // A fresh worker cannot reuse the spent token.
+  worker::WorkerOptions other = WorkerOptionsFor("w-other");
+  other.token = join;
+  auto refused = worker::Worker::Start(other);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_NE(refused.status().message().find("used up"), std::string::npos)
+      << refused.status().ToString();
 }
 
 TEST_F(JobsE2eTest, AFailingCommandIsRetriedOnlyAsItsPolicySaysThenFailsWithItsExitCode) {

@@ -16,13 +16,15 @@ struct FakeCloud {
   std::map<std::string, Machine> machines;
   std::vector<std::string> created;
   std::vector<std::string> deleted;
+  std::vector<std::string> join_tokens;  // what each created machine was given, in order
 };
 
 class FakeProvider : public MachineProvider {
  public:
   explicit FakeProvider(FakeCloud& cloud) : cloud_(cloud) {}
-  Status Create(const PoolSpec&, const std::string& id) override {
+  Status Create(const PoolSpec&, const std::string& id, const std::string& join_token) override {
     cloud_.created.push_back(id);
+    cloud_.join_tokens.push_back(join_token);
     cloud_.machines[id] = Machine{id, true, ""};
     return OkStatus();
   }
@@ -48,7 +50,7 @@ class PoolControllerTest : public testing::JobServiceFixture {
     pools_ = std::make_unique<PoolService>(*store_, clock_);
     jobs_->SetPotentialNodes([this] { return pools_->PotentialNodes(); });
     controller_ = std::make_unique<PoolController>(
-        *store_, *jobs_, clock_,
+        *store_, *jobs_, *auth_, clock_,
         [this](const PoolSpec&) { return std::make_unique<FakeProvider>(cloud_); });
   }
 
@@ -70,7 +72,17 @@ class PoolControllerTest : public testing::JobServiceFixture {
     return job.ok() ? job->id() : "";
   }
 
-  // Registers machine `id` as its worker would: a node named after it, of the pool's shape.
+  // The join token machine `id` was started with.
+  std::string JoinTokenOf(const std::string& id) {
+    for (size_t i = 0; i < cloud_.created.size(); ++i) {
+      if (cloud_.created[i] == id) return cloud_.join_tokens[i];
+    }
+    ADD_FAILURE() << "no machine " << id << " was created";
+    return "";
+  }
+
+  // Registers machine `id` as its worker would, with its join token: a node named after it, of
+  // the pool's shape.
   std::string Join(const std::string& id, int gpus = 1) {
     fleet::NodeInfo info;
     info.address = "10.0.0.1";
@@ -79,7 +91,12 @@ class PoolControllerTest : public testing::JobServiceFixture {
     for (int g = 0; g < gpus; ++g) info.gpus.push_back({g, "simulated", 0, ""});
     info.labels["pool"] = "gpu";
     std::string node = "node-" + id;
-    auto registered = jobs_->RegisterNode(node, id, info);
+    auto who = auth_->AuthenticateWorker(JoinTokenOf(id));
+    EXPECT_TRUE(who.ok()) << who.status().ToString();
+    if (!who.ok()) return node;
+    EXPECT_EQ(who->kind, auth::WorkerPrincipal::Kind::kJoin);
+    store::NodeAdmission admission{who->join_token_id, auth::AuthService::NewNodeCredential().hash};
+    auto registered = jobs_->RegisterNode(node, id, info, admission);
     EXPECT_TRUE(registered.ok()) << registered.status().ToString();
     return node;
   }
@@ -192,6 +209,31 @@ TEST_F(PoolControllerTest, AGangStartsTwoMachinesThatStopAfterTheirIdleTimeout) 
   status = PoolStatus();
   EXPECT_TRUE(status["machines"].empty());
   EXPECT_EQ(status["decisions"][0]["why"], "idle for 5m");
+}
+
+TEST_F(PoolControllerTest, EachMachineGetsAJoinTokenThatRegistersItsNodeOnce) {
+  CreatePool(kGpuPool);
+  Submit(kGang);
+  Tick();
+  ASSERT_EQ(cloud_.join_tokens.size(), 2u);
+  EXPECT_NE(cloud_.join_tokens[0], cloud_.join_tokens[1]);
+  EXPECT_EQ(cloud_.join_tokens[0].substr(0, 4), "tfj_");
+  // Not a token of a person: it reaches no project's data.
+  EXPECT_EQ(auth_->Authenticate(cloud_.join_tokens[0]).status().code(),
+            StatusCode::kUnauthenticated);
+
+  Join(cloud_.created[0]);
+  auto again = auth_->AuthenticateWorker(cloud_.join_tokens[0]);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_NE(again.status().message().find("used up"), std::string::npos)
+      << again.status().message();
+
+  // Valid for the machine's start timeout (2 minutes) and a minute more.
+  clock_.Advance(3 * kMinuteMs);
+  auto late = auth_->AuthenticateWorker(cloud_.join_tokens[1]);
+  ASSERT_FALSE(late.ok());
+  EXPECT_NE(late.status().message().find("expired"), std::string::npos) << late.status().message();
 }
 
 TEST_F(PoolControllerTest, WorkNoNodeFitsIsQueuedIfAPoolCouldHoldItAndRefusedOtherwise) {

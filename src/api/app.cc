@@ -165,6 +165,7 @@ class AppImpl final : public App {
     AddS3Routes(*router_, *services_, s3_domain);
     AddJobRoutes(*router_, *services_);
     AddNodeRoutes(*router_, *services_);
+    AddJoinTokenRoutes(*router_, *services_);
     AddBudgetRoutes(*router_, *services_, *budgets_, [this] { budget_loop_->Kick(); });
     AddDatasetRoutes(*router_, *services_, *datasets_);
     routing_table_ = std::make_unique<endpoints::RoutingTable>(*store_, clock_);
@@ -204,7 +205,7 @@ class AppImpl final : public App {
     controller_ = std::thread([this] { ControllerLoop(); });
     endpoint_thread_ = std::thread([this] { EndpointLoop(); });
     pool_controller_ = std::make_unique<pools::PoolController>(
-        *store_, *jobs_, clock_, [this](const pools::PoolSpec& spec) {
+        *store_, *jobs_, *auth_, clock_, [this](const pools::PoolSpec& spec) {
           return pools::NewMachineProvider(spec, PoolProviderContext());
         });
     pool_thread_ = std::thread([this] { PoolLoop(); });
@@ -339,13 +340,11 @@ class AppImpl final : public App {
     }
   }
 
-  // What a pool's workers need to join this server. They hold the admin token (in their
-  // environment, not on their command line) until nodes have credentials of their own.
+  // What a pool's workers need to join this server (each machine gets a join token of its
+  // own from the controller).
   pools::ProviderContext PoolProviderContext() {
     pools::ProviderContext context;
     context.server_url = url_for_clients();
-    std::ifstream token_file(AdminTokenPath(options_.data_dir));
-    std::getline(token_file, context.token);
     std::error_code ec;
     context.binary = options_.tensorfleet_binary.empty()
                          ? std::filesystem::read_symlink("/proc/self/exe", ec)

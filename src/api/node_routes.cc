@@ -1,5 +1,7 @@
-// The fleet's routes: nodes for people (list, drain) and what workers call (register,
-// heartbeat, assignments by long poll, rank reports, metrics). Workers hold an admin token.
+// The fleet's routes: nodes for people (list, drain, undrain, remove), join tokens, and what
+// workers call (register, heartbeat, assignments by long poll, rank reports, metrics). A worker
+// registers with a join token (or an admin token) and is issued its node's own credential,
+// which acts for that node alone (auth::WorkerPrincipal).
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <chrono>
@@ -61,6 +63,24 @@ awaitable<http::Response> WaitForAssignments(Services& s, std::string node_id, s
   co_return response;
 }
 
+// Whether the caller of a worker route may act for node `id`: an admin, or that node.
+Status ActsFor(const Context& ctx, const std::string& id) {
+  if (ctx.worker.ActsFor(id)) return OkStatus();
+  if (ctx.worker.kind == auth::WorkerPrincipal::Kind::kJoin) {
+    return PermissionDenied("a join token only registers a node (POST /v1/nodes)");
+  }
+  return PermissionDenied("this credential is node " + ctx.worker.node_id + "'s, not " + id + "'s");
+}
+
+// Whether the caller may report on a job's ranks: an admin, or a node (its ranks only: the job
+// service checks the placement).
+Status MayReport(const Context& ctx) {
+  if (ctx.worker.kind == auth::WorkerPrincipal::Kind::kJoin) {
+    return PermissionDenied("a join token only registers a node (POST /v1/nodes)");
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 int64_t NodeWakeKey(const std::string& node_id) {
@@ -96,12 +116,27 @@ void AddNodeRoutes(Router& router, Services& s) {
         auto info = fleet::NodeInfoFromJson(*info_json);
         if (!info.ok())
           co_return ErrorResponse(InvalidArgument("'info." + info.status().message()));
-        auto node =
-            co_await RunBlocking(s.pool, [&] { return s.jobs.RegisterNode(id, name, *info); });
+        const auth::WorkerPrincipal& who = ctx.worker;
+        if (who.kind == auth::WorkerPrincipal::Kind::kNode && who.node_id != id) {
+          co_return ErrorResponse(PermissionDenied("this credential is node " + who.node_id +
+                                                   "'s: it cannot register node " + id));
+        }
+        // A registration by a join or admin token issues the node a new credential (replacing
+        // any it had); one by the node's own credential keeps it.
+        store::NodeAdmission admission{who.join_token_id, ""};
+        auth::NodeCredential credential;
+        if (who.kind != auth::WorkerPrincipal::Kind::kNode) {
+          credential = auth::AuthService::NewNodeCredential();
+          admission.credential_hash = credential.hash;
+        }
+        auto node = co_await RunBlocking(
+            s.pool, [&] { return s.jobs.RegisterNode(id, name, *info, admission); });
         if (!node.ok()) co_return ErrorResponse(node.status());
-        co_return JsonResponse(200, {{"id", node->id}, {"epoch", node->epoch}});
+        Json answer = {{"id", node->id}, {"epoch", node->epoch}};
+        if (!credential.secret.empty()) answer["credential"] = credential.secret;
+        co_return JsonResponse(200, answer);
       },
-      Access::kAdmin);
+      Access::kWorker);
 
   router.Add(
       "POST", "/v1/nodes/{id}/heartbeat",
@@ -111,12 +146,13 @@ void AddNodeRoutes(Router& router, Services& s) {
         FieldReader r(*body);
         int64_t epoch = r.Required(r.Int("epoch"), "epoch");
         if (Status st = r.Finish(); !st.ok()) co_return ErrorResponse(st);
+        if (Status st = ActsFor(ctx, ctx.Param("id")); !st.ok()) co_return ErrorResponse(st);
         Status st =
             co_await RunBlocking(s.pool, [&] { return s.jobs.Heartbeat(ctx.Param("id"), epoch); });
         if (!st.ok()) co_return ErrorResponse(st);
         co_return JsonResponse(200, {{"ok", true}});
       },
-      Access::kAdmin);
+      Access::kWorker);
 
   router.Add(
       "GET", "/v1/nodes/{id}/assignments",
@@ -134,9 +170,10 @@ void AddNodeRoutes(Router& router, Services& s) {
           }
         }
         std::string known = q.count("known") ? q["known"] : "";
+        if (Status st = ActsFor(ctx, ctx.Param("id")); !st.ok()) co_return ErrorResponse(st);
         co_return co_await WaitForAssignments(s, ctx.Param("id"), known, wait_ms);
       },
-      Access::kAdmin);
+      Access::kWorker);
 
   // {"deadline_ms": 120000, "reason": "spot interruption notice"}
   router.Add(
@@ -151,12 +188,13 @@ void AddNodeRoutes(Router& router, Services& s) {
         if (deadline < 0 || deadline > 3'600'000) {
           co_return ErrorResponse(InvalidArgument("'deadline_ms': must be 0 to 3600000"));
         }
+        if (Status st = ActsFor(ctx, ctx.Param("id")); !st.ok()) co_return ErrorResponse(st);
         Status st = co_await RunBlocking(
             s.pool, [&] { return s.jobs.Drain(ctx.Param("id"), deadline, reason); });
         if (!st.ok()) co_return ErrorResponse(st);
         co_return JsonResponse(200, {{"draining", ctx.Param("id")}, {"deadline_ms", deadline}});
       },
-      Access::kAdmin);
+      Access::kWorker);
 
   router.Add(
       "POST", "/v1/nodes/{id}/undrain",
@@ -198,12 +236,14 @@ void AddNodeRoutes(Router& router, Services& s) {
         auto parsed = ParseToken(token);
         if (!parsed.ok()) co_return ErrorResponse(parsed.status());
         report.token = *parsed;
+        if (Status st = MayReport(ctx); !st.ok()) co_return ErrorResponse(st);
+        report.from_node = ctx.worker.node_id;
         Status st =
             co_await RunBlocking(s.pool, [&] { return s.jobs.Report(ctx.Param("id"), report); });
         if (!st.ok()) co_return ErrorResponse(st);
         co_return JsonResponse(200, {{"ok", true}});
       },
-      Access::kAdmin);
+      Access::kWorker);
 
   // {"attempt", "token", "samples": [{"name", "value", "step"}]}
   router.Add(
@@ -236,12 +276,14 @@ void AddNodeRoutes(Router& router, Services& s) {
             points.push_back(std::move(p));
           }
         }
-        Status st = co_await RunBlocking(
-            s.pool, [&] { return s.jobs.AddMetrics(ctx.Param("id"), attempt, *parsed, points); });
+        if (Status st = MayReport(ctx); !st.ok()) co_return ErrorResponse(st);
+        Status st = co_await RunBlocking(s.pool, [&] {
+          return s.jobs.AddMetrics(ctx.Param("id"), attempt, *parsed, points, ctx.worker.node_id);
+        });
         if (!st.ok()) co_return ErrorResponse(st);
         co_return JsonResponse(200, {{"added", points.size()}});
       },
-      Access::kAdmin);
+      Access::kWorker);
 }
 
 }  // namespace tf::api

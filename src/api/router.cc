@@ -151,10 +151,17 @@ awaitable<http::Response> Router::Handle(http::Request& request) {
   } else {
     Context ctx{request, std::move(params), {}};
     Status denied;
-    if (found->access != Access::kPublic) {
-      const std::string& auth = request.Header("Authorization");
-      std::string secret;
-      if (auth.rfind("Bearer ", 0) == 0) secret = auth.substr(7);
+    const std::string& auth = request.Header("Authorization");
+    std::string secret;
+    if (auth.rfind("Bearer ", 0) == 0) secret = auth.substr(7);
+    if (found->access == Access::kWorker) {
+      auto worker = co_await RunBlocking(pool_, [&] { return auth_.AuthenticateWorker(secret); });
+      if (worker.ok()) {
+        ctx.worker = std::move(*worker);
+      } else {
+        denied = worker.status();
+      }
+    } else if (found->access != Access::kPublic) {
       // A token checked moments ago is answered from the cache here, on the network thread.
       // (No co_await inside ?: here: g++ 12 mishandles the temporaries of such an expression.)
       std::optional<auth::Principal> cached = auth_.CachedPrincipal(secret);

@@ -23,14 +23,17 @@ namespace tf::api {
 struct Context {
   http::Request& request;
   std::map<std::string, std::string> params;  // captured path segments, decoded
-  auth::Principal principal;                  // empty for public routes
+  auth::Principal principal;                  // empty for public and worker routes
+  auth::WorkerPrincipal worker;               // for worker routes (Access::kWorker)
 
   const std::string& Param(const std::string& name) { return params[name]; }
 };
 
 using RouteHandler = std::function<awaitable<http::Response>(Context&)>;
 
-enum class Access { kPublic, kProject, kAdmin };
+// kWorker: the fleet's routes that workers call, open to an admin token, a join token or a
+// node's credential (auth::WorkerPrincipal); the handler checks what the caller may do.
+enum class Access { kPublic, kProject, kAdmin, kWorker };
 
 // kStreamed: the handler reads the body itself from request.body_reader (large uploads).
 enum class Body { kBuffered, kStreamed };

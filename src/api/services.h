@@ -45,8 +45,11 @@ void AddBucketRoutes(Router& router, Services& services);
 void AddS3Routes(Router& router, Services& services, const std::string& virtual_host_domain);
 // /v1/jobs: submit, list, describe, cancel, events and metrics of a project's jobs.
 void AddJobRoutes(Router& router, Services& services);
-// /v1/nodes and the routes workers use: register, heartbeat, assignments, drain, reports.
+// /v1/nodes and the routes workers use: register (with a join token, an admin token or the
+// node's credential), heartbeat, assignments, drain, reports, metrics.
 void AddNodeRoutes(Router& router, Services& services);
+// /v1/join-tokens: create, list and revoke the tokens that register new nodes (admins).
+void AddJoinTokenRoutes(Router& router, Services& services);
 // /v1/cost/report, and the spend and burn-rate gauges of /metrics.
 void AddCostRoutes(Router& router, Services& services);
 // The wake-up key of a node's long poll (hash collisions only cost a spurious wake-up).

@@ -32,6 +32,32 @@ struct IssuedToken {
   std::string secret;  // shown to the user once, never stored
 };
 
+// Who a worker is (auth/worker_auth.cc), for the fleet's routes (api/node_routes.cc): an admin
+// token acts for any node; a join token only registers a new one; a node's credential, issued
+// at its registration, acts for that node alone.
+struct WorkerPrincipal {
+  enum class Kind { kAdmin, kJoin, kNode };
+  Kind kind = Kind::kNode;
+  std::string node_id;        // kNode
+  std::string join_token_id;  // kJoin
+
+  // Whether it may heartbeat, read assignments and report for node `id`.
+  bool ActsFor(const std::string& id) const {
+    return kind == Kind::kAdmin || (kind == Kind::kNode && node_id == id);
+  }
+};
+
+struct IssuedJoinToken {
+  store::JoinToken token;
+  std::string secret;  // "tfj_...": shown once
+};
+
+// A node's credential: the secret goes to the worker, the hash to the store.
+struct NodeCredential {
+  std::string secret;  // "tfn_..."
+  std::string hash;
+};
+
 class AuthService {
  public:
   AuthService(store::AuthStore& store, const Clock& clock) : store_(store), clock_(clock) {}
@@ -59,6 +85,17 @@ class AuthService {
   // token, and writes the secret to `token_file` (mode 0600). If the store already has one and
   // the file exists, changes nothing. Returns the path written or kept.
   Status Bootstrap(const std::filesystem::path& token_file);
+
+  // Join tokens (auth/worker_auth.cc). A name of 1-128 characters; `ttl_ms` from a minute to
+  // a year; `max_uses` 0 (any number of registrations) to 1,000,000.
+  Result<IssuedJoinToken> CreateJoinToken(const std::string& name, TimeMs ttl_ms, int64_t max_uses);
+  Result<std::vector<store::JoinToken>> ListJoinTokens();
+  Status RevokeJoinToken(const std::string& id);
+  // A worker's secret: an admin token, a usable join token, or a registered node's credential.
+  // kUnauthenticated for anything unknown, revoked, expired or used up; kPermissionDenied for a
+  // project's token.
+  Result<WorkerPrincipal> AuthenticateWorker(std::string_view secret);
+  static NodeCredential NewNodeCredential();
 
   static constexpr TimeMs kPrincipalCacheMs = 1000;
 

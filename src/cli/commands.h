@@ -28,6 +28,8 @@ void AddJobCommands(CLI::App& app, client::Connection& conn, int& exit_code);
 void AddEndpointCommands(CLI::App& app, client::Connection& conn, int& exit_code);
 // nodes, worker, worker drain: the fleet.
 void AddFleetCommands(CLI::App& app, client::Connection& conn, int& exit_code);
+// nodes join-token create|ls|revoke, under `nodes`.
+void AddJoinTokenCommands(CLI::App& nodes, client::Connection& conn, int& exit_code);
 // pool create|ls|describe|scale|delete
 void AddPoolCommands(CLI::App& app, client::Connection& conn, int& exit_code);
 void AddEngineCommands(CLI::App& app, client::Connection& conn, int& exit_code);  // engine ...

@@ -1,5 +1,5 @@
-// `tensorfleet nodes [rm|undrain]`, `tensorfleet worker` and `tensorfleet worker drain|undrain`:
-// the fleet.
+// `tensorfleet nodes [rm|undrain|join-token]`, `tensorfleet worker` and `tensorfleet worker
+// drain|undrain`: the fleet.
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -161,12 +161,15 @@ void AddFleetCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
   nodes_undrain->add_option("node", *undrained, "Node id (`tensorfleet nodes` lists them)")
       ->required();
   RunStatus(nodes_undrain, exit_code, [&conn, undrained] { return Undrain(conn, *undrained, ""); });
+  AddJoinTokenCommands(*nodes, conn, exit_code);
 
   auto worker_flags = std::make_shared<WorkerRunFlags>();
   auto* worker = app.add_subcommand(
       "worker",
       "Run a worker: offer this machine's GPUs, CPUs and memory to the server and run "
-      "the jobs it assigns");
+      "the jobs it assigns. It registers with a join token (`tensorfleet nodes join-token "
+      "create`; --token or $TENSORFLEET_TOKEN) or an admin token, then acts with its node's "
+      "own credential, kept in its directory");
   AddWorkerFlags(worker, worker_flags->worker, /*all=*/true);
   worker->add_option("--log-level", worker_flags->log_level, "debug, info, warn or error")
       ->capture_default_str();

@@ -4,39 +4,82 @@ namespace tf::client {
 
 using nlohmann::json;
 
+std::string WorkerSecret::credential() const {
+  MutexLock lock(mu_);
+  return credential_;
+}
+
+void WorkerSecret::set_credential(std::string credential) {
+  MutexLock lock(mu_);
+  credential_ = std::move(credential);
+}
+
+std::string WorkerSecret::Current() const {
+  MutexLock lock(mu_);
+  return credential_.empty() ? registration_token_ : credential_;
+}
+
 Result<std::unique_ptr<FleetClient>> FleetClient::Create(const std::string& server_url,
-                                                         const std::string& token,
-                                                         const std::string& node_id) {
+                                                         const std::string& registration_token,
+                                                         const std::string& node_id,
+                                                         const std::string& credential) {
+  return WithSecret(server_url, std::make_shared<WorkerSecret>(registration_token, credential),
+                    node_id);
+}
+
+Result<std::unique_ptr<FleetClient>> FleetClient::WithSecret(const std::string& server_url,
+                                                             std::shared_ptr<WorkerSecret> secret,
+                                                             const std::string& node_id) {
   TF_ASSIGN_OR_RETURN(std::unique_ptr<client::JsonClient> client,
-                      client::JsonClient::Create(server_url, token));
+                      client::JsonClient::Create(server_url, secret->Current()));
   return std::unique_ptr<FleetClient>(
-      new FleetClient(server_url, token, node_id, std::move(client)));
+      new FleetClient(server_url, std::move(secret), node_id, std::move(client)));
 }
 
 Result<std::unique_ptr<FleetClient>> FleetClient::Clone() const {
-  return Create(server_url_, token_, node_id_);
+  return WithSecret(server_url_, secret_, node_id_);
+}
+
+JsonClient& FleetClient::Calls() {
+  client_->set_token(secret_->Current());
+  return *client_;
 }
 
 Result<int64_t> FleetClient::Register(const std::string& name, const fleet::NodeInfo& info) {
-  TF_ASSIGN_OR_RETURN(
-      json answer,
-      client_->Call("POST", "/v1/nodes",
-                    json{{"id", node_id_}, {"name", name}, {"info", fleet::NodeInfoToJson(info)}}));
-  return answer.value("epoch", int64_t{0});
+  json body = {{"id", node_id_}, {"name", name}, {"info", fleet::NodeInfoToJson(info)}};
+  std::string credential = secret_->credential();
+  Result<json> answer = Unauthenticated("no credential yet");
+  if (!credential.empty()) {
+    client_->set_token(credential);
+    answer = client_->Call("POST", "/v1/nodes", body);
+  }
+  if (!answer.ok() && answer.status().code() == StatusCode::kUnauthenticated) {
+    if (secret_->registration_token().empty()) {
+      return Unauthenticated("cannot register node " + node_id_ +
+                             ": no join token or admin token to register with" +
+                             (credential.empty() ? "" : " (" + answer.status().message() + ")"));
+    }
+    client_->set_token(secret_->registration_token());
+    answer = client_->Call("POST", "/v1/nodes", body);
+  }
+  TF_RETURN_IF_ERROR(answer.status());
+  std::string issued = answer->value("credential", "");
+  if (!issued.empty()) secret_->set_credential(issued);
+  return answer->value("epoch", int64_t{0});
 }
 
 Status FleetClient::Heartbeat(int64_t epoch) {
-  return client_
-      ->Call("POST", "/v1/nodes/" + node_id_ + "/heartbeat", json{{"epoch", epoch}},
-             std::chrono::seconds(10))
+  return Calls()
+      .Call("POST", "/v1/nodes/" + node_id_ + "/heartbeat", json{{"epoch", epoch}},
+            std::chrono::seconds(10))
       .status();
 }
 
 Result<NodeAssignmentsView> FleetClient::Assignments(const std::string& known, int64_t wait_ms) {
   std::string target = "/v1/nodes/" + node_id_ + "/assignments?wait_ms=" + std::to_string(wait_ms);
   if (!known.empty()) target += "&known=" + known;
-  TF_ASSIGN_OR_RETURN(json answer, client_->Call("GET", target, nullptr,
-                                                 std::chrono::milliseconds(wait_ms + 15'000)));
+  TF_ASSIGN_OR_RETURN(json answer, Calls().Call("GET", target, nullptr,
+                                                std::chrono::milliseconds(wait_ms + 15'000)));
   NodeAssignmentsView out;
   try {
     out.digest = answer.value("digest", "");
@@ -63,7 +106,8 @@ Status FleetClient::Report(const Assignment& a, const RankOutcome& o) {
   json body = {{"attempt", a.attempt},   {"token", a.token},         {"node_rank", a.node_rank},
                {"state", o.state},       {"exit_code", o.exit_code}, {"signal", o.signal},
                {"log_tail", o.log_tail}, {"message", o.message}};
-  return client_->Call("POST", "/v1/jobs/" + a.job_id + "/reports", body, std::chrono::seconds(30))
+  return Calls()
+      .Call("POST", "/v1/jobs/" + a.job_id + "/reports", body, std::chrono::seconds(30))
       .status();
 }
 
@@ -75,14 +119,15 @@ Status FleetClient::AddSamples(const Assignment& a, const std::vector<MetricSamp
     list.push_back(std::move(x));
   }
   json body = {{"attempt", a.attempt}, {"token", a.token}, {"samples", std::move(list)}};
-  return client_->Call("POST", "/v1/jobs/" + a.job_id + "/samples", body, std::chrono::seconds(30))
+  return Calls()
+      .Call("POST", "/v1/jobs/" + a.job_id + "/samples", body, std::chrono::seconds(30))
       .status();
 }
 
 Status FleetClient::Drain(int64_t deadline_ms, const std::string& reason) {
-  return client_
-      ->Call("POST", "/v1/nodes/" + node_id_ + "/drain",
-             json{{"deadline_ms", deadline_ms}, {"reason", reason}})
+  return Calls()
+      .Call("POST", "/v1/nodes/" + node_id_ + "/drain",
+            json{{"deadline_ms", deadline_ms}, {"reason", reason}})
       .status();
 }
 

@@ -32,6 +32,8 @@ class JsonClient {
   void Cancel() { client_->Cancel(); }
 
   const std::string& base_url() const { return base_url_; }
+  // The bearer token of later calls.
+  void set_token(std::string token) { token_ = std::move(token); }
 
  private:
   JsonClient(std::string base_url, std::string token, std::unique_ptr<http::Client> client)

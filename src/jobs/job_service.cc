@@ -243,14 +243,21 @@ Status JobService::Report(const std::string& job_id, const RankReport& report) {
 }
 
 Status JobService::AddMetrics(const std::string& job_id, int attempt, uint64_t token,
-                              std::vector<store::MetricPoint> points) {
+                              std::vector<store::MetricPoint> points,
+                              const std::string& from_node) {
   TF_ASSIGN_OR_RETURN(Job job, Get("", job_id));
-  bool holds = std::any_of(job.doc.attempts.begin(), job.doc.attempts.end(), [&](const Attempt& a) {
+  auto held = std::find_if(job.doc.attempts.begin(), job.doc.attempts.end(), [&](const Attempt& a) {
     return a.number == attempt && a.token == token;
   });
-  if (!holds) {
+  if (held == job.doc.attempts.end()) {
     return Aborted("stale lease: attempt " + std::to_string(attempt) + " of job " + job_id +
                    " does not hold this token");
+  }
+  if (!from_node.empty() &&
+      std::none_of(held->ranks.begin(), held->ranks.end(),
+                   [&](const RankState& r) { return r.node_id == from_node; })) {
+    return PermissionDenied("no rank of attempt " + std::to_string(attempt) + " of job " + job_id +
+                            " is placed on node " + from_node);
   }
   TimeMs now = clock_.Now();
   for (store::MetricPoint& p : points) {
@@ -263,15 +270,17 @@ Status JobService::AddMetrics(const std::string& job_id, int attempt, uint64_t t
 
 Result<store::NodeRecord> JobService::RegisterNode(const std::string& node_id,
                                                    const std::string& name,
-                                                   const fleet::NodeInfo& info) {
+                                                   const fleet::NodeInfo& info,
+                                                   const store::NodeAdmission& admission) {
   store::NodeRecord record;
   record.id = node_id;
   record.name = name;
   record.info_json = fleet::NodeInfoToJson(info).dump();
   record.registered_at = record.heartbeat_at = clock_.Now();
-  TF_ASSIGN_OR_RETURN(store::NodeRecord stored, store_.nodes().RegisterNode(record));
-  spdlog::info("node {} ({}) registered: {} CPUs, {} GPUs, epoch {}", node_id, name, info.cpus,
-               info.gpus.size(), stored.epoch);
+  TF_ASSIGN_OR_RETURN(store::NodeRecord stored, store_.nodes().AdmitNode(record, admission));
+  spdlog::info("node {} ({}) registered{}: {} CPUs, {} GPUs, epoch {}", node_id, name,
+               admission.join_token_id.empty() ? "" : " with join token " + admission.join_token_id,
+               info.cpus, info.gpus.size(), stored.epoch);
   if (on_work_) on_work_();
   return stored;
 }

@@ -129,12 +129,15 @@ class JobService {
 
   // From workers. kAborted for a stale token or epoch (the caller must stop what it runs).
   Status Report(const std::string& job_id, const RankReport& report);
+  // `from_node` as RankReport::from_node: kPermissionDenied unless a rank of the attempt is
+  // placed on it.
   Status AddMetrics(const std::string& job_id, int attempt, uint64_t token,
-                    std::vector<store::MetricPoint> points);
+                    std::vector<store::MetricPoint> points, const std::string& from_node = "");
 
-  // The fleet.
+  // The fleet. `admission`: what let the registration in (store::NodeStore::AdmitNode).
   Result<store::NodeRecord> RegisterNode(const std::string& node_id, const std::string& name,
-                                         const fleet::NodeInfo& info);
+                                         const fleet::NodeInfo& info,
+                                         const store::NodeAdmission& admission = {});
   Status Heartbeat(const std::string& node_id, int64_t epoch);
   Result<NodeAssignments> Assignments(const std::string& node_id);
   // Asks the node's worker to interrupt everything it runs within `deadline_ms` and places

@@ -152,6 +152,12 @@ Status ApplyRankReport(Job& job, const RankReport& report, TimeMs now, Events& e
     return InvalidArgument("node_rank: " + std::to_string(report.node_rank) +
                            " is not a rank of attempt " + std::to_string(a->number));
   }
+  if (!report.from_node.empty() &&
+      a->ranks[static_cast<size_t>(report.node_rank)].node_id != report.from_node) {
+    return PermissionDenied("rank " + std::to_string(report.node_rank) + " of attempt " +
+                            std::to_string(a->number) + " of job " + job.id() +
+                            " is not placed on node " + report.from_node);
+  }
   const std::string& s = report.state;
   if (s != "running" && !IsRankEnd(s)) {
     return InvalidArgument(

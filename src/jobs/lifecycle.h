@@ -51,6 +51,9 @@ struct RankReport {
   int signal = 0;
   std::string log_tail;
   std::string message;  // the worker's words, e.g. "drained: spot interruption notice"
+  // The node the report comes from, when a node's own credential sent it: the rank must be
+  // placed there. "" for an admin, who may report for any node.
+  std::string from_node;
 };
 
 // Starts attempt N+1 on `placement` (one address per rank, in rank order).

@@ -22,7 +22,8 @@ LocalProvider::~LocalProvider() {
   for (auto& [id, group] : workers_) (void)group->Terminate(kStopGrace);
 }
 
-Status LocalProvider::Create(const PoolSpec& spec, const std::string& id) {
+Status LocalProvider::Create(const PoolSpec& spec, const std::string& id,
+                             const std::string& join_token) {
   auto it = workers_.find(id);
   if (it != workers_.end()) {
     TF_ASSIGN_OR_RETURN(auto ended, it->second->TryWait());
@@ -42,12 +43,12 @@ Status LocalProvider::Create(const PoolSpec& spec, const std::string& id) {
   // Heartbeats are cheap on one machine: often enough for a short --heartbeat-timeout.
   process.argv.insert(process.argv.end(),
                       {"--worker-dir", (dir / "worker").string(), "--heartbeat", "1s"});
-  // The token travels in the environment, not on the command line (/proc/PID/cmdline is
+  // The join token travels in the environment, not on the command line (/proc/PID/cmdline is
   // readable by every user).
   process.env = {{"PATH", FromEnv("PATH", "/usr/local/bin:/usr/bin:/bin")},
                  {"HOME", FromEnv("HOME", "/")},
                  {"LANG", FromEnv("LANG", "C.UTF-8")},
-                 {"TENSORFLEET_TOKEN", context_.token}};
+                 {"TENSORFLEET_TOKEN", join_token}};
   process.working_dir = dir;
   process.log_file = dir / "worker.log";
   TF_ASSIGN_OR_RETURN(workers_[id], worker::ProcessGroup::Start(process));

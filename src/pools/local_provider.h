@@ -23,7 +23,8 @@ class LocalProvider : public MachineProvider {
       : pool_(std::move(pool)), context_(std::move(context)) {}
   ~LocalProvider() override;
 
-  Status Create(const PoolSpec& spec, const std::string& id) override;
+  Status Create(const PoolSpec& spec, const std::string& id,
+                const std::string& join_token) override;
   Status Delete(const std::string& id) override;
   Result<std::vector<Machine>> List() override;
 

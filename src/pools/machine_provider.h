@@ -22,9 +22,11 @@ struct Machine {
 class MachineProvider {
  public:
   virtual ~MachineProvider() = default;
-  // Starts machine `id` of the pool's shape as `spec` has it now. Asking again for one that
-  // exists changes nothing.
-  virtual Status Create(const PoolSpec& spec, const std::string& id) = 0;
+  // Starts machine `id` of the pool's shape as `spec` has it now, its worker to register with
+  // `join_token` (one use, made for this machine: auth/). Asking again for one that exists
+  // changes nothing.
+  virtual Status Create(const PoolSpec& spec, const std::string& id,
+                        const std::string& join_token) = 0;
   // Stops and forgets machine `id`; one that does not exist is OK.
   virtual Status Delete(const std::string& id) = 0;
   // The pool's machines that exist (running or stopped but not yet deleted).
@@ -34,7 +36,6 @@ class MachineProvider {
 // What every provider's workers need to join this server.
 struct ProviderContext {
   std::string server_url;
-  std::string token;             // the credential a worker registers with
   std::filesystem::path binary;  // tensorfleet, for the local provider
   std::filesystem::path dir;     // data_dir/pools
 };

@@ -132,8 +132,17 @@ void PoolController::Launch(const PoolSpec& spec, PoolState& state, const struct
   std::vector<std::string> started;
   for (int i = 0; i < launch.machines; ++i) {
     std::string id = spec.name + "-" + RandomHex(3);
-    Status created = state.provider->Create(spec, id);
+    // One registration, within the machine's start timeout: a token read from the machine
+    // afterwards registers nothing.
+    auto join = auth_.CreateJoinToken("pool " + spec.name + ", machine " + id,
+                                      std::max(kMinuteMs, spec.start_timeout_ms + kMinuteMs), 1);
+    if (!join.ok()) {
+      Decide(state, "could not start a machine", "its join token: " + join.status().ToString());
+      break;
+    }
+    Status created = state.provider->Create(spec, id, join->secret);
     if (!created.ok()) {
+      (void)auth_.RevokeJoinToken(join->token.id);
       Decide(state, "could not start a machine", created.ToString());
       break;
     }

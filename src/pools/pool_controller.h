@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "auth/auth_service.h"
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "jobs/job_service.h"
@@ -40,9 +41,10 @@ class PoolController {
  public:
   static constexpr size_t kKeptDecisions = 20;
 
-  PoolController(store::Store& store, jobs::JobService& jobs, const Clock& clock,
-                 ProviderFactory factory)
-      : store_(store), jobs_(jobs), clock_(clock), factory_(std::move(factory)) {}
+  // `auth` issues each machine's join token.
+  PoolController(store::Store& store, jobs::JobService& jobs, auth::AuthService& auth,
+                 const Clock& clock, ProviderFactory factory)
+      : store_(store), jobs_(jobs), auth_(auth), clock_(clock), factory_(std::move(factory)) {}
 
   // Call from one thread only, which must outlive the local provider's processes.
   Status Tick();
@@ -69,6 +71,7 @@ class PoolController {
 
   store::Store& store_;
   jobs::JobService& jobs_;
+  auth::AuthService& auth_;
   const Clock& clock_;
   ProviderFactory factory_;
   std::map<std::string, PoolState> pools_;

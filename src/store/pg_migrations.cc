@@ -309,6 +309,23 @@ const std::vector<std::string>& Migrations() {
         created_at BIGINT NOT NULL,
         updated_at BIGINT NOT NULL);
       )sql",
+      // 14: what lets workers in (auth/): join tokens, which register new nodes only, and each
+      // node's own credential (hashes: the secrets are never stored).
+      R"sql(
+      CREATE TABLE join_tokens (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        hash TEXT NOT NULL UNIQUE,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        max_uses BIGINT NOT NULL,
+        uses BIGINT NOT NULL,
+        revoked_at BIGINT);
+      CREATE TABLE node_credentials (
+        node_id TEXT PRIMARY KEY,
+        hash TEXT NOT NULL UNIQUE,
+        issued_at BIGINT NOT NULL);
+      )sql",
   };
   return kMigrations;
 }

@@ -1,4 +1,5 @@
 // PostgresStore's NodeStore: the machines of the fleet.
+#include "store/join_token_rule.h"
 #include "store/pg_store_impl.h"
 
 namespace tf::store {
@@ -29,12 +30,47 @@ Status NodeNotIn(PgConnection& conn, const std::string& id, const std::string& f
   return FailedPrecondition("node '" + id + "' is " + std::string(r.Text(0, 0)) + ", not " + from);
 }
 
+// Spends one use of join token `id` on registering the new node `node_id`, or says why not.
+// The token's row is locked first: two registrations never spend its last use twice.
+Status SpendPgJoinToken(PgConnection& conn, const std::string& id, const std::string& node_id,
+                        TimeMs now) {
+  TF_ASSIGN_OR_RETURN(PgResult q, conn.Exec("SELECT revoked_at IS NOT NULL, expires_at, "
+                                            "max_uses, uses FROM join_tokens WHERE id = $1 "
+                                            "FOR UPDATE",
+                                            PgParams().Add(id)));
+  if (q.rows() == 0) return NotFound("join token " + id + " does not exist");
+  TF_ASSIGN_OR_RETURN(PgResult known,
+                      conn.Exec("SELECT 1 FROM nodes WHERE id = $1", PgParams().Add(node_id)));
+  if (known.rows() > 0) {
+    return AlreadyExists("node '" + node_id +
+                         "' is registered: a join token only registers new nodes");
+  }
+  TF_RETURN_IF_ERROR(JoinTokenUsable(id, q.Bool(0, 0), q.Int(0, 1), q.Int(0, 2), q.Int(0, 3), now));
+  return conn.Run("UPDATE join_tokens SET uses = uses + 1 WHERE id = $1", PgParams().Add(id));
+}
+
 }  // namespace
 
-Result<NodeRecord> PostgresStore::RegisterNode(NodeRecord node) {
+Result<NodeRecord> PostgresStore::RegisterNode(NodeRecord node) { return AdmitNode(node, {}); }
+
+Result<NodeRecord> PostgresStore::AdmitNode(NodeRecord node, const NodeAdmission& admission) {
   node.state = "ready";
   node.drain_json.clear();
-  TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kAutocommit, [&](PgConnection& conn) -> Status {
+  // With nothing to spend or issue, the registration is one statement on its own.
+  bool plain = admission.join_token_id.empty() && admission.credential_hash.empty();
+  PgTxMode mode = plain ? PgTxMode::kAutocommit : PgTxMode::kTransaction;
+  TF_RETURN_IF_ERROR(pool_->Run(mode, [&](PgConnection& conn) -> Status {
+    if (!admission.join_token_id.empty()) {
+      TF_RETURN_IF_ERROR(
+          SpendPgJoinToken(conn, admission.join_token_id, node.id, node.registered_at));
+    }
+    if (!admission.credential_hash.empty()) {
+      TF_RETURN_IF_ERROR(
+          conn.Run("INSERT INTO node_credentials (node_id, hash, issued_at) VALUES ($1, $2, $3) "
+                   "ON CONFLICT (node_id) DO UPDATE SET hash = EXCLUDED.hash, issued_at = "
+                   "EXCLUDED.issued_at",
+                   PgParams().Add(node.id).Add(admission.credential_hash).Add(node.registered_at)));
+    }
     // One statement: two servers registering the same node never hand out the same epoch, and
     // the registration and the period it opens are written together. A node that was forgotten
     // starts after its last period's epoch.

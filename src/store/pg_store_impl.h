@@ -54,6 +54,12 @@ class PostgresStore final : public Store,
   Result<Token> FindTokenByHash(const std::string& hash) override;
   Result<std::vector<Token>> ListTokens(const std::string& project_id) override;
   Status RevokeToken(const std::string& id, TimeMs now) override;
+  // (pg_node_access.cc)
+  Status CreateJoinToken(const JoinToken& token) override;
+  Result<JoinToken> FindJoinTokenByHash(const std::string& hash) override;
+  Result<std::vector<JoinToken>> ListJoinTokens() override;
+  Status RevokeJoinToken(const std::string& id, TimeMs now) override;
+  Result<std::string> FindNodeByCredential(const std::string& hash) override;
 
   // QueueStore: queue records, counts and bulk operations (pg_queues.cc)
   Result<Queue> CreateQueue(Queue queue) override;
@@ -107,6 +113,7 @@ class PostgresStore final : public Store,
 
   // NodeStore (pg_nodes.cc)
   Result<NodeRecord> RegisterNode(NodeRecord node) override;
+  Result<NodeRecord> AdmitNode(NodeRecord node, const NodeAdmission& admission) override;
   Result<NodeRecord> GetNode(const std::string& id) override;
   Result<std::vector<NodeRecord>> ListNodes() override;
   Status TouchNode(const std::string& id, int64_t epoch, TimeMs now) override;

@@ -27,6 +27,19 @@ struct Token {
   std::optional<TimeMs> revoked_at;
 };
 
+// A join token (auth/): lets a worker register a new node, nothing else. Its secret ("tfj_" +
+// 40 hex) is shown once; the store keeps its SHA-256.
+struct JoinToken {
+  std::string id;  // "jtk_<hex>": public
+  std::string name;
+  std::string hash;
+  TimeMs created_at = 0;
+  TimeMs expires_at = 0;  // registrations at or after it are refused
+  int64_t max_uses = 0;   // registrations it admits; 0 for any number
+  int64_t uses = 0;
+  std::optional<TimeMs> revoked_at;
+};
+
 // A queue's settings, with SQS's defaults. Stored as JSON text (store/config_json.h).
 struct QueueConfig {
   TimeMs visibility_timeout_ms = 30 * kSecondMs;
@@ -225,6 +238,14 @@ struct NodeRecord {
   TimeMs registered_at = 0;
   TimeMs heartbeat_at = 0;
   std::string drain_json;  // "" or the drain in progress: {"deadline_ms": ..., "reason": ...}
+};
+
+// What lets a registration in, besides the node record (NodeStore::AdmitNode): the join token
+// it spends ("" for an admin or the node's own credential), and the SHA-256 of the credential
+// the node is issued, which replaces any it had ("" keeps what it has).
+struct NodeAdmission {
+  std::string join_token_id;
+  std::string credential_hash;
 };
 
 // One registration of a node, from when it registered until its last heartbeat: the time the

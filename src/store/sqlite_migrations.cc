@@ -293,6 +293,23 @@ const std::vector<std::string>& Migrations() {
         created_at INTEGER NOT NULL,
         updated_at INTEGER NOT NULL);
       )sql",
+      // 14: what lets workers in (auth/): join tokens, which register new nodes only, and each
+      // node's own credential (hashes: the secrets are never stored).
+      R"sql(
+      CREATE TABLE join_tokens (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        hash TEXT NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        max_uses INTEGER NOT NULL,
+        uses INTEGER NOT NULL,
+        revoked_at INTEGER);
+      CREATE TABLE node_credentials (
+        node_id TEXT PRIMARY KEY,
+        hash TEXT NOT NULL UNIQUE,
+        issued_at INTEGER NOT NULL);
+      )sql",
   };
   return kMigrations;
 }

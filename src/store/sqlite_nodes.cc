@@ -1,4 +1,5 @@
 // SqliteStore's NodeStore: the machines of the fleet.
+#include "store/join_token_rule.h"
 #include "store/sqlite_store_impl.h"
 
 namespace tf::store {
@@ -29,10 +30,41 @@ Status NodeNotIn(SqliteDb& db, const std::string& id, const std::string& from) {
   return FailedPrecondition("node '" + id + "' is " + q.Text(0) + ", not " + from);
 }
 
+// Spends one use of join token `id` on registering the new node `node_id`, or says why not.
+Status SpendJoinToken(SqliteDb& db, const std::string& id, const std::string& node_id, TimeMs now) {
+  TF_ASSIGN_OR_RETURN(Stmt known, db.Prepare("SELECT 1 FROM nodes WHERE id = ?"));
+  TF_ASSIGN_OR_RETURN(bool registered, known.Bind(1, node_id).Step());
+  if (registered) {
+    return AlreadyExists("node '" + node_id +
+                         "' is registered: a join token only registers new nodes");
+  }
+  TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("SELECT revoked_at, expires_at, max_uses, uses "
+                                         "FROM join_tokens WHERE id = ?"));
+  TF_ASSIGN_OR_RETURN(bool row, q.Bind(1, id).Step());
+  if (!row) return NotFound("join token " + id + " does not exist");
+  TF_RETURN_IF_ERROR(JoinTokenUsable(id, !q.IsNull(0), q.Int(1), q.Int(2), q.Int(3), now));
+  TF_ASSIGN_OR_RETURN(Stmt spend,
+                      db.Prepare("UPDATE join_tokens SET uses = uses + 1 WHERE id = ?"));
+  return spend.Bind(1, id).Run();
+}
+
 }  // namespace
 
-Result<NodeRecord> SqliteStore::RegisterNode(NodeRecord node) {
+Result<NodeRecord> SqliteStore::RegisterNode(NodeRecord node) { return AdmitNode(node, {}); }
+
+Result<NodeRecord> SqliteStore::AdmitNode(NodeRecord node, const NodeAdmission& admission) {
   TF_RETURN_IF_ERROR(writer_->Write([&](SqliteDb& db) -> Status {
+    if (!admission.join_token_id.empty()) {
+      TF_RETURN_IF_ERROR(SpendJoinToken(db, admission.join_token_id, node.id, node.registered_at));
+    }
+    if (!admission.credential_hash.empty()) {
+      TF_ASSIGN_OR_RETURN(Stmt cred, db.Prepare("INSERT OR REPLACE INTO node_credentials "
+                                                "(node_id, hash, issued_at) VALUES (?, ?, ?)"));
+      TF_RETURN_IF_ERROR(cred.Bind(1, node.id)
+                             .Bind(2, admission.credential_hash)
+                             .Bind(3, node.registered_at)
+                             .Run());
+    }
     // After the node's last epoch, whether it is registered or was forgotten (its periods stay).
     TF_ASSIGN_OR_RETURN(Stmt prev, db.Prepare("SELECT COALESCE(MAX(e), 0) FROM ("
                                               "SELECT epoch AS e FROM nodes WHERE id = ? UNION ALL "

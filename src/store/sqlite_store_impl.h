@@ -68,6 +68,12 @@ class SqliteStore final : public Store,
   Result<Token> FindTokenByHash(const std::string& hash) override;
   Result<std::vector<Token>> ListTokens(const std::string& project_id) override;
   Status RevokeToken(const std::string& id, TimeMs now) override;
+  // (sqlite_node_access.cc)
+  Status CreateJoinToken(const JoinToken& token) override;
+  Result<JoinToken> FindJoinTokenByHash(const std::string& hash) override;
+  Result<std::vector<JoinToken>> ListJoinTokens() override;
+  Status RevokeJoinToken(const std::string& id, TimeMs now) override;
+  Result<std::string> FindNodeByCredential(const std::string& hash) override;
 
   // QueueStore (sqlite_queues.cc, sqlite_messages.cc)
   Result<Queue> CreateQueue(Queue queue) override;
@@ -128,6 +134,7 @@ class SqliteStore final : public Store,
 
   // NodeStore (sqlite_nodes.cc)
   Result<NodeRecord> RegisterNode(NodeRecord node) override;
+  Result<NodeRecord> AdmitNode(NodeRecord node, const NodeAdmission& admission) override;
   Result<NodeRecord> GetNode(const std::string& id) override;
   Result<std::vector<NodeRecord>> ListNodes() override;
   Status TouchNode(const std::string& id, int64_t epoch, TimeMs now) override;

@@ -34,6 +34,16 @@ class AuthStore {
   virtual Result<std::vector<Token>> ListTokens(const std::string& project_id) = 0;
   // kNotFound if there is no such token; revoking twice keeps the first time.
   virtual Status RevokeToken(const std::string& id, TimeMs now) = 0;
+
+  // Join tokens, of the whole fleet. kAlreadyExists for a used id.
+  virtual Status CreateJoinToken(const JoinToken& token) = 0;
+  virtual Result<JoinToken> FindJoinTokenByHash(const std::string& hash) = 0;  // kNotFound
+  virtual Result<std::vector<JoinToken>> ListJoinTokens() = 0;                 // by creation
+  // kNotFound if there is no such token; revoking twice keeps the first time.
+  virtual Status RevokeJoinToken(const std::string& id, TimeMs now) = 0;
+  // The registered node whose credential has this SHA-256. kNotFound if none has, or the node
+  // it was issued to has been forgotten (its credential dies with it).
+  virtual Result<std::string> FindNodeByCredential(const std::string& hash) = 0;
 };
 
 class QueueStore {
@@ -207,6 +217,12 @@ class NodeStore {
   // Creates the node or replaces what is known of it, sets state "ready", clears any drain and
   // increments its epoch (1 for a new node). Returns the stored record.
   virtual Result<NodeRecord> RegisterNode(NodeRecord node) = 0;
+  // RegisterNode, with what let the registration in, in one transaction. With a join token:
+  // kAlreadyExists if the node is registered (a join token only makes new nodes), kNotFound if
+  // the token does not exist, kFailedPrecondition (saying why) if it is revoked, expired at
+  // `node.registered_at` or used up; otherwise one of its uses is spent. The credential's hash,
+  // when given, becomes the node's (FindNodeByCredential).
+  virtual Result<NodeRecord> AdmitNode(NodeRecord node, const NodeAdmission& admission) = 0;
   virtual Result<NodeRecord> GetNode(const std::string& id) = 0;  // kNotFound
   virtual Result<std::vector<NodeRecord>> ListNodes() = 0;        // by id
   // Records a heartbeat. kNotFound if the node is unknown; kAborted if `epoch` is not the

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "auth/auth_service.h"
 #include "base/crypto.h"
 #include "base/log.h"
 #include "base/mutex.h"
@@ -105,13 +106,14 @@ class WorkerImpl final : public Worker {
       return Unavailable("cannot create " + (options_.data_dir / "attempts").string() + ": " +
                          ec.message());
     TF_ASSIGN_OR_RETURN(node_id_, LoadOrCreateNodeId(options_.data_dir));
-    TF_ASSIGN_OR_RETURN(fleet_,
-                        client::FleetClient::Create(options_.server_url, options_.token, node_id_));
+    TF_ASSIGN_OR_RETURN(fleet_, client::FleetClient::Create(options_.server_url, options_.token,
+                                                            node_id_, LoadNodeCredential()));
     state_ = std::make_unique<LocalState>(options_.data_dir / "worker-state.json");
     TF_RETURN_IF_ERROR(state_->Load());
 
     fleet::NodeInfo info = DescribeMachine();
     TF_ASSIGN_OR_RETURN(epoch_, fleet_->Register(options_.name, info));
+    TF_RETURN_IF_ERROR(KeepNodeCredential(*fleet_));
     spdlog::info("worker {} registered as {} (epoch {}): {} CPUs, {} GPUs{}, address {}",
                  options_.name, node_id_, epoch_, info.cpus, info.gpus.size(),
                  info.simulated_gpus ? " (simulated)" : "", info.address);
@@ -197,6 +199,26 @@ class WorkerImpl final : public Worker {
     }
   }
 
+  // The node's credential from an earlier registration, kept in the worker's directory (0600,
+  // the worker's alone): "" if there is none.
+  std::string LoadNodeCredential() {
+    std::ifstream in(options_.data_dir / kCredentialFile);
+    std::string credential;
+    if (in && std::getline(in, credential) && credential.rfind("tfn_", 0) == 0) return credential;
+    return "";
+  }
+
+  // Writes the credential the server issued, if it differs from the one kept.
+  Status KeepNodeCredential(const client::FleetClient& client) {
+    std::string credential = client.credential();
+    MutexLock lock(credential_mu_);
+    if (credential.empty() || credential == kept_credential_) return OkStatus();
+    Status st = auth::WriteSecretFile(options_.data_dir / kCredentialFile, credential + "\n");
+    if (!st.ok()) return Unavailable("cannot keep the node's credential: " + st.message());
+    kept_credential_ = credential;
+    return OkStatus();
+  }
+
   bool SleepUnlessStopping(std::chrono::milliseconds d) {
     MutexLock lock(mu_);
     return !lock.WaitFor(cv_, d, [&]() REQUIRES(mu_) { return stopping_; });
@@ -217,7 +239,14 @@ class WorkerImpl final : public Worker {
         // Register again; the assignment loop stops whatever is no longer ours.
         spdlog::warn("heartbeat refused ({}); registering again", s.message());
         auto epoch = (*client)->Register(options_.name, DescribeMachine());
-        if (epoch.ok()) epoch_ = *epoch;
+        if (epoch.ok()) {
+          epoch_ = *epoch;
+          if (Status kept = KeepNodeCredential(**client); !kept.ok()) {
+            spdlog::warn("{}", kept.message());
+          }
+        } else {
+          spdlog::warn("registering again failed: {}", epoch.status().ToString());
+        }
       } else if (!s.ok()) {
         spdlog::warn("heartbeat failed: {}", s.ToString());
       }
@@ -381,7 +410,11 @@ class WorkerImpl final : public Worker {
   }
 
   WorkerOptions options_;
+  static constexpr const char* kCredentialFile = "node-credential";
+
   std::string node_id_;
+  Mutex credential_mu_;
+  std::string kept_credential_ GUARDED_BY(credential_mu_);
   bool job_users_ = false;  // jobs run as users of their own (ChooseJobUsers)
   std::atomic<int64_t> epoch_{0};
   std::unique_ptr<client::FleetClient> fleet_;

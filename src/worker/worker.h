@@ -16,7 +16,9 @@ namespace tf::worker {
 
 struct WorkerOptions {
   std::string server_url;
-  std::string token;               // an admin token
+  // What registers the node: a join token (auth/), or an admin token. Once registered, the
+  // worker acts with its node's own credential, kept in data_dir/node-credential.
+  std::string token;
   std::filesystem::path data_dir;  // node id, local state, attempts' working directories
   std::string name;                // default: the host name
   std::string address;             // default: the address this machine reaches the server from
