@@ -48,6 +48,8 @@ TEST_F(ObjectsApiTest, TheDataDirectoryTheDatabaseAndTheObjectsAreTheOwnersOnly)
   auto mode = [](const fs::path& p) { return fs::status(p).permissions() & fs::perms::all; };
   EXPECT_EQ(mode(dir_.path()), fs::perms::owner_all);
   EXPECT_EQ(mode(dir_.path() / "tensorfleet.db"), fs::perms::owner_read | fs::perms::owner_write);
+  // Not even the blobs' names to jobs passing through the data directory.
+  EXPECT_EQ(mode(dir_.path() / "objects"), fs::perms::owner_all);
   int blobs = 0;
   for (const auto& entry : fs::recursive_directory_iterator(dir_.path() / "objects")) {
     if (!entry.is_regular_file()) continue;

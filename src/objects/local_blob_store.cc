@@ -497,6 +497,10 @@ Result<std::unique_ptr<BlobStore>> OpenLocalBlobStore(const std::filesystem::pat
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Internal("cannot create " + dir.string() + ": " + ec.message());
+  // The server's alone: jobs that may pass through the data directory (docs/security.md) do not
+  // even list the blobs' names.
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+  if (ec) return Internal("cannot make " + dir.string() + " private (mode 0700): " + ec.message());
   TF_RETURN_IF_ERROR(EnsureDir(dir / "tmp"));
   TF_ASSIGN_OR_RETURN(std::string owner, LoadOrCreateOwner(dir));
   return std::unique_ptr<BlobStore>(new LocalBlobStore(dir, std::move(owner)));
