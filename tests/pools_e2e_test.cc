@@ -1,10 +1,12 @@
 // Node pools end to end: a real server whose local pool starts real `tensorfleet worker`
 // processes for a queued gang, stops them once they are idle, and replaces a spot machine
-// killed in the middle of a job, on both store back ends.
+// killed in the middle of a job; a command pool whose script starts the workers; on both store
+// back ends.
 #include <signal.h>
 
 #include "endpoints_test_util.h"  // FindProcess
-#include "http_test_util.h"       // first: see the note in base/async.h
+#include "file_test_util.h"
+#include "http_test_util.h"  // first: see the note in base/async.h
 #include "jobs_test_util.h"
 #include "pg_test_schema.h"
 
@@ -129,6 +131,78 @@ TEST_P(PoolsE2eTest, ASpotMachineKilledMidJobIsReplacedAndTheJobResumes) {
                 d["why"].get<std::string>().starts_with("it stopped by itself");
   }
   EXPECT_TRUE(replaced) << pool.dump(2);
+}
+
+// The command provider with examples/pools/local-command/machines.py, whose machines are real
+// workers started by the script (not the server's children), registering with the join token
+// the script is given.
+TEST_P(PoolsE2eTest, ACommandPoolsScriptStartsAWorkerForAJobAndStopsItWhenIdle) {
+  std::filesystem::path machines = dir_.path() / "scripted-machines";
+  // The script's workers are not the server's children: none outlives the test.
+  struct KillLeftovers {
+    std::filesystem::path dir;
+    ~KillLeftovers() {
+      std::error_code ec;
+      for (const auto& m : std::filesystem::directory_iterator(dir, ec)) {
+        std::string pid = ReadFile(m.path() / "pid");
+        if (!pid.empty()) kill(std::stoi(pid), SIGKILL);
+      }
+    }
+  } kill_leftovers{machines};
+  std::string script =
+      std::string(TENSORFLEET_SOURCE_DIR) + "/examples/pools/local-command/machines.py";
+  CreatePool(
+      "name: scripted\n"
+      "provider:\n"
+      "  type: command\n"
+      "  create: " +
+      script +
+      "\n"
+      "  delete: " +
+      script +
+      "\n"
+      "  list: " +
+      script +
+      "\n"
+      "  timeout: 30s\n"
+      "  env: {TENSORFLEET_BINARY: " TENSORFLEET_BINARY ", MACHINES_DIR: " +
+      machines.string() +
+      "}\n"
+      "machine: {cpus: 2, memory: 1Gi, price_per_hour: 0.17}\n"
+      "max: 1\n"
+      "idle_timeout: 2s\n");
+  auto job = Submit("name: scripted\nresources: {cpus: 2}\ncommand: echo ran on $(hostname)\n");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  std::string id = (*job)["id"];
+  Json done = WaitFor(id, Finished);
+  ASSERT_EQ(done["state"], "succeeded") << done.dump(2) << Pool("scripted").dump(2);
+  std::string machine;
+  Json pool = Pool("scripted");
+  for (const Json& d : pool["decisions"]) {
+    std::string what = d["what"];
+    if (what.starts_with("started ")) machine = what.substr(8);
+  }
+  ASSERT_FALSE(machine.empty()) << pool.dump(2);
+  // The worker kept its node's credential; its join token is spent.
+  EXPECT_EQ(ReadFile(machines / machine / "worker" / "node-credential").substr(0, 4), "tfn_");
+  auto tokens = api_->Call("GET", "/v1/join-tokens");
+  ASSERT_TRUE(tokens.ok());
+  bool spent = false;
+  for (const Json& t : (*tokens)["join_tokens"]) {
+    spent |= t["name"] == "pool scripted, machine " + machine && t["state"] == "used up";
+  }
+  EXPECT_TRUE(spent) << tokens->dump(2);
+
+  // Idle for 2 s: the script's delete stops the worker, and the node is forgotten.
+  std::string pid = ReadFile(machines / machine / "pid");
+  bool stopped =
+      Eventually([&] { return Pool("scripted")["machines"].empty() && NodeCount() == 0; },
+                 std::chrono::seconds(60));
+  EXPECT_TRUE(stopped) << Pool("scripted").dump(2);
+  EXPECT_FALSE(std::filesystem::exists(machines / machine));
+  EXPECT_FALSE(pid.empty());
+  EXPECT_TRUE(Eventually([&] { return ReadFile("/proc/" + pid + "/cmdline").empty(); },
+                         std::chrono::seconds(10)));
 }
 
 TEST_P(PoolsE2eTest, OnlyAdminsManagePoolsAndBadSpecsAreRefusedWithTheirLine) {

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "jobs/quantities.h"
+#include "pools/command_provider.h"
 #include "pools/local_provider.h"
 
 namespace tf::pools {
@@ -42,6 +43,9 @@ std::unique_ptr<MachineProvider> NewMachineProvider(const PoolSpec& spec,
                                                     const ProviderContext& context) {
   ProviderContext own = context;
   own.dir /= spec.name;
+  if (spec.provider.type == ProviderType::kCommand) {
+    return std::make_unique<CommandProvider>(spec, std::move(own));
+  }
   return std::make_unique<LocalProvider>(spec.name, std::move(own));
 }
 

@@ -22,6 +22,8 @@ using Field = jobs::SpecField;
 
 constexpr jobs::IntRange kNodeCountRange{0, kMaxPoolNodes};
 constexpr jobs::IntRange kTimeoutRange{kSecondMs, kDayMs};
+constexpr jobs::IntRange kScriptTimeoutRange{kSecondMs, kHourMs};
+constexpr jobs::IntRange kRetriesRange{0, 10};
 
 struct Problem {
   std::string path;
@@ -56,13 +58,57 @@ constexpr std::array<FieldRule<MachineShape>, 10> kMachineRules = {{
 }};
 
 Status ReadType(Reader& r, const Field& f, ProviderSpec& p) {
-  static constexpr std::array<std::pair<ProviderType, std::string_view>, 1> kChoices = {{
+  static constexpr std::array<std::pair<ProviderType, std::string_view>, 2> kChoices = {{
       {ProviderType::kLocal, "local"},
+      {ProviderType::kCommand, "command"},
   }};
   return jobs::ReadChoice(r, f, kChoices, p.type);
 }
 
-constexpr std::array<FieldRule<ProviderSpec>, 1> kProviderRules = {{{"type", ReadType}}};
+template <std::vector<std::string> CommandScripts::*member>
+Status ReadScript(Reader& r, const Field& f, ProviderSpec& p) {
+  return jobs::ReadCommandArgs(r, f, p.command.*member);
+}
+
+Status ReadScriptTimeout(Reader& r, const Field& f, ProviderSpec& p) {
+  TF_ASSIGN_OR_RETURN(p.command.timeout_ms, r.Duration(f));
+  if (p.command.timeout_ms < kScriptTimeoutRange.min ||
+      p.command.timeout_ms > kScriptTimeoutRange.max) {
+    return r.Error(f, "must be from 1s to 1h, got " + jobs::FormatDuration(p.command.timeout_ms));
+  }
+  return OkStatus();
+}
+
+Status ReadRetries(Reader& r, const Field& f, ProviderSpec& p) {
+  TF_ASSIGN_OR_RETURN(int64_t n, r.Int(f, kRetriesRange));
+  p.command.retries = static_cast<int>(n);
+  return OkStatus();
+}
+
+Status ReadScriptEnv(Reader& r, const Field& f, ProviderSpec& p) {
+  return jobs::ReadStringMap(r, f, p.command.env);
+}
+
+Status ReadServerUrl(Reader& r, const Field& f, ProviderSpec& p) {
+  TF_ASSIGN_OR_RETURN(p.command.server_url, r.String(f));
+  if (p.command.server_url.rfind("http://", 0) != 0 &&
+      p.command.server_url.rfind("https://", 0) != 0) {
+    return r.Error(f,
+                   "must be an http:// or https:// URL, got " + jobs::Quote(p.command.server_url));
+  }
+  return OkStatus();
+}
+
+constexpr std::array<FieldRule<ProviderSpec>, 8> kProviderRules = {{
+    {"type", ReadType},
+    {"create", ReadScript<&CommandScripts::create>},
+    {"delete", ReadScript<&CommandScripts::remove>},
+    {"list", ReadScript<&CommandScripts::list>},
+    {"timeout", ReadScriptTimeout},
+    {"retries", ReadRetries},
+    {"env", ReadScriptEnv},
+    {"server_url", ReadServerUrl},
+}};
 
 // "provider: local", or a mapping with its type.
 Status ReadProvider(Reader& r, const Field& f, PoolSpec& spec) {
@@ -115,6 +161,17 @@ std::optional<Problem> FindProblem(const PoolSpec& spec) {
       return Problem{path, "must be from 1s to 24h, got " + jobs::FormatDuration(value)};
     }
   }
+  const CommandScripts& c = spec.provider.command;
+  bool has_scripts = !c.create.empty() || !c.remove.empty() || !c.list.empty();
+  if (spec.provider.type == ProviderType::kCommand) {
+    for (auto [path, script] :
+         {std::pair{"provider.create", &c.create}, std::pair{"provider.delete", &c.remove},
+          std::pair{"provider.list", &c.list}}) {
+      if (script->empty()) return Problem{path, "is required for the command provider"};
+    }
+  } else if (has_scripts || !c.server_url.empty()) {
+    return Problem{"provider.type", "must be command to run scripts (create, delete, list)"};
+  }
   const MachineShape& m = spec.machine;
   if (m.memory_bytes != 0 && m.memory_bytes < jobs::kMinMemoryBytes) {
     return Problem{"machine.memory", "must be at least 1Mi"};
@@ -158,7 +215,9 @@ Result<PoolSpec> Parse(std::string_view text, const std::string& source) {
 
 }  // namespace
 
-const char* ProviderTypeName(ProviderType) { return "local"; }
+const char* ProviderTypeName(ProviderType type) {
+  return type == ProviderType::kCommand ? "command" : "local";
+}
 
 Result<PoolSpec> ParsePoolSpec(std::string_view yaml, std::string_view source_name) {
   std::string source = source_name.empty() ? "pool spec" : std::string(source_name);
@@ -174,6 +233,16 @@ Result<PoolSpec> ParsePoolSpec(std::string_view yaml, std::string_view source_na
 nlohmann::json PoolSpecToJson(const PoolSpec& spec) {
   const MachineShape& m = spec.machine;
   nlohmann::json provider = {{"type", ProviderTypeName(spec.provider.type)}};
+  if (spec.provider.type == ProviderType::kCommand) {
+    const CommandScripts& c = spec.provider.command;
+    provider["create"] = c.create;
+    provider["delete"] = c.remove;
+    provider["list"] = c.list;
+    provider["timeout_ms"] = c.timeout_ms;
+    provider["retries"] = c.retries;
+    provider["env"] = c.env;
+    provider["server_url"] = c.server_url;
+  }
   return {{"name", spec.name},
           {"provider", provider},
           {"machine",
@@ -197,7 +266,19 @@ Result<PoolSpec> PoolSpecFromJson(const nlohmann::json& json) {
   try {
     PoolSpec spec;
     spec.name = json.at("name").get<std::string>();
-    if (json.at("provider").at("type").get<std::string>() != "local") {
+    const auto& provider = json.at("provider");
+    std::string type = provider.at("type").get<std::string>();
+    if (type == "command") {
+      CommandScripts& c = spec.provider.command;
+      spec.provider.type = ProviderType::kCommand;
+      c.create = provider.at("create").get<std::vector<std::string>>();
+      c.remove = provider.at("delete").get<std::vector<std::string>>();
+      c.list = provider.at("list").get<std::vector<std::string>>();
+      c.timeout_ms = provider.at("timeout_ms").get<TimeMs>();
+      c.retries = provider.at("retries").get<int>();
+      c.env = provider.at("env").get<std::map<std::string, std::string>>();
+      c.server_url = provider.at("server_url").get<std::string>();
+    } else if (type != "local") {
       return Internal("a stored pool spec names an unknown provider");
     }
     const auto& m = json.at("machine");

@@ -29,12 +29,27 @@ struct MachineShape {
   std::map<std::string, std::string> labels;
 };
 
-enum class ProviderType { kLocal };
+enum class ProviderType { kLocal, kCommand };
+
+// The command provider's scripts (pools/command_provider.h; their contract is in
+// docs/pools.md, "The command provider"). Each is an argv; a shell string in the YAML becomes
+// {"/bin/sh", "-c", string}.
+struct CommandScripts {
+  std::vector<std::string> create;
+  std::vector<std::string> remove;  // `delete:` in the spec
+  std::vector<std::string> list;
+  TimeMs timeout_ms = 5 * kMinuteMs;       // each call; a script still running then is killed
+  int retries = 2;                         // further tries of a failed call, with the same input
+  std::map<std::string, std::string> env;  // added to the server's environment
+  std::string server_url;  // where the machines reach the server ("": the server's own URL)
+};
 
 // How machines are started and stopped. local: a `tensorfleet worker` process on the server's
-// own machine per node (pools/local_provider.h).
+// own machine per node (pools/local_provider.h); command: the operator's scripts, which wrap a
+// cloud's CLI (pools/command_provider.h).
 struct ProviderSpec {
   ProviderType type = ProviderType::kLocal;
+  CommandScripts command;  // for kCommand
 };
 
 struct PoolSpec {
