@@ -16,6 +16,8 @@ packages=(
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev postgresql redis-server libhiredis-dev
   curl sqlite3 python3
+  # the ssh pool provider is tested against a real OpenSSH server on loopback
+  openssh-server openssh-client
   # the chat-template test data generator (tests/data/engine/chat/generate_expected.py)
   python3-jinja2
   # real clients and the example training job: PyTorch, boto3, the AWS CLI, a text corpus

@@ -76,8 +76,8 @@ class CommandProviderTest : public ::testing::Test {
     spec.provider.command.create = {create_};
     spec.provider.command.remove = {delete_};
     spec.provider.command.list = {list_};
-    spec.provider.command.timeout_ms = 20 * kSecondMs;
-    spec.provider.command.retries = 2;
+    spec.provider.timeout_ms = 20 * kSecondMs;
+    spec.provider.retries = 2;
     env["CLOUD"] = cloud().string();
     spec.provider.command.env = env;
     spec.machine.gpus = 1;
@@ -167,8 +167,8 @@ TEST_F(CommandProviderTest, AScriptThatHangsIsKilledWithWhatItStartedAtItsTimeou
   std::filesystem::path pid_file = dir_.path() / "child.pid";
   spec.provider.command.list = {"/bin/sh", "-c",
                                 "sleep 600 & echo $! > " + pid_file.string() + "; wait"};
-  spec.provider.command.timeout_ms = kSecondMs;
-  spec.provider.command.retries = 0;
+  spec.provider.timeout_ms = kSecondMs;
+  spec.provider.retries = 0;
   auto provider = Provider(spec);
   auto listed = provider->List();
   ASSERT_FALSE(listed.ok());
@@ -261,7 +261,7 @@ TEST_F(CommandProviderTest, TheEc2ExampleFallsBackFromSpotToOnDemandAndStartsOne
   PoolSpec bare = Spec({{"AWS", std::string(TENSORFLEET_TEST_DATA) + "/fake-aws/aws"},
                         {"FAKE_EC2", state.string()}});
   bare.provider.command.create = {script};
-  bare.provider.command.retries = 0;
+  bare.provider.retries = 0;
   Status refused = Provider(bare)->Create(bare, "gpu-x", "tfj_x");
   EXPECT_EQ(refused.message(),
             "create gpu-x failed: exit code 1: LAUNCH_TEMPLATE is not set (the pool spec's "

@@ -9,9 +9,52 @@
 #include "http_test_util.h"  // first: see the note in base/async.h
 #include "jobs_test_util.h"
 #include "pg_test_schema.h"
+#include "pools/pool_spec.h"
+#include "pools/ssh_provider.h"
+#include "program_run.h"
 
 namespace tf::testing {
 namespace {
+
+// A real OpenSSH server on 127.0.0.1 that lets root in with a key of the test's own.
+class LoopbackSshd {
+ public:
+  // "" once it listens; otherwise why it cannot run here (the test is then skipped).
+  std::string Start(const std::filesystem::path& dir) {
+    if (::geteuid() != 0) return "sshd needs root, and the ssh provider's test logs in as root";
+    if (!std::filesystem::exists("/usr/sbin/sshd")) return "openssh-server is not installed";
+    std::filesystem::create_directories(dir);
+    key_ = dir / "client_key";
+    for (const std::filesystem::path& k : {dir / "host_key", key_}) {
+      ProgramRun made =
+          RunProgram({"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", k.string()});
+      if (made.exit_code != 0) return "ssh-keygen failed: " + made.output;
+    }
+    std::filesystem::copy_file(key_.string() + ".pub", dir / "authorized_keys");
+    std::filesystem::create_directories("/run/sshd");  // sshd's privilege separation directory
+    port_ = FreePort();
+    std::ofstream(dir / "sshd_config")
+        << "Port " << port_ << "\nListenAddress 127.0.0.1\nHostKey " << (dir / "host_key").string()
+        << "\nAuthorizedKeysFile " << (dir / "authorized_keys").string()
+        << "\nPermitRootLogin prohibit-password\nPasswordAuthentication no\n"
+           "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
+        << "PidFile " << (dir / "sshd.pid").string() << "\n";
+    if (!sshd_.Start({"/usr/sbin/sshd", "-D", "-e", "-f", (dir / "sshd_config").string()})) {
+      return "cannot start sshd";
+    }
+    if (!sshd_.WaitForOutput("Server listening", std::chrono::seconds(10))) {
+      return "sshd did not start: " + sshd_.output();
+    }
+    return "";
+  }
+  int port() const { return port_; }
+  const std::filesystem::path& key() const { return key_; }
+
+ private:
+  ChildProcess sshd_;
+  int port_ = 0;
+  std::filesystem::path key_;
+};
 
 class PoolsE2eTest : public JobsFixture, public ::testing::WithParamInterface<std::string> {
  protected:
@@ -203,6 +246,84 @@ TEST_P(PoolsE2eTest, ACommandPoolsScriptStartsAWorkerForAJobAndStopsItWhenIdle) 
   EXPECT_FALSE(pid.empty());
   EXPECT_TRUE(Eventually([&] { return ReadFile("/proc/" + pid + "/cmdline").empty(); },
                          std::chrono::seconds(10)));
+}
+
+// The ssh provider against a real sshd on loopback: it installs this build's binary on the
+// "host", starts the worker there for a waiting job, and stops it once idle.
+TEST_P(PoolsE2eTest, AnSshPoolInstallsTheBinaryStartsAWorkerOverSshAndStopsIt) {
+  LoopbackSshd sshd;
+  if (std::string why = sshd.Start(dir_.path() / "sshd"); !why.empty()) GTEST_SKIP() << why;
+  std::filesystem::path remote = dir_.path() / "remote";
+  std::string host = "root@127.0.0.1:" + std::to_string(sshd.port());
+  CreatePool(
+      "name: hosts\n"
+      "provider:\n"
+      "  type: ssh\n"
+      "  hosts: [" +
+      host +
+      "]\n"
+      "  key: " +
+      sshd.key().string() +
+      "\n"
+      "  remote_dir: " +
+      remote.string() +
+      "\n"
+      "  timeout: 30s\n"
+      "machine: {cpus: 2, memory: 1Gi, price_per_hour: 0.3}\n"
+      "max: 1\n"
+      "idle_timeout: 2s\n");
+  auto job = Submit("name: over-ssh\nresources: {cpus: 2}\ncommand: echo ran over ssh\n");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  std::string id = (*job)["id"];
+  Json done = WaitFor(id, Finished);
+  ASSERT_EQ(done["state"], "succeeded") << done.dump(2) << Pool("hosts").dump(2);
+  EXPECT_NE(Log(id, 1).find("ran over ssh"), std::string::npos);
+
+  std::string machine;
+  Json pool = Pool("hosts");
+  for (const Json& d : pool["decisions"]) {
+    std::string what = d["what"];
+    if (what.starts_with("started ")) machine = what.substr(8);
+  }
+  ASSERT_FALSE(machine.empty()) << pool.dump(2);
+  // This build's binary was installed, readable by its owner only; the worker registered with
+  // its join token and keeps its node's credential there.
+  std::filesystem::path installed = remote / "bin" / "tensorfleet";
+  EXPECT_EQ(std::filesystem::file_size(installed), std::filesystem::file_size(TENSORFLEET_BINARY));
+  EXPECT_EQ(std::filesystem::status(installed).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_all);
+  std::filesystem::path machine_dir = remote / "pools" / "hosts" / machine;
+  EXPECT_EQ(ReadFile(machine_dir / "worker" / "node-credential").substr(0, 4), "tfn_");
+  std::string pid = ReadFile(machine_dir / "pid");
+  ASSERT_FALSE(pid.empty());
+  // The join token is on no command line.
+  EXPECT_EQ(ReadFile("/proc/" + pid.substr(0, pid.find('\n')) + "/cmdline").find("tfj_"),
+            std::string::npos);
+
+  bool stopped = Eventually([&] { return Pool("hosts")["machines"].empty() && NodeCount() == 0; },
+                            std::chrono::seconds(60));
+  EXPECT_TRUE(stopped) << Pool("hosts").dump(2);
+  EXPECT_FALSE(std::filesystem::exists(machine_dir));
+  EXPECT_TRUE(Eventually(
+      [&] { return ReadFile("/proc/" + pid.substr(0, pid.find('\n')) + "/cmdline").empty(); },
+      std::chrono::seconds(10)));
+
+  // A key the host does not accept: the error says so, and no machine starts.
+  auto spec = pools::ParsePoolSpec("name: refused\nprovider: {type: ssh, hosts: [" + host +
+                                       "], key: " + (dir_.path() / "sshd" / "host_key").string() +
+                                       ", retries: 0, timeout: 20s}\n",
+                                   "refused.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  pools::ProviderContext context;
+  context.server_url = app_->url();
+  context.binary = TENSORFLEET_BINARY;
+  context.dir = dir_.path() / "refused";
+  pools::SshProvider refused(*spec, context);
+  Status created = refused.Create(*spec, "refused-1", "tfj_x");
+  ASSERT_FALSE(created.ok());
+  EXPECT_NE(created.message().find("on " + host + " failed: exit code 255"), std::string::npos)
+      << created.ToString();
+  EXPECT_NE(created.message().find("Permission denied"), std::string::npos) << created.ToString();
 }
 
 TEST_P(PoolsE2eTest, OnlyAdminsManagePoolsAndBadSpecsAreRefusedWithTheirLine) {

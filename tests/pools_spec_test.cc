@@ -74,10 +74,10 @@ max: 4
   EXPECT_EQ(c.create,
             (std::vector<std::string>{"/bin/sh", "-c", "/opt/tensorfleet/ec2/create.sh"}));
   EXPECT_EQ(c.remove, (std::vector<std::string>{"/opt/tensorfleet/ec2/delete.sh", "--wait"}));
-  EXPECT_EQ(c.timeout_ms, 120'000);
-  EXPECT_EQ(c.retries, 1);
+  EXPECT_EQ(spec->provider.timeout_ms, 120'000);
+  EXPECT_EQ(spec->provider.retries, 1);
   EXPECT_EQ(c.env.at("AWS_REGION"), "us-east-1");
-  EXPECT_EQ(c.server_url, "http://10.0.0.5:8470");
+  EXPECT_EQ(spec->provider.server_url, "http://10.0.0.5:8470");
   auto again = PoolSpecFromJson(PoolSpecToJson(*spec));
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(PoolSpecToJson(*again), PoolSpecToJson(*spec));
@@ -89,7 +89,7 @@ max: 4
   EXPECT_EQ(error("name: gpu\nprovider: {type: command, create: c.sh, list: l.sh}\n"),
             "p.yaml:2: provider.delete: is required for the command provider");
   EXPECT_EQ(error("name: gpu\nprovider: {type: local, create: c.sh}\n"),
-            "p.yaml:2: provider.type: must be command to run scripts (create, delete, list)");
+            "p.yaml:2: provider.type: must be command to run scripts (create, delete, list, env)");
   EXPECT_EQ(error("name: gpu\nprovider: {type: command, timeout: 2h}\n"),
             "p.yaml:2: provider.timeout: must be from 1s to 1h, got 2h");
   EXPECT_EQ(error("name: gpu\nprovider: {type: command, server_url: 10.0.0.5}\n"),
@@ -103,7 +103,7 @@ TEST(PoolSpecTest, MistakesAreNamedWithTheirLine) {
     return spec.ok() ? std::string("accepted") : spec.status().message();
   };
   EXPECT_EQ(error("name: gpu\nprovider: cloud\n"),
-            "p.yaml:2: provider: must be one of local, command, got \"cloud\"");
+            "p.yaml:2: provider: must be one of local, command, ssh, got \"cloud\"");
   EXPECT_EQ(error("name: gpu\nmin: 3\nmax: 2\n"), "p.yaml:3: max: must be at least min (3), got 2");
   EXPECT_EQ(error("name: Gpu\n"),
             "p.yaml:1: name: must be 1-40 lowercase letters, digits and -, starting with a "

@@ -8,7 +8,7 @@
 namespace tf::api {
 namespace {
 
-constexpr int64_t kDefaultJoinTtlSeconds = 24 * 3600;
+constexpr int64_t kDefaultJoinTtlSeconds = int64_t{24} * 3600;
 
 Json JoinTokenToJson(const store::JoinToken& t, TimeMs now) {
   Status usable =

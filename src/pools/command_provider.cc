@@ -2,19 +2,13 @@
 
 #include <system_error>
 
-#include "base/log.h"
-
-extern char** environ;
-
 namespace tf::pools {
 
 CommandProvider::CommandProvider(PoolSpec spec, ProviderContext context, ScriptRunner run)
-    : spec_(std::move(spec)), context_(std::move(context)), run_(std::move(run)) {
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string entry(*e);
-    size_t eq = entry.find('=');
-    if (eq != std::string::npos && eq > 0) env_[entry.substr(0, eq)] = entry.substr(eq + 1);
-  }
+    : spec_(std::move(spec)),
+      context_(std::move(context)),
+      run_(std::move(run)),
+      env_(ServerEnvironment()) {
   for (const auto& [key, value] : spec_.provider.command.env) env_[key] = value;
 }
 
@@ -23,29 +17,14 @@ Result<std::string> CommandProvider::Call(const std::vector<std::string>& script
   std::error_code ec;
   std::filesystem::create_directories(context_.dir, ec);
   if (ec) return Unavailable("creating " + context_.dir.string() + ": " + ec.message());
-  const CommandScripts& c = spec_.provider.command;
-  ScriptCall call{script, env_, context_.dir, input.dump() + "\n", c.timeout_ms};
-  std::string last;
-  for (int attempt = 0; attempt <= c.retries; ++attempt) {
-    auto outcome = run_(call);
-    if (!outcome.ok()) {
-      last = outcome.status().message();
-      if (outcome.status().code() != StatusCode::kResourceExhausted) break;  // cannot run it
-      continue;
-    }
-    if (outcome->success()) return std::move(outcome->out);
-    last = outcome->Describe(c.timeout_ms);
-    spdlog::warn("pool {}: {} failed (try {} of {}): {}", spec_.name, what, attempt + 1,
-                 c.retries + 1, last);
-  }
-  return Unavailable(what + " failed: " + last);
+  ScriptCall call{script, env_, context_.dir, input.dump() + "\n", spec_.provider.timeout_ms};
+  return RunWithRetries(run_, call, spec_.provider.retries, what, spec_.name);
 }
 
 Status CommandProvider::Create(const PoolSpec& spec, const std::string& id,
                                const std::string& join_token) {
-  std::string server_url = spec.provider.command.server_url.empty()
-                               ? context_.server_url
-                               : spec.provider.command.server_url;
+  std::string server_url =
+      spec.provider.server_url.empty() ? context_.server_url : spec.provider.server_url;
   nlohmann::json input = {{"action", "create"},
                           {"pool", spec.name},
                           {"machine", id},

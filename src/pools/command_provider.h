@@ -24,8 +24,6 @@
 
 namespace tf::pools {
 
-using ScriptRunner = std::function<Result<ScriptOutcome>(const ScriptCall& call)>;
-
 class CommandProvider : public MachineProvider {
  public:
   // `context.dir` is the pool's own directory; `run` runs a script (RunScript).

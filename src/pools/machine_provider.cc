@@ -5,6 +5,7 @@
 #include "jobs/quantities.h"
 #include "pools/command_provider.h"
 #include "pools/local_provider.h"
+#include "pools/ssh_provider.h"
 
 namespace tf::pools {
 
@@ -45,6 +46,9 @@ std::unique_ptr<MachineProvider> NewMachineProvider(const PoolSpec& spec,
   own.dir /= spec.name;
   if (spec.provider.type == ProviderType::kCommand) {
     return std::make_unique<CommandProvider>(spec, std::move(own));
+  }
+  if (spec.provider.type == ProviderType::kSsh) {
+    return std::make_unique<SshProvider>(spec, std::move(own));
   }
   return std::make_unique<LocalProvider>(spec.name, std::move(own));
 }

@@ -58,9 +58,10 @@ constexpr std::array<FieldRule<MachineShape>, 10> kMachineRules = {{
 }};
 
 Status ReadType(Reader& r, const Field& f, ProviderSpec& p) {
-  static constexpr std::array<std::pair<ProviderType, std::string_view>, 2> kChoices = {{
+  static constexpr std::array<std::pair<ProviderType, std::string_view>, 3> kChoices = {{
       {ProviderType::kLocal, "local"},
       {ProviderType::kCommand, "command"},
+      {ProviderType::kSsh, "ssh"},
   }};
   return jobs::ReadChoice(r, f, kChoices, p.type);
 }
@@ -71,17 +72,16 @@ Status ReadScript(Reader& r, const Field& f, ProviderSpec& p) {
 }
 
 Status ReadScriptTimeout(Reader& r, const Field& f, ProviderSpec& p) {
-  TF_ASSIGN_OR_RETURN(p.command.timeout_ms, r.Duration(f));
-  if (p.command.timeout_ms < kScriptTimeoutRange.min ||
-      p.command.timeout_ms > kScriptTimeoutRange.max) {
-    return r.Error(f, "must be from 1s to 1h, got " + jobs::FormatDuration(p.command.timeout_ms));
+  TF_ASSIGN_OR_RETURN(p.timeout_ms, r.Duration(f));
+  if (p.timeout_ms < kScriptTimeoutRange.min || p.timeout_ms > kScriptTimeoutRange.max) {
+    return r.Error(f, "must be from 1s to 1h, got " + jobs::FormatDuration(p.timeout_ms));
   }
   return OkStatus();
 }
 
 Status ReadRetries(Reader& r, const Field& f, ProviderSpec& p) {
   TF_ASSIGN_OR_RETURN(int64_t n, r.Int(f, kRetriesRange));
-  p.command.retries = static_cast<int>(n);
+  p.retries = static_cast<int>(n);
   return OkStatus();
 }
 
@@ -90,16 +90,62 @@ Status ReadScriptEnv(Reader& r, const Field& f, ProviderSpec& p) {
 }
 
 Status ReadServerUrl(Reader& r, const Field& f, ProviderSpec& p) {
-  TF_ASSIGN_OR_RETURN(p.command.server_url, r.String(f));
-  if (p.command.server_url.rfind("http://", 0) != 0 &&
-      p.command.server_url.rfind("https://", 0) != 0) {
-    return r.Error(f,
-                   "must be an http:// or https:// URL, got " + jobs::Quote(p.command.server_url));
+  TF_ASSIGN_OR_RETURN(p.server_url, r.String(f));
+  if (p.server_url.rfind("http://", 0) != 0 && p.server_url.rfind("https://", 0) != 0) {
+    return r.Error(f, "must be an http:// or https:// URL, got " + jobs::Quote(p.server_url));
   }
   return OkStatus();
 }
 
-constexpr std::array<FieldRule<ProviderSpec>, 8> kProviderRules = {{
+// [user@]host[:port], of letters, digits and . - _ (and the port's digits).
+bool IsSshHost(const std::string& text) {
+  if (text.empty() || text.size() > 255) return false;
+  size_t at = text.find('@');
+  std::string host = at == std::string::npos ? text : text.substr(at + 1);
+  size_t colon = host.rfind(':');
+  if (colon != std::string::npos) {
+    std::string port = host.substr(colon + 1);
+    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != port.npos) {
+      return false;
+    }
+    host = host.substr(0, colon);
+  }
+  std::string user = at == std::string::npos ? "" : text.substr(0, at);
+  auto plain = [](const std::string& s) {
+    return s.find_first_not_of(
+               "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") ==
+           std::string::npos;
+  };
+  return !host.empty() && host[0] != '-' && plain(host) && plain(user) &&
+         (at == std::string::npos || !user.empty());
+}
+
+Status ReadHosts(Reader& r, const Field& f, ProviderSpec& p) {
+  TF_ASSIGN_OR_RETURN(auto items, r.Items(f, "a list of [user@]host[:port]"));
+  for (const Field& item : items) {
+    TF_ASSIGN_OR_RETURN(std::string host, r.String(item));
+    if (!IsSshHost(host)) {
+      return r.Error(item, "must be [user@]host[:port], got " + jobs::Quote(host));
+    }
+    p.ssh.hosts.push_back(std::move(host));
+  }
+  return OkStatus();
+}
+
+template <std::string SshHosts::*member>
+Status ReadSshPath(Reader& r, const Field& f, ProviderSpec& p) {
+  TF_ASSIGN_OR_RETURN(p.ssh.*member, r.String(f));
+  if ((p.ssh.*member).empty() || (p.ssh.*member).find('\'') != std::string::npos) {
+    return r.Error(f, "must be a path without quotes");
+  }
+  return OkStatus();
+}
+
+Status ReadInstall(Reader& r, const Field& f, ProviderSpec& p) {
+  return jobs::BoolField<SshHosts, &SshHosts::install>(r, f, p.ssh);
+}
+
+constexpr std::array<FieldRule<ProviderSpec>, 13> kProviderRules = {{
     {"type", ReadType},
     {"create", ReadScript<&CommandScripts::create>},
     {"delete", ReadScript<&CommandScripts::remove>},
@@ -108,6 +154,11 @@ constexpr std::array<FieldRule<ProviderSpec>, 8> kProviderRules = {{
     {"retries", ReadRetries},
     {"env", ReadScriptEnv},
     {"server_url", ReadServerUrl},
+    {"hosts", ReadHosts},
+    {"key", ReadSshPath<&SshHosts::key>},
+    {"known_hosts", ReadSshPath<&SshHosts::known_hosts>},
+    {"remote_dir", ReadSshPath<&SshHosts::remote_dir>},
+    {"install", ReadInstall},
 }};
 
 // "provider: local", or a mapping with its type.
@@ -161,16 +212,30 @@ std::optional<Problem> FindProblem(const PoolSpec& spec) {
       return Problem{path, "must be from 1s to 24h, got " + jobs::FormatDuration(value)};
     }
   }
-  const CommandScripts& c = spec.provider.command;
-  bool has_scripts = !c.create.empty() || !c.remove.empty() || !c.list.empty();
-  if (spec.provider.type == ProviderType::kCommand) {
+  const ProviderSpec& p = spec.provider;
+  const CommandScripts& c = p.command;
+  bool has_scripts = !c.create.empty() || !c.remove.empty() || !c.list.empty() || !c.env.empty();
+  if (p.type == ProviderType::kCommand) {
     for (auto [path, script] :
          {std::pair{"provider.create", &c.create}, std::pair{"provider.delete", &c.remove},
           std::pair{"provider.list", &c.list}}) {
       if (script->empty()) return Problem{path, "is required for the command provider"};
     }
-  } else if (has_scripts || !c.server_url.empty()) {
-    return Problem{"provider.type", "must be command to run scripts (create, delete, list)"};
+  } else if (has_scripts) {
+    return Problem{"provider.type", "must be command to run scripts (create, delete, list, env)"};
+  }
+  if (p.type == ProviderType::kSsh) {
+    if (p.ssh.hosts.empty()) return Problem{"provider.hosts", "is required for the ssh provider"};
+    if (spec.max > static_cast<int>(p.ssh.hosts.size())) {
+      return Problem{"max", "the ssh provider runs one machine per host: at most " +
+                                std::to_string(p.ssh.hosts.size()) + ", got " +
+                                std::to_string(spec.max)};
+    }
+  } else if (!p.ssh.hosts.empty() || !p.ssh.key.empty()) {
+    return Problem{"provider.type", "must be ssh to name hosts and a key"};
+  }
+  if (p.type == ProviderType::kLocal && !p.server_url.empty()) {
+    return Problem{"provider.server_url", "the local provider's machines use the server's own"};
   }
   const MachineShape& m = spec.machine;
   if (m.memory_bytes != 0 && m.memory_bytes < jobs::kMinMemoryBytes) {
@@ -216,7 +281,15 @@ Result<PoolSpec> Parse(std::string_view text, const std::string& source) {
 }  // namespace
 
 const char* ProviderTypeName(ProviderType type) {
-  return type == ProviderType::kCommand ? "command" : "local";
+  switch (type) {
+    case ProviderType::kCommand:
+      return "command";
+    case ProviderType::kSsh:
+      return "ssh";
+    case ProviderType::kLocal:
+      break;
+  }
+  return "local";
 }
 
 Result<PoolSpec> ParsePoolSpec(std::string_view yaml, std::string_view source_name) {
@@ -232,16 +305,25 @@ Result<PoolSpec> ParsePoolSpec(std::string_view yaml, std::string_view source_na
 
 nlohmann::json PoolSpecToJson(const PoolSpec& spec) {
   const MachineShape& m = spec.machine;
-  nlohmann::json provider = {{"type", ProviderTypeName(spec.provider.type)}};
-  if (spec.provider.type == ProviderType::kCommand) {
-    const CommandScripts& c = spec.provider.command;
-    provider["create"] = c.create;
-    provider["delete"] = c.remove;
-    provider["list"] = c.list;
-    provider["timeout_ms"] = c.timeout_ms;
-    provider["retries"] = c.retries;
-    provider["env"] = c.env;
-    provider["server_url"] = c.server_url;
+  const ProviderSpec& p = spec.provider;
+  nlohmann::json provider = {{"type", ProviderTypeName(p.type)}};
+  if (p.type != ProviderType::kLocal) {
+    provider["timeout_ms"] = p.timeout_ms;
+    provider["retries"] = p.retries;
+    provider["server_url"] = p.server_url;
+  }
+  if (p.type == ProviderType::kCommand) {
+    provider["create"] = p.command.create;
+    provider["delete"] = p.command.remove;
+    provider["list"] = p.command.list;
+    provider["env"] = p.command.env;
+  }
+  if (p.type == ProviderType::kSsh) {
+    provider["hosts"] = p.ssh.hosts;
+    provider["key"] = p.ssh.key;
+    provider["known_hosts"] = p.ssh.known_hosts;
+    provider["remote_dir"] = p.ssh.remote_dir;
+    provider["install"] = p.ssh.install;
   }
   return {{"name", spec.name},
           {"provider", provider},
@@ -268,16 +350,25 @@ Result<PoolSpec> PoolSpecFromJson(const nlohmann::json& json) {
     spec.name = json.at("name").get<std::string>();
     const auto& provider = json.at("provider");
     std::string type = provider.at("type").get<std::string>();
+    ProviderSpec& p = spec.provider;
+    if (type != "local") {
+      p.timeout_ms = provider.at("timeout_ms").get<TimeMs>();
+      p.retries = provider.at("retries").get<int>();
+      p.server_url = provider.at("server_url").get<std::string>();
+    }
     if (type == "command") {
-      CommandScripts& c = spec.provider.command;
-      spec.provider.type = ProviderType::kCommand;
-      c.create = provider.at("create").get<std::vector<std::string>>();
-      c.remove = provider.at("delete").get<std::vector<std::string>>();
-      c.list = provider.at("list").get<std::vector<std::string>>();
-      c.timeout_ms = provider.at("timeout_ms").get<TimeMs>();
-      c.retries = provider.at("retries").get<int>();
-      c.env = provider.at("env").get<std::map<std::string, std::string>>();
-      c.server_url = provider.at("server_url").get<std::string>();
+      p.type = ProviderType::kCommand;
+      p.command.create = provider.at("create").get<std::vector<std::string>>();
+      p.command.remove = provider.at("delete").get<std::vector<std::string>>();
+      p.command.list = provider.at("list").get<std::vector<std::string>>();
+      p.command.env = provider.at("env").get<std::map<std::string, std::string>>();
+    } else if (type == "ssh") {
+      p.type = ProviderType::kSsh;
+      p.ssh.hosts = provider.at("hosts").get<std::vector<std::string>>();
+      p.ssh.key = provider.at("key").get<std::string>();
+      p.ssh.known_hosts = provider.at("known_hosts").get<std::string>();
+      p.ssh.remote_dir = provider.at("remote_dir").get<std::string>();
+      p.ssh.install = provider.at("install").get<bool>();
     } else if (type != "local") {
       return Internal("a stored pool spec names an unknown provider");
     }

@@ -29,7 +29,7 @@ struct MachineShape {
   std::map<std::string, std::string> labels;
 };
 
-enum class ProviderType { kLocal, kCommand };
+enum class ProviderType { kLocal, kCommand, kSsh };
 
 // The command provider's scripts (pools/command_provider.h; their contract is in
 // docs/pools.md, "The command provider"). Each is an argv; a shell string in the YAML becomes
@@ -38,18 +38,35 @@ struct CommandScripts {
   std::vector<std::string> create;
   std::vector<std::string> remove;  // `delete:` in the spec
   std::vector<std::string> list;
-  TimeMs timeout_ms = 5 * kMinuteMs;       // each call; a script still running then is killed
-  int retries = 2;                         // further tries of a failed call, with the same input
   std::map<std::string, std::string> env;  // added to the server's environment
-  std::string server_url;  // where the machines reach the server ("": the server's own URL)
+};
+
+// The ssh provider's hosts (pools/ssh_provider.h): one machine per host.
+struct SshHosts {
+  std::vector<std::string> hosts;  // [user@]host[:port]
+  std::string key;                 // the private key, on the server's machine ("": ssh's own)
+  // Known host keys ("": DATA_DIR/pools/<pool>/known_hosts, each host's accepted when first met).
+  std::string known_hosts;
+  std::string remote_dir = ".tensorfleet";  // on each host; relative paths from the login's home
+  // Copy this server's binary to <remote_dir>/bin/tensorfleet when it is missing or differs;
+  // false: run `tensorfleet` from the host's PATH.
+  bool install = true;
 };
 
 // How machines are started and stopped. local: a `tensorfleet worker` process on the server's
 // own machine per node (pools/local_provider.h); command: the operator's scripts, which wrap a
-// cloud's CLI (pools/command_provider.h).
+// cloud's CLI (pools/command_provider.h); ssh: hosts the operator owns or rents
+// (pools/ssh_provider.h).
 struct ProviderSpec {
   ProviderType type = ProviderType::kLocal;
+  // command and ssh: each call's limit (a call still running then is killed), further tries of
+  // a failed call (with the same input), and where machines reach the server ("": the server's
+  // own URL).
+  TimeMs timeout_ms = 5 * kMinuteMs;
+  int retries = 2;
+  std::string server_url;
   CommandScripts command;  // for kCommand
+  SshHosts ssh;            // for kSsh
 };
 
 struct PoolSpec {

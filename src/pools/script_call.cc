@@ -12,7 +12,10 @@
 #include <chrono>
 #include <cstring>
 
+#include "base/log.h"
 #include "jobs/quantities.h"
+
+extern char** environ;
 
 namespace tf::pools {
 namespace {
@@ -191,6 +194,46 @@ Result<ScriptOutcome> RunScript(const ScriptCall& call) {
   if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) outcome.signal = WTERMSIG(status);
   return outcome;
+}
+
+Result<std::string> RunWithRetries(const ScriptRunner& run, const ScriptCall& call, int retries,
+                                   const std::string& what, const std::string& pool) {
+  std::string last;
+  for (int attempt = 0; attempt <= retries; ++attempt) {
+    auto outcome = run(call);
+    if (!outcome.ok()) {
+      last = outcome.status().message();
+      if (outcome.status().code() != StatusCode::kResourceExhausted) break;  // cannot run it
+      continue;
+    }
+    if (outcome->success()) return std::move(outcome->out);
+    last = outcome->Describe(call.timeout_ms);
+    spdlog::warn("pool {}: {} failed (try {} of {}): {}", pool, what, attempt + 1, retries + 1,
+                 last);
+  }
+  return Unavailable(what + " failed: " + last);
+}
+
+std::map<std::string, std::string> ServerEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string entry(*e);
+    size_t eq = entry.find('=');
+    if (eq != std::string::npos && eq > 0) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  return env;
+}
+
+std::string ShellQuote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
 }
 
 }  // namespace tf::pools

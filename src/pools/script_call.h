@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -40,5 +41,19 @@ inline constexpr size_t kErrTailBytes = 2048;
 // kUnavailable if the script cannot be started (not found, not executable: the message says);
 // kResourceExhausted if it writes more than kMaxScriptOutput to stdout (it is killed).
 Result<ScriptOutcome> RunScript(const ScriptCall& call);
+
+using ScriptRunner = std::function<Result<ScriptOutcome>(const ScriptCall& call)>;
+
+// Runs `call` with `run` until it succeeds, up to `retries` more times (with the same input);
+// returns its stdout, or kUnavailable "<what> failed: <the last reason>". A script that cannot
+// be started is not tried again. Each failure is logged, naming `pool`.
+Result<std::string> RunWithRetries(const ScriptRunner& run, const ScriptCall& call, int retries,
+                                   const std::string& what, const std::string& pool);
+
+// This process's environment, for the scripts it runs.
+std::map<std::string, std::string> ServerEnvironment();
+
+// `text` as one word for a POSIX shell: in single quotes, each ' as '\''.
+std::string ShellQuote(const std::string& text);
 
 }  // namespace tf::pools
