@@ -444,6 +444,13 @@ assert any(why == "for '"$job"'" for _, why in started), decisions
 assert stopped, decisions
 print("  %d nodes started for waiting work, %d stopped after 20 s idle (the drained one first)"
       % (sum(len(w.split(", ")) for w, _ in started), len(stopped)))'
+echo "  each machine registered with a join token of its own, spent at once (no admin token):"
+tf nodes join-token ls
+"$tf_bin" --json nodes join-token ls | python3 -c '
+import json, sys
+tokens = [t for t in json.load(sys.stdin)["join_tokens"] if t["name"].startswith("pool demo-nodes")]
+assert tokens and all(t["state"] == "used up" and t["max_uses"] == 1 for t in tokens), tokens
+print("  %d machine join tokens, all used up" % len(tokens))'
 
 step "Budgets: a tiny monthly budget on what the project's jobs cost, its alerts, and a refused job"
 tf cost budget set demo --amount 0.01 --thresholds 50,80 --action notify

@@ -186,10 +186,19 @@ TEST_F(PoolControllerTest, AGangStartsTwoMachinesThatStopAfterTheirIdleTimeout) 
   Tick();
   EXPECT_EQ(cloud_.created.size(), 2u);
 
-  Join(cloud_.created[0]);
+  TimeMs asked_at = clock_.Now() - 30 * kSecondMs;
+  std::string node = Join(cloud_.created[0]);
   Join(cloud_.created[1]);
   Tick();
   EXPECT_EQ(JobState(job), "starting");  // placed: its ranks start
+  // The machine is metered from when it was asked for, 30 s before its worker registered.
+  auto periods = store_->nodes().ListNodePeriods(0, clock_.Now() + kHourMs);
+  ASSERT_TRUE(periods.ok());
+  bool backdated = false;
+  for (const store::NodePeriod& p : *periods) {
+    if (p.node_id == node) backdated = p.started_at == asked_at;
+  }
+  EXPECT_TRUE(backdated);
   Tick();
   EXPECT_EQ(PoolStatus()["machines"][0]["state"], "busy");
 

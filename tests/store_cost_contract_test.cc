@@ -150,6 +150,18 @@ TEST_P(CostStoreContractTest, HeartbeatsMoveOnlyTheCurrentPeriodAndOnlyForward) 
   EXPECT_EQ(MyPeriods(0, kT0 + 1'000).size(), 2u);
 }
 
+TEST_P(CostStoreContractTest, APeriodIsBackdatedToWhenItsMachineWasAskedForNeverForward) {
+  NodeRecord n = MakeNode("a", kT0 + 90'000, "{}");
+  ASSERT_TRUE(store_->nodes().RegisterNode(n).ok());
+  ASSERT_TRUE(store_->nodes().BackdateNodePeriod(n.id, 1, kT0).ok());
+  ASSERT_TRUE(store_->nodes().BackdateNodePeriod(n.id, 1, kT0 + 50'000).ok());  // later: kept
+  std::vector<NodePeriod> periods = MyPeriods(0, kT0 + 1'000'000);
+  ASSERT_EQ(periods.size(), 1u);
+  EXPECT_EQ(periods[0].started_at, kT0);
+  EXPECT_EQ(periods[0].last_seen_at, kT0 + 90'000);
+  EXPECT_EQ(store_->nodes().BackdateNodePeriod(n.id, 2, kT0).code(), StatusCode::kNotFound);
+}
+
 TEST_P(CostStoreContractTest, PeriodsAreListedWhenTheyOverlapTheWindowByNodeAndEpoch) {
   // b: up over [T+100, T+200]; a: over [T+150, T+300], then again from T+400 to T+400.
   NodeRecord b = MakeNode("b", kT0 + 100, "{}");

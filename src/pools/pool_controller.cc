@@ -83,7 +83,15 @@ PoolCapacity PoolController::Observe(const PoolSpec& spec, PoolState& state,
       continue;
     }
     ++capacity.machines;
-    asked_at_.erase(m.id);
+    if (auto asked = asked_at_.find(m.id); asked != asked_at_.end()) {
+      // Paid for from when it was asked for: its node's first period starts then, so that
+      // metering counts the machine's boot as idle capacity.
+      Status backdated = store_.nodes().BackdateNodePeriod(node->id, node->epoch, asked->second);
+      if (!backdated.ok()) {
+        spdlog::warn("pool {}: metering {}'s start: {}", spec.name, m.id, backdated.ToString());
+      }
+      asked_at_.erase(asked);
+    }
     if (view.busy.count(node->id)) {
       idle_since_.erase(node->id);
       state.machines.push_back({{"id", m.id}, {"node_id", node->id}, {"state", "busy"}});

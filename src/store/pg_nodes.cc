@@ -144,6 +144,19 @@ Status PostgresStore::TouchNode(const std::string& id, int64_t epoch, TimeMs now
   });
 }
 
+Status PostgresStore::BackdateNodePeriod(const std::string& id, int64_t epoch, TimeMs started_at) {
+  return pool_->Run(PgTxMode::kAutocommit, [&](PgConnection& conn) -> Status {
+    TF_ASSIGN_OR_RETURN(PgResult r,
+                        conn.Exec("UPDATE node_periods SET started_at = LEAST(started_at, $3) "
+                                  "WHERE node_id = $1 AND epoch = $2",
+                                  PgParams().Add(id).Add(epoch).Add(started_at)));
+    if (r.affected() == 0) {
+      return NotFound("node '" + id + "' has no period of epoch " + std::to_string(epoch));
+    }
+    return OkStatus();
+  });
+}
+
 Status PostgresStore::SetNodeState(const std::string& id, const std::string& state,
                                    const std::string& drain_json) {
   return pool_->Run(PgTxMode::kAutocommit, [&](PgConnection& conn) -> Status {

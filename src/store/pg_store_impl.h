@@ -123,6 +123,7 @@ class PostgresStore final : public Store,
                          const std::string& drain_json) override;
   Status DeleteLostNode(const std::string& id) override;
   Result<std::vector<NodePeriod>> ListNodePeriods(TimeMs since, TimeMs until) override;
+  Status BackdateNodePeriod(const std::string& id, int64_t epoch, TimeMs started_at) override;
 
   // JobStore (pg_jobs.cc)
   Status CreateJob(const JobRecord& job, const JobEvent& first) override;

@@ -143,6 +143,18 @@ Status SqliteStore::TouchNode(const std::string& id, int64_t epoch, TimeMs now) 
   });
 }
 
+Status SqliteStore::BackdateNodePeriod(const std::string& id, int64_t epoch, TimeMs started_at) {
+  return writer_->Write([&](SqliteDb& db) -> Status {
+    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("UPDATE node_periods SET started_at = "
+                                           "MIN(started_at, ?) WHERE node_id = ? AND epoch = ?"));
+    TF_RETURN_IF_ERROR(q.Bind(1, started_at).Bind(2, id).Bind(3, epoch).Run());
+    if (db.Changes() == 0) {
+      return NotFound("node '" + id + "' has no period of epoch " + std::to_string(epoch));
+    }
+    return OkStatus();
+  });
+}
+
 Status SqliteStore::SetNodeState(const std::string& id, const std::string& state,
                                  const std::string& drain_json) {
   return writer_->Write([&](SqliteDb& db) -> Status {

@@ -242,6 +242,10 @@ class NodeStore {
   // registered info; TouchNode moves its last_seen_at forward) that overlap [since, until):
   // last_seen_at >= since and started_at < until. By node, then epoch.
   virtual Result<std::vector<NodePeriod>> ListNodePeriods(TimeMs since, TimeMs until) = 0;
+  // Moves the start of period (`id`, `epoch`) back to `started_at` (never forward): a pool's
+  // machine is paid for from when it was asked for, not from when its worker registered.
+  // kNotFound if there is no such period.
+  virtual Status BackdateNodePeriod(const std::string& id, int64_t epoch, TimeMs started_at) = 0;
 };
 
 // Managed jobs, their events and metrics.
