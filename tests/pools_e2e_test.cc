@@ -12,6 +12,7 @@
 #include "pools/pool_spec.h"
 #include "pools/ssh_provider.h"
 #include "program_run.h"
+#include "server_process.h"
 
 namespace tf::testing {
 namespace {
@@ -374,6 +375,52 @@ TEST_P(PoolsE2eTest, OnlyAdminsManagePoolsAndBadSpecsAreRefusedWithTheirLine) {
   ProgramRun ls = RunTensorfleetOn(app_->url(), (*token)["secret"], {"pool", "ls"});
   EXPECT_NE(ls.exit_code, 0);
   EXPECT_NE(ls.output.find("admin"), std::string::npos) << ls.output;
+}
+
+// `tensorfleet server --config FILE`: the pools the file declares are created at start, and
+// updated at the next start when the file changed; a flag on the command line wins over the
+// file; a bad pool stops the start, naming the file's line.
+TEST(PoolsConfigFileTest, AServerCreatesAndUpdatesThePoolsItsConfigFileDeclares) {
+  TempDir dir;
+  std::string config = (dir.path() / "server.yaml").string();
+  auto write = [&](const std::string& max) {
+    std::ofstream(config) << "port: 1\n"  // the command line's --port 0 wins
+                          << "heartbeat_timeout: 5s\n"
+                          << "pools:\n"
+                          << "  - name: cpu\n"
+                          << "    machine: {cpus: 2, price_per_hour: 0.1}\n"
+                          << "    max: " << max << "\n";
+  };
+  write("2");
+  TensorfleetServer server((dir.path() / "data").string(), 0, {"--config", config});
+  ASSERT_TRUE(server.Start());
+  auto describe = [&] {
+    ProgramRun run =
+        RunTensorfleetOn(server.url(), server.token(), {"--json", "pool", "describe", "cpu"});
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    return Json::parse(run.output, nullptr, false);
+  };
+  Json pool = describe();
+  EXPECT_EQ(pool["max"], 2) << pool.dump(2);
+  EXPECT_EQ(pool["version"], 1);
+  EXPECT_NE(server.output().find("pool declared at " + config + ": created"), std::string::npos)
+      << server.output();
+  server.Stop();
+
+  write("4");
+  ASSERT_TRUE(server.Start());
+  pool = describe();
+  EXPECT_EQ(pool["max"], 4) << pool.dump(2);
+  EXPECT_EQ(pool["version"], 2);
+  server.Stop();
+
+  write("-1");
+  ProgramRun refused = RunProgram({TENSORFLEET_BINARY, "--data-dir", (dir.path() / "data").string(),
+                                   "server", "--port", "0", "--config", config});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.output.find(config + ":6: max: must be an integer from 0 to 1000"),
+            std::string::npos)
+      << refused.output;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, PoolsE2eTest, ::testing::ValuesIn(StoreBackends()),

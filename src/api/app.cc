@@ -142,6 +142,11 @@ class AppImpl final : public App {
                                                                  endpoint_load_, clock_, server_id);
     jobs_->SetAdmission([this](const std::string& p) { return budgets_->AdmitSubmission(p); });
     pools_ = std::make_unique<pools::PoolService>(*store_, clock_);
+    for (const auto& [yaml, source] : options_.declared_pools) {
+      auto declared = pools_->Declare(yaml, source);
+      if (!declared.ok()) return declared.status().WithContext("declaring the pool at " + source);
+      spdlog::info("pool declared at {}: {}", source, *declared);
+    }
     jobs_->SetPotentialNodes([this] { return pools_->PotentialNodes(); });
     budget_loop_ = std::make_unique<cost::BudgetLoop>(
         *budgets_, *store_, cost::NewHttpWebhookSender(), clock_,

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -43,6 +45,10 @@ struct AppOptions {
   // The tensorfleet binary that local pools run as workers (pools/local_provider.h); empty:
   // this process's own.
   std::filesystem::path tensorfleet_binary;
+  // Pools a config file declares (cli/server_config.h): each spec's YAML, and where it was
+  // written ("server.yaml:12"). Applied at start (pools::PoolService::Declare); a bad one stops
+  // the start.
+  std::vector<std::pair<std::string, std::string>> declared_pools;
   const Clock* clock = nullptr;  // default: the system clock
   bool handle_signals = true;    // stop gracefully on SIGINT/SIGTERM
 };

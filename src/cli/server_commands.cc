@@ -1,4 +1,6 @@
 // `tensorfleet up` and `tensorfleet server`: run the control plane in the foreground.
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -8,6 +10,7 @@
 #include "base/log.h"
 #include "base/stop_signals.h"
 #include "cli/commands.h"
+#include "cli/server_config.h"
 #include "cli/worker_flags.h"
 #include "jobs/quantities.h"
 #include "objects/multipart.h"
@@ -17,6 +20,7 @@ namespace tf::cli {
 namespace {
 
 struct ServeFlags {
+  std::string config;  // a YAML file of these settings and the pools to declare
   std::string listen = "127.0.0.1";
   uint16_t port = api::kDefaultPort;
   std::string store;
@@ -35,6 +39,10 @@ struct UpFlags {
 };
 
 void AddServeFlags(CLI::App* cmd, ServeFlags& f) {
+  cmd->add_option("--config", f.config,
+                  "A YAML file of these settings (snake_case: port, store, heartbeat_timeout, "
+                  "...) and `pools:`, node pools to create or update at start (docs/pools.md); "
+                  "flags given here win over it");
   cmd->add_option("--listen", f.listen, "Address to listen on (loopback unless told otherwise)")
       ->capture_default_str();
   cmd->add_option("--port", f.port, "Port to listen on; 0 picks a free one")->capture_default_str();
@@ -67,7 +75,41 @@ void AddServeFlags(CLI::App* cmd, ServeFlags& f) {
       ->capture_default_str();
 }
 
-Status Serve(const client::Connection& conn, const ServeFlags& f, const WorkerFlags* worker_flags) {
+// The config file's settings, for the flags not given on the command line of `cmd`.
+Status ApplyConfig(const CLI::App& cmd, const ServerConfig& config, ServeFlags& f) {
+  std::map<std::string, std::string*> fields = {{"listen", &f.listen},
+                                                {"store", &f.store},
+                                                {"objects", &f.objects},
+                                                {"s3_domain", &f.s3_domain},
+                                                {"log_level", &f.log_level},
+                                                {"heartbeat_timeout", &f.heartbeat_timeout},
+                                                {"lost_node_retention", &f.lost_node_retention},
+                                                {"max_copy_size", &f.max_copy_size}};
+  for (const auto& [key, value] : config.settings) {
+    std::string flag = "--" + key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    if (cmd.count(flag) > 0) continue;
+    if (key == "port") {
+      char* end = nullptr;
+      long port = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || port < 0 || port > 65535) {
+        return InvalidArgument(f.config + ": port: must be 0 to 65535, got \"" + value + "\"");
+      }
+      f.port = static_cast<uint16_t>(port);
+    } else {
+      *fields.at(key) = value;
+    }
+  }
+  return OkStatus();
+}
+
+Status Serve(const client::Connection& conn, const CLI::App& cmd, ServeFlags f,
+             const WorkerFlags* worker_flags) {
+  ServerConfig config;
+  if (!f.config.empty()) {
+    TF_ASSIGN_OR_RETURN(config, ReadServerConfig(f.config));
+    TF_RETURN_IF_ERROR(ApplyConfig(cmd, config, f));
+  }
   InitLogging(f.log_level);
   api::AppOptions o;
   o.data_dir = conn.data_dir.empty() ? client::DefaultDataDir() : conn.data_dir;
@@ -98,6 +140,7 @@ Status Serve(const client::Connection& conn, const ServeFlags& f, const WorkerFl
         f.max_copy_size + "\"");
   }
   o.objects.max_copy_bytes = static_cast<uint64_t>(*max_copy);
+  o.declared_pools = std::move(config.pools);
   std::optional<worker::WorkerOptions> worker_options;
   if (worker_flags != nullptr) {
     TF_ASSIGN_OR_RETURN(worker_options,
@@ -153,8 +196,8 @@ void AddServerCommands(CLI::App& app, client::Connection& conn, int& exit_code) 
   AddServeFlags(up, up_flags->serve);
   AddWorkerFlags(up, up_flags->worker, /*all=*/false);
   up->add_flag("--no-worker", up_flags->no_worker, "Run the server only");
-  RunStatus(up, exit_code, [&conn, up_flags] {
-    return Serve(conn, up_flags->serve, up_flags->no_worker ? nullptr : &up_flags->worker);
+  RunStatus(up, exit_code, [&conn, up_flags, up] {
+    return Serve(conn, *up, up_flags->serve, up_flags->no_worker ? nullptr : &up_flags->worker);
   });
 
   auto server_flags = std::make_shared<ServeFlags>();
@@ -164,7 +207,7 @@ void AddServerCommands(CLI::App& app, client::Connection& conn, int& exit_code) 
       "share state between several servers.");
   AddServeFlags(server, *server_flags);
   RunStatus(server, exit_code,
-            [&conn, server_flags] { return Serve(conn, *server_flags, nullptr); });
+            [&conn, server_flags, server] { return Serve(conn, *server, *server_flags, nullptr); });
 }
 
 }  // namespace tf::cli

@@ -30,6 +30,31 @@ Result<PoolView> PoolService::Create(const std::string& spec_yaml, const std::st
   return ToView(std::move(record));
 }
 
+Result<std::string> PoolService::Declare(const std::string& spec_yaml, const std::string& source) {
+  TF_ASSIGN_OR_RETURN(PoolSpec spec, ParsePoolSpec(spec_yaml, source));
+  std::string wanted = PoolSpecToJson(spec).dump();
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto stored = store_.pools().GetPool(spec.name);
+    if (!stored.ok() && stored.status().code() == StatusCode::kNotFound) {
+      TimeMs now = clock_.Now();
+      Status created = store_.pools().CreatePool({spec.name, wanted, "{}", 1, now, now});
+      if (created.code() == StatusCode::kAlreadyExists) continue;  // another server's, just now
+      TF_RETURN_IF_ERROR(created);
+      return std::string("created");
+    }
+    TF_RETURN_IF_ERROR(stored.status());
+    if (stored->spec_json == wanted) return std::string("unchanged");
+    Status updated =
+        store_.pools().UpdatePoolSpec(spec.name, wanted, clock_.Now(), stored->version);
+    if (updated.code() == StatusCode::kAborted || updated.code() == StatusCode::kNotFound) {
+      continue;  // changed meanwhile: look again
+    }
+    TF_RETURN_IF_ERROR(updated);
+    return std::string("updated");
+  }
+  return Aborted("pool " + spec.name + " kept changing while it was declared; try again");
+}
+
 Result<PoolView> PoolService::Get(const std::string& name) {
   TF_ASSIGN_OR_RETURN(store::PoolRecord record, store_.pools().GetPool(name));
   return ToView(std::move(record));

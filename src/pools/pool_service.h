@@ -33,6 +33,10 @@ class PoolService {
   Result<PoolView> Scale(const std::string& name, std::optional<int> min, std::optional<int> max);
   // Its machines stop at the controller's next tick.
   Status Delete(const std::string& name);
+  // A pool as a server's config file declares it: created if there is none of its name, its
+  // spec replaced if it differs (machines already started keep running; the controller plans
+  // with the new spec), else unchanged. Returns "created", "updated" or "unchanged".
+  Result<std::string> Declare(const std::string& spec_yaml, const std::string& source);
 
   // One node per machine each pool may start, as the scheduler would see them: what a job
   // may wait for (jobs::JobService::SetPotentialNodes). At most 64 per pool, as many as a gang
