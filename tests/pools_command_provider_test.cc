@@ -2,12 +2,12 @@
 // directory, scripts that succeed, fail, hang, and create a machine but fail before saying so
 // (the retry must not start a second one).
 #include <gtest/gtest.h>
-#include <signal.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "child_process.h"
 #include "file_test_util.h"
 #include "pools/command_provider.h"
 #include "store_test_env.h"
@@ -174,14 +174,9 @@ TEST_F(CommandProviderTest, AScriptThatHangsIsKilledWithWhatItStartedAtItsTimeou
   ASSERT_FALSE(listed.ok());
   EXPECT_EQ(listed.status().message(), "list failed: timed out after 1s and was killed");
   pid_t child = std::stoi(ReadFile(pid_file));
-  // Its group was killed: the sleep is gone (or a zombie of init's about to be reaped).
-  bool gone = false;
-  for (int i = 0; i < 100 && !gone; ++i) {
-    std::string stat = ReadFile("/proc/" + std::to_string(child) + "/stat");
-    gone = stat.empty() || stat.find(") Z ") != std::string::npos;
-    if (!gone) usleep(20'000);
-  }
-  EXPECT_TRUE(gone) << "the script's child " << child << " outlived its timeout";
+  // Its group was killed: the sleep has ended too.
+  EXPECT_TRUE(tf::testing::WaitForProcessExit(child, std::chrono::seconds(5)))
+      << "the script's child " << child << " outlived its timeout";
 }
 
 TEST_F(CommandProviderTest, WhatAListPrintsMustBeItsDocumentedJson) {

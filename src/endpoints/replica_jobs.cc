@@ -3,6 +3,7 @@
 #include <array>
 #include <utility>
 
+#include "base/shell_quote.h"
 #include "jobs/quantities.h"
 #include "jobs/spec_rules.h"
 
@@ -52,18 +53,6 @@ std::string BuiltinScript(const EndpointSpec& spec, const std::string& model_wor
 }
 
 }  // namespace
-
-std::string ShellQuote(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
 
 std::string ShellWordWithPlaceholders(std::string_view arg, const std::string& model_word) {
   std::string out;

@@ -39,9 +39,6 @@ jobs::JobSpec ReplicaJobSpec(const EndpointSpec& spec, std::string_view replica_
 // The job's name for a replica: the endpoint's name (cut to fit) and the replica id's suffix.
 std::string ReplicaJobName(std::string_view endpoint_name, std::string_view replica_id);
 
-// `text` as one word for /bin/sh: in single quotes, with any single quote written '\''.
-std::string ShellQuote(std::string_view text);
-
 // A command engine's argument with its placeholders ({model}, {port}, {host}, {gpus},
 // {api_key}) made
 // into shell words: the rest single-quoted, the placeholders as the variables that hold them.

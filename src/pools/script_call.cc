@@ -224,16 +224,4 @@ std::map<std::string, std::string> ServerEnvironment() {
   return env;
 }
 
-std::string ShellQuote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
 }  // namespace tf::pools

@@ -53,7 +53,4 @@ Result<std::string> RunWithRetries(const ScriptRunner& run, const ScriptCall& ca
 // This process's environment, for the scripts it runs.
 std::map<std::string, std::string> ServerEnvironment();
 
-// `text` as one word for a POSIX shell: in single quotes, each ' as '\''.
-std::string ShellQuote(const std::string& text);
-
 }  // namespace tf::pools

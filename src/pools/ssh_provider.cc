@@ -7,6 +7,7 @@
 
 #include "base/crypto.h"
 #include "base/log.h"
+#include "base/shell_quote.h"
 
 namespace tf::pools {
 namespace {
