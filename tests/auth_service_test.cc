@@ -44,6 +44,9 @@ class CountingAuthStore : public store::AuthStore {
   Status RevokeJoinToken(const std::string& id, TimeMs now) override {
     return inner_.RevokeJoinToken(id, now);
   }
+  Result<int64_t> DeleteJoinTokensExpiredBefore(TimeMs before) override {
+    return inner_.DeleteJoinTokensExpiredBefore(before);
+  }
   Result<std::string> FindNodeByCredential(const std::string& h) override {
     return inner_.FindNodeByCredential(h);
   }

@@ -4,6 +4,8 @@
 // themselves.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "job_service_fixture.h"
 #include "pools/pool_controller.h"
 #include "pools/pool_service.h"
@@ -243,6 +245,24 @@ TEST_F(PoolControllerTest, EachMachineGetsAJoinTokenThatRegistersItsNodeOnce) {
   auto late = auth_->AuthenticateWorker(cloud_.join_tokens[1]);
   ASSERT_FALSE(late.ok());
   EXPECT_NE(late.status().message().find("expired"), std::string::npos) << late.status().message();
+
+  // A day after they expired, the controller forgets them (any machine it starts meanwhile
+  // gets a new one).
+  auto ids = [&] {
+    std::set<std::string> out;
+    auto tokens = auth_->ListJoinTokens();
+    EXPECT_TRUE(tokens.ok()) << tokens.status().ToString();
+    for (const store::JoinToken& t : tokens.ok() ? *tokens : std::vector<store::JoinToken>{}) {
+      out.insert(t.id);
+    }
+    return out;
+  };
+  std::set<std::string> first = ids();
+  EXPECT_EQ(first.size(), 2u);
+  clock_.Advance(kDayMs + kMinuteMs);
+  Heartbeats();
+  Tick();
+  for (const std::string& id : ids()) EXPECT_EQ(first.count(id), 0u) << id << " was kept";
 }
 
 TEST_F(PoolControllerTest, WorkNoNodeFitsIsQueuedIfAPoolCouldHoldItAndRefusedOtherwise) {

@@ -124,6 +124,18 @@ TEST_P(NodeAccessContractTest, ANodesCredentialIsReplacedByItsNextAndDiesWithThe
             StatusCode::kNotFound);
 }
 
+TEST_P(NodeAccessContractTest, ExpiredJoinTokensAreForgotten) {
+  JoinToken token = MakeToken(1);
+  ASSERT_TRUE(auth().CreateJoinToken(token).ok());
+  auto none = auth().DeleteJoinTokensExpiredBefore(token.expires_at);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  ASSERT_TRUE(auth().FindJoinTokenByHash(token.hash).ok());  // expires at, not before, that time
+  auto some = auth().DeleteJoinTokensExpiredBefore(token.expires_at + 1);
+  ASSERT_TRUE(some.ok()) << some.status().ToString();
+  EXPECT_GE(*some, 1);
+  EXPECT_EQ(auth().FindJoinTokenByHash(token.hash).status().code(), StatusCode::kNotFound);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, NodeAccessContractTest, ::testing::ValuesIn(StoreBackends()),
                          [](const auto& info) { return info.param; });
 

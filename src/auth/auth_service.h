@@ -91,6 +91,9 @@ class AuthService {
   Result<IssuedJoinToken> CreateJoinToken(const std::string& name, TimeMs ttl_ms, int64_t max_uses);
   Result<std::vector<store::JoinToken>> ListJoinTokens();
   Status RevokeJoinToken(const std::string& id);
+  // Forgets join tokens that expired more than kJoinTokenRetention ago; returns how many.
+  Result<int64_t> ForgetExpiredJoinTokens();
+  static constexpr TimeMs kJoinTokenRetention = kDayMs;
   // A worker's secret: an admin token, a usable join token, or a registered node's credential.
   // kUnauthenticated for anything unknown, revoked, expired or used up; kPermissionDenied for a
   // project's token.

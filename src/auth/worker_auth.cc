@@ -53,6 +53,10 @@ Status AuthService::RevokeJoinToken(const std::string& id) {
   return store_.RevokeJoinToken(id, clock_.Now());
 }
 
+Result<int64_t> AuthService::ForgetExpiredJoinTokens() {
+  return store_.DeleteJoinTokensExpiredBefore(clock_.Now() - kJoinTokenRetention);
+}
+
 Result<WorkerPrincipal> AuthService::AuthenticateWorker(std::string_view secret) {
   WorkerPrincipal who;
   if (HasPrefix(secret, kNodePrefix)) {

@@ -205,6 +205,17 @@ Status PoolController::Tick() {
   TF_ASSIGN_OR_RETURN(std::vector<store::PoolRecord> records, store_.pools().ListPools());
   TF_ASSIGN_OR_RETURN(jobs::CapacityView view, jobs_.Capacity());
   ForgetDeletedNodes(view);
+  // The machines' join tokens, spent or expired, are forgotten a day after they expire (any
+  // other expired join token too), once an hour.
+  if (now - pruned_join_tokens_at_ >= kHourMs) {
+    auto forgotten = auth_.ForgetExpiredJoinTokens();
+    if (forgotten.ok()) {
+      pruned_join_tokens_at_ = now;
+      if (*forgotten > 0) spdlog::info("pools: forgot {} expired join tokens", *forgotten);
+    } else {
+      spdlog::warn("pools: forgetting expired join tokens: {}", forgotten.status().ToString());
+    }
+  }
 
   // Pools deleted since the last tick: their machines stop.
   std::set<std::string> names;

@@ -78,6 +78,7 @@ class PoolController {
   std::map<std::string, TimeMs> asked_at_;            // machine id -> when Create was called
   std::map<std::string, TimeMs> idle_since_;          // node id -> first seen with nothing running
   std::map<std::string, std::string> deleted_nodes_;  // node id -> its pool, until lost
+  TimeMs pruned_join_tokens_at_ = 0;
 };
 
 }  // namespace tf::pools

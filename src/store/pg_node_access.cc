@@ -71,6 +71,17 @@ Status PostgresStore::RevokeJoinToken(const std::string& id, TimeMs now) {
   });
 }
 
+Result<int64_t> PostgresStore::DeleteJoinTokensExpiredBefore(TimeMs before) {
+  int64_t deleted = 0;
+  TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kAutocommit, [&](PgConnection& conn) -> Status {
+    TF_ASSIGN_OR_RETURN(PgResult r, conn.Exec("DELETE FROM join_tokens WHERE expires_at < $1",
+                                              PgParams().Add(before)));
+    deleted = r.affected();
+    return OkStatus();
+  }));
+  return deleted;
+}
+
 Result<std::string> PostgresStore::FindNodeByCredential(const std::string& hash) {
   std::string out;
   TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kRead, [&](PgConnection& conn) -> Status {

@@ -59,6 +59,7 @@ class PostgresStore final : public Store,
   Result<JoinToken> FindJoinTokenByHash(const std::string& hash) override;
   Result<std::vector<JoinToken>> ListJoinTokens() override;
   Status RevokeJoinToken(const std::string& id, TimeMs now) override;
+  Result<int64_t> DeleteJoinTokensExpiredBefore(TimeMs before) override;
   Result<std::string> FindNodeByCredential(const std::string& hash) override;
 
   // QueueStore: queue records, counts and bulk operations (pg_queues.cc)

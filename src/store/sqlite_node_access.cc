@@ -74,6 +74,17 @@ Status SqliteStore::RevokeJoinToken(const std::string& id, TimeMs now) {
   });
 }
 
+Result<int64_t> SqliteStore::DeleteJoinTokensExpiredBefore(TimeMs before) {
+  int64_t deleted = 0;
+  TF_RETURN_IF_ERROR(writer_->Write([&](SqliteDb& db) -> Status {
+    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("DELETE FROM join_tokens WHERE expires_at < ?"));
+    TF_RETURN_IF_ERROR(q.Bind(1, before).Run());
+    deleted = db.Changes();
+    return OkStatus();
+  }));
+  return deleted;
+}
+
 Result<std::string> SqliteStore::FindNodeByCredential(const std::string& hash) {
   std::string out;
   TF_RETURN_IF_ERROR(readers_.With([&](SqliteDb& db) -> Status {

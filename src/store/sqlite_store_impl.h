@@ -73,6 +73,7 @@ class SqliteStore final : public Store,
   Result<JoinToken> FindJoinTokenByHash(const std::string& hash) override;
   Result<std::vector<JoinToken>> ListJoinTokens() override;
   Status RevokeJoinToken(const std::string& id, TimeMs now) override;
+  Result<int64_t> DeleteJoinTokensExpiredBefore(TimeMs before) override;
   Result<std::string> FindNodeByCredential(const std::string& hash) override;
 
   // QueueStore (sqlite_queues.cc, sqlite_messages.cc)

@@ -41,6 +41,8 @@ class AuthStore {
   virtual Result<std::vector<JoinToken>> ListJoinTokens() = 0;                 // by creation
   // kNotFound if there is no such token; revoking twice keeps the first time.
   virtual Status RevokeJoinToken(const std::string& id, TimeMs now) = 0;
+  // Forgets the join tokens that expired before `before`; returns how many.
+  virtual Result<int64_t> DeleteJoinTokensExpiredBefore(TimeMs before) = 0;
   // The registered node whose credential has this SHA-256. kNotFound if none has, or the node
   // it was issued to has been forgotten (its credential dies with it).
   virtual Result<std::string> FindNodeByCredential(const std::string& hash) = 0;
