@@ -2,6 +2,7 @@
 // directory, scripts that succeed, fail, hang, and create a machine but fail before saying so
 // (the retry must not start a second one).
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include "child_process.h"
 #include "file_test_util.h"
 #include "pools/command_provider.h"
+#include "pools/script_call.h"
 #include "store_test_env.h"
 
 namespace tf::pools {
@@ -177,6 +179,29 @@ TEST_F(CommandProviderTest, AScriptThatHangsIsKilledWithWhatItStartedAtItsTimeou
   // Its group was killed: the sleep has ended too.
   EXPECT_TRUE(tf::testing::WaitForProcessExit(child, std::chrono::seconds(5)))
       << "the script's child " << child << " outlived its timeout";
+}
+
+// A script that never reads its input leaves the server writing to a pipe with no reader: that
+// must fail the write, not raise SIGPIPE, whose default action would end the server. The input
+// is larger than a pipe holds, so the write cannot finish before the script is gone.
+TEST_F(CommandProviderTest, AScriptThatDoesNotReadItsInputDoesNotEndTheServer) {
+  struct sigaction now {};
+  ASSERT_EQ(::sigaction(SIGPIPE, nullptr, &now), 0);
+  ASSERT_EQ(now.sa_handler, SIG_DFL) << "this test needs SIGPIPE's default action";
+  ScriptCall call;
+  call.argv = {"/bin/sh", "-c", "exec 0<&-; echo done"};
+  call.env = ServerEnvironment();
+  call.working_dir = dir_.path();
+  call.input = std::string(size_t{4} << 20, 'x');
+  call.timeout_ms = 20 * kSecondMs;
+  auto outcome = RunScript(call);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_TRUE(outcome->success()) << outcome->Describe(call.timeout_ms);
+  EXPECT_EQ(outcome->out, "done\n");
+  sigset_t pending;
+  sigemptyset(&pending);
+  ASSERT_EQ(sigpending(&pending), 0);
+  EXPECT_EQ(sigismember(&pending, SIGPIPE), 0) << "a SIGPIPE was left pending";
 }
 
 TEST_F(CommandProviderTest, WhatAListPrintsMustBeItsDocumentedJson) {

@@ -44,6 +44,30 @@ Status MakePipe(Fd& read_end, Fd& write_end) {
   return OkStatus();
 }
 
+// Writes to a pipe whose reader may have gone without raising SIGPIPE, whose default action
+// would end the whole process: the signal is blocked in this thread for the write, and one it
+// raised is taken back before the mask is restored. The write then fails with EPIPE.
+ssize_t WriteWithoutSigpipe(int fd, const char* data, size_t size) {
+  sigset_t pipe_only, old;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  sigset_t pending;
+  sigemptyset(&pending);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+  sigpending(&pending);
+  bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  ssize_t n = ::write(fd, data, size);
+  int saved = errno;
+  if (n < 0 && errno == EPIPE && !was_pending) {
+    timespec no_wait{0, 0};
+    while (::sigtimedwait(&pipe_only, nullptr, &no_wait) < 0 && errno == EINTR) {
+    }
+  }
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = saved;
+  return n;
+}
+
 // The last line of `text` that holds something, for a one-line reason.
 std::string LastLine(const std::string& text) {
   size_t end = text.find_last_not_of(" \t\r\n");
@@ -164,7 +188,8 @@ Result<ScriptOutcome> RunScript(const ScriptCall& call) {
       break;
     }
     if (in_write.fd >= 0) {
-      ssize_t n = ::write(in_write.fd, call.input.data() + written, call.input.size() - written);
+      ssize_t n = WriteWithoutSigpipe(in_write.fd, call.input.data() + written,
+                                      call.input.size() - written);
       if (n > 0) written += static_cast<size_t>(n);
       // A script that does not read its input (or has closed it) is not an error.
       if (written == call.input.size() || (n < 0 && errno != EAGAIN && errno != EINTR)) {
