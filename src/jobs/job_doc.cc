@@ -43,6 +43,8 @@ json AttemptToJson(const Attempt& a) {
   // The token is written as a string: JSON readers elsewhere may hold numbers as doubles.
   return json{{"number", a.number},
               {"token", std::to_string(a.token)},
+              {"api_token_id", a.api_token_id},
+              {"api_token", a.api_token},
               {"state", a.state},
               {"reason", a.reason},
               {"master_port", a.master_port},
@@ -60,6 +62,8 @@ Attempt AttemptFromJson(const json& j) {
   Attempt a;
   a.number = j.value("number", 0);
   a.token = std::stoull(j.value("token", "0"));
+  a.api_token_id = j.value("api_token_id", "");
+  a.api_token = j.value("api_token", "");
   a.state = j.value("state", kStarting);
   a.reason = j.value("reason", "");
   a.master_port = j.value("master_port", 0);

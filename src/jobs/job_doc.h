@@ -60,8 +60,14 @@ struct RankState {
 double RankShare(int rank_gpus, int rank_cpus, int node_gpus, int node_cpus);
 
 struct Attempt {
-  int number = 0;                 // 1, 2, ...
-  uint64_t token = 0;             // fencing token
+  int number = 0;      // 1, 2, ...
+  uint64_t token = 0;  // fencing token
+  // The attempt's API token, of the job's project: its processes' TENSORFLEET_TOKEN, and what
+  // its workers ship logs and checkpoints with. Made when the attempt is placed and revoked when
+  // a newer attempt is placed (so a stale rank, on a node declared lost, can write nothing) or
+  // when the job has ended and its last process is gone. "" in documents written before.
+  std::string api_token_id;
+  std::string api_token;
   std::string state = kStarting;  // starting, running, then an end (see above)
   std::string reason;             // why it ended
   int master_port = 0;
@@ -83,11 +89,13 @@ struct Attempt {
 };
 
 struct JobDoc {
-  nlohmann::json spec;       // JobSpecToJson
-  std::string source;        // the spec's file name, for messages
-  std::string code_key;      // object key of the code bundle in the job bucket; "" = none
-  std::string token_id;      // the job-scoped API token (revoked when the job ends)
-  std::string token_secret;  // handed to the job's processes; see docs/jobs.md
+  nlohmann::json spec;   // JobSpecToJson
+  std::string source;    // the spec's file name, for messages
+  std::string code_key;  // object key of the code bundle in the job bucket; "" = none
+  // The job-wide API token of documents written before attempts had their own (Attempt's
+  // api_token): used by their attempts placed before, revoked at the next placement or the end.
+  std::string token_id;
+  std::string token_secret;
   std::vector<Attempt> attempts;
   TimeMs not_before = 0;  // retry backoff
   int recoveries = 0;     // attempts started after an interruption or a lost node

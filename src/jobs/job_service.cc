@@ -170,21 +170,13 @@ Result<Job> JobService::SubmitSpec(const std::string& project_id, const JobSpec&
   job.doc.spec = JobSpecToJson(spec);
   job.doc.source = source;
   job.doc.code_key = code_key;
-  TF_ASSIGN_OR_RETURN(auth::IssuedToken token,
-                      auth_.CreateToken(project_id, "job-" + job.record.id.substr(4), false));
-  job.doc.token_id = token.token.id;
-  job.doc.token_secret = token.secret;
   job.doc.reason = "submitted";
 
   std::string shape = std::to_string(spec.nodes) + (spec.nodes == 1 ? " node" : " nodes") +
                       " with " + std::to_string(spec.resources.gpus) + " GPU(s), " +
                       std::to_string(spec.resources.cpus) + " CPU(s) each";
   store::JobEvent first{0, job.record.id, now, kQueued, "submitted: " + shape};
-  Status created = store_.jobs().CreateJob(EncodeJob(job), first);
-  if (!created.ok()) {
-    (void)auth_.RevokeToken(token.token.id);
-    return created;
-  }
+  TF_RETURN_IF_ERROR(store_.jobs().CreateJob(EncodeJob(job), first));
   if (on_work_) on_work_();
   return job;
 }
@@ -325,7 +317,7 @@ Result<NodeAssignments> JobService::Assignments(const std::string& node_id) {
       ra.master_port = a->master_port;
       ra.spec = job.doc.spec;
       ra.code_key = job.doc.code_key;
-      ra.job_token = job.doc.token_secret;
+      ra.job_token = a->api_token.empty() ? job.doc.token_secret : a->api_token;
       out.ranks.push_back(std::move(ra));
     }
   }
@@ -558,29 +550,43 @@ Result<TickStats> JobService::Schedule(const std::vector<store::NodeRecord>& rec
   std::map<std::string, fleet::NodeInfo> infos;
   fleet::ScheduleResult result = fleet::Schedule(FleetInUse(records, jobs, &infos), pending, now);
   stats.waiting = static_cast<int>(result.waiting.size());
+  std::map<std::string, const Job*> by_id;
+  for (const Job& job : jobs) by_id[job.id()] = &job;
   for (const fleet::Placement& p : result.placements) {
     std::vector<std::string> addrs;
     for (const fleet::RankPlacement& r : p.ranks) addrs.push_back(infos[r.node_id].address);
     uint64_t token = NewToken();
     int port = options_.master_port_base + static_cast<int>(token % options_.master_port_count);
+    // The attempt's API token is made before the write that places it, and revoked if that
+    // write does not happen: a token exists only for an attempt that does.
+    const Job& listed = *by_id.at(p.job_id);
+    auto api_token = auth_.CreateToken(listed.record.project_id,
+                                       "job-" + listed.id().substr(4) + "-attempt", false);
+    if (!api_token.ok()) {
+      spdlog::warn("placing {}: {}", p.job_id, api_token.status().ToString());
+      continue;
+    }
     auto placed = Mutate(p.job_id, [&](Job& job, Events& events) -> Status {
       if (!WantsPlacement(job)) return Aborted("no longer waiting");
       StartAttempt(job, p, addrs, token, port, now, events);
+      job.doc.attempts.back().api_token_id = api_token->token.id;
+      job.doc.attempts.back().api_token = api_token->secret;
       RecordPrices(job.doc.attempts.back(), job.spec, infos);
       ClearWaiting(job.doc);
       return OkStatus();
     });
     if (placed.ok()) {
       ++stats.placed;
-    } else if (placed.status().code() != StatusCode::kAborted) {
+      continue;
+    }
+    RevokeQuietly(api_token->token.id, p.job_id + "'s unplaced attempt");
+    if (placed.status().code() != StatusCode::kAborted) {
       spdlog::warn("placing {}: {}", p.job_id, placed.status().ToString());
     }
   }
 
   // Why the others wait, kept in each job for `describe` and `ps`. Written only when the reason
   // changed: a fleet that stays as it is costs no write per waiting job per tick.
-  std::map<std::string, const Job*> by_id;
-  for (const Job& job : jobs) by_id[job.id()] = &job;
   for (const fleet::Waiting& w : result.waiting) {
     auto it = by_id.find(w.job_id);
     if (it == by_id.end()) continue;
@@ -604,6 +610,12 @@ Result<TickStats> JobService::Schedule(const std::vector<store::NodeRecord>& rec
     }
   }
   return stats;
+}
+
+void JobService::RevokeQuietly(const std::string& token_id, const std::string& whose) {
+  if (token_id.empty()) return;
+  Status revoked = auth_.RevokeToken(token_id);
+  if (!revoked.ok()) spdlog::warn("revoking the token of {}: {}", whose, revoked.ToString());
 }
 
 Result<std::vector<Job>> JobService::ActiveJobs() { return List("", false, kActiveJobLimit); }
@@ -642,13 +654,24 @@ void JobService::AfterChange(const Job& before, const Job& after) {
   if (on_node_change_) {
     for (const std::string& n : touched) on_node_change_(n);
   }
-  // The job's token outlives the job until its last process is gone: stopping ranks still ship
-  // their logs and checkpoints with it.
+  // A new attempt fences off the ones before: their ranks have all ended or are on nodes
+  // declared lost (WantsPlacement), so only a stale rank could still use their tokens.
+  if (after.doc.attempts.size() > before.doc.attempts.size()) {
+    for (const Attempt& earlier : before.doc.attempts) {
+      RevokeQuietly(earlier.api_token_id,
+                    after.id() + "'s attempt " + std::to_string(earlier.number));
+    }
+    RevokeQuietly(before.doc.token_id, after.id() + "'s job-wide token");
+  }
+  // The last attempt's token outlives the job until its last process is gone: stopping ranks
+  // still ship their logs and checkpoints with it.
   bool done_now = IsTerminalJobState(after.state()) && NodesOf(after).empty();
   bool done_before = IsTerminalJobState(before.state()) && NodesOf(before).empty();
-  if (done_now && !done_before && !after.doc.token_id.empty()) {
-    Status revoked = auth_.RevokeToken(after.doc.token_id);
-    if (!revoked.ok()) spdlog::warn("revoking the token of {}: {}", after.id(), revoked.ToString());
+  if (done_now && !done_before) {
+    if (const Attempt* last = after.doc.current()) {
+      RevokeQuietly(last->api_token_id, after.id() + "'s attempt " + std::to_string(last->number));
+    }
+    RevokeQuietly(after.doc.token_id, after.id() + "'s job-wide token");
   }
   // A job that ended or left resources free may let another start.
   if (on_work_ && after.state() != before.state()) on_work_();

@@ -164,6 +164,8 @@ class JobService {
   Result<Job> Mutate(const std::string& job_id, const std::function<Status(Job&, Events&)>& change);
   void AfterChange(const Job& before_nodes_of, const Job& after);
   Result<std::vector<Job>> ActiveJobs();
+  // Revokes an API token ("" is none); a failure is logged, naming `whose`.
+  void RevokeQuietly(const std::string& token_id, const std::string& whose);
   Result<int> DetectLostNodes(std::vector<store::NodeRecord>& nodes, TimeMs now);
   // Deletes (and drops from `nodes`) those lost for longer than lost_node_retention_ms.
   int ForgetLostNodes(std::vector<store::NodeRecord>& nodes, TimeMs now);
