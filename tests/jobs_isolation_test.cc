@@ -6,6 +6,7 @@
 
 #include "http_test_util.h"  // first: see the note in base/async.h
 #include "jobs_test_util.h"
+#include "worker/cgroups.h"
 #include "worker/job_user.h"
 
 namespace tf::testing {
@@ -80,6 +81,30 @@ TEST_F(JobsIsolationTest, AJobReadsNothingOfTheServerTheWorkerOrAnotherJob) {
   auto cancelled = api_->Call("POST", "/v1/jobs/" + keeper_id + "/cancel", Json::object());
   ASSERT_TRUE(cancelled.ok()) << cancelled.status().ToString();
   WaitFor(keeper_id, Finished);
+}
+
+// A rank over its resources.memory is killed by the kernel inside its cgroup, and the job says
+// so. Skipped where this machine gives no memory controller to make groups in.
+TEST_F(JobsIsolationTest, AJobOverItsMemoryLimitIsKilledAndDescribeSaysOutOfMemory) {
+  auto cgroups = worker::Cgroups::Setup("/", "node_probe_" + std::to_string(::getpid()));
+  if (!cgroups.ok()) GTEST_SKIP() << "no cgroups here: " << cgroups.status().ToString();
+  bool memory = cgroups->Describe().find("memory") != std::string::npos;
+  cgroups->Release();
+  if (!memory) GTEST_SKIP() << "no memory controller here: " << cgroups->Describe();
+  StartWorker("w1", 2);
+  auto hog = Submit(
+      "name: hog\n"
+      "command: /usr/bin/python3 -c 'b = bytearray(512 << 20); print(len(b))'\n"
+      "resources: {gpus: 1, memory: 64Mi}\n");
+  ASSERT_TRUE(hog.ok()) << hog.status().ToString();
+  std::string id = (*hog)["id"];
+  Json done = WaitFor(id, Finished);
+  ASSERT_EQ(done["state"], "failed") << done.dump(2) << Log(id, 1);
+  std::string reason = done["attempts"][0].value("reason", "");
+  EXPECT_NE(reason.find("out of memory: the rank went over resources.memory (64.0 MiB)"),
+            std::string::npos)
+      << done.dump(2);
+  EXPECT_NE(Log(id, 1).find("out of memory"), std::string::npos) << Log(id, 1);
 }
 
 }  // namespace

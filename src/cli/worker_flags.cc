@@ -34,6 +34,9 @@ void AddWorkerFlags(CLI::App* cmd, WorkerFlags& f, bool all) {
   cmd->add_flag("--jobs-as-worker-user", f.jobs_as_worker_user,
                 "Run jobs as this worker's own user even when it is root (by default a root "
                 "worker runs each job as a user of its own: docs/security.md)");
+  cmd->add_flag("--no-resource-limits", f.no_resource_limits,
+                "Do not limit each rank to its resources.cpus and resources.memory (by default "
+                "a worker that may make cgroups gives each rank one: docs/security.md)");
   cmd->add_option("--worker-dir", f.worker_dir,
                   "Where the worker keeps its node id, its record of processes and the jobs' "
                   "working directories (default: DATA_DIR/worker)");
@@ -85,6 +88,7 @@ Result<worker::WorkerOptions> ToWorkerOptions(const WorkerFlags& f,
   o.stop_grace = std::chrono::milliseconds(*grace);
   o.spot_notice_url = f.spot_notice_url;
   o.job_users = !f.jobs_as_worker_user;
+  o.resource_limits = !f.no_resource_limits;
   return o;
 }
 

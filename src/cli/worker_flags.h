@@ -27,6 +27,7 @@ struct WorkerFlags {
   std::string spot_notice_url;
   std::string worker_dir;
   bool jobs_as_worker_user = false;
+  bool no_resource_limits = false;
 };
 
 // `all`: every flag (tensorfleet worker); otherwise only the ones `up` offers.

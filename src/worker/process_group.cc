@@ -81,7 +81,8 @@ struct ChildPlan {
   std::vector<char*> envp;
   std::string working_dir;
   std::string not_found, denied, not_executable, failed, no_dir, no_user;
-  bool drop = false;  // to run_as
+  std::vector<std::string> cgroup_procs, no_cgroup;  // a file to join, and what to say if not
+  bool drop = false;                                 // to run_as
   uid_t uid = 0;
   gid_t gid = 0;
   std::vector<gid_t> groups;
@@ -122,6 +123,16 @@ void WriteLine(const std::string& head, int error) {
   // Whatever another thread opened without O_CLOEXEC does not reach the workload. ready_fd
   // stays open until exec, which tells the parent that this setup is done.
   ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+  for (size_t i = 0; i < plan.cgroup_procs.size(); ++i) {
+    const int fd = ::open(plan.cgroup_procs[i].c_str(), O_WRONLY | O_CLOEXEC);
+    const bool joined = fd >= 0 && ::write(fd, "0", 1) == 1;
+    const int error = errno;
+    if (fd >= 0) ::close(fd);
+    if (!joined) {
+      WriteLine(plan.no_cgroup[i], error);
+      ::_exit(kExitNotExecutable);
+    }
+  }
   // Raw system calls: they change this (the only) thread, with none of libc's machinery for
   // changing every thread of a process.
   if (plan.drop && (::syscall(SYS_setgroups, plan.groups.size(), plan.groups.data()) != 0 ||
@@ -248,6 +259,11 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Start(const ProcessSpec& spe
   plan.not_executable = head + "not an executable (a script needs a #! line)";
   plan.failed = head;
   plan.no_dir = "tensorfleet: cannot enter the working directory " + plan.working_dir + ": ";
+  for (const auto& procs : spec.cgroup_procs) {
+    plan.cgroup_procs.push_back(procs.string());
+    plan.no_cgroup.push_back("tensorfleet: cannot join the cgroup " + procs.parent_path().string() +
+                             ": ");
+  }
   if (spec.run_as) {
     plan.drop = true;
     plan.uid = spec.run_as->uid;

@@ -53,6 +53,10 @@ struct ProcessSpec {
   // Whom the workload runs as (not the watcher, which stays the worker's); unset: the worker's
   // user. The working directory is entered as that user.
   std::optional<RunAs> run_as;
+  // Control groups to join (their cgroup.procs files, worker/cgroups.h): the workload writes
+  // "0" to each before it becomes run_as, so that it and every process it starts are counted
+  // and limited there. One it cannot join fails the start (exit code kExitNotExecutable).
+  std::vector<std::filesystem::path> cgroup_procs;
 };
 
 // How a process ended: an exit code, or the signal that killed it.

@@ -222,6 +222,12 @@ bool RankRunner::WaitForStop(milliseconds timeout) {
 void RankRunner::Run() {
   const Assignment& a = assignment_;
   Result<client::RankOutcome> outcome = Execute();
+  if (cgroup_) {
+    // Whatever of the rank is left (a process that left its session) ends with it.
+    Status removed = cgroup_->KillAndRemove();
+    if (!removed.ok()) spdlog::warn("rank {}: {}", a.key(), removed.ToString());
+    cgroup_.reset();
+  }
   client::RankOutcome report =
       outcome.ok()
           ? *outcome
@@ -333,6 +339,16 @@ Result<std::vector<std::unique_ptr<ProcessGroup>>> RankRunner::StartProcesses(co
     TF_ASSIGN_OR_RETURN(run_as, HandOverWorkspace(ws, per_node));
     base["HOME"] = ws.workdir.string();  // the worker's home is not the job's
   }
+  std::vector<std::filesystem::path> cgroup_procs;
+  if (context_.cgroups != nullptr) {
+    CgroupLimits limits;
+    limits.cpus = a.spec.resources.cpus;
+    limits.memory_bytes = a.spec.resources.memory_bytes;
+    limits.pids = kRankPidsMax;
+    TF_ASSIGN_OR_RETURN(RankCgroup made, context_.cgroups->Create(ws.dir.filename(), limits));
+    cgroup_procs = made.ProcsFiles();
+    cgroup_ = std::move(made);
+  }
   std::vector<std::unique_ptr<ProcessGroup>> groups;
   std::vector<std::pair<int, uint64_t>> recorded;
   for (int local = 0; local < per_node; ++local) {
@@ -343,6 +359,7 @@ Result<std::vector<std::unique_ptr<ProcessGroup>>> RankRunner::StartProcesses(co
     ps.working_dir = ws.workdir;
     ps.log_file = RankLog(ws.logs, local);
     ps.run_as = run_as;
+    ps.cgroup_procs = cgroup_procs;
     auto group = ProcessGroup::Start(ps);
     if (!group.ok()) {
       for (auto& g : groups) (void)g->Terminate(kFailFastGrace);
@@ -454,6 +471,12 @@ client::RankOutcome RankRunner::Finish(const Workspace& ws, client::ObjectClient
   if (outcome.state.empty()) outcome.state = first_failure == nullptr ? "succeeded" : "failed";
   outcome.exit_code = first_failure ? first_failure->exit_code : 0;
   outcome.signal = first_failure ? first_failure->signal : 0;
+  if (int64_t kills = cgroup_ ? cgroup_->OomKills() : 0; kills > 0 && first_failure != nullptr) {
+    outcome.message = "out of memory: the rank went over resources.memory (" +
+                      Bytes(a.spec.resources.memory_bytes) + ") and the kernel killed " +
+                      (kills == 1 ? "one of its processes" : std::to_string(kills) + " of them");
+    Note(ws.log0, outcome.message);
+  }
   // The last checkpoint, the output, the last logs.
   if (syncer != nullptr) {
     auto last = syncer->Stop();

@@ -23,6 +23,7 @@
 #include "base/mutex.h"
 #include "client/fleet_client.h"
 #include "client/object_client.h"
+#include "worker/cgroups.h"
 #include "worker/job_env.h"
 #include "worker/process_group.h"
 
@@ -39,6 +40,8 @@ struct RankContext {
   std::string server_url;
   // Run the job's processes as the job's own user (worker/job_user.h).
   bool job_users = false;
+  // Where the rank's limits go (a cgroup per rank, worker/cgroups.h); null: no limits.
+  const Cgroups* cgroups = nullptr;
   // Each rank talks to the server on connections of its own.
   std::function<Result<std::unique_ptr<client::FleetClient>>()> fleet;
   std::function<Result<std::unique_ptr<client::ObjectClient>>(const std::string& token)> objects;
@@ -124,6 +127,8 @@ class RankRunner {
     std::string reason;
   };
   std::optional<DeferredStop> deferred_stop_ GUARDED_BY(mu_);
+  // The rank's control group while it has one; only the rank's thread touches it.
+  std::optional<RankCgroup> cgroup_;
 };
 
 }  // namespace tf::worker

@@ -119,6 +119,7 @@ class WorkerImpl final : public Worker {
                  info.simulated_gpus ? " (simulated)" : "", info.address);
     TF_RETURN_IF_ERROR(ChooseJobUsers());
     ReportOrphans();
+    ChooseLimits();
 
     threads_.emplace_back([this] { HeartbeatLoop(); });
     threads_.emplace_back([this] { AssignmentLoop(); });
@@ -155,6 +156,7 @@ class WorkerImpl final : public Worker {
       runners.swap(runners_);
     }
     for (auto& [key, runner] : runners) runner->Join();
+    if (cgroups_) cgroups_->Release();
   }
 
  private:
@@ -359,8 +361,31 @@ class WorkerImpl final : public Worker {
     return OkStatus();
   }
 
+  // Each rank gets a cgroup with its limits where this worker may make them; otherwise it says
+  // that resources.cpus and resources.memory are not enforced.
+  void ChooseLimits() {
+    if (!options_.resource_limits) {
+      spdlog::warn("ranks are not limited to their resources (--no-resource-limits)");
+      return;
+    }
+    auto made = Cgroups::Setup(options_.cgroup_root, node_id_);
+    if (!made.ok()) {
+      spdlog::warn(
+          "resources.cpus and resources.memory are not enforced: {} (docs/security.md, "
+          "\"Limits\")",
+          made.status().message());
+      return;
+    }
+    cgroups_ = std::move(made).value();
+    spdlog::info(
+        "each rank is limited to its resources.cpus, resources.memory and {} processes "
+        "through {}",
+        kRankPidsMax, cgroups_->Describe());
+  }
+
   RankContext MakeContext() {
     RankContext c;
+    c.cgroups = cgroups_ ? &*cgroups_ : nullptr;
     c.attempts_dir = options_.data_dir / "attempts";
     c.job_users = job_users_;
     c.server_url = options_.server_url;
@@ -415,7 +440,8 @@ class WorkerImpl final : public Worker {
   std::string node_id_;
   Mutex credential_mu_;
   std::string kept_credential_ GUARDED_BY(credential_mu_);
-  bool job_users_ = false;  // jobs run as users of their own (ChooseJobUsers)
+  bool job_users_ = false;          // jobs run as users of their own (ChooseJobUsers)
+  std::optional<Cgroups> cgroups_;  // where ranks' limits go (ChooseLimits); none: no limits
   std::atomic<int64_t> epoch_{0};
   std::unique_ptr<client::FleetClient> fleet_;
   std::unique_ptr<LocalState> state_;

@@ -39,6 +39,11 @@ struct WorkerOptions {
   // Run jobs as users of their own (worker/job_user.h) when the worker is root; false: as the
   // worker's user, always.
   bool job_users = true;
+  // Limit each rank to its spec's resources.cpus and resources.memory (and kRankPidsMax
+  // processes) through cgroups where this worker may make them (worker/cgroups.h); false: no
+  // limits. `cgroup_root` is "/" except in tests.
+  bool resource_limits = true;
+  std::filesystem::path cgroup_root = "/";
 };
 
 class Worker {
