@@ -18,6 +18,8 @@ packages=(
   curl sqlite3 python3
   # the ssh pool provider is tested against a real OpenSSH server on loopback
   openssh-server openssh-client
+  # a job's python: {venv: true, requirements: ...} (the setup step's test)
+  python3-venv python3-pip
   # the chat-template test data generator (tests/data/engine/chat/generate_expected.py)
   python3-jinja2
   # real clients and the example training job: PyTorch, boto3, the AWS CLI, a text corpus

@@ -403,6 +403,34 @@ TEST(JobSpecTest, RetryOnListsTheFailuresThatRetry) {
   EXPECT_TRUE(all.retry.on_interruption && all.retry.on_node_lost && all.retry.on_error);
 }
 
+TEST(JobSpecTest, SetupIsACommandOrAListAndPythonNeedsItsVenv) {
+  EXPECT_EQ(MustParse(std::string(kHead) + "setup: make deps\n").setup,
+            (std::vector<std::string>{"make deps"}));
+  JobSpec spec = MustParse(std::string(kHead) +
+                           "setup:\n  - echo one\n  - echo two\n"
+                           "python: {venv: true, requirements: req.txt, wheels: wheels}\n");
+  EXPECT_EQ(spec.setup, (std::vector<std::string>{"echo one", "echo two"}));
+  EXPECT_TRUE(spec.python.venv);
+  EXPECT_EQ(spec.python.requirements, "req.txt");
+  EXPECT_EQ(spec.python.wheels, "wheels");
+  auto back = JobSpecFromJson(JobSpecToJson(spec));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, spec);
+
+  EXPECT_EQ(ErrorOf(std::string(kHead) + "python: {requirements: req.txt}\n"),
+            "train.yaml:3: python.requirements: needs python.venv: true (it installs into the "
+            "venv)");
+  EXPECT_EQ(ErrorOf(std::string(kHead) + "python:\n  venv: true\n  wheels: ../elsewhere\n"),
+            "train.yaml:5: python.wheels: must stay inside the job's working directory, got "
+            "\"../elsewhere\"");
+  EXPECT_EQ(ErrorOf(std::string(kHead) + "setup: ['echo a', '  ']\n"),
+            "train.yaml:3: setup[1]: must not be empty");
+  EXPECT_EQ(ErrorOf(std::string(kHead) + "setup: {run: x}\n"),
+            "train.yaml:3: setup: must be a command or a list of commands, got a mapping");
+  EXPECT_EQ(ErrorOf(std::string(kHead) + "python: {venv: yes}\n").substr(0, 25),
+            "train.yaml:3: python.venv");
+}
+
 TEST(JobSpecTest, ProcessesPerNodeIsACountOrGpu) {
   EXPECT_EQ(MustParse(std::string(kHead) + "processes_per_node: 4\n").processes_per_node, "4");
   EXPECT_EQ(MustParse(std::string(kHead) + "processes_per_node: '08'\n").processes_per_node, "8");

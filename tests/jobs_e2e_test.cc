@@ -5,9 +5,13 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "base/sha256_stream.h"
+#include "client/object_client.h"
 #include "file_test_util.h"
 #include "http_test_util.h"  // first: see the note in base/async.h
+#include "jobs/job_doc.h"
 #include "jobs_test_util.h"
+#include "worker/code_bundle.h"
 
 namespace tf::testing {
 namespace {
@@ -137,6 +141,90 @@ TEST_F(JobsE2eTest, AFailingCommandIsRetriedOnlyAsItsPolicySaysThenFailsWithItsE
   Json failed = WaitFor((*once)["id"], Finished);
   EXPECT_EQ(failed["state"], "failed");
   EXPECT_EQ(failed["attempts"].size(), 1u);
+}
+
+// A pure-Python wheel, written as pip expects one: tfhello 1.0, whose module says hello.
+constexpr const char* kMakeWheel = R"(
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as whl:
+    whl.writestr("tfhello.py", "GREETING = 'hello from a wheel'\n")
+    whl.writestr("tfhello-1.0.dist-info/METADATA",
+                 "Metadata-Version: 2.1\nName: tfhello\nVersion: 1.0\n")
+    whl.writestr("tfhello-1.0.dist-info/WHEEL",
+                 "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+    whl.writestr("tfhello-1.0.dist-info/RECORD",
+                 "tfhello.py,,\ntfhello-1.0.dist-info/METADATA,,\n"
+                 "tfhello-1.0.dist-info/WHEEL,,\ntfhello-1.0.dist-info/RECORD,,\n")
+)";
+
+// setup: and python: (worker/setup_step.h). The first attempt makes a venv, installs a wheel
+// from the job's code into it with no package index, and runs the spec's setup; the job's
+// second attempt on the same node finds all of it done. A setup command that fails ends the
+// rank, saying which.
+TEST_F(JobsE2eTest, SetupMakesAVenvFromTheCodesWheelsOnceForTheJobsAttemptsOnANode) {
+  StartWorker("w1");
+  const std::filesystem::path code = dir_.path() / "code";
+  std::filesystem::create_directories(code / "wheels");
+  WriteFile(dir_.path() / "make_wheel.py", kMakeWheel);
+  ASSERT_EQ(std::system(("/usr/bin/python3 " + (dir_.path() / "make_wheel.py").string() + " " +
+                         (code / "wheels/tfhello-1.0-py3-none-any.whl").string())
+                            .c_str()),
+            0);
+  WriteFile(code / "requirements.txt", "tfhello==1.0\n");
+  const std::filesystem::path bundle = dir_.path() / "code.tar.gz";
+  ASSERT_TRUE(worker::Pack(code, bundle).ok());
+  auto sha = Sha256OfFile(bundle);
+  ASSERT_TRUE(sha.ok()) << sha.status().ToString();
+  const std::string key = "bundles/" + *sha + ".tar.gz";
+  ASSERT_TRUE(api_->Call("POST", "/v1/buckets", Json{{"name", jobs::kJobsBucket}}).ok());
+  auto objects = client::MakeHttpObjectClient(app_->url(), admin_token_);
+  ASSERT_TRUE(objects.ok()) << objects.status().ToString();
+  Status put = (*objects)->PutFileChecked(jobs::kJobsBucket, key, bundle, *sha);
+  ASSERT_TRUE(put.ok()) << put.ToString();
+
+  auto job = Submit(
+      "name: with-setup\n"
+      "python: {venv: true, requirements: requirements.txt, wheels: wheels}\n"
+      "setup: echo ran >> \"$TENSORFLEET_SETUP_DIR/setup-runs\"\n"
+      "command: |\n"
+      "  python -c 'import tfhello, numpy; print(tfhello.GREETING, numpy.__name__)'\n"
+      "  echo \"setup runs: $(wc -l < \"$TENSORFLEET_SETUP_DIR/setup-runs\")\"\n"
+      "  test \"$TENSORFLEET_ATTEMPT\" = 2\n"
+      "retry: {on: [error], max_attempts: 2, backoff: 100ms}\n",
+      key);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  std::string id = (*job)["id"];
+  Json done = WaitFor(id, Finished);
+  ASSERT_EQ(done["state"], "succeeded") << done.dump(2) << Log(id, 1);
+  ASSERT_EQ(done["attempts"].size(), 2u);
+  const std::string first = Log(id, 1), second = Log(id, 2);
+  for (const char* line :
+       {"setup 1/3: python3 -m venv --system-site-packages", "setup 2/3: python -m pip install",
+        "Successfully installed tfhello-1.0", "setup 3/3: echo ran", "setup: done in",
+        "hello from a wheel numpy", "setup runs: 1"}) {
+    EXPECT_NE(first.find(line), std::string::npos) << line << " in:\n" << first;
+  }
+  for (const char* line :
+       {"setup: done before on this node", "hello from a wheel numpy", "setup runs: 1"}) {
+    EXPECT_NE(second.find(line), std::string::npos) << line << " in:\n" << second;
+  }
+  EXPECT_EQ(second.find("setup 1/3"), std::string::npos) << second;
+
+  auto broken = Submit(
+      "name: broken-setup\nsetup: [echo fine, 'echo no deps >&2; exit 7']\n"
+      "command: echo never\n");
+  ASSERT_TRUE(broken.ok()) << broken.status().ToString();
+  std::string broken_id = (*broken)["id"];
+  Json failed = WaitFor(broken_id, Finished);
+  ASSERT_EQ(failed["state"], "failed") << failed.dump(2);
+  EXPECT_EQ(failed["exit_code"], 7);
+  std::string reason = failed["attempts"][0].value("reason", "");
+  EXPECT_NE(reason.find("setup 2/2 failed (exit code 7): echo no deps >&2; exit 7"),
+            std::string::npos)
+      << failed.dump(2);
+  const std::string log = Log(broken_id, 1);
+  EXPECT_NE(log.find("no deps"), std::string::npos) << log;
+  EXPECT_EQ(log.find("never"), std::string::npos) << log;
 }
 
 TEST_F(JobsE2eTest, BadSpecsAreRefusedAtSubmitNamingTheField) {

@@ -58,6 +58,16 @@ struct RetryPolicy {
   friend bool operator==(const RetryPolicy&, const RetryPolicy&) = default;
 };
 
+// A Python virtual environment for the job's processes (`python:` in docs/jobs-spec.md), made
+// by the setup step before the spec's own `setup:` commands, with the system's packages visible
+// in it. Nothing is fetched from a package index: pip looks only in `wheels`.
+struct PythonSettings {
+  bool venv = false;
+  std::string requirements;  // a requirements file in the code, installed into the venv
+  std::string wheels;        // a directory of wheels in the code, where pip looks
+  friend bool operator==(const PythonSettings&, const PythonSettings&) = default;
+};
+
 // A metric read from the job's stdout: `regex` has exactly one capture group, the number.
 struct MetricDefinition {
   std::string name;
@@ -89,6 +99,11 @@ struct JobSpec {
   // Datasets of the project the job reads (docs/datasets.md): named to its processes in
   // TENSORFLEET_DATASETS and TENSORFLEET_DATASET_<NAME>.
   std::vector<std::string> datasets;
+  // Commands run before the job's first rank on a node (each with /bin/sh -c, in the code's
+  // directory), and again only when the code or the commands change: what they make is kept
+  // on the node between attempts (worker/setup_step.h).
+  std::vector<std::string> setup;
+  PythonSettings python;
   friend bool operator==(const JobSpec&, const JobSpec&) = default;
 };
 

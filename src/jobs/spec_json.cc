@@ -79,6 +79,11 @@ nlohmann::json JobSpecToJson(const JobSpec& spec) {
       {"allow_zone_split", spec.allow_zone_split},
       {"metrics", std::move(metrics)},
       {"datasets", spec.datasets},
+      {"setup", spec.setup},
+      {"python",
+       {{"venv", spec.python.venv},
+        {"requirements", spec.python.requirements},
+        {"wheels", spec.python.wheels}}},
   };
 }
 
@@ -121,6 +126,12 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& json) {
   top.Read("allow_zone_split", spec.allow_zone_split);
   ReadMetrics(top, spec.metrics);
   top.Read("datasets", spec.datasets);
+  top.Read("setup", spec.setup);
+  JsonFields python = top.Object("python");
+  python.Read("venv", spec.python.venv);
+  python.Read("requirements", spec.python.requirements);
+  python.Read("wheels", spec.python.wheels);
+  python.Finish();
   top.Finish();
   TF_RETURN_IF_ERROR(status);
   TF_RETURN_IF_ERROR(ValidateJobSpec(spec));

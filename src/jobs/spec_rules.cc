@@ -233,19 +233,21 @@ Problem CheckHyperparameters(const JobSpec& spec) {
   return std::nullopt;
 }
 
-Problem CheckCheckpointAndRetry(const JobSpec& spec) {
-  const std::string& dir = spec.checkpoint.dir;
-  if (dir.empty()) return Fail("checkpoint.dir", "must not be empty");
+// A path inside the job's working directory (its code): not empty, relative, no "..".
+Problem CheckInsideWorkdir(const std::string& path, const std::string& dir) {
+  if (dir.empty()) return Fail(path, "must not be empty");
   if (dir.front() == '/') {
-    return Fail("checkpoint.dir",
-                "must be relative to the job's working directory, got " + Quote(dir));
+    return Fail(path, "must be relative to the job's working directory, got " + Quote(dir));
   }
   if (dir == ".." || dir.starts_with("../") || dir.ends_with("/..") ||
       dir.find("/../") != std::string::npos) {
-    return Fail("checkpoint.dir",
-                "must stay inside the job's working directory, got " + Quote(dir));
+    return Fail(path, "must stay inside the job's working directory, got " + Quote(dir));
   }
-  if (auto p = CheckPathBytes("checkpoint.dir", dir)) return p;
+  return CheckPathBytes(path, dir);
+}
+
+Problem CheckCheckpointAndRetry(const JobSpec& spec) {
+  if (auto p = CheckInsideWorkdir("checkpoint.dir", spec.checkpoint.dir)) return p;
   if (auto p = CheckDuration("checkpoint.sync_interval", spec.checkpoint.sync_interval_ms,
                              kSyncIntervalRange)) {
     return p;
@@ -351,6 +353,36 @@ Problem CheckDatasets(const JobSpec& spec) {
   return std::nullopt;
 }
 
+constexpr size_t kMaxSetupCommands = 32;
+
+Problem CheckSetup(const JobSpec& spec) {
+  if (spec.setup.size() > kMaxSetupCommands) {
+    return Fail("setup", "must have at most " + std::to_string(kMaxSetupCommands) +
+                             " commands, got " + std::to_string(spec.setup.size()));
+  }
+  size_t bytes = 0;
+  for (size_t i = 0; i < spec.setup.size(); ++i) {
+    std::string path = "setup[" + std::to_string(i) + "]";
+    if (spec.setup[i].find_first_not_of(" \t\n") == std::string::npos) {
+      return Fail(path, "must not be empty");
+    }
+    if (auto p = CheckText(path, spec.setup[i])) return p;
+    bytes += spec.setup[i].size();
+  }
+  if (bytes > kMaxCommandBytes) {
+    return Fail("setup", "must be at most " + std::to_string(kMaxCommandBytes / 1024) +
+                             " KiB in all, got " + std::to_string(bytes) + " bytes");
+  }
+  const PythonSettings& python = spec.python;
+  for (const auto& [field, value] : {std::pair{"python.requirements", &python.requirements},
+                                     {"python.wheels", &python.wheels}}) {
+    if (value->empty()) continue;
+    if (!python.venv) return Fail(field, "needs python.venv: true (it installs into the venv)");
+    if (auto p = CheckInsideWorkdir(field, *value)) return p;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string DatasetEnvName(std::string_view name) {
@@ -390,8 +422,9 @@ std::optional<SpecProblem> FindSpecProblem(const JobSpec& spec) {
                 "or digit, got " +
                     Quote(spec.name));
   }
-  for (auto check : {CheckCommand, CheckCode, CheckEnv, CheckResources, CheckHyperparameters,
-                     CheckCheckpointAndRetry, CheckScheduling, CheckMetrics, CheckDatasets}) {
+  for (auto check :
+       {CheckCommand, CheckCode, CheckEnv, CheckResources, CheckHyperparameters,
+        CheckCheckpointAndRetry, CheckScheduling, CheckMetrics, CheckDatasets, CheckSetup}) {
     if (auto p = check(spec)) return p;
   }
   return std::nullopt;

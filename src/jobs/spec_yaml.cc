@@ -134,7 +134,32 @@ Status ReadDatasets(Reader& r, const Field& f, JobSpec& spec) {
   return OkStatus();
 }
 
-constexpr std::array<FieldRule<JobSpec>, 18> kSpecRules = {{
+Status ReadSetup(Reader& r, const Field& f, JobSpec& spec) {
+  spec.setup.clear();
+  if (f.node.IsScalar()) {  // one command
+    TF_ASSIGN_OR_RETURN(std::string command, r.String(f));
+    spec.setup.push_back(std::move(command));
+    return OkStatus();
+  }
+  TF_ASSIGN_OR_RETURN(auto items, r.Items(f, "a command or a list of commands"));
+  for (const Field& item : items) {
+    TF_ASSIGN_OR_RETURN(std::string command, r.String(item));
+    spec.setup.push_back(std::move(command));
+  }
+  return OkStatus();
+}
+
+constexpr std::array<FieldRule<PythonSettings>, 3> kPythonRules = {{
+    {"venv", BoolField<PythonSettings, &PythonSettings::venv>},
+    {"requirements", StringField<PythonSettings, &PythonSettings::requirements>},
+    {"wheels", StringField<PythonSettings, &PythonSettings::wheels>},
+}};
+
+Status ReadPython(Reader& r, const Field& f, JobSpec& spec) {
+  return ReadMapping(r, f, kPythonRules, spec.python);
+}
+
+constexpr std::array<FieldRule<JobSpec>, 20> kSpecRules = {{
     {"name", StringField<JobSpec, &JobSpec::name>},
     {"command", ReadCommand},
     {"code", StringField<JobSpec, &JobSpec::code>},
@@ -153,6 +178,8 @@ constexpr std::array<FieldRule<JobSpec>, 18> kSpecRules = {{
     {"allow_zone_split", BoolField<JobSpec, &JobSpec::allow_zone_split>},
     {"metrics", ReadMetrics},
     {"datasets", ReadDatasets},
+    {"setup", ReadSetup},
+    {"python", ReadPython},
 }};
 
 Result<JobSpec> Parse(std::string_view text, std::string_view source) {

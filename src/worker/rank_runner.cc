@@ -16,6 +16,7 @@
 #include "worker/job_user.h"
 #include "worker/log_shipper.h"
 #include "worker/process_group.h"
+#include "worker/setup_step.h"
 
 namespace tf::worker {
 namespace {
@@ -259,17 +260,27 @@ Result<client::RankOutcome> RankRunner::Execute() {
   TF_RETURN_IF_ERROR(FetchCode(*objects, ws));
   CheckpointSync sync(*objects, a.bucket, a.checkpoint_prefix);
   TF_RETURN_IF_ERROR(RestoreCheckpoint(sync, ws));
-  TF_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<ProcessGroup>> groups, StartProcesses(ws));
-
   auto fleet = context_.fleet();
+  RankTelemetry telemetry(a, *objects, fleet.ok() ? fleet->get() : nullptr, ws.logs, ws.dir,
+                          ProcessesPerNode(a));
+  TF_ASSIGN_OR_RETURN(const Launch launch, PrepareLaunch(ws));
+  TF_ASSIGN_OR_RETURN(std::optional<client::RankOutcome> ended_in_setup,
+                      RunSetup(ws, launch, telemetry));
+  if (ended_in_setup) {
+    Note(ws.log0, "rank " + ended_in_setup->state);
+    telemetry.Ship();
+    ended_in_setup->log_tail = LastLines(ws.log0);
+    return *ended_in_setup;
+  }
+  TF_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<ProcessGroup>> groups,
+                      StartProcesses(ws, launch));
+
   if (fleet.ok()) {
     client::RankOutcome running;
     running.state = "running";
     Status s = (*fleet)->Report(a, running);
     if (s.code() == StatusCode::kAborted) Stop(StopKind::kWithdraw, kFailFastGrace, s.message());
   }
-  RankTelemetry telemetry(a, *objects, fleet.ok() ? fleet->get() : nullptr, ws.logs, ws.dir,
-                          static_cast<int>(groups.size()));
   std::unique_ptr<CheckpointSyncer> syncer;
   if (a.spec.checkpoint.enabled && a.node_rank == 0) {
     syncer = std::make_unique<CheckpointSyncer>(
@@ -329,38 +340,116 @@ Status RankRunner::RestoreCheckpoint(CheckpointSync& sync, const Workspace& ws) 
   return OkStatus();
 }
 
-Result<std::vector<std::unique_ptr<ProcessGroup>>> RankRunner::StartProcesses(const Workspace& ws) {
+Result<RankRunner::Launch> RankRunner::PrepareLaunch(const Workspace& ws) {
   const Assignment& a = assignment_;
   if (a.spec.command.empty()) return InvalidArgument("the spec has no command");
-  const int per_node = ProcessesPerNode(a);
-  std::map<std::string, std::string> base = CurrentEnvironment();
-  std::optional<RunAs> run_as;
+  Launch launch;
+  launch.base = CurrentEnvironment();
   if (context_.job_users) {
-    TF_ASSIGN_OR_RETURN(run_as, HandOverWorkspace(ws, per_node));
-    base["HOME"] = ws.workdir.string();  // the worker's home is not the job's
+    TF_ASSIGN_OR_RETURN(launch.run_as, HandOverWorkspace(ws, ProcessesPerNode(a)));
+    launch.base["HOME"] = ws.workdir.string();  // the worker's home is not the job's
   }
-  std::vector<std::filesystem::path> cgroup_procs;
   if (context_.cgroups != nullptr) {
     CgroupLimits limits;
     limits.cpus = a.spec.resources.cpus;
     limits.memory_bytes = a.spec.resources.memory_bytes;
     limits.pids = kRankPidsMax;
     TF_ASSIGN_OR_RETURN(RankCgroup made, context_.cgroups->Create(ws.dir.filename(), limits));
-    cgroup_procs = made.ProcsFiles();
+    launch.cgroup_procs = made.ProcsFiles();
     cgroup_ = std::move(made);
   }
+  launch.setup_commands = SetupCommands(a.spec);
+  if (!launch.setup_commands.empty()) {
+    launch.setup_dir = SetupDir(context_.attempts_dir, a.job_id);
+  }
+  return launch;
+}
+
+ProcessSpec RankRunner::ProcessFor(const Workspace& ws, const Launch& launch, int local) const {
+  const Assignment& a = assignment_;
+  ProcessPaths paths{ws.workdir, ws.checkpoint_dir, ws.output, MetricsFile(ws.dir, local)};
+  ProcessSpec ps;
+  ps.argv = a.spec.command;
+  ps.env = JobEnvironment(a, local, paths, context_.server_url, launch.base);
+  if (!launch.setup_dir.empty()) AddSetupEnvironment(a.spec, launch.setup_dir, ps.env);
+  ps.working_dir = ws.workdir;
+  ps.log_file = RankLog(ws.logs, local);
+  ps.run_as = launch.run_as;
+  ps.cgroup_procs = launch.cgroup_procs;
+  return ps;
+}
+
+Result<std::optional<client::RankOutcome>> RankRunner::RunSetup(const Workspace& ws,
+                                                                const Launch& launch,
+                                                                RankTelemetry& telemetry) {
+  namespace fs = std::filesystem;
+  const Assignment& a = assignment_;
+  const std::vector<std::string>& commands = launch.setup_commands;
+  if (commands.empty()) return std::optional<client::RankOutcome>();
+  const fs::path& dir = launch.setup_dir;
+  const std::string key = SetupKey(a.code_key, commands);
+  TF_ASSIGN_OR_RETURN(SetupLock lock, SetupLock::Take(dir));
+  if (SetupDone(dir, key)) {
+    Note(ws.log0, "setup: done before on this node, kept in " + dir.string());
+    return std::optional<client::RankOutcome>();
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir, ec);
+  if (ec) return Unavailable("cannot create " + dir.string() + ": " + ec.message());
+  if (launch.run_as) {
+    TF_RETURN_IF_ERROR(HandOver(dir, JobUserFor(a.job_id)));
+    fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+  }
+  const auto started = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < commands.size(); ++i) {
+    const std::string which =
+        "setup " + std::to_string(i + 1) + "/" + std::to_string(commands.size());
+    Note(ws.log0, which + ": " + commands[i]);
+    ProcessSpec ps = ProcessFor(ws, launch, 0);
+    ps.argv = {"/bin/sh", "-c", commands[i]};
+    TF_ASSIGN_OR_RETURN(std::unique_ptr<ProcessGroup> group, ProcessGroup::Start(ps));
+    std::optional<ExitStatus> ended;
+    while (!ended) {
+      TF_ASSIGN_OR_RETURN(ended, group->WaitFor(context_.poll_interval));
+      telemetry.Ship();  // the setup's output shows in `logs -f` as it comes
+      if (ended || !WaitForStop(milliseconds(0))) continue;
+      TF_ASSIGN_OR_RETURN(ExitStatus stopped, group->Terminate(kFailFastGrace));
+      (void)stopped;
+      client::RankOutcome outcome;
+      MutexLock state(mu_);
+      outcome.state = stop_kind_ == StopKind::kInterrupt ? "interrupted" : "stopped";
+      outcome.message = stop_reason_ + " (during " + which + ")";
+      return std::optional<client::RankOutcome>(outcome);
+    }
+    if (!ended->success()) {
+      client::RankOutcome outcome;
+      outcome.state = "failed";
+      outcome.exit_code = ended->exit_code;
+      outcome.signal = ended->signal;
+      outcome.message = which + " failed (" + ended->ToString() + "): " + commands[i];
+      Note(ws.log0, outcome.message);
+      return std::optional<client::RankOutcome>(outcome);
+    }
+  }
+  TF_RETURN_IF_ERROR(MarkSetupDone(dir, key));
+  const auto took =
+      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - started);
+  std::ostringstream seconds;
+  seconds.precision(1);
+  seconds << std::fixed << static_cast<double>(took.count()) / 1000;
+  Note(ws.log0, "setup: done in " + seconds.str() + " s, kept in " + dir.string() +
+                    " for the job's next attempts on this node");
+  return std::optional<client::RankOutcome>();
+}
+
+Result<std::vector<std::unique_ptr<ProcessGroup>>> RankRunner::StartProcesses(
+    const Workspace& ws, const Launch& launch) {
+  const Assignment& a = assignment_;
   std::vector<std::unique_ptr<ProcessGroup>> groups;
   std::vector<std::pair<int, uint64_t>> recorded;
-  for (int local = 0; local < per_node; ++local) {
-    ProcessPaths paths{ws.workdir, ws.checkpoint_dir, ws.output, MetricsFile(ws.dir, local)};
-    ProcessSpec ps;
-    ps.argv = a.spec.command;
-    ps.env = JobEnvironment(a, local, paths, context_.server_url, base);
-    ps.working_dir = ws.workdir;
-    ps.log_file = RankLog(ws.logs, local);
-    ps.run_as = run_as;
-    ps.cgroup_procs = cgroup_procs;
-    auto group = ProcessGroup::Start(ps);
+  for (int local = 0; local < ProcessesPerNode(a); ++local) {
+    auto group = ProcessGroup::Start(ProcessFor(ws, launch, local));
     if (!group.ok()) {
       for (auto& g : groups) (void)g->Terminate(kFailFastGrace);
       return group.status().WithContext("starting local rank " + std::to_string(local));
@@ -372,9 +461,6 @@ Result<std::vector<std::unique_ptr<ProcessGroup>>> RankRunner::StartProcesses(co
   return groups;
 }
 
-// The rank's directory lets only the job's user through; its working directory (code and
-// checkpoints) and output, and a metrics file per process, become the job's. Its logs stay the
-// worker's: the processes write them through the descriptors they are given.
 Result<RunAs> RankRunner::HandOverWorkspace(const Workspace& ws, int processes) const {
   const JobUser user = JobUserFor(assignment_.job_id);
   TF_RETURN_IF_ERROR(HandOver(ws.workdir, user));

@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -95,8 +96,25 @@ class RankRunner {
   Status FetchCode(client::ObjectClient& objects, const Workspace& ws) const;
   // The last complete checkpoint into checkpoint_dir, when the spec keeps checkpoints.
   Status RestoreCheckpoint(CheckpointSync& sync, const Workspace& ws) const;
-  // The node's processes, each a process group with the environment contract.
-  Result<std::vector<std::unique_ptr<ProcessGroup>>> StartProcesses(const Workspace& ws);
+  // What every process of the rank (its setup's too) is started with.
+  struct Launch {
+    std::optional<RunAs> run_as;                      // job_users: the job's own user
+    std::map<std::string, std::string> base;          // of the worker's environment, what jobs get
+    std::vector<std::filesystem::path> cgroup_procs;  // the rank's cgroup (cgroups.h)
+    std::vector<std::string> setup_commands;          // setup_step.h; empty: none
+    std::filesystem::path setup_dir;                  // where the job's setup is kept
+  };
+  // Hands the workspace to the job's user and makes the rank's cgroup.
+  Result<Launch> PrepareLaunch(const Workspace& ws);
+  // Local rank `local`'s process, with the environment contract.
+  ProcessSpec ProcessFor(const Workspace& ws, const Launch& launch, int local) const;
+  // The job's setup on this node (setup_step.h), unless done before: nullopt once it is done,
+  // or how the rank ended (a command failed, or the rank was stopped meanwhile).
+  Result<std::optional<client::RankOutcome>> RunSetup(const Workspace& ws, const Launch& launch,
+                                                      RankTelemetry& telemetry);
+  // The node's processes, each a process group.
+  Result<std::vector<std::unique_ptr<ProcessGroup>>> StartProcesses(const Workspace& ws,
+                                                                    const Launch& launch);
   // Gives the job's user its part of the workspace (job_users); whom to run the processes as.
   Result<RunAs> HandOverWorkspace(const Workspace& ws, int processes) const;
   // Waits for the processes to end, shipping logs and metrics meanwhile; stops them all when
