@@ -222,6 +222,40 @@ TEST_F(PoolControllerTest, AGangStartsTwoMachinesThatStopAfterTheirIdleTimeout) 
   EXPECT_EQ(status["decisions"][0]["why"], "idle for 5m");
 }
 
+// A leader that takes over knows when the machines it did not start were asked for (from their
+// join tokens): it meters them from then and times their start from then.
+TEST_F(PoolControllerTest, ALeaderThatTakesOverMetersAMachineFromWhenTheFirstAskedForIt) {
+  CreatePool(kGpuPool);
+  Submit(kGang);
+  Tick();
+  ASSERT_EQ(cloud_.created.size(), 2u);
+  const TimeMs asked_at = clock_.Now();
+  clock_.Advance(90 * kSecondMs);
+  controller_ = std::make_unique<PoolController>(
+      *store_, *jobs_, *auth_, clock_,
+      [this](const PoolSpec&) { return std::make_unique<FakeProvider>(cloud_); });
+  Tick();
+  nlohmann::json machines = PoolStatus()["machines"];
+  ASSERT_EQ(machines.size(), 2u);
+  EXPECT_EQ(machines[0]["since"], asked_at) << machines.dump();
+
+  std::string node = Join(cloud_.created[0]);
+  Tick();
+  auto periods = store_->nodes().ListNodePeriods(0, clock_.Now() + kHourMs);
+  ASSERT_TRUE(periods.ok());
+  bool backdated = false;
+  for (const store::NodePeriod& p : *periods) {
+    if (p.node_id == node) backdated = p.started_at == asked_at;
+  }
+  EXPECT_TRUE(backdated) << "metered from the first leader's ask";
+
+  // The other never registers: its start timeout (2m) counts from the first ask too.
+  clock_.Advance(31 * kSecondMs);
+  Heartbeats();
+  Tick();
+  EXPECT_EQ(cloud_.deleted, (std::vector<std::string>{cloud_.created[1]}));
+}
+
 TEST_F(PoolControllerTest, EachMachineGetsAJoinTokenThatRegistersItsNodeOnce) {
   CreatePool(kGpuPool);
   Submit(kGang);

@@ -16,6 +16,12 @@ std::string Joined(const std::vector<std::string>& items) {
   return out;
 }
 
+// The name of the join token a pool's machine starts with: it also records when the machine
+// was asked for, for a leader that did not ask (AskedAt).
+std::string JoinTokenName(const std::string& pool, const std::string& machine) {
+  return "pool " + pool + ", machine " + machine;
+}
+
 const store::NodeRecord* NodeNamed(const jobs::CapacityView& view, const std::string& name) {
   for (const store::NodeRecord& r : view.records) {
     if (r.name == name) return &r;
@@ -39,7 +45,22 @@ void PoolController::DeleteMachine(PoolState& state, const std::string& id,
     return;
   }
   asked_at_.erase(id);
+  backdated_.erase(id);
   Decide(state, "stopped " + id, why);
+}
+
+TimeMs PoolController::AskedAt(const std::string& pool, const std::string& id, TimeMs now) {
+  if (auto known = asked_at_.find(id); known != asked_at_.end()) return known->second;
+  TimeMs asked = now;
+  if (auto tokens = auth_.ListJoinTokens(); tokens.ok()) {
+    for (const store::JoinToken& t : *tokens) {
+      if (t.name == JoinTokenName(pool, id)) asked = std::min(asked, t.created_at);
+    }
+  } else {
+    spdlog::warn("pool {}: when {} was asked for: {}", pool, id, tokens.status().ToString());
+  }
+  asked_at_[id] = asked;
+  return asked;
 }
 
 PoolCapacity PoolController::Observe(const PoolSpec& spec, PoolState& state,
@@ -71,7 +92,7 @@ PoolCapacity PoolController::Observe(const PoolSpec& spec, PoolState& state,
       continue;
     }
     if (node == nullptr) {
-      TimeMs asked = asked_at_.try_emplace(m.id, now).first->second;
+      TimeMs asked = AskedAt(spec.name, m.id, now);
       if (now - asked > spec.start_timeout_ms) {
         DeleteMachine(state, m.id,
                       "it did not register within " + jobs::FormatDuration(spec.start_timeout_ms));
@@ -83,15 +104,17 @@ PoolCapacity PoolController::Observe(const PoolSpec& spec, PoolState& state,
       continue;
     }
     ++capacity.machines;
-    if (auto asked = asked_at_.find(m.id); asked != asked_at_.end()) {
+    if (node->epoch == 1 && backdated_.insert(m.id).second) {
       // Paid for from when it was asked for: its node's first period starts then, so that
-      // metering counts the machine's boot as idle capacity.
-      Status backdated = store_.nodes().BackdateNodePeriod(node->id, node->epoch, asked->second);
+      // metering counts the machine's boot as idle capacity. (A later registration of the node
+      // is a period of its own, metered from then.)
+      Status backdated =
+          store_.nodes().BackdateNodePeriod(node->id, node->epoch, AskedAt(spec.name, m.id, now));
       if (!backdated.ok()) {
         spdlog::warn("pool {}: metering {}'s start: {}", spec.name, m.id, backdated.ToString());
       }
-      asked_at_.erase(asked);
     }
+    asked_at_.erase(m.id);
     if (view.busy.count(node->id)) {
       idle_since_.erase(node->id);
       state.machines.push_back({{"id", m.id}, {"node_id", node->id}, {"state", "busy"}});
@@ -142,7 +165,7 @@ void PoolController::Launch(const PoolSpec& spec, PoolState& state, const struct
     std::string id = spec.name + "-" + RandomHex(3);
     // One registration, within the machine's start timeout: a token read from the machine
     // afterwards registers nothing.
-    auto join = auth_.CreateJoinToken("pool " + spec.name + ", machine " + id,
+    auto join = auth_.CreateJoinToken(JoinTokenName(spec.name, id),
                                       std::max(kMinuteMs, spec.start_timeout_ms + kMinuteMs), 1);
     if (!join.ok()) {
       Decide(state, "could not start a machine", "its join token: " + join.status().ToString());

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,9 @@ class PoolController {
                        TimeMs now);
   void Launch(const PoolSpec& spec, PoolState& state, const struct Launch& launch, TimeMs now);
   void DeleteMachine(PoolState& state, const std::string& id, const std::string& why);
+  // When machine `id` of `pool` was asked for: as this controller remembers it, or, for one a
+  // previous leader started, when its join token was made; `now` if neither knows.
+  TimeMs AskedAt(const std::string& pool, const std::string& id, TimeMs now);
   void ForgetDeletedNodes(const jobs::CapacityView& view);
   void WriteStatus(const std::string& pool, PoolState& state);
   void Decide(PoolState& state, std::string what, std::string why);
@@ -75,8 +79,9 @@ class PoolController {
   const Clock& clock_;
   ProviderFactory factory_;
   std::map<std::string, PoolState> pools_;
-  std::map<std::string, TimeMs> asked_at_;            // machine id -> when Create was called
-  std::map<std::string, TimeMs> idle_since_;          // node id -> first seen with nothing running
+  std::map<std::string, TimeMs> asked_at_;    // machine id -> when Create was called
+  std::map<std::string, TimeMs> idle_since_;  // node id -> first seen with nothing running
+  std::set<std::string> backdated_;           // machines whose node's first period was backdated
   std::map<std::string, std::string> deleted_nodes_;  // node id -> its pool, until lost
   TimeMs pruned_join_tokens_at_ = 0;
 };
