@@ -23,8 +23,7 @@ Result<std::string> CommandProvider::Call(const std::vector<std::string>& script
 
 Status CommandProvider::Create(const PoolSpec& spec, const std::string& id,
                                const std::string& join_token) {
-  std::string server_url =
-      spec.provider.server_url.empty() ? context_.server_url : spec.provider.server_url;
+  std::string server_url = WorkerServerUrl(spec, context_);
   nlohmann::json input = {{"action", "create"},
                           {"pool", spec.name},
                           {"machine", id},

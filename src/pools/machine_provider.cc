@@ -9,6 +9,10 @@
 
 namespace tf::pools {
 
+std::string WorkerServerUrl(const PoolSpec& spec, const ProviderContext& context) {
+  return spec.provider.server_url.empty() ? context.server_url : spec.provider.server_url;
+}
+
 std::vector<std::string> WorkerArguments(const PoolSpec& spec, const std::string& server_url,
                                          const std::string& id, const std::string& address) {
   const MachineShape& m = spec.machine;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/status.h"
 #include "pools/pool_spec.h"
 
@@ -38,7 +39,11 @@ struct ProviderContext {
   std::string server_url;
   std::filesystem::path binary;  // tensorfleet, for the local provider
   std::filesystem::path dir;     // data_dir/pools
+  const Clock* clock = &SystemClock::Get();
 };
+
+// The URL a pool's workers reach this server at: the spec's `server_url`, else the server's.
+std::string WorkerServerUrl(const PoolSpec& spec, const ProviderContext& context);
 
 // `context.dir` is the directory of all pools; each pool's machines live in <dir>/<pool>.
 std::unique_ptr<MachineProvider> NewMachineProvider(const PoolSpec& spec,

@@ -116,6 +116,10 @@ std::vector<fleet::NodeState> PoolService::PotentialNodes() {
 
 nlohmann::json PoolViewToJson(const PoolView& view) {
   nlohmann::json out = PoolSpecToJson(view.spec);
+  // A command pool's env may hold a cloud's credentials: shown by name only.
+  if (out.contains("provider") && out["provider"].contains("env")) {
+    for (auto& [name, value] : out["provider"]["env"].items()) value = "(hidden)";
+  }
   out["version"] = view.record.version;
   out["created_at"] = FormatTime(view.record.created_at);
   out["updated_at"] = FormatTime(view.record.updated_at);

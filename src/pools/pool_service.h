@@ -48,6 +48,8 @@ class PoolService {
   const Clock& clock_;
 };
 
+// The pool as `pool describe` shows it: its spec (a command pool's env values hidden), its
+// machines and the controller's decisions.
 nlohmann::json PoolViewToJson(const PoolView& view);
 
 }  // namespace tf::pools

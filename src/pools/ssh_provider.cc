@@ -7,6 +7,7 @@
 
 #include "base/crypto.h"
 #include "base/log.h"
+#include "base/sha256_stream.h"
 #include "base/shell_quote.h"
 
 namespace tf::pools {
@@ -75,19 +76,27 @@ Result<std::string> SshProvider::Script(const std::string& host, const std::stri
 
 Status SshProvider::Install(const std::string& host) {
   if (installed_[host]) return OkStatus();
-  std::ifstream in(context_.binary, std::ios::binary);
-  std::string binary((std::istreambuf_iterator<char>(in)), {});
-  if (!in || binary.empty()) {
-    return Unavailable("cannot read this server's binary " + context_.binary.string() +
-                       " to install it");
+  if (binary_sha_.empty()) {  // hashed once: the binary is not rewritten under a running server
+    auto sha = Sha256OfFile(context_.binary);
+    if (!sha.ok()) {
+      return Unavailable("cannot read this server's binary " + context_.binary.string() +
+                         " to install it: " + sha.status().message());
+    }
+    binary_sha_ = *sha;
   }
-  std::string sha = Sha256Hex(binary);
+  const std::string& sha = binary_sha_;
   TF_ASSIGN_OR_RETURN(std::string has,
                       Script(host,
                              "sha256sum \"$base/bin/tensorfleet\" 2>/dev/null | cut -d' ' -f1 "
                              "|| true\n",
                              "looking for tensorfleet"));
   if (has.substr(0, sha.size()) != sha) {
+    std::ifstream in(context_.binary, std::ios::binary);
+    std::string binary((std::istreambuf_iterator<char>(in)), {});
+    if (!in || binary.empty()) {
+      return Unavailable("cannot read this server's binary " + context_.binary.string() +
+                         " to install it");
+    }
     std::string dir = ShellQuote(spec_.provider.ssh.remote_dir) + "/bin";
     TF_RETURN_IF_ERROR(Ssh(host,
                            "set -e; umask 077; mkdir -p " + dir + " && cat > " + dir +
@@ -106,8 +115,7 @@ Status SshProvider::Install(const std::string& host) {
 Status SshProvider::StartOn(const std::string& host, const PoolSpec& spec, const std::string& id,
                             const std::string& join_token) {
   if (spec.provider.ssh.install) TF_RETURN_IF_ERROR(Install(host));
-  std::string server_url =
-      spec.provider.server_url.empty() ? context_.server_url : spec.provider.server_url;
+  std::string server_url = WorkerServerUrl(spec, context_);
   std::string binary = spec.provider.ssh.install ? "\"$base/bin/tensorfleet\"" : "tensorfleet";
   std::string body =
       "m=\"$pool/\"" + ShellQuote(id) +
@@ -128,6 +136,7 @@ Status SshProvider::StartOn(const std::string& host, const PoolSpec& spec, const
 
 Status SshProvider::Create(const PoolSpec& spec, const std::string& id,
                            const std::string& join_token) {
+  listed_.reset();  // the next List asks the hosts again
   if (host_of_.count(id)) {
     return StartOn(host_of_[id], spec, id, join_token);  // asked again: idempotent there
   }
@@ -150,6 +159,7 @@ Status SshProvider::Create(const PoolSpec& spec, const std::string& id,
 }
 
 Status SshProvider::Delete(const std::string& id) {
+  listed_.reset();
   std::string body = "m=\"$pool/\"" + ShellQuote(id) +
                      "\n[ -d \"$m\" ] || exit 0\n"
                      "pid=$(cat \"$m/pid\" 2>/dev/null || true)\n"
@@ -175,6 +185,8 @@ Status SshProvider::Delete(const std::string& id) {
 }
 
 Result<std::vector<Machine>> SshProvider::List() {
+  const TimeMs now = context_.clock->Now();
+  if (listed_ && now - listed_at_ < kListIntervalMs) return *listed_;
   std::vector<Machine> out;
   std::map<std::string, std::string> seen;
   for (const std::string& host : spec_.provider.ssh.hosts) {
@@ -209,6 +221,8 @@ Result<std::vector<Machine>> SshProvider::List() {
     }
   }
   host_of_ = std::move(seen);
+  listed_ = out;
+  listed_at_ = now;
   return out;
 }
 

@@ -5,10 +5,13 @@
 // on a command line. This server's binary is copied to <remote_dir>/bin/tensorfleet first when
 // the host's differs (by SHA-256), unless `install: false` (then `tensorfleet` from the host's
 // PATH). Deleting a machine stops its worker (SIGTERM, 30 s, SIGKILL) and removes its
-// directory. Hosts are asked in the spec's order; one that cannot be reached is skipped.
+// directory. Hosts are asked in the spec's order; one that cannot be reached is skipped. Each
+// host is logged in to for a list at most every kListIntervalMs (the controller asks every
+// second), and at once after a create or a delete.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +29,8 @@ class SshProvider : public MachineProvider {
                 const std::string& join_token) override;
   Status Delete(const std::string& id) override;
   Result<std::vector<Machine>> List() override;
+
+  static constexpr TimeMs kListIntervalMs = 10 * kSecondMs;
 
  private:
   // `ssh ... HOST COMMAND` with `input` on its stdin, tried as the spec says.
@@ -46,6 +51,9 @@ class SshProvider : public MachineProvider {
   std::map<std::string, std::string> env_;
   std::map<std::string, std::string> host_of_;  // machine -> its host, from List and Create
   std::map<std::string, bool> installed_;       // hosts that have this binary
+  std::string binary_sha_;                      // SHA-256 of context_.binary, once read
+  std::optional<std::vector<Machine>> listed_;  // the last list, until kListIntervalMs
+  TimeMs listed_at_ = 0;
 };
 
 }  // namespace tf::pools
