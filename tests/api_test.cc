@@ -47,6 +47,22 @@ TEST_F(ApiTest, HealthzIsOpenAndEverythingElseNeedsAToken) {
   EXPECT_EQ(Call("PUT", "/v1/queues").status, 405);
 }
 
+// RFC 7235: the scheme is case-insensitive; another scheme is no token.
+TEST_F(ApiTest, TheBearerSchemeIsReadInAnyCase) {
+  auto client = http::Client::Create(app_->url());
+  ASSERT_TRUE(client.ok());
+  for (std::string scheme : {"Bearer ", "bearer ", "BEARER  "}) {
+    auto r = (*client)->Send("GET", "/v1/status", {{"Authorization", scheme + admin_token_}}, "",
+                             std::chrono::seconds(10));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, 200) << "'" << scheme << "': " << r->body;
+  }
+  auto basic = (*client)->Send("GET", "/v1/status", {{"Authorization", "Basic " + admin_token_}},
+                               "", std::chrono::seconds(10));
+  ASSERT_TRUE(basic.ok());
+  EXPECT_EQ(basic->status, 401);
+}
+
 TEST_F(ApiTest, ATokenSeesOnlyItsOwnProject) {
   ASSERT_EQ(Call("POST", "/v1/projects", Json{{"name", "team-b"}}).status, 201);
   auto issued = Call("POST", "/v1/tokens", Json{{"name", "bob"}, {"project", "team-b"}});

@@ -151,9 +151,7 @@ awaitable<http::Response> Router::Handle(http::Request& request) {
   } else {
     Context ctx{request, std::move(params), {}};
     Status denied;
-    const std::string& auth = request.Header("Authorization");
-    std::string secret;
-    if (auth.rfind("Bearer ", 0) == 0) secret = auth.substr(7);
+    std::string secret(http::BearerCredentials(request.Header("Authorization")));
     if (found->access == Access::kWorker) {
       auto worker = co_await RunBlocking(pool_, [&] { return auth_.AuthenticateWorker(secret); });
       if (worker.ok()) {

@@ -26,6 +26,9 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 const std::string& FindHeader(const Headers& headers, std::string_view name);
 // Sets header `name` to `value`, in place of every header of that name (in any case).
 void ReplaceHeader(Headers& headers, std::string_view name, std::string value);
+// The credentials of an `Authorization: Bearer <token>` header value; "" for another scheme or
+// none. The scheme is case-insensitive and the spaces after it may be several (RFC 7235).
+std::string_view BearerCredentials(std::string_view authorization);
 
 // Reads a request body as it arrives, for routes that stream their body (see
 // ServerOptions::stream_body) instead of receiving it whole in Request::body.

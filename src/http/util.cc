@@ -1,4 +1,5 @@
 // Header lookup shared by the server, the clients and the API; the clients' request checks.
+#include <algorithm>
 #include <string>
 #include <string_view>
 
@@ -59,6 +60,18 @@ const std::string& FindHeader(const Headers& headers, std::string_view name) {
     if (EqualsIgnoreCase(key, name)) return value;
   }
   return *kEmpty;
+}
+
+std::string_view BearerCredentials(std::string_view authorization) {
+  constexpr std::string_view kScheme = "bearer";
+  if (authorization.size() <= kScheme.size() ||
+      !EqualsIgnoreCase(authorization.substr(0, kScheme.size()), kScheme) ||
+      authorization[kScheme.size()] != ' ') {
+    return {};
+  }
+  std::string_view credentials = authorization.substr(kScheme.size());
+  credentials.remove_prefix(std::min(credentials.find_first_not_of(' '), credentials.size()));
+  return credentials;
 }
 
 void ReplaceHeader(Headers& headers, std::string_view name, std::string value) {

@@ -280,8 +280,7 @@ awaitable<http::Response> Complete(ServeState& st, http::Request& req, Endpoint 
 
 // The secret of "Authorization: Bearer SECRET"; "" without one.
 std::string_view BearerSecret(const http::Request& req) {
-  std::string_view auth = req.Header("Authorization");
-  return auth.starts_with("Bearer ") ? auth.substr(7) : std::string_view();
+  return http::BearerCredentials(req.Header("Authorization"));
 }
 
 awaitable<http::Response> Route(ServeState& st, http::Request& req) {
