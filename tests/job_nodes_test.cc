@@ -3,6 +3,7 @@
 // SQLite store with a fake clock (job_service_fixture.h).
 #include <gtest/gtest.h>
 
+#include "api/job_json.h"
 #include "job_service_fixture.h"
 
 namespace tf::jobs {
@@ -89,6 +90,24 @@ TEST_F(NodeRetentionTest, OnlyALostNodeIsRemovedAndOnlyADrainingOneUndrained) {
   ASSERT_TRUE(jobs_->RemoveNode("node-a").ok());
   EXPECT_TRUE(Nodes().empty());
   EXPECT_EQ(jobs_->RemoveNode("node-a").code(), StatusCode::kNotFound);
+}
+
+// `nodes` names a project's own ranks to it, and every rank to an admin: another project's job
+// ids are not its business.
+TEST_F(NodeRetentionTest, ANodeShowsAProjectOnlyItsOwnRanks) {
+  ASSERT_TRUE(jobs_->RegisterNode("node-a", "a", info_).ok());
+  auto other = auth_->CreateProject("other");
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  auto job = jobs_->Submit(project_, "name: mine\ncommand: sleep 1\n", "job.yaml", "");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  Tick();
+  auto nodes = jobs_->ListNodes();
+  ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
+  ASSERT_EQ(nodes->size(), 1u);
+  const std::string rank = job->id() + "/attempt-1/rank-0";
+  EXPECT_EQ(api::NodeViewToJson((*nodes)[0], project_)["running"], nlohmann::json::array({rank}));
+  EXPECT_EQ(api::NodeViewToJson((*nodes)[0], "")["running"], nlohmann::json::array({rank}));
+  EXPECT_EQ(api::NodeViewToJson((*nodes)[0], other->id)["running"], nlohmann::json::array());
 }
 
 }  // namespace

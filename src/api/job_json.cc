@@ -86,7 +86,7 @@ json MetricPointToJson(const store::MetricPoint& p) {
   return out;
 }
 
-json NodeViewToJson(const jobs::NodeView& n) {
+json NodeViewToJson(const jobs::NodeView& n, const std::string& project_id) {
   json out = fleet::NodeInfoToJson(n.info);
   out["id"] = n.record.id;
   out["name"] = n.record.name;
@@ -94,7 +94,11 @@ json NodeViewToJson(const jobs::NodeView& n) {
   out["epoch"] = n.record.epoch;
   out["registered_at"] = FormatTime(n.record.registered_at);
   out["heartbeat_at"] = FormatTime(n.record.heartbeat_at);
-  out["running"] = n.running;
+  json running = json::array();
+  for (const jobs::NodeView::Rank& rank : n.running) {
+    if (project_id.empty() || rank.project_id == project_id) running.push_back(rank.name);
+  }
+  out["running"] = std::move(running);
   out["gpus_in_use"] = n.gpus_in_use;
   if (!n.record.drain_json.empty()) out["drain"] = json::parse(n.record.drain_json, nullptr, false);
   return out;

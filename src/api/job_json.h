@@ -11,7 +11,9 @@ namespace tf::api {
 nlohmann::json JobToJson(const jobs::Job& job);
 nlohmann::json JobEventToJson(const store::JobEvent& event);
 nlohmann::json MetricPointToJson(const store::MetricPoint& point);
-nlohmann::json NodeViewToJson(const jobs::NodeView& node);
+// The node as `nodes` shows it to project `project_id`: only that project's ranks are named
+// in "running" ("" for an admin, who sees every one).
+nlohmann::json NodeViewToJson(const jobs::NodeView& node, const std::string& project_id);
 // What a worker runs: includes the job token's secret.
 nlohmann::json AssignmentsToJson(const jobs::NodeAssignments& assignments);
 

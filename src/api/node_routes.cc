@@ -92,7 +92,9 @@ void AddNodeRoutes(Router& router, Services& s) {
     auto nodes = co_await RunBlocking(s.pool, [&] { return s.jobs.ListNodes(); });
     if (!nodes.ok()) co_return ErrorResponse(nodes.status());
     Json out = Json::array();
-    for (const jobs::NodeView& n : *nodes) out.push_back(NodeViewToJson(n));
+    // A project sees its own ranks only; an admin sees every one.
+    const std::string viewer = ctx.principal.admin ? "" : ctx.principal.project_id;
+    for (const jobs::NodeView& n : *nodes) out.push_back(NodeViewToJson(n, viewer));
     co_return JsonResponse(200, {{"nodes", out}});
   });
 

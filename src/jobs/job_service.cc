@@ -387,8 +387,9 @@ Result<std::vector<NodeView>> JobService::ListNodes() {
       for (size_t rank = 0; rank < a->ranks.size(); ++rank) {
         const RankState& rs = a->ranks[rank];
         if (rs.node_id != r.id || !IsLiveRank(rs)) continue;
-        v.running.push_back(job.id() + "/attempt-" + std::to_string(a->number) + "/rank-" +
-                            std::to_string(rank));
+        v.running.push_back(
+            {job.record.project_id,
+             job.id() + "/attempt-" + std::to_string(a->number) + "/rank-" + std::to_string(rank)});
         v.gpus_in_use += static_cast<int>(rs.gpus.size());
       }
     }

@@ -60,9 +60,13 @@ struct NodeAssignments {
 
 // A node as `tensorfleet nodes` shows it.
 struct NodeView {
+  struct Rank {
+    std::string project_id;  // whose job it is
+    std::string name;        // "job_x/attempt-2/rank-0"
+  };
   store::NodeRecord record;
   fleet::NodeInfo info;
-  std::vector<std::string> running;  // "job_x/attempt-2/rank-0"
+  std::vector<Rank> running;
   int gpus_in_use = 0;
 };
 
