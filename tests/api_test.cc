@@ -129,6 +129,9 @@ TEST_F(ApiTest, BadInputIsRefusedPreciselyAndChangesNothing) {
       {"POST", "/v1/queues/q/messages", R"({"messages":[{"body":"x","delay_seconds":901}]})", 200,
        ""},
       {"POST", "/v1/queues/q/receive", R"({"max_messages":11})", 400, "max_messages"},
+      // The value as it was sent, not as it was clamped.
+      {"POST", "/v1/queues/q/receive", R"({"max_messages":1000000})", 400,
+       "max_messages must be between 1 and 10, got 1000000"},
       {"POST", "/v1/queues/q/receive", R"({"wait_seconds":21})", 400, "wait_seconds"},
       {"POST", "/v1/queues/q/delete", R"({"receipt_handles":"abc"})", 400, "an array"},
       {"POST", "/v1/queues/missing/messages", R"({"messages":[{"body":"x"}]})", 404, "'missing'"},
@@ -153,12 +156,50 @@ TEST_F(ApiTest, BadInputIsRefusedPreciselyAndChangesNothing) {
   EXPECT_EQ(Counts("q")["delayed"], 0);
 }
 
+// As SQS's ReceiptHandleIsInvalid: a receipt handle works on the queue that issued it only.
+TEST_F(ApiTest, AReceiptHandleOfAnotherQueueIsRefusedAndDeletesNothing) {
+  CreateQueue({{"name", "a"}});
+  CreateQueue({{"name", "b"}});
+  Send("a", Json::array({{{"body", "from a"}}}));
+  Send("b", Json::array({{{"body", "from b"}}}));
+  auto from_a = Receive("a", Json::object());
+  ASSERT_EQ(from_a.size(), 1u);
+  Receive("b", Json::object());
+  for (const char* action : {"delete", "visibility"}) {
+    Json body = std::string(action) == "delete"
+                    ? Json{{"receipt_handles", {from_a[0]["receipt_handle"]}}}
+                    : Json{{"changes",
+                            {{{"receipt_handle", from_a[0]["receipt_handle"]},
+                              {"visibility_timeout_seconds", 0}}}}};
+    auto r = Call("POST", std::string("/v1/queues/b/") + action, body);
+    ASSERT_EQ(r.status, 200) << r.body.dump();
+    EXPECT_EQ(r.body["results"][0]["error"]["code"], "invalid_argument") << r.body.dump();
+    EXPECT_NE(
+        r.body["results"][0]["error"].value("message", "").find("was issued for another queue"),
+        std::string::npos)
+        << r.body.dump();
+  }
+  EXPECT_EQ(Counts("a")["in_flight"], 1);
+  EXPECT_EQ(Counts("b")["in_flight"], 1);
+  auto deleted =
+      Call("POST", "/v1/queues/a/delete", Json{{"receipt_handles", {from_a[0]["receipt_handle"]}}});
+  ASSERT_EQ(deleted.status, 200);
+  EXPECT_FALSE(deleted.body["results"][0].contains("error")) << deleted.body.dump();
+  EXPECT_EQ(Counts("a")["in_flight"], 0);
+}
+
 TEST_F(ApiTest, PerEntryErrorsInABatchDoNotFailTheOthers) {
   CreateQueue({{"name", "q"}});
-  auto r = Send("q", Json::array({{{"body", "good"}},
-                                  {{"body", "bad"}, {"delay_seconds", 901}},
-                                  {{"body", std::string("nul\x01", 4)}}}));
-  ASSERT_EQ(r["results"].size(), 3u);
+  auto r = Send(
+      "q",
+      Json::array({{{"body", "good"}},
+                   {{"body", "bad"}, {"delay_seconds", 901}},
+                   {{"body", std::string("nul\x01", 4)}},
+                   {{"body", "binary"},
+                    {"attributes", {{"blob", {{"type", "Binary"}, {"binary_value", "AAEC"}}}}}},
+                   {{"body", "not binary"},
+                    {"attributes", {{"blob", {{"type", "Binary"}, {"binary_value", "%%"}}}}}}}));
+  ASSERT_EQ(r["results"].size(), 5u);
   EXPECT_TRUE(r["results"][0]["ok"].get<bool>());
   EXPECT_FALSE(r["results"][1]["ok"].get<bool>());
   EXPECT_NE(r["results"][1]["error"]["message"].get<std::string>().find("delay_seconds"),
@@ -166,7 +207,12 @@ TEST_F(ApiTest, PerEntryErrorsInABatchDoNotFailTheOthers) {
   EXPECT_FALSE(r["results"][2]["ok"].get<bool>());
   EXPECT_NE(r["results"][2]["error"]["message"].get<std::string>().find("U+0001"),
             std::string::npos);
-  EXPECT_EQ(Counts("q")["visible"], 1);
+  EXPECT_TRUE(r["results"][3]["ok"].get<bool>());
+  EXPECT_FALSE(r["results"][4]["ok"].get<bool>());
+  EXPECT_NE(r["results"][4]["error"]["message"].get<std::string>().find("is not base64"),
+            std::string::npos)
+      << r.dump();
+  EXPECT_EQ(Counts("q")["visible"], 2);
 }
 
 TEST_F(ApiTest, OversizedBodyIsRefusedBeforeTheHandler) {

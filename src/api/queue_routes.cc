@@ -103,8 +103,7 @@ void AddQueueRoutes(Router& router, Services& s) {
     if (!body.ok()) co_return ErrorResponse(body.status());
     FieldReader r(*body);
     queues::LongPollParams params;
-    params.receive.max_messages =
-        static_cast<int>(std::clamp<int64_t>(r.Int("max_messages").value_or(1), -1, 1000));
+    params.receive.max_messages = r.Int("max_messages").value_or(1);
     params.receive.visibility_timeout_seconds = r.Int("visibility_timeout_seconds");
     params.wait_seconds = r.Int("wait_seconds");
     if (Status st = r.Finish(); !st.ok()) co_return ErrorResponse(st);

@@ -65,7 +65,7 @@ awaitable<Result<std::vector<Message>>> ReceiveOnceAsync(QueueService& service,
   };
   auto got = co_await AwaitCallback<Result<std::vector<store::ReceivedMessage>>>(start);
   if (!got.ok()) co_return got.status();
-  co_return QueueService::ToMessages(std::move(*got));
+  co_return QueueService::ToMessages(options->queue_id, std::move(*got));
 }
 
 awaitable<Result<store::Queue>> ResolveForReceiveAsync(QueueService& service,
@@ -94,7 +94,7 @@ awaitable<Result<std::vector<Status>>> DeleteAsync(
     auto result = co_await RunBlocking(pool, blocking);
     co_return result;
   }
-  auto prepared = QueueService::PrepareDelete(receipt_handles);
+  auto prepared = QueueService::PrepareDelete(q->id, receipt_handles);
   if (!prepared.ok()) co_return prepared.status();
   if (prepared->receipts.empty()) co_return std::move(prepared->results);
   auto start = [&](auto done) {

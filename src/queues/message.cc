@@ -1,7 +1,10 @@
 #include "queues/message.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "base/crypto.h"
 
@@ -90,6 +93,10 @@ Status ValidateAttributes(const MessageAttributes& attributes) {
       if (value.binary_value.empty()) {
         return InvalidArgument("attribute '" + name + "' of type Binary needs a binary value");
       }
+      if (!Base64Decode(value.binary_value)) {
+        return InvalidArgument("attribute '" + name +
+                               "' of type Binary: its value is not base64 (RFC 4648, padded)");
+      }
     } else {
       return InvalidArgument("attribute '" + name + "' has data type '" + value.data_type +
                              "'; use String, Number or Binary");
@@ -131,39 +138,55 @@ MessageAttributes AttributesFromJson(const std::string& json) {
   return out;
 }
 
-std::string EncodeReceiptHandle(const store::Receipt& r) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "rh1.%llx.%016llx", static_cast<unsigned long long>(r.sequence),
+std::string EncodeReceiptHandle(int64_t queue_id, const store::Receipt& r) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "rh2.%llx.%llx.%016llx", static_cast<unsigned long long>(queue_id),
+                static_cast<unsigned long long>(r.sequence),
                 static_cast<unsigned long long>(r.receipt));
   return buf;
 }
 
-Result<store::Receipt> DecodeReceiptHandle(const std::string& handle) {
+Result<store::Receipt> DecodeReceiptHandle(const std::string& handle, int64_t queue_id) {
   auto bad = [&] {
     return InvalidArgument("receipt handle '" + handle.substr(0, 64) +
                            "' is not one this server issued");
   };
-  if (handle.rfind("rh1.", 0) != 0) return bad();
-  size_t dot = handle.find('.', 4);
-  if (dot == std::string::npos || dot == 4 || dot - 4 > 16 || handle.size() - dot - 1 != 16) {
-    return bad();
-  }
-  auto parse_hex = [](const std::string& s, uint64_t& out) {
-    if (s.empty()) return false;
-    out = 0;
-    for (char c : s) {
-      int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
-      if (d < 0) return false;
-      out = (out << 4) | static_cast<uint64_t>(d);
+  // The dot-separated hex fields after the version: 1 to 16 digits each.
+  auto fields = [&](size_t from) {
+    std::vector<uint64_t> out;
+    while (from <= handle.size()) {
+      size_t dot = std::min(handle.find('.', from), handle.size());
+      size_t digits = dot - from;
+      if (digits == 0 || digits > 16) return std::vector<uint64_t>{};
+      uint64_t value = 0;
+      for (size_t i = from; i < dot; ++i) {
+        char c = handle[i];
+        int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+        if (d < 0) return std::vector<uint64_t>{};
+        value = (value << 4) | static_cast<uint64_t>(d);
+      }
+      out.push_back(value);
+      from = dot + 1;
     }
-    return true;
+    return out;
   };
-  uint64_t seq = 0, receipt = 0;
-  if (!parse_hex(handle.substr(4, dot - 4), seq) || !parse_hex(handle.substr(dot + 1), receipt)) {
+  std::vector<uint64_t> f;
+  if (handle.rfind("rh2.", 0) == 0) {
+    f = fields(4);
+    if (f.size() != 3) return bad();
+    if (f[0] != static_cast<uint64_t>(queue_id)) {
+      return InvalidArgument("receipt handle '" + handle.substr(0, 64) +
+                             "' was issued for another queue");
+    }
+    f.erase(f.begin());
+  } else if (handle.rfind("rh1.", 0) == 0) {
+    f = fields(4);
+    if (f.size() != 2) return bad();
+  } else {
     return bad();
   }
-  if (seq > static_cast<uint64_t>(INT64_MAX) || receipt == 0) return bad();
-  return store::Receipt{static_cast<int64_t>(seq), receipt};
+  if (f[0] > static_cast<uint64_t>(INT64_MAX) || f[1] == 0) return bad();
+  return store::Receipt{static_cast<int64_t>(f[0]), f[1]};
 }
 
 std::string NewMessageId() {

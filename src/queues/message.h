@@ -64,10 +64,13 @@ int64_t MessageSize(const SendEntry& entry);
 std::string AttributesToJson(const MessageAttributes& attributes);
 MessageAttributes AttributesFromJson(const std::string& json);
 
-// A receipt handle names one receive of one message: "<sequence>.<receipt>" in hex, prefixed
-// with a version. Anything else is kInvalidArgument.
-std::string EncodeReceiptHandle(const store::Receipt& receipt);
-Result<store::Receipt> DecodeReceiptHandle(const std::string& handle);
+// A receipt handle names one receive of one message of one queue:
+// "rh2.<queue id>.<sequence>.<receipt>" in hex. Decoding it for another queue than the one it
+// was issued for is kInvalidArgument (as SQS's ReceiptHandleIsInvalid), as is anything else
+// malformed. Handles of the version before ("rh1.<sequence>.<receipt>", no queue) are still
+// read, for any queue.
+std::string EncodeReceiptHandle(int64_t queue_id, const store::Receipt& receipt);
+Result<store::Receipt> DecodeReceiptHandle(const std::string& handle, int64_t queue_id);
 
 // A random RFC 4122 version-4 UUID.
 std::string NewMessageId();

@@ -269,7 +269,7 @@ Result<store::ReceiveOptions> QueueService::ReceiveOptionsFor(const store::Queue
   store::ReceiveOptions o;
   o.queue_id = q.id;
   o.fifo = q.config.fifo;
-  o.max_messages = p.max_messages;
+  o.max_messages = static_cast<int>(p.max_messages);
   o.visibility_timeout_ms = p.visibility_timeout_seconds ? *p.visibility_timeout_seconds * kSecondMs
                                                          : q.config.visibility_timeout_ms;
   if (dead_letter != nullptr) {
@@ -294,16 +294,17 @@ Result<std::vector<Message>> QueueService::ReceiveOnce(const std::string& projec
   TF_ASSIGN_OR_RETURN(store::Queue q, Lookup(project_id, queue));
   TF_ASSIGN_OR_RETURN(store::ReceiveOptions o, ReceiveOptionsFor(q, params));
   TF_ASSIGN_OR_RETURN(auto got, store_.queues().ReceiveMessages(o, clock_.Now()));
-  return ToMessages(std::move(got));
+  return ToMessages(q.id, std::move(got));
 }
 
-std::vector<Message> QueueService::ToMessages(std::vector<store::ReceivedMessage> received) {
+std::vector<Message> QueueService::ToMessages(int64_t queue_id,
+                                              std::vector<store::ReceivedMessage> received) {
   std::vector<Message> out;
   out.reserve(received.size());
   for (auto& r : received) {
     Message m;
     m.message_id = std::move(r.message_id);
-    m.receipt_handle = EncodeReceiptHandle({r.sequence, r.receipt});
+    m.receipt_handle = EncodeReceiptHandle(queue_id, {r.sequence, r.receipt});
     m.body = std::move(r.body);
     m.body_md5 = std::move(r.body_md5);
     m.attributes = AttributesFromJson(r.attributes_json);
@@ -323,19 +324,19 @@ Result<std::vector<Status>> QueueService::Delete(const std::string& project_id,
                                                  const std::vector<std::string>& handles) {
   TF_RETURN_IF_ERROR(CheckBatchSize(handles.size(), "receipt_handles"));
   TF_ASSIGN_OR_RETURN(store::Queue q, Lookup(project_id, queue));
-  TF_ASSIGN_OR_RETURN(PreparedDelete prepared, PrepareDelete(handles));
+  TF_ASSIGN_OR_RETURN(PreparedDelete prepared, PrepareDelete(q.id, handles));
   if (prepared.receipts.empty()) return std::move(prepared.results);
   TF_ASSIGN_OR_RETURN(auto deleted, store_.queues().DeleteMessages(q.id, prepared.receipts));
   return FinishDelete(std::move(prepared), deleted);
 }
 
 Result<QueueService::PreparedDelete> QueueService::PrepareDelete(
-    const std::vector<std::string>& handles) {
+    int64_t queue_id, const std::vector<std::string>& handles) {
   TF_RETURN_IF_ERROR(CheckBatchSize(handles.size(), "receipt_handles"));
   PreparedDelete p;
   p.results.resize(handles.size());
   for (size_t i = 0; i < handles.size(); ++i) {
-    auto r = DecodeReceiptHandle(handles[i]);
+    auto r = DecodeReceiptHandle(handles[i], queue_id);
     if (!r.ok()) {
       p.results[i] = r.status();
       continue;
@@ -371,7 +372,7 @@ Result<std::vector<Status>> QueueService::ChangeVisibility(
                                std::to_string(c.visibility_timeout_seconds));
       continue;
     }
-    auto r = DecodeReceiptHandle(c.receipt_handle);
+    auto r = DecodeReceiptHandle(c.receipt_handle, q.id);
     if (!r.ok()) {
       out[i] = r.status();
       continue;

@@ -26,7 +26,7 @@ struct QueueInfo {
 };
 
 struct ReceiveParams {
-  int max_messages = 1;                               // 1..10
+  int64_t max_messages = 1;                           // 1..10 (others are refused as given)
   std::optional<int64_t> visibility_timeout_seconds;  // default: the queue's
 };
 
@@ -106,14 +106,16 @@ class QueueService {
   Result<store::ReceiveOptions> ReceiveOptionsFor(const store::Queue& q,
                                                   const ReceiveParams& params,
                                                   const store::Queue* dead_letter);
-  static std::vector<Message> ToMessages(std::vector<store::ReceivedMessage> received);
+  static std::vector<Message> ToMessages(int64_t queue_id,
+                                         std::vector<store::ReceivedMessage> received);
 
   struct PreparedDelete {
     std::vector<Status> results;           // one per handle; malformed ones are final
     std::vector<store::Receipt> receipts;  // what to delete
     std::vector<size_t> handle_of;         // receipts[i] came from handles[handle_of[i]]
   };
-  static Result<PreparedDelete> PrepareDelete(const std::vector<std::string>& receipt_handles);
+  static Result<PreparedDelete> PrepareDelete(int64_t queue_id,
+                                              const std::vector<std::string>& receipt_handles);
   static std::vector<Status> FinishDelete(PreparedDelete prepared,
                                           const std::vector<Status>& deleted);
 
