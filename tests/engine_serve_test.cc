@@ -252,6 +252,20 @@ TEST_F(EngineServeTest, BadFieldsGetOpenAIsErrorShapeNamingTheField) {
   EXPECT_EQ(not_json.status, 400);
   EXPECT_TRUE(not_json.json()["error"]["param"].is_null());
   EXPECT_EQ(Curl(shared_base, "GET", "/v1/nothing").status, 404);
+
+  // What the HTTP server refuses by itself has the same shape: a body over its 8 MiB.
+  std::string big = ::testing::TempDir() + "engine-serve-big-body.json";
+  WriteFileBytes(big, Json{{"prompt", std::string(9 << 20, 'x')}}.dump());
+  std::vector<std::string> argv = CurlArgv("POST", shared_base + "/v1/completions", "-");
+  argv.back() = "@" + big;  // --data-binary @file: too big for a command line
+  HttpAnswer too_big = ParseCurlOutput(RunProgram(argv));
+  std::filesystem::remove(big);
+  EXPECT_EQ(too_big.status, 413) << too_big.body;
+  Json refused = too_big.json()["error"];
+  EXPECT_EQ(refused["type"], "invalid_request_error") << too_big.body;
+  EXPECT_EQ(refused["code"], "request_too_large") << too_big.body;
+  EXPECT_TRUE(refused.contains("param") && refused["param"].is_null()) << too_big.body;
+  EXPECT_THAT(refused["message"].get<std::string>(), HasSubstr("exceeds"));
 }
 
 TEST_F(EngineServeTest, ChatWithoutARenderableTemplateIsRefusedClearly) {
@@ -344,6 +358,31 @@ TEST(EngineServeChat, ChatCompletionsRenderTheTemplate) {
   }
   EXPECT_EQ(text, c["choices"][0]["message"]["content"]);
   EXPECT_EQ(events.back()["choices"][0]["finish_reason"], "length");
+
+  // As vLLM: no generation prompt when asked, or the last message left open to continue.
+  auto tokens_of = [&](const std::string& text) {
+    auto encoded = (*tokenizer)->Encode(text, /*add_special_tokens=*/false);
+    EXPECT_TRUE(encoded.ok());
+    return encoded.ok() ? encoded->size() : 0;
+  };
+  Json without = request;
+  without.erase("stream");
+  without["add_generation_prompt"] = false;
+  HttpAnswer no_prompt = Curl(base, "POST", "/v1/chat/completions", without.dump());
+  ASSERT_EQ(no_prompt.status, 200) << no_prompt.body;
+  EXPECT_EQ(no_prompt.json()["usage"]["prompt_tokens"],
+            tokens_of("<|im_start|>user\nHi there<|im_end|>\n"));
+  Json go_on = without;
+  go_on["messages"].push_back({{"role", "assistant"}, {"content", "Once upon"}});
+  go_on["continue_final_message"] = true;
+  HttpAnswer continued = Curl(base, "POST", "/v1/chat/completions", go_on.dump());
+  ASSERT_EQ(continued.status, 200) << continued.body;
+  EXPECT_EQ(continued.json()["usage"]["prompt_tokens"],
+            tokens_of("<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\nOnce upon"));
+  go_on.erase("add_generation_prompt");  // true by default: the two cannot go together
+  HttpAnswer both = Curl(base, "POST", "/v1/chat/completions", go_on.dump());
+  EXPECT_EQ(both.status, 400) << both.body;
+  EXPECT_EQ(both.json()["error"]["param"], "continue_final_message");
 
   // A template that refuses the messages is the client's error, naming the field.
   HttpAnswer empty_role = Curl(base, "POST", "/v1/chat/completions",

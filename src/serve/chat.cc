@@ -62,15 +62,30 @@ void LoadChat(LoadedModel* model) {
   }
 }
 
-Result<std::string> RenderChatPrompt(const LoadedModel& model, const Json& messages) {
+Result<std::string> RenderChatPrompt(const LoadedModel& model, const CompletionRequest& request) {
   if (model.chat_template == nullptr) {
     return InvalidArgument(model.chat_problem.empty() ? kNoTemplate : model.chat_problem);
   }
   engine::ChatTemplateOptions options;
-  options.add_generation_prompt = true;
+  options.add_generation_prompt = request.add_generation_prompt;
   options.bos_token = model.bos_token;
   options.eos_token = model.eos_token;
-  return model.chat_template->Render(messages, options);
+  TF_ASSIGN_OR_RETURN(std::string prompt, model.chat_template->Render(request.messages, options));
+  if (!request.continue_final_message) return prompt;
+  // The template closes every message; what follows the last one's text (its end-of-turn
+  // marker) is cut, so that the model goes on with that text.
+  const Json& last = request.messages.back();
+  std::string content = last.value("content", Json("")).is_string()
+                            ? last.value("content", std::string())
+                            : std::string();
+  size_t at = content.empty() ? std::string::npos : prompt.rfind(content);
+  if (at == std::string::npos) {
+    return InvalidArgument(
+        "continue_final_message: the rendered prompt does not hold the last message's content "
+        "as it was sent, so there is nothing to continue");
+  }
+  prompt.resize(at + content.size());
+  return prompt;
 }
 
 }  // namespace tf::serve

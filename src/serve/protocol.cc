@@ -196,6 +196,21 @@ Json ApiError::ToJson() const {
             {"code", code.empty() ? Json(nullptr) : Json(code)}}}};
 }
 
+ApiError ServerRefusal(int http_status, std::string message) {
+  ApiError e;
+  e.http_status = http_status;
+  e.message = std::move(message);
+  if (http_status == 413) {
+    e.type = "invalid_request_error";
+    e.code = "request_too_large";
+  } else if (http_status == 503) {
+    e.type = "service_unavailable";
+  } else {
+    e.type = "server_error";
+  }
+  return e;
+}
+
 void ApplyGenerationDefaults(const engine::GenerationConfig& generation,
                              engine::SamplingParams* sampling) {
   if (generation.temperature) sampling->temperature = *generation.temperature;
@@ -214,6 +229,15 @@ std::optional<ApiError> ParseCompletionRequest(const Json& body, Endpoint endpoi
   }
   const bool chat = endpoint == Endpoint::kChatCompletions;
   if (auto e = chat ? ParseMessages(body, out) : ParsePrompt(body, out)) return e;
+  if (chat) {
+    if (auto e = GetBool(body, "add_generation_prompt", &out->add_generation_prompt)) return e;
+    if (auto e = GetBool(body, "continue_final_message", &out->continue_final_message)) return e;
+    if (out->continue_final_message && out->add_generation_prompt) {
+      return Bad("continue_final_message",
+                 "'continue_final_message' continues the last message, which a generation "
+                 "prompt would close: send it with 'add_generation_prompt': false");
+    }
+  }
   if (auto e = ParseUnsupported(body)) return e;
 
   std::optional<int64_t> max_tokens;

@@ -28,6 +28,11 @@ struct ApiError {
   Json ToJson() const;
 };
 
+// What the HTTP server answers by itself (a body over its limit: 413; a handler past its
+// deadline or a shutdown: 503; a handler that failed: 500), in the same shape as every other
+// error of this API.
+ApiError ServerRefusal(int http_status, std::string message);
+
 enum class Endpoint { kCompletions, kChatCompletions };
 
 struct CompletionRequest {
@@ -44,6 +49,11 @@ struct CompletionRequest {
   engine::SamplingParams sampling;  // top_logprobs set when logprobs were asked for
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
+  // Chat, as vLLM takes them: end the prompt with the opening of the assistant's turn (the
+  // template's add_generation_prompt), or leave the last message open for the model to go on
+  // with (continue_final_message; then add_generation_prompt must be false).
+  bool add_generation_prompt = true;
+  bool continue_final_message = false;
 };
 
 // Sets the sampling fields that generation_config.json gives, before a request is parsed over

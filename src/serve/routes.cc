@@ -55,7 +55,7 @@ std::optional<ApiError> PromptIds(const LoadedModel& m, const CompletionRequest&
   const char* field = chat ? "messages" : "prompt";
   std::string text;
   if (chat) {
-    auto rendered = RenderChatPrompt(m, cr.messages);
+    auto rendered = RenderChatPrompt(m, cr);
     if (!rendered.ok())
       return Error(400, rendered.status().message(), "invalid_request_error", field);
     text = std::move(rendered).value();

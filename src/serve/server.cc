@@ -82,6 +82,13 @@ Status Serve(const ServeOptions& f) {
   options.address = f.host;
   options.port = f.port;
   options.handler_timeout = kCompletionTimeout;
+  options.error_response = [](const http::Request&, int status,
+                              std::string_view message) -> std::optional<http::Response> {
+    http::Response r;
+    r.status = status;
+    r.body = Dump(ServerRefusal(status, std::string(message)).ToJson());
+    return r;
+  };
   auto server = http::Server::Start(io, options, MakeServeHandler(st));
   if (!server.ok()) return server.status();
   std::vector<std::thread> network;

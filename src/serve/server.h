@@ -78,9 +78,11 @@ http::Handler MakeServeHandler(ServeState& state);
 void LoadChat(LoadedModel* model);
 
 // The prompt text of a chat request: the model's chat template (tokenizer_config.json) applied
-// to `messages`, ready to encode without adding special tokens. InvalidArgument when the model
-// has no chat template the engine can render, or the template refuses the messages.
-Result<std::string> RenderChatPrompt(const LoadedModel& model, const Json& messages);
+// to its messages, with its add_generation_prompt, and cut after the last message's text for
+// continue_final_message; ready to encode without adding special tokens. InvalidArgument when
+// the model has no chat template the engine can render, the template refuses the messages, or
+// the last message's text is not in what it rendered (nothing to continue).
+Result<std::string> RenderChatPrompt(const LoadedModel& model, const CompletionRequest& request);
 
 // Listens, loads the model (answering /health with 503 meanwhile), and serves until SIGINT or
 // SIGTERM. The caller must not have started any thread yet (see BlockStopSignals). Returns OK
