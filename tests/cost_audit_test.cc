@@ -162,6 +162,36 @@ TEST(CostAudit, ReadsAFolderOfParts) {
   EXPECT_EQ(r->files.size(), 2u);
   EXPECT_EQ(r->rows, 6000);
   EXPECT_TRUE(r->findings.empty()) << Describe(*r);
+
+  // Parts that cannot be read are problems of their own; the others are audited still.
+  const auto parts = dir.path() / "parts";
+  std::string gz = ReadFile(parts / "bill-00001.csv.gz");
+  WriteFile(parts / "bill-00003.csv.gz", gz.substr(0, gz.size() / 2));  // truncated
+  WriteFile(parts / "bill-00004.csv", "");
+  WriteFile(parts / "bill-00005.csv", std::string("\x01\x02\xff,\x00\x03\n", 7));
+  auto rest = cost::RunAudit(parts.string(), {}, ShippedCatalog());
+  ASSERT_TRUE(rest.ok()) << rest.status().ToString();
+  EXPECT_EQ(rest->files.size(), 5u);
+  EXPECT_GT(rest->good_rows, 6000);  // the truncated part's rows before the cut count too
+  std::string problems;
+  for (const auto& p : rest->problems.kept()) problems += p.file + ": " + p.message + "\n";
+  EXPECT_EQ(rest->problems.count(), 3) << problems;
+  for (const char* part : {"bill-00003.csv.gz", "bill-00004.csv", "bill-00005.csv"}) {
+    EXPECT_NE(problems.find(part), std::string::npos) << part << " in\n" << problems;
+  }
+  EXPECT_NE(problems.find("empty file"), std::string::npos) << problems;
+  EXPECT_NE(problems.find("not a CSV file"), std::string::npos) << problems;
+  EXPECT_NE(problems.find("the rest of this part was left out"), std::string::npos) << problems;
+
+  // A lone file that cannot be read is an error that says why.
+  auto empty = cost::RunAudit((parts / "bill-00004.csv").string(), {}, ShippedCatalog());
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("empty file"), std::string::npos)
+      << empty.status().message();
+  auto noise = cost::RunAudit((parts / "bill-00005.csv").string(), {}, ShippedCatalog());
+  ASSERT_FALSE(noise.ok());
+  EXPECT_NE(noise.status().message().find("not a CSV file"), std::string::npos)
+      << noise.status().message();
 }
 
 // A hand-written legacy bill: columns in an unusual order, an unknown column, and rows that
@@ -226,6 +256,7 @@ TEST(CostAudit, CostArithmeticAndHoursAgainstTheClock) {
                                        "BoxUsage:g5.xlarge,i-1,g5.xlarge,0.5,1.006,0.523,"}));
   ASSERT_EQ(off.findings.size(), 1u) << Describe(off);
   EXPECT_EQ(off.findings[0].check, Check::kCostMismatch);
+  EXPECT_EQ(off.findings[0].subject, "i-1") << "the resource, not the column";
 
   // Hours out of order are fine; the same hour twice is billed beyond the clock.
   std::vector<std::string> rows;
@@ -242,11 +273,62 @@ TEST(CostAudit, CostArithmeticAndHoursAgainstTheClock) {
   EXPECT_EQ(twice.findings[0].check, Check::kHoursExceedClock);
   EXPECT_EQ(twice.findings[0].subject, "i-9");
   EXPECT_NEAR(twice.findings[0].usd_at_stake, 1.006, 1e-9);
+  // The proof is the one row billed twice, not the rows the bill merely lists out of order.
+  EXPECT_EQ(twice.findings[0].evidence,
+            std::vector<std::string>{dir.path().string() + "/small.csv:6"});
+  EXPECT_EQ(twice.findings[0].evidence_total, 1);
   // One row claiming 2 hours inside a 1-hour interval.
   auto long_row = AuditText(dir, SmallBill({"2026-08-01T00:00:00Z,2026-08-01T01:00:00Z,z,Usage,"
                                             "BoxUsage:g5.xlarge,i-7,g5.xlarge,2,1.006,2.012,"}));
   ASSERT_EQ(long_row.findings.size(), 1u) << Describe(long_row);
   EXPECT_EQ(long_row.findings[0].evidence[0], dir.path().string() + "/small.csv:2");
+}
+
+// Spot hours charged at or above the on-demand list price are found from the bill alone, with
+// what they cost beyond the catalog's highest observed spot price (g6.xlarge: on-demand
+// $0.8048/h, spot observed $0.388-$0.417/h).
+TEST(CostAudit, SpotChargedLikeOnDemandIsFoundWithoutAnInvoice) {
+  TempDir dir;
+  auto spot_rows = [](const std::string& rate) {
+    std::vector<std::string> rows;
+    for (int h = 0; h < 3; ++h) {
+      rows.push_back(
+          "2026-08-01T0" + std::to_string(h) + ":00:00Z,2026-08-01T0" + std::to_string(h + 1) +
+          ":00:00Z,z,Usage,SpotUsage:g6.xlarge,i-s,g6.xlarge,1," + rate + "," + rate + ",");
+    }
+    return rows;
+  };
+  auto over = AuditText(dir, SmallBill(spot_rows("0.96576")));  // 1.2x on-demand
+  ASSERT_EQ(over.findings.size(), 1u) << Describe(over);
+  const cost::Finding& f = over.findings[0];
+  EXPECT_EQ(f.check, Check::kSpotResold);
+  EXPECT_EQ(f.subject, "g6.xlarge in us-east-1 (spot)");
+  EXPECT_NEAR(f.usd_at_stake, 3 * (0.96576 - 0.417), 1e-6);
+  EXPECT_EQ(f.evidence_total, 3);
+  EXPECT_NE(f.message.find("at or above the on-demand list price $0.8048/h"), std::string::npos)
+      << f.message;
+  // Well above what spot was seen at, if below on-demand: found too.
+  auto high = AuditText(dir, SmallBill(spot_rows("0.60")));
+  ASSERT_EQ(high.findings.size(), 1u) << Describe(high);
+  EXPECT_NE(high.findings[0].message.find("above the highest observed spot price"),
+            std::string::npos)
+      << high.findings[0].message;
+  // At a spot price the catalog has seen: nothing.
+  auto fair = AuditText(dir, SmallBill(spot_rows("0.40")));
+  EXPECT_TRUE(fair.findings.empty()) << Describe(fair);
+
+  // A reseller's invoice at on-demand for that spot instance is measured against the catalog's
+  // spot price, not against the bill's own inflated one (which would put nothing at stake).
+  cost::AuditOptions options;
+  options.invoice_path = WriteFile(dir.path() / "invoice.csv",
+                                   "resource_id,hours,rate_usd_per_hour,amount_usd\n"
+                                   "i-s,3,0.8048,2.4144\n");
+  auto resold = cost::RunAudit(WriteFile(dir.path() / "spot.csv", SmallBill(spot_rows("0.96576"))),
+                               options, ShippedCatalog());
+  ASSERT_TRUE(resold.ok()) << resold.status().ToString();
+  const cost::Finding* invoiced = FindingFor(*resold, Check::kSpotResold, "i-s");
+  ASSERT_NE(invoiced, nullptr) << Describe(*resold);
+  EXPECT_NEAR(invoiced->usd_at_stake, 3 * (0.8048 - 0.417), 1e-6);
 }
 
 // A cluster split over two placement groups: the instance outside the group holding most of

@@ -165,8 +165,9 @@ TEST(CostTrainMemory, RecommendsALayoutOrWarns) {
   plan = cost::PlanTraining(in, catalog);
   ASSERT_TRUE(plan.ok());
   EXPECT_FALSE(plan->recommended);
-  ASSERT_FALSE(plan->warnings.empty());
-  EXPECT_NE(plan->warnings.back().find("cannot fit"), std::string::npos);
+  EXPECT_FALSE(plan->possible());
+  ASSERT_FALSE(plan->refusals.empty());
+  EXPECT_NE(plan->refusals.back().find("cannot fit"), std::string::npos);
 }
 
 cost::ServeInput Llama70B(const char* gpu, int gpus, const char* dtype) {
@@ -260,6 +261,22 @@ TEST(CostPlanCli, TrainAndServe) {
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_NE(refused.output.find("cannot serve: A10G has no FP8 support"), std::string::npos)
       << refused.output;
+
+  // A run that cannot fit is refused as a serving plan is: exit 1, the reason, no costs.
+  auto too_big = RunWithShippedCatalog(
+      {"plan", "train", "--params", "405B", "--tokens", "15T", "--gpu", "A10G", "--gpus", "1"});
+  EXPECT_EQ(too_big.exit_code, 1) << too_big.output;
+  EXPECT_NE(too_big.output.find("cannot train: cannot fit: no layout of 1 x A10G"),
+            std::string::npos)
+      << too_big.output;
+  EXPECT_EQ(too_big.output.find("Cost at each offer"), std::string::npos) << too_big.output;
+  auto too_big_json = RunWithShippedCatalog({"plan", "train", "--params", "405B", "--tokens", "15T",
+                                             "--gpu", "A10G", "--gpus", "1", "--json"});
+  EXPECT_EQ(too_big_json.exit_code, 1);
+  auto refusal = nlohmann::json::parse(too_big_json.output, nullptr, false);
+  ASSERT_TRUE(refusal.is_object()) << too_big_json.output;
+  EXPECT_EQ(refusal["possible"], false);
+  EXPECT_TRUE(refusal["on_demand"].empty());
 
   auto bad = RunWithShippedCatalog(
       {"plan", "train", "--params", "lots", "--tokens", "1T", "--gpu", "H100", "--gpus", "8"});

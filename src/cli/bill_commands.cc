@@ -111,7 +111,9 @@ void PrintReport(const cost::AuditReport& r, bool rates) {
   std::cout << "Audited " << cost::FormatGrouped(static_cast<double>(r.rows)) << " rows in "
             << r.files.size() << (r.files.size() == 1 ? " file" : " files") << " (" << formats
             << "): " << cost::FormatUsd(r.billed_usd) << " billed\n";
-  if (r.findings.empty()) {
+  if (r.findings.empty() && r.good_rows == 0 && r.problems.count() > 0) {
+    std::cout << "Nothing was checked: no row could be read (below).\n";
+  } else if (r.findings.empty()) {
     std::cout << "No findings.\n";
   } else {
     std::cout << r.findings.size() << (r.findings.size() == 1 ? " finding, " : " findings, ")
@@ -139,7 +141,8 @@ void PrintReport(const cost::AuditReport& r, bool rates) {
   }
   if (r.problems.count() > 0) {
     std::cout << "\nMalformed input: " << r.problems.count()
-              << " problems; those rows were left out of the checks:\n";
+              << (r.problems.count() == 1 ? " problem" : " problems")
+              << "; those rows were left out of the checks:\n";
     for (const auto& p : r.problems.kept()) {
       std::cout << "  " << cost::Where(p.file, p.line) << ": "
                 << (p.column.empty() ? "" : p.column + ": ") << p.message << "\n";

@@ -156,7 +156,8 @@ void PrintCosts(const cost::TrainPlan& plan, bool spot_first) {
   t.Print(std::cout);
 }
 
-void ShowTrain(const cost::TrainInput& in, const cost::TrainPlan& plan, bool spot, bool json) {
+// 1 when the run cannot be done as asked (the reasons on stderr, and no costs), else 0.
+int ShowTrain(const cost::TrainInput& in, const cost::TrainPlan& plan, bool spot, bool json) {
   if (json) {
     Json j = {{"accelerator", plan.accelerator->name},
               {"gpus", in.gpus},
@@ -175,10 +176,13 @@ void ShowTrain(const cost::TrainInput& in, const cost::TrainPlan& plan, bool spo
               {"usable_gib_per_gpu", plan.usable_bytes_per_gpu / kGiB},
               {"layouts", Json::array()},
               {"recommended", plan.recommended ? LayoutJson(*plan.recommended) : Json(nullptr)},
-              {"warnings", plan.warnings}};
+              {"warnings", plan.warnings},
+              {"possible", plan.possible()},
+              {"refusals", plan.refusals}};
+    if (!plan.possible()) j["on_demand"] = j["spot"] = Json::array();
     for (const auto& l : plan.layouts) j["layouts"].push_back(LayoutJson(l));
     PrintJson(j);
-    return;
+    return plan.possible() ? 0 : 1;
   }
   const auto& a = *plan.accelerator;
   std::cout << "Training " << cost::FormatShort(in.params) << " parameters on "
@@ -190,21 +194,24 @@ void ShowTrain(const cost::TrainInput& in, const cost::TrainPlan& plan, bool spo
   t.push_back({"utilisation", "MFU " + Pct(plan.mfu) + " (hardware FLOPs " + Pct(plan.hfu) + ")"});
   t.push_back({"wall-clock", FormatFixed(plan.days(), 1) + " days"});
   t.push_back({"GPU-hours", cost::FormatGrouped(plan.gpu_hours)});
-  if (!plan.on_demand.empty()) {
+  if (plan.possible() && !plan.on_demand.empty()) {
     const auto& best = plan.on_demand[0];
     t.push_back({"on-demand", cost::FormatUsd(best.usd_per_gpu_hour * plan.gpu_hours) + " at " +
                                   best.offer->provider + " " + best.offer->instance_type + " (" +
                                   Price(best.usd_per_gpu_hour, 3) + "/GPU-hour)"});
   }
-  if (!plan.spot.empty()) {
+  if (plan.possible() && !plan.spot.empty()) {
     const auto& best = plan.spot[0];
     t.push_back({"spot", cost::FormatUsd(best.usd_per_gpu_hour * plan.gpu_hours) + " at " +
                              best.offer->provider + " " + best.offer->instance_type +
                              " (lowest observed; interruptions add restart and checkpoint time)"});
   }
   PrintFacts(t);
-  std::cout << "\nCost at each offer (" << (spot ? "spot offers first" : "cheapest first") << ")\n";
-  PrintCosts(plan, spot);
+  if (plan.possible()) {
+    std::cout << "\nCost at each offer (" << (spot ? "spot offers first" : "cheapest first")
+              << ")\n";
+    PrintCosts(plan, spot);
+  }
 
   if (!plan.layouts.empty()) {
     std::cout << "\nMemory per GPU (" << GiB(plan.usable_bytes_per_gpu) << " GiB usable of "
@@ -239,6 +246,9 @@ void ShowTrain(const cost::TrainInput& in, const cost::TrainPlan& plan, bool spo
     }
   }
   for (const auto& w : plan.warnings) std::cout << "warning: " << w << "\n";
+  if (plan.possible()) return 0;
+  for (const auto& r : plan.refusals) std::cerr << "cannot train: " << r << "\n";
+  return 1;
 }
 
 // 1 when the plan is impossible (the reasons on stderr), else 0.
@@ -338,7 +348,7 @@ void AddPlanCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
     f->shape.Add(cmd, false);
     AddCatalogFlags(cmd, &f->catalog);
     AddJsonFlag(cmd, conn);
-    RunStatus(cmd, exit_code, [&conn, f] {
+    RunExitCode(cmd, exit_code, [&conn, f]() -> Result<int> {
       TF_ASSIGN_OR_RETURN(cost::Catalog catalog, cost::LoadCatalog(f->catalog));
       auto n = Count("--params", f->params);
       auto d = Count("--tokens", f->tokens);
@@ -355,8 +365,7 @@ void AddPlanCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
       in.dims = {shape.layers, shape.hidden, shape.heads};
       in.shape_name = shape.name;
       TF_ASSIGN_OR_RETURN(cost::TrainPlan result, cost::PlanTraining(in, catalog));
-      ShowTrain(in, result, f->spot, conn.json);
-      return OkStatus();
+      return ShowTrain(in, result, f->spot, conn.json);
     });
   }
 

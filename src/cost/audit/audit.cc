@@ -112,7 +112,8 @@ Result<AuditReport> RunAudit(const std::string& path, const AuditOptions& option
                                     &report.problems, &report.findings));
   } else {
     report.skipped.push_back(std::string(CheckName(Check::kSpotResold)) +
-                             ": needs the reseller's invoice (--invoice)");
+                             " on a reseller's invoice: needs the invoice (--invoice); the "
+                             "bill's own spot rows were checked against the catalog");
   }
   if (!scan.saw_resource_ids()) {
     report.skipped.push_back(std::string(CheckName(Check::kHoursExceedClock)) +

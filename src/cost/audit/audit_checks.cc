@@ -29,7 +29,39 @@ std::string CatalogRef(const Offer& o) {
 
 }  // namespace
 
+namespace {
+
+// spot-resold from the bill alone: spot rows charged like on-demand ones (SpotTotals).
+void SpotRateFindings(const CheckContext& ctx, std::vector<Finding>* out) {
+  for (const auto& [key, s] : ctx.scan.spot_types()) {
+    const Offer* o = s.offer;
+    if (!o || !o->on_demand || s.over.total == 0 || s.over_hours <= 0) continue;
+    const double on_demand = *o->on_demand;
+    // What spot capacity costs, by the catalog: its highest observed price, else on-demand.
+    const double fair = o->spot_high ? *o->spot_high : on_demand;
+    const double effective = s.over_usd / s.over_hours;
+    Finding f{Check::kSpotResold, s.instance_type + " in " + s.region + " (spot)"};
+    f.usd_at_stake = s.over_usd - s.over_hours * fair;
+    std::string observed =
+        o->spot_low && o->spot_high
+            ? "spot observed at " + PerHour(*o->spot_low) + " to " + PerHour(*o->spot_high)
+            : "no spot price observed";
+    f.message = FormatFixed(s.over_hours, 1) + " spot hours charged " + PerHour(effective) +
+                (effective >= on_demand * (1 - 1e-6)
+                     ? ", at or above the on-demand list price " + PerHour(on_demand)
+                     : ", " + Pct(effective / fair - 1) +
+                           " above the highest observed spot "
+                           "price") +
+                " (" + observed + "; " + CatalogRef(*o) + ")";
+    ctx.AddEvidence(s.over, &f);
+    out->push_back(std::move(f));
+  }
+}
+
+}  // namespace
+
 void RateFindings(const CheckContext& ctx, std::vector<Finding>* out) {
+  SpotRateFindings(ctx, out);
   for (const auto& [key, t] : ctx.scan.types()) {
     const Offer* o = t.offer;
     if (!o || !o->on_demand) continue;
@@ -82,16 +114,17 @@ void UsageFindings(const CheckContext& ctx, std::vector<Finding>* out) {
     }
     out->push_back(std::move(f));
   }
-  const Evidence& mismatch = ctx.scan.cost_mismatch();
-  if (mismatch.total > 0) {
-    Finding f{Check::kCostMismatch, "line_item_unblended_cost"};
-    double net = ctx.scan.cost_mismatch_usd();
+  // One finding per resource, named by its id: what a finance team disputes line by line.
+  for (const auto& [resource, mismatch] : ctx.scan.cost_mismatches()) {
+    Finding f{Check::kCostMismatch, resource.empty() ? "rows without a resource id" : resource};
+    const double net = mismatch.net_usd;
     f.usd_at_stake = std::abs(net);
-    f.message = std::to_string(mismatch.total) +
-                (mismatch.total == 1 ? " row whose cost differs" : " rows whose cost differs") +
-                " from rate x usage by " + "more than a cent; net " + FormatUsd(net) +
-                (net >= 0 ? " more than their rates give" : " less than their rates give");
-    ctx.AddEvidence(mismatch, &f);
+    f.message =
+        std::to_string(mismatch.rows.total) +
+        (mismatch.rows.total == 1 ? " row whose cost differs" : " rows whose cost differs") +
+        " from rate x usage by more than a cent; net " + FormatUsd(net) +
+        (net >= 0 ? " more than their rates give" : " less than their rates give");
+    ctx.AddEvidence(mismatch.rows, &f);
     out->push_back(std::move(f));
   }
 }

@@ -229,7 +229,7 @@ class Generator {
       if (!m || hours_ < 8) return too_small(Check::kCostMismatch);
       m->plain = false;
       m->mismatch_hour = 5;
-      Plant(Check::kCostMismatch, "line_item_unblended_cost");
+      Plant(Check::kCostMismatch, m->id);
     }
     if (Wants(Check::kClusterZones)) {
       fleet_[7].zone = "us-east-1d";

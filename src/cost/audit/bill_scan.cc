@@ -1,6 +1,8 @@
 #include "cost/audit/bill_scan.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace tf::cost {
 namespace {
@@ -14,6 +16,27 @@ bool CostMatches(double cost, double rate, double usage) {
 
 // A rate equal to a list price up to rounding.
 bool SamePrice(double rate, double price) { return std::fabs(rate - price) <= 0.005 * price; }
+
+}  // namespace
+
+namespace {
+
+// Adds [start, end) to `spans` (disjoint, merged where they touch or overlap); returns how much
+// of it was there already.
+int64_t AddSpan(std::map<int64_t, int64_t>& spans, int64_t start, int64_t end) {
+  int64_t already = 0;
+  auto it = spans.upper_bound(start);
+  if (it != spans.begin() && std::prev(it)->second >= start) --it;
+  int64_t merged_start = start, merged_end = end;
+  while (it != spans.end() && it->first <= end) {
+    already += std::max<int64_t>(0, std::min(end, it->second) - std::max(start, it->first));
+    merged_start = std::min(merged_start, it->first);
+    merged_end = std::max(merged_end, it->second);
+    it = spans.erase(it);
+  }
+  spans.emplace(merged_start, merged_end);
+  return already;
+}
 
 }  // namespace
 
@@ -34,8 +57,12 @@ void BillScan::Add(const CurRow& row) {
   billed_usd_ += row.unblended_cost;
   if (row.end > latest_end_) latest_end_ = row.end;
   if (row.has_rate && !CostMatches(row.unblended_cost, row.unblended_rate, row.usage_amount)) {
-    cost_mismatch_.Add(row.ref, options_.evidence_rows);
-    cost_mismatch_usd_ += row.unblended_cost - row.unblended_rate * row.usage_amount;
+    auto it = cost_mismatches_.find(row.resource_id);
+    if (it == cost_mismatches_.end()) {
+      it = cost_mismatches_.emplace(std::string(row.resource_id), Mismatch()).first;
+    }
+    it->second.rows.Add(row.ref, options_.evidence_rows);
+    it->second.net_usd += row.unblended_cost - row.unblended_rate * row.usage_amount;
   }
   UsageType u = ParseUsageType(row.usage_type);
   // A usage type without a region prefix is us-east-1's (AWS's convention).
@@ -88,9 +115,9 @@ void BillScan::AddInstance(const CurRow& row, const UsageType& u, std::string_vi
     if (row.start == 0 || row.end == 0) {
       r.undated = true;
     } else {
-      // A row that starts before an earlier one of this resource ended (in a bill ordered by
-      // time, a duplicate), or bills more hours than its own interval, shows double billing.
-      bool overlaps = row.start < r.last_end;
+      // A row over hours an earlier row of this resource billed already (in whatever order the
+      // bill lists them), or that bills more hours than its own interval, is double billing.
+      bool overlaps = AddSpan(r.billed_spans, row.start, row.end) > 0;
       bool too_long = row.usage_amount > (row.end - row.start) / 3600.0 + 1e-6;
       if (overlaps || too_long) r.overlap.Add(row.ref, options_.evidence_rows);
       r.first_start = std::min(r.first_start, row.start);
@@ -107,6 +134,33 @@ void BillScan::AddInstance(const CurRow& row, const UsageType& u, std::string_vi
     if (r.cluster.empty() && !row.cluster.empty()) r.cluster = row.cluster;
   }
   if (usage && !spot && row.usage_amount > 0) RateChecks(row, type, region);
+  if (usage && spot && row.usage_amount > 0) SpotChecks(row, type, region);
+}
+
+void BillScan::SpotChecks(const CurRow& row, std::string_view type, std::string_view region) {
+  key_.assign(type);
+  key_ += '|';
+  key_ += region;
+  auto it = spot_types_.find(std::string_view(key_));
+  if (it == spot_types_.end()) {
+    SpotTotals s;
+    s.instance_type = type;
+    s.region = region;
+    s.offer = catalog_.FindOffer("aws", type, region);
+    it = spot_types_.emplace(key_, std::move(s)).first;
+  }
+  SpotTotals& s = it->second;
+  s.hours += row.usage_amount;
+  s.usd += row.unblended_cost;
+  const Offer* o = s.offer;
+  if (!o || !o->on_demand) return;
+  double rate = row.has_rate ? row.unblended_rate : row.unblended_cost / row.usage_amount;
+  bool at_on_demand = rate >= *o->on_demand * (1 - 1e-6);
+  bool above_observed = o->spot_high && rate > *o->spot_high * (1 + options_.threshold);
+  if (!at_on_demand && !above_observed) return;
+  s.over_hours += row.usage_amount;
+  s.over_usd += row.unblended_cost;
+  s.over.Add(row.ref, options_.evidence_rows);
 }
 
 void BillScan::RateChecks(const CurRow& row, std::string_view type, std::string_view region) {

@@ -52,8 +52,12 @@ struct ResourceTotals {
   RowRef first_spot;
   int64_t first_start = std::numeric_limits<int64_t>::max();
   int64_t last_end = 0;
-  bool undated = false;     // a row without start or end: wall-clock unknown
-  Evidence overlap;         // rows starting before an earlier row ended, or longer than their span
+  bool undated = false;  // a row without start or end: wall-clock unknown
+  Evidence overlap;      // rows over hours an earlier row billed already, or longer than their span
+  // The hours its dated rows billed, as disjoint [start, end) spans (merged as they touch): in
+  // a bill in any order, a row over a span already billed is billed twice. As many entries as
+  // the resource's billing has gaps, not as it has rows.
+  std::map<int64_t, int64_t> billed_spans;
   double transfer_usd = 0;  // cross-zone transfer billed to this resource
   // Volumes and snapshots.
   double storage_usd = 0;
@@ -64,6 +68,17 @@ struct ClusterTotals {
   // zone -> resources seen there (from the bill), and the first row for each zone.
   std::map<std::string, std::set<std::string>> zones;
   std::map<std::string, RowRef> first_row;
+};
+
+// Spot usage of one instance type in one region, against the catalog: rows charged at or
+// above the on-demand list price, or above the highest spot price observed by more than the
+// threshold, are overcharged (a spot rate is worth having only below on-demand).
+struct SpotTotals {
+  std::string instance_type, region;
+  const Offer* offer = nullptr;  // the catalog's, if any
+  double hours = 0, usd = 0;
+  double over_hours = 0, over_usd = 0;  // of the overcharged rows
+  Evidence over;
 };
 
 // Hash that accepts string_view, so that per-row lookups do not allocate.
@@ -83,9 +98,14 @@ class BillScan {
 
   const StringMap<TypeTotals>& types() const { return types_; }
   const StringMap<ResourceTotals>& resources() const { return resources_; }
+  const StringMap<SpotTotals>& spot_types() const { return spot_types_; }
   const std::map<std::string, ClusterTotals>& clusters() const { return clusters_; }
-  const Evidence& cost_mismatch() const { return cost_mismatch_; }
-  double cost_mismatch_usd() const { return cost_mismatch_usd_; }
+  // Rows whose cost is not rate x usage, per resource id ("" for rows without one).
+  struct Mismatch {
+    Evidence rows;
+    double net_usd = 0;  // cost - rate x usage, summed
+  };
+  const StringMap<Mismatch>& cost_mismatches() const { return cost_mismatches_; }
   double billed_usd() const { return billed_usd_; }
   int64_t latest_end() const { return latest_end_; }
   bool saw_resource_ids() const { return saw_resource_ids_; }
@@ -93,15 +113,16 @@ class BillScan {
  private:
   void AddInstance(const CurRow& row, const UsageType& u, std::string_view region);
   void RateChecks(const CurRow& row, std::string_view type, std::string_view region);
+  void SpotChecks(const CurRow& row, std::string_view type, std::string_view region);
   ResourceTotals& Resource(std::string_view id, UsageKind kind, RowRef ref);
 
   const Catalog& catalog_;
   const AuditOptions& options_;
   StringMap<TypeTotals> types_;
   StringMap<ResourceTotals> resources_;
+  StringMap<SpotTotals> spot_types_;
   std::map<std::string, ClusterTotals> clusters_;
-  Evidence cost_mismatch_;
-  double cost_mismatch_usd_ = 0;
+  StringMap<Mismatch> cost_mismatches_;
   double billed_usd_ = 0;
   int64_t latest_end_ = 0;
   bool saw_resource_ids_ = false;

@@ -49,8 +49,11 @@ Result<std::vector<std::string>> ListBillFiles(const std::string& path) {
 Result<std::unique_ptr<CurReader>> CurReader::Open(const std::string& path, std::string cluster_tag,
                                                    ProblemLog* problems) {
   TF_ASSIGN_OR_RETURN(auto files, ListBillFiles(path));
+  std::error_code ec;
+  const bool folder = std::filesystem::is_directory(path, ec);
   std::unique_ptr<CurReader> reader(
       new CurReader(std::move(files), std::move(cluster_tag), problems));
+  reader->parts_ = folder;
   reader->map_key_ = "\"user_" + NormalizeCurHeader(reader->cluster_tag_) + "\":";
   TF_RETURN_IF_ERROR(reader->OpenNext());
   return reader;
@@ -69,23 +72,50 @@ Result<std::unique_ptr<CurReader>> CurReader::FromSource(std::unique_ptr<ByteSou
   return reader;
 }
 
+Status CurReader::PartUnreadable(const std::string& file, int64_t line, const Status& why) {
+  if (!parts_) return why.WithContext(line > 0 ? file + ":" + std::to_string(line) : file);
+  problems_->Add(file, line, "", why.message() + "; the rest of this part was left out");
+  return OkStatus();
+}
+
 Status CurReader::OpenNext() {
   csv_.reset();
   while (next_file_ < files_.size()) {
     const std::string& file = files_[next_file_++];
     std::unique_ptr<ByteSource> source = std::move(source_);
     if (!source) {
-      TF_ASSIGN_OR_RETURN(source, OpenFileSource(file));
+      auto opened = OpenFileSource(file);
+      if (!opened.ok()) {
+        formats_.push_back("unreadable");
+        TF_RETURN_IF_ERROR(PartUnreadable(file, 0, opened.status()));
+        continue;
+      }
+      source = std::move(opened).value();
     }
     auto csv = std::make_unique<CsvReader>(std::move(source), file, buffer_bytes_);
-    TF_ASSIGN_OR_RETURN(bool has_header, csv->Next());
-    if (!has_header) {
-      problems_->Add(file, 0, "", "empty file: no header row");
-      formats_.push_back("empty");
+    auto has_header = csv->Next();
+    if (!has_header.ok() || !*has_header) {
+      formats_.push_back(has_header.ok() ? "empty" : "unreadable");
+      TF_RETURN_IF_ERROR(PartUnreadable(
+          file, 0,
+          has_header.ok() ? InvalidArgument("empty file: no header row, nothing to audit")
+                          : has_header.status()));
       continue;
     }
-    auto layout = MapCurHeader(csv->fields(), cluster_tag_);
-    if (!layout.ok()) return layout.status().WithContext(file + ":" + std::to_string(csv->line()));
+    // Random bytes or a binary file read as text: say so, not which columns it lacks.
+    bool binary = false;
+    for (std::string_view field : csv->fields()) {
+      for (unsigned char c : field) binary = binary || c == 0 || (c < 0x20 && c != '\t');
+    }
+    auto layout =
+        binary
+            ? Result<CurLayout>(InvalidArgument("not a CSV file: its first line holds binary data"))
+            : MapCurHeader(csv->fields(), cluster_tag_);
+    if (!layout.ok()) {
+      formats_.push_back("unreadable");
+      TF_RETURN_IF_ERROR(PartUnreadable(file, csv->line(), layout.status()));
+      continue;
+    }
     layout_ = std::move(layout).value();
     formats_.push_back(layout_.format);
     csv_ = std::move(csv);
@@ -97,8 +127,13 @@ Status CurReader::OpenNext() {
 Result<bool> CurReader::Next(CurRow* row) {
   for (;;) {
     if (!csv_) return false;
-    TF_ASSIGN_OR_RETURN(bool more, csv_->Next());
-    if (!more) {
+    auto more = csv_->Next();
+    if (!more.ok()) {
+      TF_RETURN_IF_ERROR(PartUnreadable(csv_->name(), csv_->line(), more.status()));
+      TF_RETURN_IF_ERROR(OpenNext());
+      continue;
+    }
+    if (!*more) {
       TF_RETURN_IF_ERROR(OpenNext());
       continue;
     }

@@ -42,7 +42,9 @@ struct CurRow {
 class CurReader {
  public:
   // `path` is a file or a folder; a folder's *.csv and *.csv.gz files are read in name order.
-  // `cluster_tag` names the user tag that groups instances into a cluster.
+  // `cluster_tag` names the user tag that groups instances into a cluster. A file that cannot
+  // be read (empty, not a report, a truncated gzip) is an error; a part of a folder that cannot
+  // be read is a problem (in `problems`), and the audit goes on with the other parts.
   static Result<std::unique_ptr<CurReader>> Open(const std::string& path, std::string cluster_tag,
                                                  ProblemLog* problems);
 
@@ -66,6 +68,9 @@ class CurReader {
   CurReader(std::vector<std::string> files, std::string cluster_tag, ProblemLog* problems)
       : files_(std::move(files)), cluster_tag_(std::move(cluster_tag)), problems_(problems) {}
   Status OpenNext();
+  // A part that cannot be read from `line` on: an error for a lone file, a problem for a part of
+  // a folder (whose other parts are read on).
+  Status PartUnreadable(const std::string& file, int64_t line, const Status& why);
   bool Convert(const std::vector<std::string_view>& f, CurRow* row);
 
   std::vector<std::string> files_;
@@ -74,6 +79,7 @@ class CurReader {
   std::string map_key_;  // "\"user_<tag>\":" inside resource_tags
   ProblemLog* problems_;
   size_t next_file_ = 0;
+  bool parts_ = false;                  // the files are a folder's parts
   std::unique_ptr<ByteSource> source_;  // FromSource's, opened by OpenNext
   size_t buffer_bytes_ = CsvReader::kDefaultBufferBytes;
   std::unique_ptr<CsvReader> csv_;

@@ -2,6 +2,7 @@
 // rates, and invoice lines whose amount is not hours x rate.
 #include "cost/audit/invoice_check.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -50,10 +51,13 @@ Status AuditInvoice(const std::string& path, uint32_t file_index, const CheckCon
     const Offer* o = ctx.catalog.FindOffer("aws", type, region);
     if (!o || !o->on_demand) continue;
     if (row.rate < *o->on_demand * (1 - ctx.options.threshold)) continue;
-    // What the capacity cost: the spot rate the bill shows, else the catalog's spot high.
+    // What the capacity cost: the spot rate the bill shows, else the catalog's spot high; and
+    // never more than the catalog's spot high, for a bill whose spot rate is itself inflated
+    // (that is a finding of its own, from the bill alone).
     double spot_rate = billed && billed->spot_hours > 0 ? billed->spot_usd / billed->spot_hours
                        : o->spot_high                   ? *o->spot_high
                                                         : 0;
+    if (o->spot_high) spot_rate = std::min(spot_rate, *o->spot_high);
     Resold& x = resold[std::string(row.resource_id)];
     x.finding.subject = row.resource_id;
     x.hours += row.hours;

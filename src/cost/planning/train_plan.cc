@@ -75,7 +75,7 @@ Result<TrainPlan> PlanTraining(const TrainInput& in, const Catalog& catalog) {
       if (!least || l.total_bytes() < least->total_bytes()) least = &l;
     }
     std::string need = least ? FormatFixed(least->total_bytes() / kGiB, 1) + " GiB" : "?";
-    plan.warnings.push_back("cannot fit: no layout of " + std::to_string(in.gpus) + " x " + a.name +
+    plan.refusals.push_back("cannot fit: no layout of " + std::to_string(in.gpus) + " x " + a.name +
                             " fits in " + FormatFixed(plan.usable_bytes_per_gpu / kGiB, 1) +
                             " GiB usable per GPU (the smallest "
                             "needs " +

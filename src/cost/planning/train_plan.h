@@ -52,15 +52,18 @@ struct TrainPlan {
   std::optional<MemoryLayout> recommended;
   double usable_bytes_per_gpu = 0;
   std::vector<std::string> warnings;
+  // Why the run cannot be done as asked (no layout fits in the GPUs' memory); empty when it can.
+  std::vector<std::string> refusals;
 
   double days() const { return seconds / 86400; }
+  bool possible() const { return refusals.empty(); }
 };
 
 // Hardware FLOPs per model FLOP: 8/6 with full recomputation, 1 otherwise.
 double HardwareFactor(Recompute r);
 
 // InvalidArgument for impossible input (unknown GPU, MFU outside (0, 1], achieved FLOP/s above
-// peak, FP8 on a GPU without it); the plan otherwise, with warnings when nothing fits.
+// peak, FP8 on a GPU without it); the plan otherwise, with refusals when nothing fits.
 Result<TrainPlan> PlanTraining(const TrainInput& in, const Catalog& catalog);
 
 }  // namespace tf::cost
