@@ -137,6 +137,21 @@ TEST(BudgetDocument, WebhookUrlSplitsIntoServerAndTarget) {
   EXPECT_EQ(target, "/?x=1");
 }
 
+// An operator's --webhook-hosts: a host allows any of its ports, host:port only that one.
+TEST(BudgetDocument, WebhooksGoOnlyToTheHostsTheServerAllows) {
+  const std::vector<std::string> allowed = {"hooks.internal", "10.0.0.5:8080"};
+  EXPECT_TRUE(CheckWebhookAllowed("http://hooks.internal/budget", allowed).ok());
+  EXPECT_TRUE(CheckWebhookAllowed("http://HOOKS.internal:9000/x", allowed).ok());
+  EXPECT_TRUE(CheckWebhookAllowed("http://10.0.0.5:8080/x", allowed).ok());
+  EXPECT_TRUE(CheckWebhookAllowed("http://169.254.169.254/latest", {}).ok()) << "no list: any";
+  Status metadata = CheckWebhookAllowed("http://169.254.169.254/latest/meta-data/", allowed);
+  ASSERT_FALSE(metadata.ok());
+  EXPECT_EQ(metadata.message(),
+            "webhooks may go only to hooks.internal, 10.0.0.5:8080 (the server's "
+            "--webhook-hosts); '169.254.169.254' is not one of them");
+  EXPECT_FALSE(CheckWebhookAllowed("http://10.0.0.5:9090/x", allowed).ok()) << "another port";
+}
+
 // ---- Periods ---------------------------------------------------------------------------------
 
 TEST(BudgetPeriod, DatesParseAndFormatInUtc) {
@@ -368,6 +383,21 @@ class BudgetServiceTest : public ::testing::TestWithParam<std::string> {
       [](const std::string&, TimeMs, TimeMs) { return 0.0; };
   int spend_calls_ = 0;
 };
+
+TEST_P(BudgetServiceTest, ABudgetNamingAWebhookHostTheServerDoesNotAllowIsRefused) {
+  budgets_->AllowWebhookHostsOnly({"hooks.internal"});
+  bool created = false;
+  auto refused = budgets_->Put(
+      project_, "gpu", Json{{"amount", 10}, {"webhook", "http://169.254.169.254/x"}}, &created);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("budget field 'webhook': webhooks may go only to "
+                                            "hooks.internal"),
+            std::string::npos)
+      << refused.status().message();
+  EXPECT_FALSE(budgets_->Get(project_, "gpu").ok()) << "nothing was stored";
+  Put("gpu", Json{{"amount", 10}, {"webhook", "http://hooks.internal:8080/budget"}});
+}
 
 TEST_P(BudgetServiceTest, ThresholdsAreCrossedExactlyOnce) {
   Put("gpu", Json{{"amount", 100}});

@@ -388,6 +388,7 @@ TEST(PoolsConfigFileTest, AServerCreatesAndUpdatesThePoolsItsConfigFileDeclares)
   auto write = [&](const std::string& max) {
     std::ofstream(config) << "port: 1\n"  // the command line's --port 0 wins
                           << "heartbeat_timeout: 5s\n"
+                          << "webhook_hosts: hooks.internal, 10.0.0.5:8080\n"
                           << "pools:\n"
                           << "  - name: cpu\n"
                           << "    machine: {cpus: 2, price_per_hour: 0.1}\n"
@@ -407,6 +408,19 @@ TEST(PoolsConfigFileTest, AServerCreatesAndUpdatesThePoolsItsConfigFileDeclares)
   EXPECT_EQ(pool["version"], 1);
   EXPECT_NE(server.output().find("pool declared at " + config + ": created"), std::string::npos)
       << server.output();
+  // The file's other settings reach the server too: budgets' webhooks go to its hosts only.
+  ProgramRun hook = RunTensorfleetOn(server.url(), server.token(),
+                                     {"cost", "budget", "set", "gpu", "--amount", "10", "--webhook",
+                                      "http://169.254.169.254/latest/meta-data/"});
+  EXPECT_NE(hook.exit_code, 0) << hook.output;
+  EXPECT_NE(hook.output.find("webhooks may go only to hooks.internal, 10.0.0.5:8080"),
+            std::string::npos)
+      << hook.output;
+  EXPECT_EQ(RunTensorfleetOn(server.url(), server.token(),
+                             {"cost", "budget", "set", "gpu", "--amount", "10", "--webhook",
+                              "http://hooks.internal:9000/budget"})
+                .exit_code,
+            0);
   server.Stop();
 
   write("4");
@@ -420,7 +434,7 @@ TEST(PoolsConfigFileTest, AServerCreatesAndUpdatesThePoolsItsConfigFileDeclares)
   ProgramRun refused = RunProgram({TENSORFLEET_BINARY, "--data-dir", (dir.path() / "data").string(),
                                    "server", "--port", "0", "--config", config});
   EXPECT_EQ(refused.exit_code, 1);
-  EXPECT_NE(refused.output.find(config + ":6: max: must be an integer from 0 to 1000"),
+  EXPECT_NE(refused.output.find(config + ":7: max: must be an integer from 0 to 1000"),
             std::string::npos)
       << refused.output;
 }

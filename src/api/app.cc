@@ -119,6 +119,7 @@ class AppImpl final : public App {
         [this](const std::string& project, TimeMs since, TimeMs until, TimeMs now) {
           return cost::ProjectSpend(*store_, project, since, until, now);
         });
+    budgets_->AllowWebhookHostsOnly(options_.webhook_hosts);
     endpoints_ = std::make_unique<endpoints::EndpointService>(
         *store_, clock_, [this](const endpoints::EndpointSpec& spec) {
           return jobs_->CheckPlaceable(endpoints::ReplicaJobSpec(spec, "check", "unused", ""),
@@ -149,7 +150,7 @@ class AppImpl final : public App {
     }
     jobs_->SetPotentialNodes([this] { return pools_->PotentialNodes(); });
     budget_loop_ = std::make_unique<cost::BudgetLoop>(
-        *budgets_, *store_, cost::NewHttpWebhookSender(), clock_,
+        *budgets_, *store_, cost::NewHttpWebhookSender(options_.webhook_hosts), clock_,
         cost::BudgetLoopOptions{
             options_.budget_interval, {}, [this] { return leadership_->Held(); }});
     jobs_->SetListeners(

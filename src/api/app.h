@@ -39,6 +39,9 @@ struct AppOptions {
   std::chrono::milliseconds controller_interval{1'000};
   // Budgets are evaluated, and their webhook alerts delivered, this often on their own thread.
   std::chrono::milliseconds budget_interval{30'000};
+  // Budgets' webhooks may go only to these hosts ("host", or "host:port"); empty: anywhere the
+  // server can reach (docs/cost.md, "Budgets").
+  std::vector<std::string> webhook_hosts;
   TimeMs heartbeat_timeout_ms = 10'000;          // a node silent this long is lost
   TimeMs lost_node_retention_ms = 24 * kHourMs;  // and forgotten this long after
   std::chrono::milliseconds shutdown_grace{10'000};

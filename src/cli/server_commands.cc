@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "api/app.h"
 #include "base/log.h"
@@ -30,6 +31,7 @@ struct ServeFlags {
   std::string heartbeat_timeout = "10s";
   std::string lost_node_retention = "24h";
   std::string max_copy_size = jobs::FormatMemory(objects::ObjectServiceOptions{}.max_copy_bytes);
+  std::string webhook_hosts;  // comma-separated
 };
 
 struct UpFlags {
@@ -73,6 +75,10 @@ void AddServeFlags(CLI::App* cmd, ServeFlags& f) {
                   "for rclone). A copy must end inside the 60 s request timeout: raise it only on "
                   "fast disks")
       ->capture_default_str();
+  cmd->add_option("--webhook-hosts", f.webhook_hosts,
+                  "Send budgets' webhooks only to these hosts, comma-separated (\"hooks.internal\" "
+                  "for any port of it, \"10.0.0.5:8080\" for one); a budget naming another is "
+                  "refused. Default: any host this server reaches (docs/cost.md)");
 }
 
 // The config file's settings, for the flags not given on the command line of `cmd`.
@@ -84,7 +90,8 @@ Status ApplyConfig(const CLI::App& cmd, const ServerConfig& config, ServeFlags& 
                                                 {"log_level", &f.log_level},
                                                 {"heartbeat_timeout", &f.heartbeat_timeout},
                                                 {"lost_node_retention", &f.lost_node_retention},
-                                                {"max_copy_size", &f.max_copy_size}};
+                                                {"max_copy_size", &f.max_copy_size},
+                                                {"webhook_hosts", &f.webhook_hosts}};
   for (const auto& [key, value] : config.settings) {
     std::string flag = "--" + key;
     std::replace(flag.begin(), flag.end(), '_', '-');
@@ -132,6 +139,19 @@ Status Serve(const client::Connection& conn, const CLI::App& cmd, ServeFlags f,
         f.lost_node_retention + "\"");
   }
   o.lost_node_retention_ms = *retention;
+  std::stringstream hosts(f.webhook_hosts);
+  for (std::string host; std::getline(hosts, host, ',');) {
+    host.erase(0, host.find_first_not_of(' '));
+    host.erase(host.find_last_not_of(' ') + 1);
+    if (host.empty()) continue;
+    if (host.find('/') != std::string::npos || host.find('@') != std::string::npos) {
+      return InvalidArgument(
+          "--webhook-hosts: expected hosts (\"hooks.internal\", "
+          "\"10.0.0.5:8080\"), not URLs, got \"" +
+          host + "\"");
+    }
+    o.webhook_hosts.push_back(host);
+  }
   auto max_copy = jobs::ParseMemory(f.max_copy_size);
   // Below the least size of a part, an object over the limit could not be copied in parts either.
   if (!max_copy.ok() || *max_copy < static_cast<int64_t>(objects::kMinPartBytes)) {

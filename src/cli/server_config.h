@@ -39,7 +39,8 @@ inline constexpr const char* kServerSettings[] = {"listen",
                                                   "log_level",
                                                   "heartbeat_timeout",
                                                   "lost_node_retention",
-                                                  "max_copy_size"};
+                                                  "max_copy_size",
+                                                  "webhook_hosts"};
 
 // kNotFound if the file cannot be read; kInvalidArgument "<file>:<line>: <what is wrong>".
 // Pool specs are checked when the server applies them.

@@ -1,6 +1,7 @@
 #include "cost/budgets/budget.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
 
@@ -138,6 +139,29 @@ Result<Budget> BudgetFromJson(const Json& json, TimeMs created_at) {
     }
   }
   return b;
+}
+
+Status CheckWebhookAllowed(std::string_view url, const std::vector<std::string>& allowed) {
+  if (allowed.empty() || url.empty()) return OkStatus();
+  std::string base, target;
+  SplitWebhookUrl(url, &base, &target);
+  std::string authority = base.substr(std::string_view("http://").size());
+  for (char& c : authority) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // The host without its port ("[::1]:81" -> "[::1]").
+  std::string host = authority;
+  size_t colon = host.rfind(':'), bracket = host.rfind(']');
+  if (colon != std::string::npos && (bracket == std::string::npos || colon > bracket)) {
+    host.resize(colon);
+  }
+  std::string list;
+  for (const std::string& entry : allowed) {
+    std::string e = entry;
+    for (char& c : e) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (e == authority || e == host) return OkStatus();
+    list += (list.empty() ? "" : ", ") + entry;
+  }
+  return InvalidArgument("webhooks may go only to " + list + " (the server's --webhook-hosts); '" +
+                         host + "' is not one of them");
 }
 
 Status CheckWebhookUrl(std::string_view url) {

@@ -56,6 +56,11 @@ Result<Budget> BudgetFromJson(const nlohmann::json& json, TimeMs created_at);
 // (https is not supported by the server's HTTP client).
 Status CheckWebhookUrl(std::string_view url);
 
+// Whether a checked webhook URL may be called when the server sends webhooks only to `allowed`
+// (the operator's --webhook-hosts: "host" for any port of it, or "host:port"); empty allows
+// every host. kInvalidArgument naming the URL's host and what is allowed.
+Status CheckWebhookAllowed(std::string_view url, const std::vector<std::string>& allowed);
+
 // Splits a checked webhook URL into the base the HTTP client connects to ("http://host:port")
 // and the request target ("/path?query", "/" when empty).
 void SplitWebhookUrl(std::string_view url, std::string* base, std::string* target);

@@ -16,9 +16,12 @@ constexpr size_t kBodyInError = 200;
 
 class HttpWebhookSender final : public WebhookSender {
  public:
+  explicit HttpWebhookSender(std::vector<std::string> allowed) : allowed_(std::move(allowed)) {}
+
   Status Post(const std::string& url, const std::string& json_body,
               std::chrono::milliseconds timeout) override {
     TF_RETURN_IF_ERROR(CheckWebhookUrl(url));
+    TF_RETURN_IF_ERROR(CheckWebhookAllowed(url, allowed_));
     std::string base, target;
     SplitWebhookUrl(url, &base, &target);
     TF_ASSIGN_OR_RETURN(std::unique_ptr<http::Client> client, http::Client::Create(base));
@@ -31,12 +34,15 @@ class HttpWebhookSender final : public WebhookSender {
     return Unavailable("the webhook answered HTTP " + std::to_string(response.status) +
                        (body.empty() ? "" : ": " + body));
   }
+
+ private:
+  const std::vector<std::string> allowed_;
 };
 
 }  // namespace
 
-std::unique_ptr<WebhookSender> NewHttpWebhookSender() {
-  return std::make_unique<HttpWebhookSender>();
+std::unique_ptr<WebhookSender> NewHttpWebhookSender(std::vector<std::string> allowed_hosts) {
+  return std::make_unique<HttpWebhookSender>(std::move(allowed_hosts));
 }
 
 TimeMs RetryDelay(const NotifierOptions& o, int attempts) {

@@ -19,6 +19,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -37,8 +38,10 @@ class WebhookSender {
                       std::chrono::milliseconds timeout) = 0;
 };
 
-// Sends with the server's HTTP client (http:// only), a fresh connection per POST.
-std::unique_ptr<WebhookSender> NewHttpWebhookSender();
+// Sends with the server's HTTP client (http:// only), a fresh connection per POST; only to
+// `allowed_hosts` when it is not empty (CheckWebhookAllowed: a budget written before the list
+// was set is refused at delivery, and its alert records why).
+std::unique_ptr<WebhookSender> NewHttpWebhookSender(std::vector<std::string> allowed_hosts = {});
 
 struct NotifierOptions {
   TimeMs first_retry_ms = 10 * kSecondMs;     // after the first failure; doubling after each

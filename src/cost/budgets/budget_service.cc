@@ -72,6 +72,8 @@ Result<BudgetView> BudgetService::Put(const std::string& project_id, const std::
     auto existing = store_.budgets().GetBudget(project_id, name);
     if (existing.ok()) {
       TF_ASSIGN_OR_RETURN(Budget budget, BudgetFromJson(doc, existing->created_at));
+      TF_RETURN_IF_ERROR(CheckWebhookAllowed(budget.webhook, webhook_hosts_)
+                             .WithContext("budget field 'webhook'"));
       store::BudgetRecord r = *existing;
       r.doc_json = BudgetToJson(budget).dump();
       r.updated_at = now;
@@ -83,6 +85,8 @@ Result<BudgetView> BudgetService::Put(const std::string& project_id, const std::
     }
     if (existing.status().code() != StatusCode::kNotFound) return existing.status();
     TF_ASSIGN_OR_RETURN(Budget budget, BudgetFromJson(doc, now));
+    TF_RETURN_IF_ERROR(
+        CheckWebhookAllowed(budget.webhook, webhook_hosts_).WithContext("budget field 'webhook'"));
     store::BudgetRecord r;
     r.id = "bud_" + RandomHex(8);
     r.project_id = project_id;

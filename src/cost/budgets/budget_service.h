@@ -45,6 +45,10 @@ class BudgetService {
   BudgetService(store::Store& store, jobs::JobService& jobs, const Clock& clock,
                 SpendFunction spend);
 
+  // Budgets' webhooks may name only these hosts ("host" or "host:port"; CheckWebhookAllowed);
+  // empty: any. Call before the service is used.
+  void AllowWebhookHostsOnly(std::vector<std::string> hosts) { webhook_hosts_ = std::move(hosts); }
+
   // Creates the project's budget `name`, or replaces its document. *created says which.
   // kInvalidArgument naming the field for a bad name or document.
   Result<BudgetView> Put(const std::string& project_id, const std::string& name,
@@ -79,6 +83,7 @@ class BudgetService {
   jobs::JobService& jobs_;
   const Clock& clock_;
   SpendFunction spend_;
+  std::vector<std::string> webhook_hosts_;  // AllowWebhookHostsOnly; empty: any
 };
 
 }  // namespace tf::cost
