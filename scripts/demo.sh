@@ -119,6 +119,11 @@ step "Train a small Llama with PyTorch DDP (2 ranks over gloo) as a managed job"
 spec="$data_dir/llama-train.yaml"
 sed -e "s|^code: .*|code: \"$PWD/examples/llama-train\"|" -e 's/^  steps: .*/  steps: 80/' \
   -e 's/^  checkpoint_every: .*/  checkpoint_every: 10/' examples/llama-train/job.yaml >"$spec"
+# Run on each node before the job's first rank there, its output in the job's log
+# (docs/jobs-spec.md, "Setup"); the ranks run in a cgroup of their spec's CPUs and memory.
+cat >>"$spec" <<'YAML'
+setup: /usr/bin/python3 -c "import torch; print('torch', torch.__version__, 'importable in the setup')"
+YAML
 job=$("$tf_bin" run "$spec")
 echo "$ tensorfleet run llama-train.yaml   -> $job"
 for _ in $(seq 600); do
@@ -133,7 +138,8 @@ node=$("$tf_bin" --json describe "$job" | python3 -c 'import json,sys; print(jso
 tf worker drain --node "$node" --deadline 60s --reason "simulated spot interruption notice"
 echo "  the drained node takes no new work: the pool starts another for the job's next attempt"
 echo "  following the job's log across attempts until it ends:"
-tf logs -f "$job" | grep --line-buffered -E '^\[tensorfleet\]|resumed|interrupted|starting from|^step=(10|30|50|70|80) |exported|^-----'
+tf logs -f "$job" | grep --line-buffered -E '^\[tensorfleet\]|resumed|interrupted|starting from|^step=(10|30|50|70|80) |exported|importable|^-----'
+"$tf_bin" logs "$job" | grep -q 'setup: done in' || { echo "demo: the job's setup did not run" >&2; exit 1; }
 tf describe "$job"
 "$tf_bin" --json describe "$job" | python3 -c '
 import json, sys

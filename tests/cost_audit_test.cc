@@ -22,7 +22,7 @@ struct Bill {
   cost::GeneratedBill generated;
 };
 
-Bill Generate(const TempDir& dir, const std::string& name, cost::GeneratorOptions options,
+Bill Generate(const TempDir& dir, const std::string& name, const cost::GeneratorOptions& options,
               bool gzip = false) {
   Bill b;
   b.path = (dir.path() / name).string();

@@ -160,7 +160,7 @@ class Generator {
       if (i % 8 == 0) {
         Storage s{Id("snap-", opt_.seed, static_cast<uint64_t>(i)), "", "", 50};
         s.resource_id = "arn:aws:ec2:us-east-1:210987654321:snapshot/" + s.id;
-        s.start_time = start_ - 10 * 86400;
+        s.start_time = start_ - int64_t{10} * 86400;
         snapshots_.push_back(s);
       }
       fleet_.push_back(std::move(in));
@@ -269,7 +269,7 @@ class Generator {
       if (!snapshot_price_) return too_small(Check::kOldSnapshot);
       Storage s{Id("snap-", opt_.seed, 999999), "", "", 200};
       s.resource_id = "arn:aws:ec2:us-east-1:210987654321:snapshot/" + s.id;
-      s.start_time = start_ - 400 * 86400;
+      s.start_time = start_ - int64_t{400} * 86400;
       snapshots_.push_back(s);
       Plant(Check::kOldSnapshot, s.id);
     }
