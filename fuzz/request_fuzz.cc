@@ -8,7 +8,6 @@
 
 #include "api/json_body.h"
 #include "api/queue_json.h"
-#include "http/http.h"
 #include "http/url.h"
 #include "queues/message.h"
 #include "queues/settings.h"
@@ -17,7 +16,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string input(reinterpret_cast<const char*>(data), size);
 
   (void)tf::queues::DecodeReceiptHandle(input, /*queue_id=*/7);
-  (void)tf::http::BearerCredentials(input);
   (void)tf::queues::ValidateBody(input);
   (void)tf::http::ParseQuery(input);
   (void)tf::http::PercentDecode(input, true);
