@@ -137,19 +137,24 @@ void BillScan::AddInstance(const CurRow& row, const UsageType& u, std::string_vi
   if (usage && spot && row.usage_amount > 0) SpotChecks(row, type, region);
 }
 
-void BillScan::SpotChecks(const CurRow& row, std::string_view type, std::string_view region) {
+template <typename Totals>
+Totals& BillScan::TotalsOf(StringMap<Totals>& map, std::string_view type, std::string_view region) {
   key_.assign(type);
   key_ += '|';
   key_ += region;
-  auto it = spot_types_.find(std::string_view(key_));
-  if (it == spot_types_.end()) {
-    SpotTotals s;
-    s.instance_type = type;
-    s.region = region;
-    s.offer = catalog_.FindOffer("aws", type, region);
-    it = spot_types_.emplace(key_, std::move(s)).first;
+  auto it = map.find(std::string_view(key_));
+  if (it == map.end()) {
+    Totals t;
+    t.instance_type = type;
+    t.region = region;
+    t.offer = catalog_.FindOffer("aws", type, region);
+    it = map.emplace(key_, std::move(t)).first;
   }
-  SpotTotals& s = it->second;
+  return it->second;
+}
+
+void BillScan::SpotChecks(const CurRow& row, std::string_view type, std::string_view region) {
+  SpotTotals& s = TotalsOf(spot_types_, type, region);
   s.hours += row.usage_amount;
   s.usd += row.unblended_cost;
   const Offer* o = s.offer;
@@ -164,18 +169,7 @@ void BillScan::SpotChecks(const CurRow& row, std::string_view type, std::string_
 }
 
 void BillScan::RateChecks(const CurRow& row, std::string_view type, std::string_view region) {
-  key_.assign(type);
-  key_ += '|';
-  key_ += region;
-  auto it = types_.find(std::string_view(key_));
-  if (it == types_.end()) {
-    TypeTotals t;
-    t.instance_type = type;
-    t.region = region;
-    t.offer = catalog_.FindOffer("aws", type, region);
-    it = types_.emplace(key_, std::move(t)).first;
-  }
-  TypeTotals& t = it->second;
+  TypeTotals& t = TotalsOf(types_, type, region);
   double rate = row.has_rate ? row.unblended_rate : row.unblended_cost / row.usage_amount;
   const Offer* o = t.offer;
   if (o && o->previous_on_demand && SamePrice(rate, *o->previous_on_demand) &&

@@ -114,6 +114,9 @@ class BillScan {
   void AddInstance(const CurRow& row, const UsageType& u, std::string_view region);
   void RateChecks(const CurRow& row, std::string_view type, std::string_view region);
   void SpotChecks(const CurRow& row, std::string_view type, std::string_view region);
+  // The totals of `type` in `region` in `map`, made (with the catalog's offer) when new.
+  template <typename Totals>
+  Totals& TotalsOf(StringMap<Totals>& map, std::string_view type, std::string_view region);
   ResourceTotals& Resource(std::string_view id, UsageKind kind, RowRef ref);
 
   const Catalog& catalog_;
