@@ -219,10 +219,14 @@ echo "   the forward pass and the speed are real)"
 tf engine generate --model tests/data/engine/llama-gqa --prompt "The quick brown fox" \
   --max-tokens 32 --ignore-eos
 
-step "Cost, offline: plan a training run, refuse an impossible deployment, audit a bill"
-# Llama 2 70B on 2T tokens on A100-80GB: at the MFU the paper's run implies (43.47%), its
-# published 1,720,320 GPU-hours fall out of 6 x N x D.
-tf plan train --params 70B --tokens 2T --gpu A100-80GB --gpus 2048 --mfu 0.4347233
+step "Cost, offline: plan a training run, check a quote, refuse an impossible deployment, audit a bill"
+# Llama 2 70B on 2T tokens on A100-80GB: at the MFU the paper's run implies over all its
+# hours (43.47%, so goodput 1), its published 1,720,320 GPU-hours fall out of 6 x N x D.
+tf plan train --params 70B --tokens 2T --gpu A100-80GB --gpus 2048 --mfu 0.4347233 --goodput 1
+# A quote from a practitioner's guide, checked at 40% MFU: it does not hold (exit code 1), and
+# the verdict says by how much and what it would take.
+tf plan check 'a 70B model on 1T tokens, 256 GPUs, 30 days, $50K-$100K' --mfu 0.4 ||
+  echo "(exit code $?: the claim does not hold)"
 # 70B in FP8 on four A10Gs: the A10G has no FP8, so the plan is refused with exit code 1.
 tf plan serve --params 70B --dtype fp8 --gpu A10G --gpus 4 --context 4096 --concurrency 16 \
   || echo "(refused: exit code $?)"

@@ -2,6 +2,7 @@
 // 6 x N x D at the MFU each run implies, and the memory formulas give the ZeRO paper's figures.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "cost/numbers.h"
@@ -51,6 +52,7 @@ TEST(CostPlanTrain, ReproducesPublishedGpuHours) {
     in.gpu = run.gpu;
     in.gpus = 2048;
     in.mfu = mfu;
+    in.goodput = 1;  // the implied MFU already counts every hour the run held the GPUs
     auto plan = cost::PlanTraining(in, catalog);
     ASSERT_TRUE(plan.ok()) << plan.status().ToString();
     EXPECT_NEAR(plan->gpu_hours, run.gpu_hours, run.gpu_hours * 1e-9) << run.name;
@@ -61,6 +63,7 @@ TEST(CostPlanTrain, ReproducesPublishedGpuHours) {
   // The figure at a rounded MFU, as a user would type it: within 0.1%.
   cost::TrainInput in{
       .params = 70e9, .tokens = 2e12, .gpu = "A100-80GB", .gpus = 2048, .mfu = 0.4347};
+  in.goodput = 1;
   EXPECT_NEAR(cost::PlanTraining(in, catalog)->gpu_hours, 1720320, 1720320 * 1e-3);
 }
 
@@ -77,6 +80,7 @@ TEST(CostPlanTrain, Gpt3On1024A100sTakes34Days) {
   in.gpus = 1024;
   in.achieved_tflops = 140;
   in.recompute = cost::Recompute::kFull;
+  in.goodput = 1;  // their estimate is of training steps alone
   auto plan = cost::PlanTraining(in, catalog);
   ASSERT_TRUE(plan.ok());
   EXPECT_NEAR(plan->mfu, mfu, 1e-9);
@@ -87,6 +91,27 @@ TEST(CostPlanTrain, Gpt3On1024A100sTakes34Days) {
   in.achieved_tflops.reset();
   in.mfu = mfu;
   EXPECT_NEAR(cost::PlanTraining(in, catalog)->days(), 33.9, 0.05);
+}
+
+// The Llama 3 paper reports 38-43% MFU for Llama 3.1 405B and more than 90% effective training
+// time; at the default goodput (0.9) the published 30.84M H100-hours lie inside that MFU range.
+TEST(CostPlanTrain, GoodputReproducesLlama31AtItsReportedMfu) {
+  cost::Catalog catalog = ShippedCatalog();
+  cost::TrainInput in{.params = 405e9, .tokens = 15.6e12, .gpu = "H100", .gpus = 16384};
+  EXPECT_EQ(in.goodput, 0.9);
+  in.mfu = 0.38;
+  auto slow = cost::PlanTraining(in, catalog);
+  in.mfu = 0.43;
+  auto fast = cost::PlanTraining(in, catalog);
+  ASSERT_TRUE(slow.ok() && fast.ok());
+  EXPECT_GE(slow->gpu_hours, 30.84e6);
+  EXPECT_LE(fast->gpu_hours, 30.84e6);
+  // Without goodput the same MFU range misses the published figure by 9-25%.
+  in.goodput = 1;
+  in.mfu = 0.38;
+  EXPECT_LT(cost::PlanTraining(in, catalog)->gpu_hours, 30.84e6 * 0.92);
+  // Goodput stretches time and GPU-hours alike.
+  EXPECT_NEAR(slow->gpu_hours * 0.9, cost::PlanTraining(in, catalog)->gpu_hours, 1);
 }
 
 TEST(CostPlanTrain, RejectsImpossibleInput) {
@@ -103,6 +128,10 @@ TEST(CostPlanTrain, RejectsImpossibleInput) {
   in.achieved_tflops = 400;  // above the 312 peak
   EXPECT_FALSE(cost::PlanTraining(in, catalog).ok());
   in.achieved_tflops.reset();
+  in.goodput = 0;
+  EXPECT_NE(cost::PlanTraining(in, catalog).status().message().find("--goodput"),
+            std::string::npos);
+  in.goodput = 0.9;
   in.gpu = "A100";  // two A100s in the catalog
   EXPECT_NE(cost::PlanTraining(in, catalog).status().message().find("ambiguous"),
             std::string::npos);
@@ -170,6 +199,127 @@ TEST(CostTrainMemory, RecommendsALayoutOrWarns) {
   EXPECT_NE(plan->refusals.back().find("cannot fit"), std::string::npos);
 }
 
+// A 16,384-GPU run of Llama 3.1 405B plans tensor parallelism 4 inside a machine: machines of
+// one GPU (the cheapest per GPU-hour) cannot hold that layout and must not price it.
+TEST(CostPlanPricing, OnlyMachinesThatHoldTheRecommendedLayout) {
+  cost::Catalog catalog = ShippedCatalog();
+  cost::TrainInput in{.params = 405e9, .tokens = 15.6e12, .gpu = "H100", .gpus = 16384, .mfu = 0.4};
+  in.dims = {126, 16384, 128};
+  auto plan = cost::PlanTraining(in, catalog);
+  ASSERT_TRUE(plan.ok());
+  ASSERT_TRUE(plan->recommended);
+  int tensor = plan->recommended->tensor;
+  EXPECT_EQ(tensor, 4);
+  ASSERT_FALSE(plan->on_demand.empty());
+  bool catalog_has_single_gpu_h100 = false;
+  for (const cost::Offer* o : catalog.OffersOf("H100")) {
+    catalog_has_single_gpu_h100 |= o->accelerator_count == 1 && o->on_demand.has_value();
+  }
+  EXPECT_TRUE(catalog_has_single_gpu_h100);  // or this test proves nothing
+  for (const auto* prices : {&plan->on_demand, &plan->spot}) {
+    for (const auto& p : *prices) {
+      EXPECT_EQ(p.offer->accelerator_count % tensor, 0) << p.offer->instance_type;
+      EXPECT_EQ(p.instances * p.offer->accelerator_count, 16384) << p.offer->instance_type;
+      EXPECT_EQ(p.idle_gpus(), 0);
+    }
+  }
+  // The same run with tensor 1 (a small model) may use single-GPU machines.
+  cost::TrainInput small{.params = 1e9, .tokens = 1e12, .gpu = "H100", .gpus = 16, .mfu = 0.4};
+  small.dims = {16, 2048, 16};
+  auto small_plan = cost::PlanTraining(small, catalog);
+  ASSERT_TRUE(small_plan.ok());
+  EXPECT_EQ(small_plan->recommended->tensor, 1);
+  bool single = false;
+  for (const auto& p : small_plan->on_demand) single |= p.offer->accelerator_count == 1;
+  EXPECT_TRUE(single);
+}
+
+// Fewer GPUs than a machine pay for the whole machine, unless the rest is shared.
+TEST(CostPlanPricing, WholeMachinesUnlessShared) {
+  cost::Catalog catalog = ShippedCatalog();
+  cost::PricingQuery q{.accelerator = "L4", .gpus = 2, .tensor = 2};
+  auto whole = cost::PricedOffers(catalog, q);
+  ASSERT_FALSE(whole.empty());
+  for (const auto& p : whole) {
+    EXPECT_EQ(p.billed_gpus, std::max(2, p.offer->accelerator_count)) << p.offer->instance_type;
+    EXPECT_EQ(p.usd_per_hour(), p.usd_per_gpu_hour * p.billed_gpus);
+  }
+  for (size_t i = 1; i < whole.size(); ++i) {
+    EXPECT_LE(whole[i - 1].usd_per_hour(), whole[i].usd_per_hour());  // cheapest run first
+  }
+  const auto& four = *std::find_if(whole.begin(), whole.end(), [](const cost::OfferPrice& p) {
+    return p.offer->accelerator_count == 4;
+  });
+  EXPECT_EQ(four.idle_gpus(), 2);
+  EXPECT_DOUBLE_EQ(four.usd_per_hour(), *four.offer->on_demand);  // the instance's price
+
+  q.share = true;
+  for (const auto& p : cost::PricedOffers(catalog, q)) {
+    EXPECT_EQ(p.billed_gpus, 2);
+    EXPECT_EQ(p.idle_gpus(), 0);
+  }
+
+  // The serving planner prices per million tokens at what is billed.
+  cost::ServeInput serve{.params = 8e9,
+                         .gpu = "L4",
+                         .gpus = 2,
+                         .context = 4096,
+                         .concurrency = 4,
+                         .layers = 32,
+                         .kv_heads = 8,
+                         .head_dim = 128};
+  auto plan = cost::PlanServing(serve, catalog);
+  ASSERT_TRUE(plan.ok() && plan->possible());
+  const auto& cheapest = plan->on_demand[0];
+  EXPECT_GT(cheapest.billed_gpus, 2);
+  EXPECT_NEAR(
+      plan->UsdPerMillionTokens(cheapest),
+      cheapest.usd_per_gpu_hour * cheapest.billed_gpus / (plan->tokens_per_second * 3600) * 1e6,
+      1e-9);
+  serve.share = true;
+  auto shared = cost::PlanServing(serve, catalog);
+  EXPECT_EQ(shared->on_demand[0].billed_gpus, 2);
+  EXPECT_LT(shared->UsdPerMillionTokens(shared->on_demand[0]), plan->UsdPerMillionTokens(cheapest));
+}
+
+constexpr const char* kZ1 =
+    "accelerator,bf16_dense_tflops,fp8_dense_tflops,fp8_supported,memory_gib,"
+    "memory_bandwidth_gbps,notes,source\n"
+    "Z1,100,,no,80,2000,,test\n";
+
+// Spot is quoted as the headline only where it is below on-demand.
+TEST(CostPlanPricing, SpotHeadlineOnlyBelowOnDemand) {
+  cost::Catalog catalog;
+  ASSERT_TRUE(catalog.LoadText(kZ1, "accelerators.csv").ok());
+  std::string offers =
+      "provider,region,instance_type,accelerator,accelerator_count,on_demand_usd_per_hour,"
+      "spot_usd_per_hour_low,spot_usd_per_hour_high\n"
+      "cheap,,z1-8,Z1,8,16,20,24\n"   // spot above its own on-demand
+      "dear,,z1-8b,Z1,8,40,18,30\n";  // spot below its own, above the cheapest on-demand
+  Status loaded = catalog.LoadText(offers, "offers.csv");
+  ASSERT_TRUE(loaded.ok()) << loaded.ToString();
+  cost::PricingQuery q{.accelerator = "Z1", .gpus = 8, .tensor = 8};
+  auto on_demand = cost::PricedOffers(catalog, q);
+  q.spot = true;
+  auto spot = cost::PricedOffers(catalog, q);
+  ASSERT_EQ(on_demand.size(), 2u);
+  ASSERT_EQ(spot.size(), 2u);
+  EXPECT_EQ(cost::SpotBelowOnDemand(on_demand, spot), nullptr);
+  on_demand.erase(on_demand.begin());  // without the cheap offer, dear's spot (18) is below 40
+  ASSERT_NE(cost::SpotBelowOnDemand(on_demand, spot), nullptr);
+  EXPECT_EQ(cost::SpotBelowOnDemand(on_demand, spot)->offer->provider, "dear");
+
+  TempDir tmp;
+  std::string dir = tmp.path().string();
+  WriteFile(dir + "/accelerators.csv", kZ1);
+  WriteFile(dir + "/offers.csv", offers);
+  auto run = RunWithShippedCatalog({"plan", "train", "--params", "1B", "--tokens", "20B", "--gpu",
+                                    "Z1", "--gpus", "8", "--catalog-extra", dir});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("on-demand"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("  spot "), std::string::npos) << run.output;
+}
+
 cost::ServeInput Llama70B(const char* gpu, int gpus, const char* dtype) {
   cost::ServeInput in;
   in.params = 70e9;
@@ -200,8 +350,11 @@ TEST(CostPlanServe, KvCacheAndRoofline) {
   EXPECT_NEAR(plan->tokens_per_second_single, 4 * 3350e9 / (140e9 + 1342177280.0), 1e-6);
   ASSERT_FALSE(plan->on_demand.empty());
   const auto& cheapest = plan->on_demand[0];
-  EXPECT_NEAR(plan->UsdPerMillionTokens(cheapest, 4),
-              cheapest.usd_per_gpu_hour * 4 / (plan->tokens_per_second * 3600) * 1e6, 1e-12);
+  // Four GPUs in tensor parallel need one machine: the catalog's H100 machines hold 1 or 8, so
+  // the whole 8-GPU machine is paid for.
+  EXPECT_EQ(cheapest.billed_gpus, 8);
+  EXPECT_NEAR(plan->UsdPerMillionTokens(cheapest),
+              cheapest.usd_per_gpu_hour * 8 / (plan->tokens_per_second * 3600) * 1e6, 1e-12);
 
   // Llama-2-7B (32 layers, 32 KV heads) in FP16, 2048 tokens: 1.07 GB per sequence.
   cost::ServeInput small{.params = 7e9,
@@ -240,9 +393,9 @@ TEST(CostPlanServe, RefusesImpossiblePlansWithTheReason) {
 }
 
 TEST(CostPlanCli, TrainAndServe) {
-  auto train =
-      RunWithShippedCatalog({"plan", "train", "--params", "70B", "--tokens", "2T", "--gpu",
-                             "A100-80GB", "--gpus", "2048", "--mfu", "0.4347233", "--json"});
+  auto train = RunWithShippedCatalog({"plan", "train", "--params", "70B", "--tokens", "2T", "--gpu",
+                                      "A100-80GB", "--gpus", "2048", "--mfu", "0.4347233",
+                                      "--goodput", "1", "--json"});
   ASSERT_EQ(train.exit_code, 0) << train.output;
   auto j = nlohmann::json::parse(train.output);
   EXPECT_NEAR(j["gpu_hours"].get<double>(), 1720320, 100);
@@ -250,7 +403,8 @@ TEST(CostPlanCli, TrainAndServe) {
   EXPECT_TRUE(j["recommended"].is_object());
 
   auto human = RunWithShippedCatalog({"plan", "train", "--params", "70B", "--tokens", "2T", "--gpu",
-                                      "A100-80GB", "--gpus", "2048", "--mfu", "0.4347233"});
+                                      "A100-80GB", "--gpus", "2048", "--mfu", "0.4347233",
+                                      "--goodput", "1"});
   EXPECT_EQ(human.exit_code, 0);
   EXPECT_NE(human.output.find("GPU-hours    1,720,320"), std::string::npos) << human.output;
   EXPECT_NE(human.output.find("recommended:"), std::string::npos);
@@ -277,6 +431,17 @@ TEST(CostPlanCli, TrainAndServe) {
   ASSERT_TRUE(refusal.is_object()) << too_big_json.output;
   EXPECT_EQ(refusal["possible"], false);
   EXPECT_TRUE(refusal["on_demand"].empty());
+
+  // The run's cost at a whole machine, named as such, and --share prices only its GPUs.
+  auto partial = RunWithShippedCatalog(
+      {"plan", "serve", "--params", "8B", "--gpu", "L4", "--gpus", "2", "--concurrency", "4"});
+  EXPECT_EQ(partial.exit_code, 0) << partial.output;
+  EXPECT_NE(partial.output.find("a whole 4-GPU machine for 2; --share if other work uses the rest"),
+            std::string::npos)
+      << partial.output;
+  auto shared = RunWithShippedCatalog({"plan", "serve", "--params", "8B", "--gpu", "L4", "--gpus",
+                                       "2", "--concurrency", "4", "--share"});
+  EXPECT_EQ(shared.output.find("a whole"), std::string::npos) << shared.output;
 
   auto bad = RunWithShippedCatalog(
       {"plan", "train", "--params", "lots", "--tokens", "1T", "--gpu", "H100", "--gpus", "8"});

@@ -101,8 +101,12 @@ Status ShowCatalog(const cost::Catalog& catalog, const std::string& gpu,
   return OkStatus();
 }
 
-Status Compare(const cost::Catalog& catalog, const std::string& gpu, bool spot, bool json) {
-  TF_ASSIGN_OR_RETURN(std::vector<const cost::Accelerator*> gpus, Filter(catalog, gpu));
+// One accelerator, named as the planners name it (exact, or a unique prefix): ranking A100-40GB
+// and A100-80GB together would compare unlike GPUs.
+Status Compare(const cost::Catalog& catalog, const std::string& query, bool spot, bool json) {
+  TF_ASSIGN_OR_RETURN(const cost::Accelerator* accelerator, catalog.ResolveAccelerator(query));
+  const std::string& gpu = accelerator->name;
+  std::vector<const cost::Accelerator*> gpus{accelerator};
   struct Ranked {
     const cost::Offer* offer;
     double per_gpu;

@@ -1,5 +1,6 @@
 // `tensorfleet plan train|serve`: what a training run or a deployment needs and costs, before
-// anything runs. Offline: the catalog is the only input.
+// anything runs (`plan check`, a verdict on a quote, is in plan_check_command.cc). Offline: the
+// catalog is the only input.
 #include <iostream>
 #include <map>
 #include <memory>
@@ -7,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/cost_flags.h"
+#include "cli/plan_flags.h"
 #include "cli/table.h"
 #include "cost/numbers.h"
 #include "cost/planning/serve_plan.h"
@@ -21,62 +23,11 @@ using cost::kGiB;
 std::string Pct(double fraction) { return FormatFixed(fraction * 100, 1) + "%"; }
 std::string GiB(double bytes) { return FormatFixed(bytes / kGiB, 1); }
 
-// The model's shape: --model, else the catalog's model of this nominal size; flags override.
-struct ShapeFlags {
-  std::string model;
-  int layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0;
-
-  void Add(CLI::App* cmd, bool serving) {
-    cmd->add_option("--model", model, "Take the shape from this catalog model (Llama-2-70B, ...)");
-    cmd->add_option("--layers", layers, "Transformer layers (overrides the catalog shape)");
-    if (serving) {
-      cmd->add_option("--kv-heads", kv_heads, "Key/value heads (GQA), overrides the shape");
-      cmd->add_option("--head-dim", head_dim, "Dimension of one attention head");
-    } else {
-      cmd->add_option("--hidden", hidden, "Hidden size (overrides the catalog shape)");
-    }
-    cmd->add_option("--heads", heads, "Attention heads (overrides the catalog shape)");
-  }
-
-  // Fills the shape into *out; returns the name of where it came from ("" if nowhere).
-  Result<cost::ModelShape> Resolve(const cost::Catalog& catalog, double params) const {
-    cost::ModelShape shape;
-    if (!model.empty()) {
-      const cost::ModelShape* m = catalog.FindModel(model);
-      if (!m) {
-        std::string names;
-        for (const auto& x : catalog.models()) names += (names.empty() ? "" : ", ") + x.name;
-        return InvalidArgument("unknown --model '" + model + "'; the catalog knows: " + names);
-      }
-      shape = *m;
-    } else if (const cost::ModelShape* m = catalog.FindModelBySize(params)) {
-      shape = *m;
-    }
-    bool overridden = false;
-    for (auto [flag, field] : {std::pair{layers, &shape.layers},
-                               {hidden, &shape.hidden},
-                               {heads, &shape.heads},
-                               {kv_heads, &shape.kv_heads},
-                               {head_dim, &shape.head_dim}}) {
-      if (flag > 0) {
-        *field = flag;
-        overridden = true;
-      }
-    }
-    if (overridden) shape.name = shape.name.empty() ? "flags" : shape.name + " + flags";
-    return shape;
-  }
-};
-
 struct PlanTrainFlags {
-  cost::CatalogOptions catalog;
-  cost::TrainInput in;  // the flags set directly; the callback fills in the rest
-  std::string params;   // "70B", "1.5T", "7e9"
-  std::string tokens;   // "2T", "300B"
-  std::string recompute = "selective";
-  ShapeFlags shape;
-  bool spot = false;               // lead with spot prices
-  std::optional<double> achieved;  // --achieved-tflops
+  TrainingFlags training;
+  std::string params;  // "70B", "1.5T", "7e9"
+  std::string tokens;  // "2T", "300B"
+  bool spot = false;   // lead with spot prices
 };
 
 struct PlanServeFlags {
@@ -86,26 +37,16 @@ struct PlanServeFlags {
   ShapeFlags shape;
 };
 
-Result<double> Count(const std::string& flag, const std::string& value) {
-  auto v = cost::ParseCount(value);
-  if (!v.ok()) return v.status().WithContext(flag);
-  return *v;
-}
-
-Json PricesJson(const std::vector<cost::OfferPrice>& prices, double gpu_hours) {
+Json PricesJson(const std::vector<cost::OfferPrice>& prices, const cost::TrainPlan& plan) {
   Json out = Json::array();
   for (const auto& p : prices) {
-    out.push_back({{"provider", p.offer->provider},
-                   {"instance_type", p.offer->instance_type},
-                   {"region", p.offer->region},
-                   {"usd_per_gpu_hour", p.usd_per_gpu_hour},
-                   {"usd_per_gpu_hour_high", p.usd_per_gpu_hour_high},
-                   {"total_usd", p.usd_per_gpu_hour * gpu_hours},
-                   {"total_usd_high", p.usd_per_gpu_hour_high * gpu_hours},
-                   {"price_date", p.offer->spot_low && p.usd_per_gpu_hour_high != p.usd_per_gpu_hour
-                                      ? p.offer->spot_observed
-                                      : p.offer->on_demand_date},
-                   {"source", p.offer->source}});
+    Json j = OfferPriceJson(p);
+    j["total_usd"] = plan.Usd(p);
+    j["total_usd_high"] = plan.UsdHigh(p);
+    j["price_date"] = p.offer->spot_low && p.usd_per_gpu_hour_high != p.usd_per_gpu_hour
+                          ? p.offer->spot_observed
+                          : p.offer->on_demand_date;
+    out.push_back(j);
   }
   return out;
 }
@@ -130,28 +71,27 @@ std::string LayoutName(const cost::MemoryLayout& l) {
 
 void PrintCosts(const cost::TrainPlan& plan, bool spot_first) {
   // One row per offer: on-demand total, and the spot range where the offer has spot prices.
-  std::map<const cost::Offer*, const cost::OfferPrice*> spot;
+  std::map<const cost::Offer*, const cost::OfferPrice*> on_demand, spot;
+  for (const auto& p : plan.on_demand) on_demand[p.offer] = &p;
   for (const auto& p : plan.spot) spot[p.offer] = &p;
-  Table t({"provider", "instance", "region", "per GPU-hour", "on-demand total", "spot total"});
-  auto spot_cell = [&](const cost::Offer* o) -> std::string {
-    auto it = spot.find(o);
-    if (it == spot.end()) return "-";
-    std::string low = cost::FormatUsd(it->second->usd_per_gpu_hour * plan.gpu_hours);
+  auto total = [&](const std::map<const cost::Offer*, const cost::OfferPrice*>& prices,
+                   const cost::Offer* o) -> std::string {
+    auto it = prices.find(o);
+    if (it == prices.end()) return "-";
+    std::string low = cost::FormatUsd(plan.Usd(*it->second));
     if (it->second->usd_per_gpu_hour_high == it->second->usd_per_gpu_hour) return low;
-    return low + " - " + cost::FormatUsd(it->second->usd_per_gpu_hour_high * plan.gpu_hours);
+    return low + " - " + cost::FormatUsd(plan.UsdHigh(*it->second));
   };
-  std::vector<const cost::OfferPrice*> rows;
-  if (spot_first) {
-    for (const auto& p : plan.spot) rows.push_back(&p);
-  } else {
-    for (const auto& p : plan.on_demand) rows.push_back(&p);
-  }
-  for (const auto* p : rows) {
-    const cost::Offer* o = p->offer;
-    std::optional<double> od = o->on_demand;
-    t.Add({o->provider, o->instance_type, o->region.empty() ? "-" : o->region,
-           od ? Price(o->PerAccelerator(*od), 3) : "-",
-           od ? cost::FormatUsd(o->PerAccelerator(*od) * plan.gpu_hours) : "-", spot_cell(o)});
+  Table t({"provider", "instance", "region", "machines", "per GPU-hour", "on-demand total",
+           "spot total"});
+  for (const auto& p : spot_first ? plan.spot : plan.on_demand) {
+    const cost::Offer* o = p.offer;
+    std::string machines =
+        std::to_string(p.instances) + " x " + std::to_string(o->accelerator_count) + " GPUs" +
+        (p.idle_gpus() > 0 ? " (" + std::to_string(p.idle_gpus()) + " idle)" : "");
+    t.Add({o->provider, o->instance_type, o->region.empty() ? "-" : o->region, machines,
+           o->on_demand ? Price(o->PerAccelerator(*o->on_demand), 3) : "-", total(on_demand, o),
+           total(spot, o)});
   }
   t.Print(std::cout);
 }
@@ -170,8 +110,9 @@ int ShowTrain(const cost::TrainInput& in, const cost::TrainPlan& plan, bool spot
               {"wall_clock_seconds", plan.seconds},
               {"wall_clock_days", plan.days()},
               {"gpu_hours", plan.gpu_hours},
-              {"on_demand", PricesJson(plan.on_demand, plan.gpu_hours)},
-              {"spot", PricesJson(plan.spot, plan.gpu_hours)},
+              {"goodput", plan.goodput},
+              {"on_demand", PricesJson(plan.on_demand, plan)},
+              {"spot", PricesJson(plan.spot, plan)},
               {"model_shape", in.shape_name},
               {"usable_gib_per_gpu", plan.usable_bytes_per_gpu / kGiB},
               {"layouts", Json::array()},
@@ -179,7 +120,6 @@ int ShowTrain(const cost::TrainInput& in, const cost::TrainPlan& plan, bool spot
               {"warnings", plan.warnings},
               {"possible", plan.possible()},
               {"refusals", plan.refusals}};
-    if (!plan.possible()) j["on_demand"] = j["spot"] = Json::array();
     for (const auto& l : plan.layouts) j["layouts"].push_back(LayoutJson(l));
     PrintJson(j);
     return plan.possible() ? 0 : 1;
@@ -191,19 +131,17 @@ int ShowTrain(const cost::TrainInput& in, const cost::TrainPlan& plan, bool spot
             << (in.fp8 ? "FP8" : "BF16") << " TFLOP/s each)\n";
   std::vector<std::pair<std::string, std::string>> t;
   t.push_back({"compute", cost::FormatShort(plan.flops) + " FLOPs (6 x N x D)"});
-  t.push_back({"utilisation", "MFU " + Pct(plan.mfu) + " (hardware FLOPs " + Pct(plan.hfu) + ")"});
+  t.push_back({"utilisation", "MFU " + Pct(plan.mfu) + " (hardware FLOPs " + Pct(plan.hfu) +
+                                  "), goodput " + Pct(plan.goodput)});
   t.push_back({"wall-clock", FormatFixed(plan.days(), 1) + " days"});
   t.push_back({"GPU-hours", cost::FormatGrouped(plan.gpu_hours)});
-  if (plan.possible() && !plan.on_demand.empty()) {
+  if (!plan.on_demand.empty()) {
     const auto& best = plan.on_demand[0];
-    t.push_back({"on-demand", cost::FormatUsd(best.usd_per_gpu_hour * plan.gpu_hours) + " at " +
-                                  best.offer->provider + " " + best.offer->instance_type + " (" +
+    t.push_back({"on-demand", cost::FormatUsd(plan.Usd(best)) + " at " + OfferName(best) + " (" +
                                   Price(best.usd_per_gpu_hour, 3) + "/GPU-hour)"});
   }
-  if (plan.possible() && !plan.spot.empty()) {
-    const auto& best = plan.spot[0];
-    t.push_back({"spot", cost::FormatUsd(best.usd_per_gpu_hour * plan.gpu_hours) + " at " +
-                             best.offer->provider + " " + best.offer->instance_type +
+  if (const cost::OfferPrice* best = cost::SpotBelowOnDemand(plan.on_demand, plan.spot)) {
+    t.push_back({"spot", cost::FormatUsd(plan.Usd(*best)) + " at " + OfferName(*best) +
                              " (lowest observed; interruptions add restart and checkpoint time)"});
   }
   PrintFacts(t);
@@ -256,10 +194,9 @@ int ShowServe(const cost::ServeInput& in, const cost::ServePlan& plan, bool json
   auto per_million = [&](const std::vector<cost::OfferPrice>& prices) {
     Json out = Json::array();
     for (const auto& p : prices) {
-      out.push_back({{"provider", p.offer->provider},
-                     {"instance_type", p.offer->instance_type},
-                     {"usd_per_gpu_hour", p.usd_per_gpu_hour},
-                     {"usd_per_million_tokens", plan.UsdPerMillionTokens(p, in.gpus)}});
+      Json j = OfferPriceJson(p);
+      j["usd_per_million_tokens"] = plan.UsdPerMillionTokens(p);
+      out.push_back(j);
     }
     return out;
   };
@@ -301,16 +238,14 @@ int ShowServe(const cost::ServeInput& in, const cost::ServePlan& plan, bool json
   }
   if (plan.possible() && !plan.on_demand.empty()) {
     const auto& p = plan.on_demand[0];
-    t.push_back({"on-demand", Price(plan.UsdPerMillionTokens(p, in.gpus), 3) +
-                                  " per million tokens at " + p.offer->provider + " " +
-                                  p.offer->instance_type + " (" + Price(p.usd_per_gpu_hour, 3) +
+    t.push_back({"on-demand", Price(plan.UsdPerMillionTokens(p), 3) + " per million tokens at " +
+                                  OfferName(p) + " (" + Price(p.usd_per_gpu_hour, 3) +
                                   "/GPU-hour)"});
   }
-  if (plan.possible() && !plan.spot.empty()) {
-    const auto& p = plan.spot[0];
-    t.push_back({"spot", Price(plan.UsdPerMillionTokens(p, in.gpus), 3) +
-                             " per million tokens at " + p.offer->provider + " " +
-                             p.offer->instance_type});
+  const cost::OfferPrice* spot = cost::SpotBelowOnDemand(plan.on_demand, plan.spot);
+  if (plan.possible() && spot) {
+    t.push_back({"spot", Price(plan.UsdPerMillionTokens(*spot), 3) + " per million tokens at " +
+                             OfferName(*spot)});
   }
   PrintFacts(t);
   for (const auto& w : plan.warnings) std::cout << "warning: " << w << "\n";
@@ -332,38 +267,21 @@ void AddPlanCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
         "train", "Compute, wall-clock time, GPU-hours, cost and memory per GPU of a training run");
     cmd->add_option("--params", f->params, "Parameters: 70B, 1.5T, 7e9")->required();
     cmd->add_option("--tokens", f->tokens, "Training tokens: 2T, 300B")->required();
-    cmd->add_option("--gpu", f->in.gpu, "Accelerator from the catalog: H100, A100-80GB, ...")
+    cmd->add_option("--gpu", f->training.in.gpu,
+                    "Accelerator from the catalog: H100, A100-80GB, ...")
         ->required();
-    cmd->add_option("--gpus", f->in.gpus, "Number of GPUs")->required();
-    cmd->add_option("--mfu", f->in.mfu, "Model FLOPs utilisation, 0-1 (default 0.4)");
-    cmd->add_option("--achieved-tflops", f->achieved,
-                    "Hardware TFLOP/s per GPU instead of --mfu (as papers report throughput)");
-    cmd->add_option("--recompute", f->recompute, "Activation recomputation: none, selective, full")
-        ->check(CLI::IsMember({"none", "selective", "full"}));
-    cmd->add_flag("--fp8", f->in.fp8, "Train in FP8: use the FP8 peak");
+    cmd->add_option("--gpus", f->training.in.gpus, "Number of GPUs")->required();
     cmd->add_flag("--spot", f->spot, "Lead with spot prices");
-    cmd->add_option("--provider", f->in.provider, "Price only this provider's offers");
-    cmd->add_option("--seq-len", f->in.seq_len, "Tokens per sequence (default 4096)");
-    cmd->add_option("--micro-batch", f->in.micro_batch, "Sequences per GPU per step (default 1)");
-    f->shape.Add(cmd, false);
-    AddCatalogFlags(cmd, &f->catalog);
+    f->training.Add(cmd);
     AddJsonFlag(cmd, conn);
     RunExitCode(cmd, exit_code, [&conn, f]() -> Result<int> {
-      TF_ASSIGN_OR_RETURN(cost::Catalog catalog, cost::LoadCatalog(f->catalog));
+      TF_ASSIGN_OR_RETURN(cost::Catalog catalog, cost::LoadCatalog(f->training.catalog));
       auto n = Count("--params", f->params);
       auto d = Count("--tokens", f->tokens);
       TF_RETURN_IF_ERROR(n.status());
       TF_RETURN_IF_ERROR(d.status());
-      cost::TrainInput in = f->in;
-      in.params = *n;
+      TF_ASSIGN_OR_RETURN(cost::TrainInput in, f->training.Input(catalog, *n));
       in.tokens = *d;
-      in.achieved_tflops = f->achieved;
-      in.recompute = f->recompute == "none"   ? cost::Recompute::kNone
-                     : f->recompute == "full" ? cost::Recompute::kFull
-                                              : cost::Recompute::kSelective;
-      TF_ASSIGN_OR_RETURN(cost::ModelShape shape, f->shape.Resolve(catalog, in.params));
-      in.dims = {shape.layers, shape.hidden, shape.heads};
-      in.shape_name = shape.name;
       TF_ASSIGN_OR_RETURN(cost::TrainPlan result, cost::PlanTraining(in, catalog));
       return ShowTrain(in, result, f->spot, conn.json);
     });
@@ -384,6 +302,9 @@ void AddPlanCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
                     "Tokens per sequence, prompt + output (default 4096)");
     cmd->add_option("--concurrency", f->in.concurrency, "Sequences decoded together (default 1)");
     cmd->add_option("--provider", f->in.provider, "Price only this provider's offers");
+    cmd->add_flag("--share", f->in.share,
+                  "Fewer GPUs than a machine pay for theirs only: other replicas or work use the "
+                  "rest (default: the whole machine is paid for)");
     f->shape.Add(cmd, true);
     AddCatalogFlags(cmd, &f->catalog);
     AddJsonFlag(cmd, conn);
@@ -401,6 +322,8 @@ void AddPlanCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
       return ShowServe(in, result, conn.json);
     });
   }
+
+  AddPlanCheckCommand(plan, conn, exit_code);
 }
 
 }  // namespace tf::cli

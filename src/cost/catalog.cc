@@ -72,7 +72,7 @@ Result<const Accelerator*> Catalog::ResolveAccelerator(std::string_view query) c
                            "'; the catalog knows: " + names);
   }
   for (const auto* a : matches) add(*a);
-  return InvalidArgument("'" + std::string(query) + "' is ambiguous: " + names);
+  return InvalidArgument("'" + std::string(query) + "' is ambiguous: name one of " + names);
 }
 
 const Offer* Catalog::FindOffer(std::string_view provider, std::string_view instance_type,

@@ -1,5 +1,6 @@
 #include "cost/planning/serve_plan.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 
@@ -9,16 +10,13 @@
 namespace tf::cost {
 namespace {
 
-// Tensor parallelism over fewer GPUs than this stays inside one instance.
-constexpr int kOneNodeBelow = 16;
-
 std::string GiB(double bytes) { return FormatFixed(bytes / kGiB, 1) + " GiB"; }
 
 }  // namespace
 
-double ServePlan::UsdPerMillionTokens(const OfferPrice& price, int gpus) const {
+double ServePlan::UsdPerMillionTokens(const OfferPrice& price) const {
   if (tokens_per_second <= 0) return 0;
-  return price.usd_per_gpu_hour * gpus / (tokens_per_second * 3600) * 1e6;
+  return price.usd_per_hour() / (tokens_per_second * 3600) * 1e6;
 }
 
 Result<ServePlan> PlanServing(const ServeInput& in, const Catalog& catalog) {
@@ -86,11 +84,19 @@ Result<ServePlan> PlanServing(const ServeInput& in, const Catalog& catalog) {
   double bandwidth = *a.bandwidth_gbs * 1e9 * in.gpus;  // bytes/s, all GPUs
   plan.tokens_per_second = in.concurrency * bandwidth / (plan.weight_bytes + plan.kv_bytes);
   plan.tokens_per_second_single = bandwidth / (plan.weight_bytes + kv_per_sequence);
-  plan.on_demand = PricedOffers(catalog, a.name, in.provider, false, in.gpus, kOneNodeBelow);
-  plan.spot = PricedOffers(catalog, a.name, in.provider, true, in.gpus, kOneNodeBelow);
+  // The tensor-parallel group sits in one machine; beyond a machine's 8 GPUs, pipeline stages
+  // of 8 span machines.
+  PricingQuery query{.accelerator = a.name,
+                     .provider = in.provider,
+                     .gpus = in.gpus,
+                     .tensor = std::min(in.gpus, kMaxTensorParallel),
+                     .share = in.share};
+  plan.on_demand = PricedOffers(catalog, query);
+  query.spot = true;
+  plan.spot = PricedOffers(catalog, query);
   if (plan.on_demand.empty()) {
     plan.warnings.push_back("no on-demand price in the catalog for " + std::to_string(in.gpus) +
-                            " x " + a.name + " in one instance");
+                            " x " + a.name + " with tensor parallelism inside one machine");
   }
   return plan;
 }

@@ -31,6 +31,7 @@ struct ServeInput {
   int layers = 0, kv_heads = 0, head_dim = 0, heads = 0;  // the model's shape
   std::string shape_name;
   std::string provider;          // price only this provider's offers (empty: all)
+  bool share = false;            // fewer GPUs than a machine pay for theirs only (PricingQuery)
   double memory_reserve = 0.10;  // of each GPU's memory
 };
 
@@ -49,8 +50,9 @@ struct ServePlan {
   std::vector<std::string> warnings;
 
   bool possible() const { return refusals.empty(); }
-  // USD per million generated tokens at an offer's price per GPU-hour, 0 when nothing decodes.
-  double UsdPerMillionTokens(const OfferPrice& price, int gpus) const;
+  // USD per million generated tokens at an offer's price for the GPUs it bills, 0 when nothing
+  // decodes.
+  double UsdPerMillionTokens(const OfferPrice& price) const;
 };
 
 // InvalidArgument for input that is not a plan at all (unknown GPU or dtype, counts < 1, no

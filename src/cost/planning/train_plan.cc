@@ -6,6 +6,48 @@ namespace tf::cost {
 
 double HardwareFactor(Recompute r) { return r == Recompute::kFull ? 8.0 / 6.0 : 1.0; }
 
+namespace {
+
+// The layouts, the recommended one, and a refusal when none fits.
+void PlanMemory(const TrainInput& in, const Accelerator& a, TrainPlan& plan) {
+  if (!a.memory_gib) {
+    plan.warnings.push_back(a.name + " has no memory size in the catalog: memory not planned");
+    return;
+  }
+  TrainMemoryInput mem;
+  mem.params = in.params;
+  mem.gpus = in.gpus;
+  mem.dims = in.dims;
+  mem.seq_len = in.seq_len;
+  mem.micro_batch = in.micro_batch;
+  mem.recompute = in.recompute;
+  plan.usable_bytes_per_gpu = *a.memory_gib * kGiB * (1 - in.memory_reserve);
+  mem.usable_bytes = plan.usable_bytes_per_gpu;
+  plan.layouts = TrainLayouts(mem);
+  plan.recommended = RecommendLayout(plan.layouts);
+  if (in.dims.layers <= 0) {
+    plan.warnings.push_back(
+        "model shape unknown: activation memory not counted (pass --model or --layers, "
+        "--hidden and --heads)");
+  }
+  if (!plan.recommended) {
+    const MemoryLayout* least = nullptr;
+    for (const auto& l : plan.layouts) {
+      if (!least || l.total_bytes() < least->total_bytes()) least = &l;
+    }
+    std::string need = least ? FormatFixed(least->total_bytes() / kGiB, 1) + " GiB" : "?";
+    plan.refusals.push_back("cannot fit: no layout of " + std::to_string(in.gpus) + " x " + a.name +
+                            " fits in " + FormatFixed(plan.usable_bytes_per_gpu / kGiB, 1) +
+                            " GiB usable per GPU (the smallest "
+                            "needs " +
+                            need +
+                            "); use more GPUs, GPUs with more memory, full recomputation or a "
+                            "shorter sequence / smaller micro-batch");
+  }
+}
+
+}  // namespace
+
 Result<TrainPlan> PlanTraining(const TrainInput& in, const Catalog& catalog) {
   if (in.params <= 0) return InvalidArgument("--params must be positive");
   if (in.tokens <= 0) return InvalidArgument("--tokens must be positive");
@@ -39,49 +81,29 @@ Result<TrainPlan> PlanTraining(const TrainInput& in, const Catalog& catalog) {
     }
   }
 
-  plan.flops = 6 * in.params * in.tokens;
-  plan.seconds = plan.flops / (in.gpus * plan.peak_flops_per_gpu * plan.mfu);
-  plan.gpu_hours = plan.seconds * in.gpus / 3600;
-  plan.on_demand = PricedOffers(catalog, a.name, in.provider, false, in.gpus);
-  plan.spot = PricedOffers(catalog, a.name, in.provider, true, in.gpus);
-  if (plan.on_demand.empty()) {
-    plan.warnings.push_back("no on-demand price in the catalog for " + std::to_string(in.gpus) +
-                            " x " + a.name);
-  }
+  if (in.goodput <= 0 || in.goodput > 1) return InvalidArgument("--goodput must be in (0, 1]");
+  plan.goodput = in.goodput;
 
-  if (!a.memory_gib) {
-    plan.warnings.push_back(a.name + " has no memory size in the catalog: memory not planned");
-    return plan;
-  }
-  TrainMemoryInput mem;
-  mem.params = in.params;
-  mem.gpus = in.gpus;
-  mem.dims = in.dims;
-  mem.seq_len = in.seq_len;
-  mem.micro_batch = in.micro_batch;
-  mem.recompute = in.recompute;
-  plan.usable_bytes_per_gpu = *a.memory_gib * kGiB * (1 - in.memory_reserve);
-  mem.usable_bytes = plan.usable_bytes_per_gpu;
-  plan.layouts = TrainLayouts(mem);
-  plan.recommended = RecommendLayout(plan.layouts);
-  if (in.dims.layers <= 0) {
-    plan.warnings.push_back(
-        "model shape unknown: activation memory not counted (pass --model or --layers, "
-        "--hidden and --heads)");
-  }
-  if (!plan.recommended) {
-    const MemoryLayout* least = nullptr;
-    for (const auto& l : plan.layouts) {
-      if (!least || l.total_bytes() < least->total_bytes()) least = &l;
-    }
-    std::string need = least ? FormatFixed(least->total_bytes() / kGiB, 1) + " GiB" : "?";
-    plan.refusals.push_back("cannot fit: no layout of " + std::to_string(in.gpus) + " x " + a.name +
-                            " fits in " + FormatFixed(plan.usable_bytes_per_gpu / kGiB, 1) +
-                            " GiB usable per GPU (the smallest "
-                            "needs " +
-                            need +
-                            "); use more GPUs, GPUs with more memory, full recomputation or a "
-                            "shorter sequence / smaller micro-batch");
+  plan.flops = 6 * in.params * in.tokens;
+  plan.seconds = plan.flops / (in.gpus * plan.peak_flops_per_gpu * plan.mfu * plan.goodput);
+  plan.gpu_hours = plan.seconds * in.gpus / 3600;
+  PlanMemory(in, a, plan);
+  if (!plan.possible()) return plan;
+
+  PricingQuery query{.accelerator = a.name,
+                     .provider = in.provider,
+                     .gpus = in.gpus,
+                     .tensor = plan.recommended ? plan.recommended->tensor : 1,
+                     .share = in.share};
+  plan.on_demand = PricedOffers(catalog, query);
+  query.spot = true;
+  plan.spot = PricedOffers(catalog, query);
+  if (plan.on_demand.empty()) {
+    std::string layout = query.tensor > 1 ? " with tensor parallelism " +
+                                                std::to_string(query.tensor) + " inside one machine"
+                                          : "";
+    plan.warnings.push_back("no on-demand price in the catalog for " + std::to_string(in.gpus) +
+                            " x " + a.name + layout);
   }
   return plan;
 }
