@@ -24,6 +24,10 @@ class FakeRunner final : public ReplicaRunner {
     std::string id = "job_" + std::to_string(++started_);
     jobs_[id] = ReplicaJob{false, "running", "running", "node_1",
                            "127.0.0.1:" + std::to_string(30000 + started_)};
+    if (spec.capacity == jobs::CapacityType::kSpot) {
+      jobs_[id].node_id = "spot_1";
+      jobs_[id].on_spot = true;
+    }
     specs_[id] = spec;
     return id;
   }
@@ -31,6 +35,11 @@ class FakeRunner final : public ReplicaRunner {
     auto it = jobs_.find(job_id);
     if (it == jobs_.end()) return NotFound("no job " + job_id);
     return it->second;
+  }
+  Result<bool> WouldPlaceNow(const std::string&, const jobs::JobSpec& spec) override {
+    ++spot_asked_;
+    asked_capacity_ = spec.capacity;
+    return spot_room_;
   }
   Status Stop(const std::string&, const std::string& job_id, const std::string&) override {
     stopped_.push_back(job_id);
@@ -46,6 +55,9 @@ class FakeRunner final : public ReplicaRunner {
   }
 
   int started_ = 0;
+  int spot_asked_ = 0;
+  bool spot_room_ = false;
+  jobs::CapacityType asked_capacity_ = jobs::CapacityType::kAny;
   std::map<std::string, ReplicaJob> jobs_;
   std::map<std::string, jobs::JobSpec> specs_;
   std::vector<std::string> stopped_;
@@ -554,6 +566,70 @@ TEST(LoadBoardTest, ABurstBetweenTwoSamplesIsSeenAtItsPeak) {
   EXPECT_EQ(next.arrived, 0);
   EXPECT_EQ(next.queued, 0);
   EXPECT_EQ(next.in_flight, 3);
+}
+
+// Under `spot: prefer`, a replica that fell back to on-demand capacity moves back once spot has
+// room: a spot replica starts beside it, and the on-demand one drains when it is ready.
+TEST_F(EndpointControllerTest, AnOnDemandFallbackMovesBackToSpotWhenSpotHasRoom) {
+  EndpointSpec spec = Spec(1, 1);
+  spec.spot = SpotPolicy::kPrefer;
+  Apply(spec);
+  Tick();
+  Tick();
+  ASSERT_EQ(States(), (Want{"ready@1"}));
+  const std::string on_demand = Doc().replicas[0].id;
+  EXPECT_FALSE(Doc().replicas[0].on_spot);
+  EXPECT_EQ(runner_.spot_asked_, 1) << "asked once it serves on on-demand";
+  EXPECT_EQ(runner_.asked_capacity_, jobs::CapacityType::kSpot);
+  Tick();
+  EXPECT_EQ(runner_.spot_asked_, 1) << "not again before kSpotRecheckMs";
+
+  runner_.spot_room_ = true;
+  clock_.Advance(kSpotRecheckMs);
+  probe_.down_.insert("127.0.0.1:30002");  // the spot replica takes a while to load
+  Tick();
+  EXPECT_EQ(runner_.spot_asked_, 2);
+  ASSERT_EQ(States(), (Want{"ready@1", "starting@1"}));
+  EXPECT_TRUE(Doc().replicas[1].to_spot);
+  EXPECT_EQ(runner_.specs_["job_2"].capacity, jobs::CapacityType::kSpot) << "pinned to spot";
+  const std::string spot = Doc().replicas[1].id;
+  EXPECT_TRUE(Said(Doc(), "replica " + on_demand +
+                              " runs on on-demand capacity and spot capacity has room: spot "
+                              "replica " +
+                              spot + " starts to take its place"));
+  clock_.Advance(kSpotRecheckMs);
+  Tick();
+  EXPECT_EQ(runner_.started_, 2) << "one move at a time, and the autoscaler does not count it";
+  EXPECT_TRUE(runner_.stopped_.empty()) << "the on-demand replica serves meanwhile";
+
+  probe_.down_.clear();
+  Tick();
+  EXPECT_EQ(runner_.stopped_, (std::vector<std::string>{"job_1"}));
+  EXPECT_TRUE(Said(Doc(), "replica " + on_demand + " on on-demand capacity drained: spot replica " +
+                              spot + " took its place"));
+  Tick();
+  ASSERT_EQ(States(), (Want{"ready@1"}));
+  EXPECT_EQ(Doc().replicas[0].id, spot);
+  EXPECT_TRUE(Doc().replicas[0].on_spot);
+  EXPECT_FALSE(Doc().replicas[0].to_spot);
+  clock_.Advance(kSpotRecheckMs);
+  Tick();
+  EXPECT_EQ(runner_.spot_asked_, 2) << "nothing left on on-demand to ask for";
+  EXPECT_EQ(runner_.started_, 2);
+}
+
+TEST_F(EndpointControllerTest, OnlySpotPreferMovesReplicas) {
+  EndpointSpec spec = Spec(1, 1);
+  spec.spot = SpotPolicy::kNever;
+  runner_.spot_room_ = true;
+  Apply(spec);
+  for (int i = 0; i < 3; ++i) {
+    Tick();
+    clock_.Advance(kSpotRecheckMs);
+  }
+  EXPECT_EQ(States(), (Want{"ready@1"}));
+  EXPECT_EQ(runner_.spot_asked_, 0);
+  EXPECT_EQ(runner_.started_, 1);
 }
 
 }  // namespace

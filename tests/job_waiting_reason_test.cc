@@ -180,5 +180,39 @@ TEST(JobDocWaiting, RoundTripsAndOldDocumentsReadWithoutIt) {
   EXPECT_EQ(old->waiting_since, 0);
 }
 
+// WouldPlaceNow answers for a job not submitted: placed at the next pass, behind every job that
+// already waits (the endpoint controller asks it before moving a replica back to spot).
+TEST_F(WaitingReasonTest, WouldPlaceNowCountsWhatAlreadyWaits) {
+  JobSpec spot;
+  spot.name = "probe";
+  spot.command = {"true"};
+  spot.resources.gpus = 1;
+  spot.resources.cpus = 1;
+  spot.capacity = CapacityType::kSpot;
+  auto none = jobs_->WouldPlaceNow(spot);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_FALSE(*none) << "node-a is on-demand";
+
+  fleet::NodeInfo info;
+  info.address = "10.0.0.2";
+  info.cpus = 8;
+  info.spot = true;
+  info.gpus = {{0, "simulated", 0, ""}};
+  ASSERT_TRUE(jobs_->RegisterNode("node-spot", "spot", info).ok());
+  EXPECT_TRUE(*jobs_->WouldPlaceNow(spot));
+  spot.capacity = CapacityType::kOnDemand;
+  spot.resources.gpus = 2;
+  EXPECT_TRUE(*jobs_->WouldPlaceNow(spot)) << "node-a's two GPUs";
+  spot.capacity = CapacityType::kSpot;
+  EXPECT_FALSE(*jobs_->WouldPlaceNow(spot)) << "no spot node has two";
+  spot.resources.gpus = 1;
+
+  // A job already waiting for the spot GPU comes first.
+  Submit(Spec("first", 1, "capacity: spot\n"));
+  EXPECT_FALSE(*jobs_->WouldPlaceNow(spot));
+  EXPECT_EQ(jobs_->Get(project_, "probe").status().code(), StatusCode::kNotFound)
+      << "nothing was submitted";
+}
+
 }  // namespace
 }  // namespace tf::jobs

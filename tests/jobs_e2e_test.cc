@@ -471,6 +471,33 @@ TEST_F(JobsE2eTest, AJobWithADrainGraceRunsOnUntilGraceBeforeTheDeadline) {
   EXPECT_GE(term_at - drained_at, 1'500 - 100) << "TERM came before deadline - grace";
 }
 
+// A drain whose deadline is nearer than twice the grace: the service serves for the first half
+// of the notice and stops in the second (it was stopped at once, nothing serving meanwhile).
+TEST_F(JobsE2eTest, AShortDrainDeadlineLeavesAServiceHalfOfItToServe) {
+  std::string w1 = StartWorker("w1");
+  auto job = Submit(
+      "name: service\n"
+      "command: trap 'echo \"TERM at $(date +%s%3N)\"; exit 0' TERM; echo started; "
+      "while true; do sleep 0.05; done\n"
+      "drain_grace: 30s\n"
+      "retry: {on: [], max_attempts: 1}\n");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  std::string id = (*job)["id"];
+  WaitForState(id, "running");
+  WaitFor(id, [&](const Json&) { return Log(id, 1).find("started") != std::string::npos; });
+  const int64_t drained_at = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+  ASSERT_TRUE(api_->Call("POST", "/v1/nodes/" + w1 + "/drain", Json{{"deadline_ms", 2000}}).ok());
+  Json done = WaitFor(id, Finished);
+  EXPECT_EQ(done["attempts"][0]["ranks"][0].value("signal", 0), 0) << "stopped by TERM in time";
+  std::string log = Log(id, 1);
+  size_t at = log.find("TERM at ");
+  ASSERT_NE(at, std::string::npos) << log;
+  EXPECT_GE(std::stoll(log.substr(at + 8)) - drained_at, 1'000 - 150)
+      << "TERM came before half of the notice";
+}
+
 TEST_F(JobsE2eTest, CancelStopsARunningJobAndAQueuedOne) {
   StartWorker("w1");
   auto running = Submit("name: sleeper\ncommand: echo up; sleep 60\nresources: {gpus: 1}\n");

@@ -108,6 +108,33 @@ int CountLeaving(const EndpointDoc& doc) {
                                         [](auto& r) { return r.leaving && r.state == kReady; }));
 }
 
+// A replica of this generation in rotation on on-demand capacity, that could move to spot.
+Replica* OnDemandReplica(EndpointDoc& doc) {
+  for (Replica& r : doc.replicas) {
+    if (Of(doc, r, Generation::kCurrent) && r.state == kReady && !r.leaving && !r.on_spot &&
+        !r.to_spot && !r.node_id.empty()) {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+// Replicas started on spot to take the place of on-demand ones, not ready yet.
+int CountToSpot(const EndpointDoc& doc) {
+  return static_cast<int>(std::count_if(doc.replicas.begin(), doc.replicas.end(), [&](auto& r) {
+    return r.to_spot && r.state == kStarting && Of(doc, r, Generation::kCurrent);
+  }));
+}
+
+Replica NewReplica(const EndpointDoc& doc, const char* state, TimeMs now) {
+  Replica r;
+  r.id = "rep_" + RandomHex(4);
+  r.key = RandomHex(kReplicaKeyBytes);
+  r.generation = doc.generation;
+  SetState(r, state, now);
+  return r;
+}
+
 // Drains up to `n` replicas that serve from a draining node; returns how many.
 int Leave(EndpointDoc& doc, int n, TimeMs now) {
   int moved = 0;
@@ -188,6 +215,7 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
       }
       r.node_id = job->node_id;
       if (!job->address.empty()) r.address = job->address;
+      if (!job->node_id.empty()) r.on_spot = job->on_spot;
       if (job->node_draining && !r.leaving && r.state != kDraining) {
         // A serving replica serves on until a replacement is ready (its worker stops it a
         // grace period before the drain's deadline); any other goes now.
@@ -230,7 +258,7 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
     const bool ok = it != answered.end() && it->second;
     if (r.state == kStarting || r.state == kWarming) {
       if (ok) {
-        became_ready += r.state == kStarting && r.generation == doc.generation;
+        became_ready += r.state == kStarting && r.generation == doc.generation && !r.to_spot;
         SetState(r, r.state == kStarting ? kReady : kWarm, now);
       } else if (now - r.since > spec.engine.readiness.timeout_ms) {
         notes.push_back("replica " + r.id + " was not ready within " +
@@ -249,7 +277,18 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
   }
 
   if (!deleting) {
-    // 4, first: a rolling update replaces the previous generation's replicas one for one. Its
+    // 6, first: a spot replica that joined the rotation takes the place of an on-demand one.
+    for (Replica& r : doc.replicas) {
+      if (!r.to_spot || r.state == kStarting) continue;
+      r.to_spot = false;
+      if (r.state != kReady) continue;
+      if (Replica* on_demand = OnDemandReplica(doc)) {
+        notes.push_back("replica " + on_demand->id +
+                        " on on-demand capacity drained: spot replica " + r.id + " took its place");
+        SetState(*on_demand, kDraining, now);
+      }
+    }
+    // 4: a rolling update replaces the previous generation's replicas one for one. Its
     // warm pool and the replicas it was still starting go at once; each replica of this
     // generation that joins the rotation drains one that serves.
     Move(doc, Generation::kPrevious, {kWarming, kWarm, kStarting}, kDraining,
@@ -271,7 +310,7 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
     // (surge one). They add nothing.
     ReplicaCounts counts;
     counts.ready = Count(doc, Generation::kCurrent, kReady) + old_ready + leaving;
-    counts.starting = Count(doc, Generation::kCurrent, kStarting);
+    counts.starting = Count(doc, Generation::kCurrent, kStarting) - CountToSpot(doc);
     counts.warm = Count(doc, Generation::kCurrent, kWarm);
     counts.warming = Count(doc, Generation::kCurrent, kWarming);
     const int replacing = std::min(counts.starting, leaving);
@@ -297,13 +336,10 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
     const int replacements = std::max(0, leaving - replacing);
     const int start_serving = d.start_serving + surge + replacements;
     for (int i = 0; i < start_serving + d.start_warm; ++i) {
-      Replica r;
-      r.id = "rep_" + RandomHex(4);
-      r.key = RandomHex(kReplicaKeyBytes);
-      r.generation = doc.generation;
-      SetState(r, i < start_serving ? kStarting : kWarming, now);
-      doc.replicas.push_back(std::move(r));
+      doc.replicas.push_back(NewReplica(doc, i < start_serving ? kStarting : kWarming, now));
     }
+    const bool steady = !d.Changes() && start_serving == 0 && old_ready == 0 && leaving == 0;
+    if (spec.spot == SpotPolicy::kPrefer && steady) StartSpotMove(record, doc, now, notes);
     if (d.Changes()) Note(doc, now, d.serving, d.warm, d.reason);
     if (surge > 0) {
       notes.push_back("rolling update to generation " + std::to_string(doc.generation) + ": " +
@@ -373,7 +409,9 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
       }
       model_url = *url;
     }
-    auto job = runner_.Start(project, ReplicaJobSpec(spec, r.id, model_url, r.key));
+    jobs::JobSpec job_spec = ReplicaJobSpec(spec, r.id, model_url, r.key);
+    if (r.to_spot) job_spec.capacity = jobs::CapacityType::kSpot;
+    auto job = runner_.Start(project, job_spec);
     if (!job.ok()) {
       Note(doc, now, serving, warm, "cannot start replica " + r.id + ": " + job.status().message());
       break;
@@ -383,6 +421,37 @@ Status EndpointController::TickEndpoint(const store::EndpointRecord& record, Tim
   if (!changed) return OkStatus();
   written = write();
   return written.code() == StatusCode::kAborted ? OkStatus() : written;
+}
+
+void EndpointController::StartSpotMove(const store::EndpointRecord& record, EndpointDoc& doc,
+                                       TimeMs now, std::vector<std::string>& notes) {
+  const bool moving = std::any_of(doc.replicas.begin(), doc.replicas.end(),
+                                  [](const Replica& r) { return r.to_spot; });
+  const Replica* on_demand = OnDemandReplica(doc);
+  if (on_demand == nullptr) {
+    spot_checked_.erase(record.id);
+    return;
+  }
+  if (moving) return;
+  auto checked = spot_checked_.find(record.id);
+  if (checked != spot_checked_.end() && now - checked->second < kSpotRecheckMs) return;
+  spot_checked_[record.id] = now;
+  const std::string on_demand_id = on_demand->id;
+  jobs::JobSpec probe = ReplicaJobSpec(doc.spec, on_demand_id, doc.spec.model.location, "");
+  probe.capacity = jobs::CapacityType::kSpot;
+  auto room = runner_.WouldPlaceNow(record.project_id, probe);
+  if (!room.ok()) {
+    spdlog::warn("endpoint {}: is there spot capacity for a replica? {}", doc.spec.name,
+                 room.status().ToString());
+    return;
+  }
+  if (!*room) return;
+  Replica r = NewReplica(doc, kStarting, now);
+  r.to_spot = true;
+  notes.push_back("replica " + on_demand_id +
+                  " runs on on-demand capacity and spot capacity has room: spot replica " + r.id +
+                  " starts to take its place");
+  doc.replicas.push_back(std::move(r));
 }
 
 }  // namespace tf::endpoints

@@ -18,6 +18,10 @@
 //      becomes ready drains an old one. Its warm pool goes at once.
 //   5. A draining replica's job is stopped; a deleting endpoint drains everything, and its
 //      record goes when its last replica has.
+//   6. Under `spot: prefer`, a replica that fell back to on-demand capacity moves back to spot
+//      when spot capacity has room (checked every kSpotRecheckMs): a replica pinned to spot
+//      starts beside it, and when that one is ready the on-demand one drains. One at a time, and
+//      only while nothing else is changing (no rollout, no drain, no scaling).
 // The document is written back naming the version read; a replica's job is started only after
 // the replica is recorded, and found again by its name if a write was lost, so that no job
 // runs without its replica.
@@ -49,6 +53,7 @@ struct ReplicaJob {
   std::string node_id;         // "" until placed
   std::string address;         // "host:port" of its server once placed; "" before
   bool node_draining = false;  // its node is draining (or spot-interrupted): it is stopping
+  bool on_spot = false;        // its node is spot capacity
 };
 
 // The jobs that run replicas (NewJobReplicaRunner: the job service).
@@ -61,6 +66,9 @@ class ReplicaRunner {
   virtual Result<ReplicaJob> Inspect(const std::string& project_id, const std::string& job_id) = 0;
   virtual Status Stop(const std::string& project_id, const std::string& job_id,
                       const std::string& reason) = 0;
+  // Whether a job of `spec` (pinned to spot capacity by the caller) would be placed now, behind
+  // every job that already waits: a replica that fell back to on-demand can move back.
+  virtual Result<bool> WouldPlaceNow(const std::string& project_id, const jobs::JobSpec& spec) = 0;
   // Where `source`'s model is for a replica: a path or tf:// URL as written; a job's output
   // (by id, or the latest succeeded job of that name) as its tf:// URL.
   virtual Result<std::string> ModelUrl(const std::string& project_id,
@@ -85,6 +93,9 @@ inline constexpr int kLivenessFailures = 3;  // checks failed in a row that end 
 // tick (a server loading its model on every core can answer late).
 inline constexpr std::chrono::milliseconds kLivenessTimeout{1'000};
 inline constexpr std::chrono::milliseconds kReadinessTimeout{200};
+// How often an endpoint with an on-demand replica under `spot: prefer` asks whether spot
+// capacity has room for it.
+inline constexpr TimeMs kSpotRecheckMs = 30'000;
 
 class EndpointController {
  public:
@@ -117,6 +128,10 @@ class EndpointController {
   // The load history of an endpoint with this tick's sample added, trimmed to what the
   // longest of its windows needs.
   const std::deque<LoadSample>& Observe(const EndpointView& view, TimeMs now);
+  // Step 6: under `spot: prefer`, starts a spot replica to take the place of one on on-demand
+  // capacity when the scheduler would place it now (asked every kSpotRecheckMs).
+  void StartSpotMove(const store::EndpointRecord& record, EndpointDoc& doc, TimeMs now,
+                     std::vector<std::string>& notes);
 
   store::Store& store_;
   ReplicaRunner& runner_;
@@ -126,6 +141,7 @@ class EndpointController {
   const Clock& clock_;
   std::function<void()> rotation_changed_;
   std::map<std::string, std::deque<LoadSample>> history_;  // by endpoint id; Tick's thread only
+  std::map<std::string, TimeMs> spot_checked_;             // by endpoint id; Tick's thread only
   bool starting_ = false;                                  // Tick's thread only
   bool rotation_changed_now_ = false;                      // during a Tick
 };

@@ -19,7 +19,9 @@ Json EndpointDocToJson(const EndpointDoc& doc) {
                         {"since", r.since},
                         {"failed_checks", r.failed_checks},
                         {"stop_sent", r.stop_sent},
-                        {"leaving", r.leaving}});
+                        {"leaving", r.leaving},
+                        {"on_spot", r.on_spot},
+                        {"to_spot", r.to_spot}});
   }
   Json scaling = Json::array();
   for (const ScalingEvent& e : doc.scaling) {
@@ -65,6 +67,8 @@ Result<EndpointDoc> EndpointDocFromJson(const Json& json) {
       f.Read("failed_checks", r.failed_checks);
       f.Read("stop_sent", r.stop_sent);
       f.Read("leaving", r.leaving);
+      f.Read("on_spot", r.on_spot);
+      f.Read("to_spot", r.to_spot);
       f.Finish();
       doc.replicas.push_back(std::move(r));
     }

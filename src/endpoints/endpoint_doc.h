@@ -29,6 +29,11 @@ struct Replica {
   // Its node is draining: it serves on (out of the autoscaler's count, so that a replacement
   // starts) until a replacement joins the rotation, then drains.
   bool leaving = false;
+  bool on_spot = false;  // its node is spot capacity (known once placed)
+  // Started on spot, under `spot: prefer`, to take the place of a replica that fell back to
+  // on-demand capacity: when it joins the rotation, one on-demand replica drains. It is not in
+  // the autoscaler's count meanwhile.
+  bool to_spot = false;
   friend bool operator==(const Replica&, const Replica&) = default;
 };
 

@@ -32,6 +32,7 @@ class JobReplicaRunner final : public ReplicaRunner {
       if (!a.ended() && !a.ranks.empty() && a.ranks[0].state == "running") {
         out.node_id = a.ranks[0].node_id;
         out.address = a.ranks[0].address + ":" + std::to_string(a.master_port);
+        out.on_spot = a.ranks[0].spot;
       }
     }
     if (!out.node_id.empty()) {
@@ -45,6 +46,10 @@ class JobReplicaRunner final : public ReplicaRunner {
   Status Stop(const std::string& project_id, const std::string& job_id,
               const std::string& reason) override {
     return jobs_.Cancel(project_id, job_id, reason).status();
+  }
+
+  Result<bool> WouldPlaceNow(const std::string& project_id, const jobs::JobSpec& spec) override {
+    return jobs_.WouldPlaceNow(spec);
   }
 
   Result<std::string> ModelUrl(const std::string& project_id, const ModelSource& source) override {

@@ -1,6 +1,7 @@
 #include "jobs/job_service.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -537,6 +538,17 @@ Result<CapacityView> JobService::Capacity() {
   }
   view.nodes = FleetInUse(view.records, jobs, nullptr);
   return view;
+}
+
+Result<bool> JobService::WouldPlaceNow(const JobSpec& spec) {
+  TF_ASSIGN_OR_RETURN(CapacityView view, Capacity());
+  fleet::WorkRequest probe = RequestFor(spec);
+  probe.priority = std::numeric_limits<int>::min();  // after everything that waits
+  probe.queued_at = std::numeric_limits<TimeMs>::max();
+  view.pending.push_back(probe);
+  fleet::ScheduleResult result = fleet::Schedule(view.nodes, view.pending, clock_.Now());
+  return std::any_of(result.placements.begin(), result.placements.end(),
+                     [&](const fleet::Placement& p) { return p.job_id == probe.job_id; });
 }
 
 Result<TickStats> JobService::Schedule(const std::vector<store::NodeRecord>& records, TimeMs now) {

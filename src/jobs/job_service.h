@@ -110,6 +110,9 @@ class JobService {
   // by job id: each replaces the scheduler's reason for its job until the next call.
   void SetCapacityNotes(std::map<std::string, std::string> notes);
   Result<CapacityView> Capacity();
+  // Whether a job of `spec` submitted now would be placed at the next scheduling pass, behind
+  // every job that already waits (it takes no capacity reserved for them).
+  Result<bool> WouldPlaceNow(const JobSpec& spec);
 
   // Jobs. `spec_yaml` is the spec file as written; `source` its name in messages.
   Result<Job> Submit(const std::string& project_id, const std::string& spec_yaml,

@@ -23,6 +23,7 @@
 #include "base/version.h"
 #include "client/fleet_client.h"
 #include "http/http.h"
+#include "worker/drain_stop.h"
 #include "worker/gpus.h"
 #include "worker/job_user.h"
 #include "worker/local_state.h"
@@ -304,9 +305,9 @@ class WorkerImpl final : public Worker {
           runner->Stop(StopKind::kInterrupt, deadline, reason);
         } else if (wanted.count(key)) {
           // A service: it serves on until its replacement has taken over (the server then
-          // withdraws it), or until `grace` before the deadline.
-          grace = std::min(grace, deadline);
-          runner->StopAfter(deadline - grace, grace, reason);
+          // withdraws it), or until `grace` before the deadline (drain_stop.h).
+          const DrainStop stop = ServiceDrainStop(deadline, grace);
+          runner->StopAfter(stop.serve_for, stop.stop_within, reason);
         } else {
           runner->Stop(StopKind::kWithdraw, grace, "the server withdrew it (drained)");
         }
