@@ -92,6 +92,10 @@ TEST_P(CostAuditTest, FindsEveryPlantedAnomalyWithItsRows) {
                           << "\nfound:\n"
                           << Describe(r);
     EXPECT_GT(f->usd_at_stake, 0) << f->message;
+    if (planted.usd_at_stake > 0) {
+      EXPECT_NEAR(f->usd_at_stake, planted.usd_at_stake, 0.005)
+          << cost::CheckName(planted.check) << ": " << f->message;
+    }
     EXPECT_FALSE(f->evidence.empty());
     // Where the generator knows the exact lines, the finding names each of them.
     for (int64_t line : planted.lines) {
@@ -122,6 +126,14 @@ TEST(CostAudit, CleanBillHasNoFinding) {
     EXPECT_GT(r.billed_usd, 0);
     EXPECT_TRUE(r.skipped.empty()) << r.skipped[0];
     EXPECT_FALSE(r.type_rates.empty());
+    // The invoice passes on-demand capacity at list and adds 20% to spot: every line within the
+    // markup threshold, and the reseller's margin that of its spot lines.
+    EXPECT_TRUE(r.invoice.present);
+    EXPECT_GT(r.invoice.lines, 0);
+    EXPECT_EQ(r.invoice.within_threshold_lines, r.invoice.lines);
+    EXPECT_GT(r.invoice.margin(), 0.0);
+    EXPECT_LT(r.invoice.margin(), 0.2);
+    EXPECT_LT(r.invoice.markup(), 0.0);
   }
 }
 
@@ -329,6 +341,133 @@ TEST(CostAudit, SpotChargedLikeOnDemandIsFoundWithoutAnInvoice) {
   const cost::Finding* invoiced = FindingFor(*resold, Check::kSpotResold, "i-s");
   ASSERT_NE(invoiced, nullptr) << Describe(*resold);
   EXPECT_NEAR(invoiced->usd_at_stake, 3 * (0.8048 - 0.417), 1e-6);
+}
+
+// The reseller's invoice against public prices and against what ran: each check on a bill small
+// enough to work out by hand, the summary, and bad lines named with their file, line and column.
+TEST(CostAudit, TheInvoiceAgainstPublicPricesAndWhatRan) {
+  TempDir dir;
+  const std::string day = "2026-08-01T00:00:00Z,2026-08-01T10:00:00Z,z,";
+  auto row = [&](const std::string& item, const std::string& usage, const std::string& id,
+                 const std::string& type, const std::string& rate, const std::string& cost,
+                 const std::string& plan_cost = "") {
+    return day + item + "," + usage + "," + id + "," + type + ",10," + rate + "," + cost + ",," +
+           plan_cost;
+  };
+  std::string bill =
+      "lineItem/UsageStartDate,lineItem/UsageEndDate,x/Unknown,lineItem/LineItemType,"
+      "lineItem/UsageType,lineItem/ResourceId,product/instanceType,lineItem/UsageAmount,"
+      "lineItem/UnblendedRate,lineItem/UnblendedCost,lineItem/AvailabilityZone,"
+      "savingsPlan/SavingsPlanEffectiveCost\n" +
+      row("Usage", "BoxUsage:p5.48xlarge", "i-od", "p5.48xlarge", "55.04", "550.4") + "\n" +
+      row("SavingsPlanCoveredUsage", "BoxUsage:p5.48xlarge", "i-sp", "p5.48xlarge", "55.04",
+          "550.4", "330") +
+      "\n" + row("Usage", "BoxUsage:g6.xlarge", "i-g6", "g6.xlarge", "0.8048", "8.048") + "\n" +
+      row("Usage", "BoxUsage:g6.xlarge", "i-hours", "g6.xlarge", "0.8048", "8.048") + "\n" +
+      // Before AWS's June 2025 price cut p5 listed at $98.32: legitimate then.
+      "2025-05-01T00:00:00Z,2025-05-01T01:00:00Z,z,Usage,BoxUsage:p5.48xlarge,i-old,"
+      "p5.48xlarge,1,98.32,98.32,,\n";
+  const std::string header =
+      "invoice_line,resource_id,instance_type,region,period_start,period_end,hours,"
+      "rate_usd_per_hour,amount_usd,description\n";
+  std::string invoice =
+      header +
+      "1,i-od,p5.48xlarge,us-east-1,2026-08-01,2026-08-02,10,82.56,825.6,H100 capacity\n"
+      "2,i-sp,p5.48xlarge,us-east-1,2026-08-01,2026-08-02,10,66.048,660.48,H100 capacity\n"
+      "3,i-old,p5.48xlarge,us-east-1,2025-05-01,2025-05-02,1,98.32,98.32,H100 capacity\n"
+      "4,i-g6,,us-east-1,2026-08-01,2026-08-02,10,10,100,8x H100 capacity\n"
+      "5,i-hours,g6.xlarge,us-east-1,2026-08-01,2026-08-02,30,0.8048,24.144,L4 capacity\n"
+      "6,i-ghost,g6.xlarge,us-east-1,2026-08-01,2026-08-02,10,0.8048,8.048,L4 capacity\n"
+      "7,i-od,p5.48xlarge,us-east-1,2026-08-01,2026-08-02,-5,55.04,-275.2,negative\n"
+      "8,i-od,p9.mega,us-east-1,2026-08-01,2026-08-02,1,55.04,55.04,unknown type\n"
+      "9,i-od,p5.48xlarge,us-east-1,2027-01-01,2027-01-02,1,55.04,55.04,after the bill\n"
+      "10,i-od,p5.48xlarge,us-east-1,yesterday,2026-08-02,1,55.04,55.04,bad date\n";
+  cost::AuditOptions options;
+  options.invoice_path = WriteFile(dir.path() / "invoice.csv", invoice);
+  auto r = cost::RunAudit(WriteFile(dir.path() / "bill.csv", bill), options, ShippedCatalog());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+
+  // invoice-markup: 50% over the public $55.04 on i-od; 20% over it on i-sp, whose hours the
+  // reseller bought under a Savings Plan at $33/h.
+  const cost::Finding* od = FindingFor(*r, Check::kInvoiceMarkup, "i-od");
+  ASSERT_NE(od, nullptr) << Describe(*r);
+  EXPECT_NEAR(od->usd_at_stake, 10 * (82.56 - 55.04), 1e-9);
+  EXPECT_NE(od->message.find("p5.48xlarge invoiced at $82.56/h ($10.320 per GPU-hour) for 10.0 h, "
+                             "against the public on-demand $55.04/h ($6.880 per GPU-hour): "
+                             "50.0% markup"),
+            std::string::npos)
+      << od->message;
+  EXPECT_EQ(od->evidence[0], options.invoice_path + ":2");
+  const cost::Finding* sp = FindingFor(*r, Check::kInvoiceMarkup, "i-sp");
+  ASSERT_NE(sp, nullptr) << Describe(*r);
+  EXPECT_NEAR(sp->usd_at_stake, 10 * (66.048 - 55.04), 1e-9);
+  EXPECT_NE(sp->message.find("the bill shows the reseller paid $33.00/h for it (Savings Plan): "
+                             "a margin of 100.1%"),
+            std::string::npos)
+      << sp->message;
+  // i-old's line is dated before the price cut: at the price in force then, no markup.
+  EXPECT_EQ(FindingFor(*r, Check::kInvoiceMarkup, "i-old"), nullptr) << Describe(*r);
+
+  // invoice-type-mismatch: H100 capacity invoiced, an L4 ran; the whole excess over the L4's
+  // list price is at stake (and it is not a markup finding too).
+  const cost::Finding* g6 = FindingFor(*r, Check::kInvoiceTypeMismatch, "i-g6");
+  ASSERT_NE(g6, nullptr) << Describe(*r);
+  EXPECT_NEAR(g6->usd_at_stake, 10 * (10 - 0.8048), 1e-9);
+  EXPECT_NE(g6->message.find("H100 capacity (\"8x H100 capacity\"), but the bill shows "
+                             "g6.xlarge (1x L4) ran"),
+            std::string::npos)
+      << g6->message;
+  EXPECT_EQ(FindingFor(*r, Check::kInvoiceMarkup, "i-g6"), nullptr);
+
+  // invoice-hours-not-run: 30 h invoiced, 10 billed.
+  const cost::Finding* hours = FindingFor(*r, Check::kInvoiceHoursNotRun, "i-hours");
+  ASSERT_NE(hours, nullptr) << Describe(*r);
+  EXPECT_NEAR(hours->usd_at_stake, 20 * 0.8048, 1e-9);
+
+  // invoice-unverifiable: i-ghost is in neither the bill nor an inventory.
+  const cost::Finding* ghost = FindingFor(*r, Check::kInvoiceUnverifiable, "1 invoiced resource");
+  ASSERT_NE(ghost, nullptr) << Describe(*r);
+  EXPECT_NEAR(ghost->usd_at_stake, 8.048, 1e-9);
+  EXPECT_EQ(ghost->evidence[0], options.invoice_path + ":7 (i-ghost)");
+  EXPECT_EQ(r->findings.size(), 5u) << Describe(*r);
+
+  // Bad lines, each named and left out of the checks.
+  ASSERT_EQ(r->problems.count(), 4) << r->problems.kept()[0].message;
+  struct Want {
+    int64_t line;
+    const char* column;
+    const char* says;
+  };
+  const Want wants[] = {{8, "hours", "-5"},
+                        {9, "instance_type", "p9.mega"},
+                        {10, "period_start", "outside the bill's usage"},
+                        {11, "period_start", "yesterday"}};
+  for (size_t i = 0; i < std::size(wants); ++i) {
+    const auto& p = r->problems.kept()[i];
+    EXPECT_EQ(p.file, options.invoice_path);
+    EXPECT_EQ(p.line, wants[i].line);
+    EXPECT_EQ(p.column, wants[i].column);
+    EXPECT_NE(p.message.find(wants[i].says), std::string::npos) << p.message;
+  }
+  EXPECT_EQ(r->ExitCode(), 2);
+
+  // The summary: six lines checked; the public price of each line's own type on its dates; the
+  // reseller's cost from the bill (the Savings Plan's effective cost for i-sp).
+  const auto& s = r->invoice;
+  EXPECT_TRUE(s.present);
+  EXPECT_EQ(s.lines, 6);
+  EXPECT_NEAR(s.invoiced_usd, 825.6 + 660.48 + 98.32 + 100 + 24.144 + 8.048, 1e-9);
+  EXPECT_NEAR(s.list_usd, 550.4 + 550.4 + 98.32 + 8.048 + 30 * 0.8048 + 8.048, 1e-9);
+  EXPECT_NEAR(s.reseller_cost_usd, 550.4 + 330 + 98.32 + 8.048 + 8.048, 1e-9);
+  EXPECT_NEAR(s.costed_usd, 825.6 + 660.48 + 98.32 + 100 + 24.144, 1e-9);
+  EXPECT_EQ(s.within_threshold_lines, 2);  // i-old and i-hours (i-ghost is not checked)
+
+  // A tighter or looser threshold moves i-sp (20%) in and out.
+  options.markup_threshold = 0.25;
+  auto loose = cost::RunAudit(dir.path() / "bill.csv", options, ShippedCatalog());
+  ASSERT_TRUE(loose.ok());
+  EXPECT_EQ(FindingFor(*loose, Check::kInvoiceMarkup, "i-sp"), nullptr);
+  EXPECT_NE(FindingFor(*loose, Check::kInvoiceMarkup, "i-od"), nullptr);
 }
 
 // A cluster split over two placement groups: the instance outside the group holding most of

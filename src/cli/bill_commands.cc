@@ -59,6 +59,20 @@ Json ReportJson(const cost::AuditReport& r) {
     j["malformed"]["first"].push_back(
         {{"file", p.file}, {"line", p.line}, {"column", p.column}, {"message", p.message}});
   }
+  if (r.invoice.present) {
+    const auto& s = r.invoice;
+    j["invoice"] = {{"lines", s.lines},
+                    {"hours", s.hours},
+                    {"invoiced_usd", s.invoiced_usd},
+                    {"priced_usd", s.priced_usd},
+                    {"public_on_demand_usd", s.list_usd},
+                    {"markup_over_public", s.markup()},
+                    {"costed_usd", s.costed_usd},
+                    {"reseller_cost_usd", s.reseller_cost_usd},
+                    {"reseller_margin", s.margin()},
+                    {"lines_within_markup_threshold", s.within_threshold_lines},
+                    {"usd_within_markup_threshold", s.within_threshold_usd}};
+  }
   for (const auto& t : r.type_rates) {
     j["effective_rates"].push_back({{"instance_type", t.instance_type},
                                     {"region", t.region},
@@ -103,6 +117,31 @@ void PrintEvidence(const cost::Finding& f) {
   for (const auto& n : notes) std::cout << "   proof: " << n << "\n";
 }
 
+// The invoice in the figures a finance team forwards.
+void PrintInvoiceSummary(const cost::AuditReport::InvoiceSummary& s) {
+  auto pct = [](double f) { return cost::FormatFixed(f * 100, 1) + "%"; };
+  std::cout << "\nThe invoice: " << s.lines << (s.lines == 1 ? " line, " : " lines, ")
+            << cost::FormatFixed(s.hours, 1) << " h, " << cost::FormatUsd(s.invoiced_usd)
+            << " invoiced\n";
+  std::vector<std::pair<std::string, std::string>> facts;
+  if (s.list_usd > 0) {
+    facts.push_back({"at public on-demand prices",
+                     cost::FormatUsd(s.list_usd) + " for the lines the catalog prices (" +
+                         cost::FormatUsd(s.priced_usd) + " invoiced): markup " + pct(s.markup())});
+  }
+  if (s.reseller_cost_usd > 0) {
+    facts.push_back({"at the reseller's own cost", cost::FormatUsd(s.reseller_cost_usd) +
+                                                       " in the bill for the lines it covers (" +
+                                                       cost::FormatUsd(s.costed_usd) +
+                                                       " invoiced): margin " + pct(s.margin())});
+  }
+  facts.push_back({"within the markup threshold",
+                   std::to_string(s.within_threshold_lines) +
+                       (s.within_threshold_lines == 1 ? " line, " : " lines, ") +
+                       cost::FormatUsd(s.within_threshold_usd) + " (not findings)"});
+  PrintFacts(facts);
+}
+
 void PrintReport(const cost::AuditReport& r, bool rates) {
   std::string formats;
   for (const auto& f : r.formats) {
@@ -126,6 +165,7 @@ void PrintReport(const cost::AuditReport& r, bool rates) {
               << cost::FormatUsd(f.usd_at_stake) << " at stake)\n   " << f.message << "\n";
     PrintEvidence(f);
   }
+  if (r.invoice.present) PrintInvoiceSummary(r.invoice);
   if (rates && !r.type_rates.empty()) {
     std::cout << "\nEffective on-demand rates\n";
     Table t({"instance type", "region", "hours", "billed", "per hour"});
@@ -197,6 +237,9 @@ void AddBillCommands(CLI::App* cost_cmd, client::Connection& conn, int& exit_cod
                     "billed-idle");
     cmd->add_option("--threshold", f->options.threshold,
                     "Relative excess over the catalog price that is a finding (default 0.15)");
+    cmd->add_option("--markup-threshold", f->options.markup_threshold,
+                    "An invoice rate above the public on-demand price by more than this is an "
+                    "invoice-markup finding (default 0.15)");
     cmd->add_option("--cluster-tag", f->options.cluster_tag,
                     "User tag that names an instance's cluster (default: cluster)");
     cmd->add_option("--snapshot-max-age-days", f->options.snapshot_max_age_days,
@@ -281,9 +324,11 @@ void AddBillCommands(CLI::App* cost_cmd, client::Connection& conn, int& exit_cod
                   {"planted", Json::array()},
                   {"malformed_lines", bill.malformed_lines}};
         for (const auto& p : bill.planted) {
-          j["planted"].push_back({{"check", std::string(cost::CheckName(p.check))},
-                                  {"subject", p.subject},
-                                  {"lines", p.lines}});
+          j["planted"].push_back(
+              {{"check", std::string(cost::CheckName(p.check))},
+               {"subject", p.subject},
+               {"lines", p.lines},
+               {"usd_at_stake", p.usd_at_stake > 0 ? Json(p.usd_at_stake) : Json(nullptr)}});
         }
         PrintJson(j);
         return OkStatus();

@@ -14,7 +14,7 @@
 namespace tf::cost {
 namespace {
 
-constexpr std::array<std::pair<Check, std::string_view>, 12> kChecks = {{
+constexpr std::array<std::pair<Check, std::string_view>, 16> kChecks = {{
     {Check::kRateAboveCatalog, "rate-above-catalog"},
     {Check::kStalePrice, "stale-price"},
     {Check::kSpotResold, "spot-resold"},
@@ -27,6 +27,10 @@ constexpr std::array<std::pair<Check, std::string_view>, 12> kChecks = {{
     {Check::kOldSnapshot, "old-snapshot"},
     {Check::kBilledNotRunning, "billed-not-running"},
     {Check::kBilledIdle, "billed-idle"},
+    {Check::kInvoiceMarkup, "invoice-markup"},
+    {Check::kInvoiceTypeMismatch, "invoice-type-mismatch"},
+    {Check::kInvoiceHoursNotRun, "invoice-hours-not-run"},
+    {Check::kInvoiceUnverifiable, "invoice-unverifiable"},
 }};
 
 }  // namespace
@@ -71,6 +75,7 @@ int AuditReport::ExitCode() const {
 Result<AuditReport> RunAudit(const std::string& path, const AuditOptions& options,
                              const Catalog& catalog) {
   if (options.threshold < 0) return InvalidArgument("--threshold must be >= 0");
+  if (options.markup_threshold < 0) return InvalidArgument("--markup-threshold must be >= 0");
   AuditReport report;
   Inventory inventory;
   for (const auto& file : options.inventory_paths) {
@@ -109,7 +114,7 @@ Result<AuditReport> RunAudit(const std::string& path, const AuditOptions& option
   if (!options.invoice_path.empty()) {
     TF_RETURN_IF_ERROR(AuditInvoice(options.invoice_path,
                                     static_cast<uint32_t>(report.files.size()), ctx,
-                                    &report.problems, &report.findings));
+                                    &report.problems, &report.findings, &report.invoice));
   } else {
     report.skipped.push_back(std::string(CheckName(Check::kSpotResold)) +
                              " on a reseller's invoice: needs the invoice (--invoice); the "

@@ -31,11 +31,16 @@ enum class Check {
   kOldSnapshot,              // EBS snapshot older than the age limit still billed
   kBilledNotRunning,         // instance-hours billed beyond what tensorfleet's metering saw up
   kBilledIdle,               // instance-hours billed that tensorfleet's metering saw idle
+  kInvoiceMarkup,            // an invoice rate above the public on-demand price by the threshold
+  kInvoiceTypeMismatch,      // the invoice names another instance type (or GPU) than ran
+  kInvoiceHoursNotRun,       // more hours invoiced for a resource than the bill shows it ran
+  kInvoiceUnverifiable,      // invoiced resources in neither the bill nor the inventory
 };
 
 // "rate-above-catalog", "stale-price", "spot-resold", "hours-exceed-clock", "cost-mismatch",
 // "cluster-zones", "cluster-no-efa", "cluster-no-placement-group", "unattached-volume",
-// "old-snapshot", "billed-not-running", "billed-idle".
+// "old-snapshot", "billed-not-running", "billed-idle", "invoice-markup",
+// "invoice-type-mismatch", "invoice-hours-not-run", "invoice-unverifiable".
 std::string_view CheckName(Check c);
 bool ParseCheckName(std::string_view name, Check* out);
 const std::vector<Check>& AllChecks();
@@ -54,6 +59,10 @@ struct AuditOptions {
   double not_running_min_hours = 1;     // ... and more than this many hours are a finding
   double idle_threshold = 0.10;         // idle hours above this share of the billed hours
   double idle_min_hours = 1;            // ... and above this many hours are a finding
+  // An invoice rate more than this above the public on-demand price is a markup finding.
+  double markup_threshold = 0.15;
+  double invoice_hours_tolerance = 0.01;  // invoiced hours above billed ones by more than this
+  double invoice_hours_min = 1;           // ... share and this many hours are a finding
 };
 
 struct Finding {
@@ -83,6 +92,27 @@ struct AuditReport {
     double hours = 0, usd = 0;
   };
   std::vector<TypeRate> type_rates;
+
+  // The invoice in figures a finance team can forward: what it bills, what the same capacity
+  // costs at public on-demand prices, and what it cost the reseller (the bill).
+  struct InvoiceSummary {
+    bool present = false;
+    int64_t lines = 0;
+    double hours = 0;
+    double invoiced_usd = 0;
+    // Lines whose instance type the catalog prices: what they bill, and the same hours at
+    // public on-demand prices in force on their dates.
+    double priced_usd = 0, list_usd = 0;
+    // Lines of resources in the bill: what they bill, and what the reseller paid for those
+    // hours (the bill's effective cost: spot, Savings Plan or on-demand).
+    double costed_usd = 0, reseller_cost_usd = 0;
+    // Lines at or under the markup threshold (not findings): how many and what they bill.
+    int64_t within_threshold_lines = 0;
+    double within_threshold_usd = 0;
+    double markup() const { return list_usd > 0 ? priced_usd / list_usd - 1 : 0; }
+    double margin() const { return reseller_cost_usd > 0 ? costed_usd / reseller_cost_usd - 1 : 0; }
+  };
+  InvoiceSummary invoice;
 
   double usd_at_stake() const;
   // 0 no finding, 1 findings, 2 input problems (malformed rows; findings may also be present).

@@ -37,6 +37,10 @@ struct Instance {
   double up_share = 1;               // of its billed hours, the share metering saw it up
   double busy_share = 1;             // of its up hours, the share its ranks used
   std::string volume;
+  // What the reseller's invoice says of it, where an anomaly is planted there.
+  double invoice_markup = 1;             // invoice rate over the list price
+  const Offer* invoiced_type = nullptr;  // another type named on the invoice
+  double extra_invoice_hours = 0;        // hours invoiced beyond those billed
 };
 
 struct Storage {
@@ -85,8 +89,13 @@ class Generator {
     for (Check c : opt_.anomalies) {
       bool needs_inventory = c == Check::kClusterNoEfa || c == Check::kClusterNoPlacementGroup ||
                              c == Check::kUnattachedVolume || c == Check::kOldSnapshot;
-      if (c == Check::kSpotResold && !invoice_) {
-        return InvalidArgument("planting spot-resold needs an invoice to write (--invoice)");
+      const bool needs_invoice = c == Check::kSpotResold || c == Check::kInvoiceMarkup ||
+                                 c == Check::kInvoiceTypeMismatch ||
+                                 c == Check::kInvoiceHoursNotRun ||
+                                 c == Check::kInvoiceUnverifiable;
+      if (needs_invoice && !invoice_) {
+        return InvalidArgument("planting " + std::string(CheckName(c)) +
+                               " needs an invoice to write (--invoice)");
       }
       if ((c == Check::kBilledNotRunning || c == Check::kBilledIdle) && !metering_) {
         return InvalidArgument("planting " + std::string(CheckName(c)) +
@@ -273,6 +282,52 @@ class Generator {
       snapshots_.push_back(s);
       Plant(Check::kOldSnapshot, s.id);
     }
+    return PlantInInvoice(too_small);
+  }
+
+  // An on-demand instance for an anomaly of the invoice alone: a plain one, else one whose
+  // anomalies are the bill's, inventory's or metering's (the invoice's checks do not see them).
+  Instance* PickForInvoice() {
+    if (Instance* in = Pick([](const Instance& in) { return !in.spot; })) return in;
+    for (auto& in : fleet_) {
+      const bool invoiced_plainly =
+          in.invoice_markup == 1 && !in.invoiced_type && in.extra_invoice_hours == 0;
+      if (!in.spot && &in != resold_ && invoiced_plainly) return &in;
+    }
+    return nullptr;
+  }
+
+  // Anomalies of the reseller's invoice alone; the bill stays as it is.
+  Status PlantInInvoice(const std::function<Status(Check)>& too_small) {
+    if (Wants(Check::kInvoiceMarkup)) {
+      Instance* m = PickForInvoice();
+      if (!m) return too_small(Check::kInvoiceMarkup);
+      m->plain = false;
+      m->invoice_markup = 1.5;
+      Plant(Check::kInvoiceMarkup, m->id);
+    }
+    if (Wants(Check::kInvoiceTypeMismatch)) {
+      Instance* m = PickForInvoice();
+      const Offer* dearer = nullptr;  // the cheapest type dearer than the one that ran
+      for (const Offer& o : catalog_.offers()) {
+        if (!m || o.provider != "aws" || o.region != "us-east-1" || !o.on_demand) continue;
+        if (*o.on_demand > m->list && (!dearer || *o.on_demand < *dearer->on_demand)) dearer = &o;
+      }
+      if (!m || !dearer) return too_small(Check::kInvoiceTypeMismatch);
+      m->plain = false;
+      m->invoiced_type = dearer;
+      Plant(Check::kInvoiceTypeMismatch, m->id);
+    }
+    if (Wants(Check::kInvoiceHoursNotRun)) {
+      Instance* m = PickForInvoice();
+      if (!m) return too_small(Check::kInvoiceHoursNotRun);
+      m->plain = false;
+      m->extra_invoice_hours = 48;
+      Plant(Check::kInvoiceHoursNotRun, m->id);
+    }
+    if (Wants(Check::kInvoiceUnverifiable)) {
+      Plant(Check::kInvoiceUnverifiable, "1 invoiced resource");
+    }
     return OkStatus();
   }
 
@@ -411,16 +466,47 @@ class Generator {
     *invoice_ << "invoice_line,resource_id,instance_type,region,period_start,period_end,hours,"
                  "rate_usd_per_hour,amount_usd,description\n";
     int n = 0;
+    // One line, and the money the check should find at stake on it, from the figures as written.
+    auto line = [&](const std::string& id, const Offer& type, double hours, double rate) {
+      const std::string hours_text = FormatFixed(hours, 4), rate_text = FormatFixed(rate, 6);
+      const double amount = std::round(hours * rate * 100) / 100;
+      *invoice_ << ++n << "," << id << "," << type.instance_type << ",us-east-1,"
+                << FormatUtcTime(start_) << "," << FormatUtcTime(end_) << "," << hours_text << ","
+                << rate_text << "," << FormatFixed(amount, 2) << ",GPU capacity "
+                << type.accelerator << "\n";
+      return std::pair{std::stod(hours_text), std::stod(rate_text)};
+    };
     for (const auto& in : fleet_) {
       if (in.hours <= 0) continue;
       // The reseller passes on-demand capacity at list and adds 20% to what spot costs it;
-      // the planted case bills spot capacity at the on-demand list price.
-      double rate = &in == resold_ ? in.list : in.spot ? in.rate * 1.2 : in.rate;
-      double amount = std::round(in.hours * rate * 100) / 100;
-      *invoice_ << ++n << "," << in.id << "," << in.offer->instance_type << ",us-east-1,"
-                << FormatUtcTime(start_) << "," << FormatUtcTime(end_) << ","
-                << FormatFixed(in.hours, 4) << "," << FormatFixed(rate, 6) << ","
-                << FormatFixed(amount, 2) << ",GPU capacity " << in.offer->accelerator << "\n";
+      // the planted cases bill spot capacity at the on-demand list price, on-demand capacity
+      // above list, a dearer type than ran, or hours that did not run.
+      const Offer& type = in.invoiced_type ? *in.invoiced_type : *in.offer;
+      double rate = &in == resold_     ? in.list
+                    : in.spot          ? in.rate * 1.2
+                    : in.invoiced_type ? *in.invoiced_type->on_demand
+                                       : in.list * in.invoice_markup;
+      auto [hours, written_rate] = line(in.id, type, in.hours + in.extra_invoice_hours, rate);
+      for (auto& p : result_.planted) {
+        if (p.subject != in.id) continue;
+        if (p.check == Check::kInvoiceMarkup) p.usd_at_stake = hours * (written_rate - in.list);
+        if (p.check == Check::kInvoiceTypeMismatch) {
+          p.usd_at_stake = hours * (*in.invoiced_type->on_demand - in.list);
+        }
+        if (p.check == Check::kInvoiceHoursNotRun) {
+          p.usd_at_stake = in.extra_invoice_hours * written_rate;
+        }
+      }
+    }
+    if (Wants(Check::kInvoiceUnverifiable)) {
+      // A resource the reseller invoices that the bill and the inventory never saw.
+      auto [hours, rate] =
+          line(Id("i-", opt_.seed, 999998), *fleet_.back().offer, 100, fleet_.back().list);
+      for (auto& p : result_.planted) {
+        if (p.check == Check::kInvoiceUnverifiable) {
+          p.usd_at_stake = std::round(hours * rate * 100) / 100;
+        }
+      }
     }
   }
 

@@ -30,6 +30,7 @@ struct PlantedAnomaly {
   Check check;
   std::string subject;         // the finding's subject the audit should report
   std::vector<int64_t> lines;  // bill lines that show it, where a few lines do
+  double usd_at_stake = 0;     // exact, where the generator knows it (0 where not)
 };
 
 struct GeneratedBill {
@@ -41,8 +42,8 @@ struct GeneratedBill {
 // Writes the bill to `bill` (header included) and, when not null, the invoice CSV, the
 // inventory JSON and the metering report (as `tensorfleet cost report --by node --json` prints
 // it, one node per instance, labelled with its instance id). InvalidArgument when an anomaly
-// needs an output that is missing (spot-resold needs the invoice; cluster-no-efa,
-// cluster-no-placement-group, unattached-volume and old-snapshot the inventory;
+// needs an output that is missing (spot-resold and the invoice-* checks need the invoice;
+// cluster-no-efa, cluster-no-placement-group, unattached-volume and old-snapshot the inventory;
 // billed-not-running and billed-idle the metering) or the catalog lacks the prices to plant it.
 Result<GeneratedBill> GenerateBill(const GeneratorOptions& options, const Catalog& catalog,
                                    ByteSink* bill, std::ostream* invoice, std::ostream* inventory,

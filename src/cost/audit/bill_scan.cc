@@ -56,6 +56,9 @@ ResourceTotals& BillScan::Resource(std::string_view id, UsageKind kind, RowRef r
 void BillScan::Add(const CurRow& row) {
   billed_usd_ += row.unblended_cost;
   if (row.end > latest_end_) latest_end_ = row.end;
+  if (row.start != 0 && (earliest_start_ == 0 || row.start < earliest_start_)) {
+    earliest_start_ = row.start;
+  }
   if (row.has_rate && !CostMatches(row.unblended_cost, row.unblended_rate, row.usage_amount)) {
     auto it = cost_mismatches_.find(row.resource_id);
     if (it == cost_mismatches_.end()) {
@@ -107,6 +110,12 @@ void BillScan::AddInstance(const CurRow& row, const UsageType& u, std::string_vi
     }
     r.hours += row.usage_amount;
     r.usd += row.unblended_cost;
+    const bool covered = item == "SavingsPlanCoveredUsage";
+    r.effective_usd += covered && row.has_savings_plan ? row.savings_plan_cost : row.unblended_cost;
+    if (covered) {
+      if (r.savings_plan_hours == 0) r.first_savings_plan = row.ref;
+      r.savings_plan_hours += row.usage_amount;
+    }
     if (spot) {
       if (r.spot_hours == 0) r.first_spot = row.ref;
       r.spot_hours += row.usage_amount;

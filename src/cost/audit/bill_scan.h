@@ -50,6 +50,11 @@ struct ResourceTotals {
   double hours = 0, usd = 0;            // every instance-hour billed
   double spot_hours = 0, spot_usd = 0;  // of which spot
   RowRef first_spot;
+  double savings_plan_hours = 0;  // of which covered by a Savings Plan
+  RowRef first_savings_plan;
+  // What the hours cost the account: unblended cost, but a Savings Plan covered row's effective
+  // cost where the bill has it.
+  double effective_usd = 0;
   int64_t first_start = std::numeric_limits<int64_t>::max();
   int64_t last_end = 0;
   bool undated = false;  // a row without start or end: wall-clock unknown
@@ -108,6 +113,7 @@ class BillScan {
   const StringMap<Mismatch>& cost_mismatches() const { return cost_mismatches_; }
   double billed_usd() const { return billed_usd_; }
   int64_t latest_end() const { return latest_end_; }
+  int64_t earliest_start() const { return earliest_start_; }  // 0 when no row is dated
   bool saw_resource_ids() const { return saw_resource_ids_; }
 
  private:
@@ -128,6 +134,7 @@ class BillScan {
   StringMap<Mismatch> cost_mismatches_;
   double billed_usd_ = 0;
   int64_t latest_end_ = 0;
+  int64_t earliest_start_ = 0;
   bool saw_resource_ids_ = false;
   std::string key_;  // reused to build type|region keys
 };

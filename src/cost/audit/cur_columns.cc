@@ -22,6 +22,7 @@ constexpr std::array<std::string_view, static_cast<int>(CurColumn::kCount)> kNam
     "product_region",
     "pricing_term",
     "resource_tags",
+    "savings_plan_savings_plan_effective_cost",
 };
 
 // The legacy spelling of a snake-case name, for error messages: line_item_usage_type ->

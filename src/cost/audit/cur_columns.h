@@ -29,6 +29,9 @@ enum class CurColumn : int {
   kRegion,            // product_region (legacy: a region code such as us-east-1)
   kPricingTerm,       // pricing_term: OnDemand, Spot, Reserved
   kResourceTags,      // resource_tags (CUR 2.0: a JSON map such as {"user_cluster":"a"})
+  // savings_plan_savings_plan_effective_cost: what a SavingsPlanCoveredUsage row cost under the
+  // plan (its unblended cost is the on-demand price).
+  kSavingsPlanEffectiveCost,
   kCount,
 };
 

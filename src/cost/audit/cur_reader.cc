@@ -207,6 +207,7 @@ bool CurReader::Convert(const std::vector<std::string_view>& f, CurRow* row) {
   number(CurColumn::kUsageAmount, &row->usage_amount);
   number(CurColumn::kUnblendedCost, &row->unblended_cost);
   row->has_rate = number(CurColumn::kUnblendedRate, &row->unblended_rate);
+  row->has_savings_plan = number(CurColumn::kSavingsPlanEffectiveCost, &row->savings_plan_cost);
   time(CurColumn::kUsageStart, start_cache_, &row->start);
   time(CurColumn::kUsageEnd, end_cache_, &row->end);
   row->cluster = {};

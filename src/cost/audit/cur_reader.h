@@ -34,8 +34,10 @@ struct CurRow {
   double usage_amount = 0;
   double unblended_cost = 0;
   double unblended_rate = 0;
-  bool has_rate = false;  // false when the column is absent or empty
-  int64_t start = 0;      // seconds since 1970; 0 when absent or empty
+  bool has_rate = false;          // false when the column is absent or empty
+  double savings_plan_cost = 0;   // a Savings Plan covered row's effective cost
+  bool has_savings_plan = false;  // false when the column is absent or empty
+  int64_t start = 0;              // seconds since 1970; 0 when absent or empty
   int64_t end = 0;
 };
 

@@ -20,6 +20,9 @@ Result<std::unique_ptr<InvoiceReader>> InvoiceReader::Open(std::unique_ptr<ByteS
     if (h[i] == "hours") r->hours_ = index;
     if (h[i] == "rate_usd_per_hour") r->rate_ = index;
     if (h[i] == "amount_usd") r->amount_ = index;
+    if (h[i] == "period_start") r->start_ = index;
+    if (h[i] == "period_end") r->end_ = index;
+    if (h[i] == "description") r->description_ = index;
   }
   std::string missing;
   for (auto [column, at] : {std::pair{"resource_id", r->resource_},
@@ -57,15 +60,42 @@ Result<bool> InvoiceReader::Next(InvoiceRow* row) {
       }
       *out = *v;
     };
+    auto time = [&](int i, const char* column, int64_t* out) {
+      *out = 0;
+      if (text(i).empty()) return;
+      auto v = ParseUtcTime(text(i));
+      if (!v) {
+        problems_->BadValue(name(), line, column, text(i), "a UTC date or date-time");
+        ok = false;
+        return;
+      }
+      *out = *v;
+    };
     row->line = line;
     row->resource_id = text(resource_);
     row->instance_type = text(type_);
     row->region = text(region_);
+    row->description = text(description_);
     number(hours_, "hours", &row->hours);
     number(rate_, "rate_usd_per_hour", &row->rate);
     number(amount_, "amount_usd", &row->amount);
+    time(start_, "period_start", &row->period_start);
+    time(end_, "period_end", &row->period_end);
     if (ok && row->resource_id.empty()) {
       problems_->Add(name(), line, "resource_id", "empty resource_id");
+      ok = false;
+    }
+    if (ok && row->hours < 0) {
+      problems_->BadValue(name(), line, "hours", text(hours_), "hours of 0 or more");
+      ok = false;
+    }
+    if (ok && row->rate < 0) {
+      problems_->BadValue(name(), line, "rate_usd_per_hour", text(rate_), "a rate of 0 or more");
+      ok = false;
+    }
+    if (ok && row->period_start != 0 && row->period_end != 0 &&
+        row->period_end <= row->period_start) {
+      problems_->BadValue(name(), line, "period_end", text(end_), "a time after period_start");
       ok = false;
     }
     if (ok) return true;

@@ -18,8 +18,9 @@ namespace tf::cost {
 
 struct InvoiceRow {
   int64_t line = 0;
-  std::string_view resource_id, instance_type, region;
+  std::string_view resource_id, instance_type, region, description;
   double hours = 0, rate = 0, amount = 0;
+  int64_t period_start = 0, period_end = 0;  // seconds since 1970; 0 when not given
 };
 
 class InvoiceReader {
@@ -39,6 +40,7 @@ class InvoiceReader {
   ProblemLog* problems_;
   size_t fields_ = 0;
   int resource_ = -1, type_ = -1, region_ = -1, hours_ = -1, rate_ = -1, amount_ = -1;
+  int start_ = -1, end_ = -1, description_ = -1;
 };
 
 }  // namespace tf::cost
