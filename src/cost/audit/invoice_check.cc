@@ -276,7 +276,9 @@ class InvoiceAudit {
     if (!l.instance_type.empty()) {
       if (l.instance_type == ran.type) return false;
       const Offer* invoiced = AwsOffer(ctx_.catalog, l.instance_type, region);
-      claim = l.instance_type;
+      claim = l.instance_type + (invoiced ? " (" + std::to_string(invoiced->accelerator_count) +
+                                                "x " + invoiced->accelerator + ")"
+                                          : "");
       if (invoiced && ran_offer) {
         at_stake =
             l.hours * std::max(0.0, ListPrice(*invoiced, l.start) - ListPrice(*ran_offer, l.start));
