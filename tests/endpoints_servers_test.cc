@@ -94,6 +94,31 @@ TEST(EndpointsOnSeveralServersTest, ARequestThroughAServerThatDoesNotLeadScalesF
   }
   EXPECT_TRUE(from_zero) << e.dump(2);
 
+  // One more request, through the leader: `describe` on either server counts both (the other
+  // server's once it has published the few seconds it answered in).
+  auto lead_client = http::Client::Create(lead.url());
+  ASSERT_TRUE(lead_client.ok());
+  auto second =
+      (*lead_client)
+          ->Send("POST", "/openai/v1/completions",
+                 {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + secret}},
+                 R"({"model":"tiny","prompt":"hello","max_tokens":3})", std::chrono::seconds(120));
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->status, 200) << second->body;
+  for (TensorfleetServer* at : {&lead, &other}) {
+    Json traffic;
+    EXPECT_TRUE(Eventually([&] {
+      ProgramRun d =
+          RunTensorfleetOn(at->url(), secret, {"--json", "endpoint", "describe", "tiny"});
+      if (d.exit_code != 0) return false;
+      traffic = Json::parse(d.output, nullptr, false)["traffic"];
+      return traffic.is_object() && traffic["requests"] == 2;
+    })) << traffic.dump();
+    EXPECT_EQ(traffic["servers"], 2) << traffic.dump();
+    EXPECT_GT(traffic["latency_ms"]["p50"].get<double>(), 0) << traffic.dump();
+    EXPECT_GT(traffic["completion_tokens"].get<int64_t>(), 0) << traffic.dump();
+  }
+
   ProgramRun down = RunTensorfleetOn(lead.url(), secret, {"endpoint", "down", "tiny"});
   EXPECT_EQ(down.exit_code, 0) << down.output;
   worker.Kill(SIGTERM);

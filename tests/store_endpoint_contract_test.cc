@@ -169,6 +169,44 @@ TEST_P(EndpointStoreContractTest, EachServerReplacesItsOwnLoadRowsAndStaleOnesAr
   EXPECT_TRUE(rows(0).empty());
 }
 
+// Migration 15: what each server's gateway answered of an endpoint, by interval.
+TEST_P(EndpointStoreContractTest, TrafficIntervalsAreAddedReplacedListedAndForgotten) {
+  const std::string a = "srv_" + RandomHex(8), b = "srv_" + RandomHex(8);
+  const std::string ep = "ep_" + RandomHex(8);  // the store may be shared with other tests
+  auto row = [&](const std::string& server, TimeMs start, const std::string& summary) {
+    return EndpointTrafficRecord{server, ep, start, summary};
+  };
+  auto listed = [&](TimeMs since) {
+    auto rows = endpoints().ListEndpointTraffic(ep, since);
+    std::vector<std::string> out;
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    if (!rows.ok()) return out;
+    for (const EndpointTrafficRecord& r : *rows) {
+      EXPECT_EQ(r.endpoint_id, ep);
+      out.push_back((r.server_id == a ? "a/" : "b/") + std::to_string(r.bucket_start - kT0) + " " +
+                    r.summary_json);
+    }
+    return out;
+  };
+  ASSERT_TRUE(endpoints()
+                  .AddEndpointTraffic({row(a, kT0, "1"),
+                                       row(a, kT0 + 5000, "2"),
+                                       row(b, kT0, "3"),
+                                       {"srv_x", "ep_other", kT0, "9"}},
+                                      0)
+                  .ok());
+  std::vector<std::string> want = {"a/0 1", "a/5000 2", "b/0 3"};
+  if (a > b) std::rotate(want.begin(), want.begin() + 2, want.end());  // by server id
+  EXPECT_EQ(listed(kT0), want);
+  EXPECT_EQ(listed(kT0 + 1), std::vector<std::string>{"a/5000 2"});
+  // The same server and interval again replaces its row.
+  ASSERT_TRUE(endpoints().AddEndpointTraffic({row(a, kT0 + 5000, "4")}, 0).ok());
+  EXPECT_EQ(listed(kT0 + 1), std::vector<std::string>{"a/5000 4"});
+  // Intervals that began before forget_before go, whoever wrote them.
+  ASSERT_TRUE(endpoints().AddEndpointTraffic({}, kT0 + 1).ok());
+  EXPECT_EQ(listed(0), std::vector<std::string>{"a/5000 4"});
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, EndpointStoreContractTest, ::testing::ValuesIn(StoreBackends()),
                          [](const auto& info) { return info.param; });
 

@@ -25,6 +25,7 @@
 #include "endpoints/endpoint_controller.h"
 #include "endpoints/replica_jobs.h"
 #include "endpoints/shared_load.h"
+#include "endpoints/shared_traffic.h"
 #include "objects/s3_blob_store.h"
 #include "pools/pool_controller.h"
 #include "pools/pool_service.h"
@@ -135,10 +136,16 @@ class AppImpl final : public App {
     // Servers sharing the store: the leader's controller counts the others' gateway load. Only
     // PostgreSQL is shared (every server of a SQLite file leads, and so publishes nothing).
     const std::string server_id = endpoints::NewServerId();
-    if (store_->backend() == "postgresql") {
+    const bool shared_store = store_->backend() == "postgresql";
+    if (shared_store) {
       endpoint_controller_->CountRemoteLoad(
           std::make_unique<endpoints::RemoteLoad>(store_->endpoints(), clock_, server_id));
+      // Every server, leader or not, shows the others what its gateway answered.
+      traffic_publisher_ = std::make_unique<endpoints::TrafficPublisher>(
+          store_->endpoints(), recent_requests_, clock_, server_id);
     }
+    traffic_view_ = std::make_unique<endpoints::TrafficView>(
+        recent_requests_, shared_store ? &store_->endpoints() : nullptr, server_id);
     load_publisher_ = std::make_unique<endpoints::LoadPublisher>(store_->endpoints(),
                                                                  endpoint_load_, clock_, server_id);
     jobs_->SetAdmission([this](const std::string& p) { return budgets_->AdmitSubmission(p); });
@@ -175,7 +182,7 @@ class AppImpl final : public App {
     AddBudgetRoutes(*router_, *services_, *budgets_, [this] { budget_loop_->Kick(); });
     AddDatasetRoutes(*router_, *services_, *datasets_);
     routing_table_ = std::make_unique<endpoints::RoutingTable>(*store_, clock_);
-    AddEndpointRoutes(*router_, *services_, *endpoints_, recent_requests_,
+    AddEndpointRoutes(*router_, *services_, *endpoints_, *traffic_view_,
                       [this] { routing_table_->Invalidate(); });
     AddGatewayRoutes(*router_, *services_, *routing_table_, endpoint_load_, queue_wakeups_,
                      gateway_metrics_, recent_requests_,
@@ -319,6 +326,7 @@ class AppImpl final : public App {
     MutexLock lock(controller_mu_);
     bool starting = false;
     bool publishing_failed = false;
+    bool traffic_failed = false;
     while (!controller_stop_) {
       lock.WaitFor(controller_cv_, kStartingTick,
                    [&]() REQUIRES(controller_mu_) { return controller_stop_; });
@@ -341,6 +349,14 @@ class AppImpl final : public App {
         }
         publishing_failed = !published.ok();
         starting = load_publisher_->active();
+      }
+      if (traffic_publisher_) {
+        Status published = traffic_publisher_->Publish();
+        if (!published.ok() && !traffic_failed) {
+          spdlog::warn("endpoints: this server's traffic is not reaching the others: {}",
+                       published.ToString());
+        }
+        traffic_failed = !published.ok();
       }
       lock.Lock();
     }
@@ -487,7 +503,10 @@ class AppImpl final : public App {
   std::unique_ptr<endpoints::ReplicaProbe> replica_probe_;
   std::unique_ptr<endpoints::EndpointController> endpoint_controller_;
   std::unique_ptr<endpoints::LoadPublisher> load_publisher_;  // used while not leading
-  std::unique_ptr<endpoints::RoutingTable> routing_table_;    // the gateway's view of endpoints
+  // With a shared store: this server's traffic for the others' `describe`, and theirs for its.
+  std::unique_ptr<endpoints::TrafficPublisher> traffic_publisher_;
+  std::unique_ptr<endpoints::TrafficView> traffic_view_;
+  std::unique_ptr<endpoints::RoutingTable> routing_table_;  // the gateway's view of endpoints
   std::unique_ptr<cost::BudgetLoop> budget_loop_;  // its own thread: a dead webhook blocks no one
   queues::QueueWakeups node_wakeups_;
   std::thread controller_;

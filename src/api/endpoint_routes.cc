@@ -30,12 +30,13 @@ const char* OutcomeName(ApplyOutcome outcome) {
   return "?";
 }
 
-// The last few minutes of the endpoint's traffic through this server's gateway, and what its
+// The last few minutes of the endpoint's traffic through every server's gateway, and what its
 // replicas cost over the same minutes (metering: their jobs are named ENDPOINT-rep_...).
 Result<Json> TrafficJson(Services& s, const EndpointView& view,
-                         const endpoints::RecentRequests& recent) {
+                         const endpoints::TrafficView& traffic) {
   const TimeMs now = s.clock.Now();
-  endpoints::RecentSummary t = recent.Summarize(view.record.id, now);
+  int servers = 0;
+  TF_ASSIGN_OR_RETURN(endpoints::RecentSummary t, traffic.Summary(view.record.id, now, &servers));
   TF_ASSIGN_OR_RETURN(cost::Metering metered, cost::MeterJobs(s.store, view.record.project_id,
                                                               now - t.window_ms, now, now));
   const std::string replica_jobs = view.record.name + "-rep_";
@@ -46,6 +47,7 @@ Result<Json> TrafficJson(Services& s, const EndpointView& view,
   auto ms = [](double seconds) { return std::round(seconds * 1e4) / 10; };  // 0.1 ms
   return Json{
       {"window_seconds", t.window_ms / kSecondMs},
+      {"servers", servers},
       {"requests", t.requests},
       {"errors", t.errors},
       {"requests_per_second", t.requests_per_second},
@@ -96,7 +98,7 @@ Json EndpointToJson(const EndpointView& view, const std::string& project_name) {
 }
 
 void AddEndpointRoutes(Router& router, Services& s, endpoints::EndpointService& endpoints,
-                       const endpoints::RecentRequests& recent,
+                       const endpoints::TrafficView& traffic,
                        const std::function<void()>& changed) {
   // {"spec": "<the YAML text>", "source": "chat.yaml"}: creates the endpoint the spec names,
   // or updates it.
@@ -139,12 +141,12 @@ void AddEndpointRoutes(Router& router, Services& s, endpoints::EndpointService& 
   });
 
   router.Add("GET", "/v1/endpoints/{name}",
-             [&s, &endpoints, &recent](Context& ctx) -> awaitable<http::Response> {
+             [&s, &endpoints, &traffic](Context& ctx) -> awaitable<http::Response> {
                auto result = co_await RunBlocking(s.pool, [&]() -> Result<Json> {
                  TF_ASSIGN_OR_RETURN(EndpointView view,
                                      endpoints.Get(ctx.principal.project_id, ctx.Param("name")));
                  Json out = EndpointToJson(view, ctx.principal.project_name);
-                 TF_ASSIGN_OR_RETURN(out["traffic"], TrafficJson(s, view, recent));
+                 TF_ASSIGN_OR_RETURN(out["traffic"], TrafficJson(s, view, traffic));
                  return out;
                });
                if (!result.ok()) co_return ErrorResponse(result.status());

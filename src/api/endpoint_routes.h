@@ -8,16 +8,16 @@
 #include "api/router.h"
 #include "api/services.h"
 #include "endpoints/endpoint_service.h"
-#include "endpoints/recent_requests.h"
+#include "endpoints/shared_traffic.h"
 
 namespace tf::api {
 
 // `changed` is called after an endpoint is created, updated, scaled or deleted (so that this
-// server's gateway routes by the change at once). Describe adds the recent traffic this
-// server's gateway saw (`recent`) and what the replicas cost meanwhile.
+// server's gateway routes by the change at once). Describe adds the recent traffic (`traffic`:
+// this server's gateway's, and the other servers' where the store is shared) and what the
+// replicas cost meanwhile.
 void AddEndpointRoutes(Router& router, Services& services, endpoints::EndpointService& endpoints,
-                       const endpoints::RecentRequests& recent,
-                       const std::function<void()>& changed);
+                       const endpoints::TrafficView& traffic, const std::function<void()>& changed);
 
 // The endpoint as the API shows it (the CLI's describe and ls read it).
 nlohmann::json EndpointToJson(const endpoints::EndpointView& view, const std::string& project_name);

@@ -101,10 +101,15 @@ std::vector<std::pair<std::string, std::string>> TrafficFacts(const Json& t) {
   if (t["cost_per_million_tokens_usd"].is_number()) {
     cost += " ($" + Fixed(t["cost_per_million_tokens_usd"], 2) + " per million tokens)";
   }
+  const int servers = t.value("servers", 0);
+  // Other servers publish what they answered every few seconds (endpoints/shared_traffic.h).
+  const std::string through = servers > 1
+                                  ? " through " + std::to_string(servers) +
+                                        " servers' gateways (the others' up to about 6 s behind)"
+                                  : " through the gateway";
   return {{"traffic", Cell(t["requests"]) + " requests (" + Fixed(t["requests_per_second"], 2) +
                           "/s), " + Cell(t["errors"]) + " failed, in the last " +
-                          Seconds(t["window_seconds"].get<int64_t>() * 1000) +
-                          " through this server's gateway"},
+                          Seconds(t["window_seconds"].get<int64_t>() * 1000) + through},
           {"latency", "p50 " + Fixed(l["p50"], 1) + " ms, p90 " + Fixed(l["p90"], 1) + " ms, p99 " +
                           Fixed(l["p99"], 1) + " ms; first token p50 " +
                           Fixed(t["first_byte_ms_p50"], 1) + " ms"},

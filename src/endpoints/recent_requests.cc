@@ -61,4 +61,25 @@ RecentSummary RecentRequests::Summarize(const std::string& endpoint_id, TimeMs n
   return out;
 }
 
+std::vector<std::string> RecentRequests::Endpoints() const {
+  MutexLock lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [id, records] : by_endpoint_) {
+    if (!records.empty()) out.push_back(id);
+  }
+  return out;
+}
+
+std::vector<RequestRecord> RecentRequests::Between(const std::string& endpoint_id, TimeMs from,
+                                                   TimeMs to) const {
+  MutexLock lock(mu_);
+  std::vector<RequestRecord> out;
+  auto it = by_endpoint_.find(endpoint_id);
+  if (it == by_endpoint_.end()) return out;
+  for (const RequestRecord& r : it->second) {
+    if (r.at >= from && r.at < to) out.push_back(r);
+  }
+  return out;
+}
+
 }  // namespace tf::endpoints

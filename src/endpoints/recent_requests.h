@@ -6,6 +6,7 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/mutex.h"
@@ -40,6 +41,9 @@ class RecentRequests {
   void Add(const std::string& endpoint_id, const RequestRecord& record);
   // Over (now - kRecentWindowMs, now].
   RecentSummary Summarize(const std::string& endpoint_id, TimeMs now) const;
+  // The endpoints with records, and an endpoint's records that ended in [from, to).
+  std::vector<std::string> Endpoints() const;
+  std::vector<RequestRecord> Between(const std::string& endpoint_id, TimeMs from, TimeMs to) const;
 
  private:
   mutable Mutex mu_;

@@ -152,4 +152,40 @@ Result<std::vector<EndpointLoadRecord>> PostgresStore::ListEndpointLoads(TimeMs 
   return out;
 }
 
+Status PostgresStore::AddEndpointTraffic(const std::vector<EndpointTrafficRecord>& rows,
+                                         TimeMs forget_before) {
+  return pool_->Run(PgTxMode::kTransaction, [&](PgConnection& conn) -> Status {
+    TF_RETURN_IF_ERROR(conn.Run("DELETE FROM endpoint_traffic WHERE bucket_start < $1",
+                                PgParams().Add(forget_before)));
+    for (const EndpointTrafficRecord& t : rows) {
+      TF_RETURN_IF_ERROR(conn.Run(
+          "INSERT INTO endpoint_traffic (server_id, endpoint_id, bucket_start, summary) "
+          "VALUES ($1, $2, $3, $4) ON CONFLICT (endpoint_id, bucket_start, server_id) "
+          "DO UPDATE SET summary = EXCLUDED.summary",
+          PgParams().Add(t.server_id).Add(t.endpoint_id).Add(t.bucket_start).Add(t.summary_json)));
+    }
+    return OkStatus();
+  });
+}
+
+Result<std::vector<EndpointTrafficRecord>> PostgresStore::ListEndpointTraffic(
+    const std::string& endpoint_id, TimeMs since) {
+  std::vector<EndpointTrafficRecord> out;
+  TF_RETURN_IF_ERROR(pool_->Run(PgTxMode::kRead, [&](PgConnection& conn) -> Status {
+    out.clear();
+    TF_ASSIGN_OR_RETURN(
+        PgResult r,
+        conn.Exec("SELECT server_id, endpoint_id, bucket_start, summary FROM endpoint_traffic "
+                  "WHERE endpoint_id = $1 AND bucket_start >= $2 "
+                  "ORDER BY server_id, bucket_start",
+                  PgParams().Add(endpoint_id).Add(since)));
+    for (int i = 0; i < r.rows(); ++i) {
+      out.push_back(EndpointTrafficRecord{std::string(r.Text(i, 0)), std::string(r.Text(i, 1)),
+                                          r.Int(i, 2), std::string(r.Text(i, 3))});
+    }
+    return OkStatus();
+  }));
+  return out;
+}
+
 }  // namespace tf::store

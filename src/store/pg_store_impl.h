@@ -156,6 +156,10 @@ class PostgresStore final : public Store,
                               const std::vector<EndpointLoadRecord>& loads,
                               TimeMs forget_before) override;
   Result<std::vector<EndpointLoadRecord>> ListEndpointLoads(TimeMs since) override;
+  Status AddEndpointTraffic(const std::vector<EndpointTrafficRecord>& rows,
+                            TimeMs forget_before) override;
+  Result<std::vector<EndpointTrafficRecord>> ListEndpointTraffic(const std::string& endpoint_id,
+                                                                 TimeMs since) override;
 
   // PoolStore (pg_pools.cc)
   Status CreatePool(const PoolRecord& pool) override;

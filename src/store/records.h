@@ -311,6 +311,16 @@ struct EndpointLoadRecord {
   TimeMs updated_at = 0;
 };
 
+// What one server's gateway answered of one endpoint in one short interval, published through
+// the store so that `endpoint describe` on any server shows every server's traffic
+// (endpoints/shared_traffic.h).
+struct EndpointTrafficRecord {
+  std::string server_id;
+  std::string endpoint_id;
+  TimeMs bucket_start = 0;   // the interval's start
+  std::string summary_json;  // its counts and latency histograms
+};
+
 // A transition or other fact in a job's life, kept for `describe`.
 struct JobEvent {
   int64_t seq = 0;  // assigned by the store, increasing per store

@@ -143,4 +143,41 @@ Result<std::vector<EndpointLoadRecord>> SqliteStore::ListEndpointLoads(TimeMs si
   return out;
 }
 
+Status SqliteStore::AddEndpointTraffic(const std::vector<EndpointTrafficRecord>& rows,
+                                       TimeMs forget_before) {
+  return writer_->Write([&](SqliteDb& db) -> Status {
+    TF_ASSIGN_OR_RETURN(Stmt forget,
+                        db.Prepare("DELETE FROM endpoint_traffic WHERE bucket_start < ?"));
+    TF_RETURN_IF_ERROR(forget.Bind(1, forget_before).Run());
+    for (const EndpointTrafficRecord& t : rows) {
+      TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("INSERT OR REPLACE INTO endpoint_traffic (server_id, "
+                                             "endpoint_id, bucket_start, summary) "
+                                             "VALUES (?, ?, ?, ?)"));
+      TF_RETURN_IF_ERROR(q.Bind(1, t.server_id)
+                             .Bind(2, t.endpoint_id)
+                             .Bind(3, t.bucket_start)
+                             .Bind(4, t.summary_json)
+                             .Run());
+    }
+    return OkStatus();
+  });
+}
+
+Result<std::vector<EndpointTrafficRecord>> SqliteStore::ListEndpointTraffic(
+    const std::string& endpoint_id, TimeMs since) {
+  std::vector<EndpointTrafficRecord> out;
+  TF_RETURN_IF_ERROR(readers_.With([&](SqliteDb& db) -> Status {
+    TF_ASSIGN_OR_RETURN(Stmt q, db.Prepare("SELECT server_id, endpoint_id, bucket_start, summary "
+                                           "FROM endpoint_traffic WHERE endpoint_id = ? AND "
+                                           "bucket_start >= ? ORDER BY server_id, bucket_start"));
+    q.Bind(1, endpoint_id).Bind(2, since);
+    for (;;) {
+      TF_ASSIGN_OR_RETURN(bool row, q.Step());
+      if (!row) return OkStatus();
+      out.push_back(EndpointTrafficRecord{q.Text(0), q.Text(1), q.Int(2), q.Text(3)});
+    }
+  }));
+  return out;
+}
+
 }  // namespace tf::store

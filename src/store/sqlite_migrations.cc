@@ -310,6 +310,17 @@ const std::vector<std::string>& Migrations() {
         hash TEXT NOT NULL UNIQUE,
         issued_at INTEGER NOT NULL);
       )sql",
+      // 15: what each server's gateway answered of each endpoint, by short interval, for
+      // `endpoint describe` on any server (endpoints/shared_traffic.h).
+      R"sql(
+      CREATE TABLE endpoint_traffic (
+        server_id TEXT NOT NULL,
+        endpoint_id TEXT NOT NULL,
+        bucket_start INTEGER NOT NULL,
+        summary TEXT NOT NULL,
+        PRIMARY KEY (endpoint_id, bucket_start, server_id));
+      CREATE INDEX endpoint_traffic_by_time ON endpoint_traffic (bucket_start);
+      )sql",
   };
   return kMigrations;
 }

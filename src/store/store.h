@@ -364,6 +364,14 @@ class EndpointStore {
                                       TimeMs forget_before) = 0;
   // Every server's rows updated at or after `since`, by server and endpoint.
   virtual Result<std::vector<EndpointLoadRecord>> ListEndpointLoads(TimeMs since) = 0;
+
+  // Adds (or replaces, by server, endpoint and interval) what servers' gateways answered in
+  // closed intervals, and forgets every row of an interval that began before `forget_before`.
+  virtual Status AddEndpointTraffic(const std::vector<EndpointTrafficRecord>& rows,
+                                    TimeMs forget_before) = 0;
+  // An endpoint's rows of intervals that began at or after `since`, by server and interval.
+  virtual Result<std::vector<EndpointTrafficRecord>> ListEndpointTraffic(
+      const std::string& endpoint_id, TimeMs since) = 0;
 };
 
 // Node pools (pools/), of the whole fleet.
