@@ -488,16 +488,17 @@ TEST_P(CostStoreContractTest, AStoreMigratedFromSchema4KeepsWorking) {
     ASSERT_TRUE(fresh->nodes().TouchNode(n.id, 1, kT0 + 50).ok());
   }
   // Back to schema 4: what migrations 5 to 7 added is gone, the node stays.
-  Status down = RunSql(GetParam(), url,
-                       "DROP TABLE node_periods; DROP TABLE budget_alerts; DROP TABLE budgets; "
-                       "DROP TABLE dataset_shards; DROP TABLE datasets; "
-                       "DROP TABLE multipart_parts; DROP TABLE multipart_uploads; "
-                       "DROP TABLE object_segments; "
-                       "ALTER TABLE objects DROP COLUMN headers; "
-                       "ALTER TABLE objects DROP COLUMN checksum; "
-                       "DROP TABLE endpoints; DROP TABLE endpoint_loads; DROP TABLE pools; "
-                       "DROP TABLE join_tokens; DROP TABLE node_credentials; "
-                       "DELETE FROM schema_migrations WHERE version >= 5;");
+  Status down =
+      RunSql(GetParam(), url,
+             "DROP TABLE node_periods; DROP TABLE budget_alerts; DROP TABLE budgets; "
+             "DROP TABLE dataset_shards; DROP TABLE datasets; "
+             "DROP TABLE multipart_parts; DROP TABLE multipart_uploads; "
+             "DROP TABLE object_segments; "
+             "ALTER TABLE objects DROP COLUMN headers; "
+             "ALTER TABLE objects DROP COLUMN checksum; "
+             "DROP TABLE endpoints; DROP TABLE endpoint_loads; DROP TABLE pools; "
+             "DROP TABLE join_tokens; DROP TABLE node_credentials; DROP TABLE endpoint_traffic; "
+             "DELETE FROM schema_migrations WHERE version >= 5;");
   ASSERT_TRUE(down.ok()) << down.ToString();
 
   std::unique_ptr<Store> upgraded = Open(url);

@@ -448,17 +448,18 @@ TEST_P(ObjectContractTest, ADatabaseFromBeforeStoredHeadersKeepsItsObjectsAndUpl
                     .AddMultipartUpload({upload, owner_, project_, "old", "k", "", "{}", kT0, {}})
                     .ok());
   }
-  Status down = RunSql(GetParam(), database.url(),
-                       "ALTER TABLE objects DROP COLUMN headers; "
-                       "ALTER TABLE objects DROP COLUMN checksum; "
-                       "ALTER TABLE multipart_uploads DROP COLUMN headers; "
-                       "ALTER TABLE multipart_uploads DROP COLUMN checksum_algorithm; "
-                       "ALTER TABLE multipart_uploads DROP COLUMN checksum_type; "
-                       "ALTER TABLE object_segments DROP COLUMN checksum; "
-                       "ALTER TABLE multipart_parts DROP COLUMN checksum; "
-                       "DROP TABLE endpoints; DROP TABLE endpoint_loads; DROP TABLE pools; "
-                       "DROP TABLE join_tokens; DROP TABLE node_credentials; "
-                       "DELETE FROM schema_migrations WHERE version >= 9;");
+  Status down =
+      RunSql(GetParam(), database.url(),
+             "ALTER TABLE objects DROP COLUMN headers; "
+             "ALTER TABLE objects DROP COLUMN checksum; "
+             "ALTER TABLE multipart_uploads DROP COLUMN headers; "
+             "ALTER TABLE multipart_uploads DROP COLUMN checksum_algorithm; "
+             "ALTER TABLE multipart_uploads DROP COLUMN checksum_type; "
+             "ALTER TABLE object_segments DROP COLUMN checksum; "
+             "ALTER TABLE multipart_parts DROP COLUMN checksum; "
+             "DROP TABLE endpoints; DROP TABLE endpoint_loads; DROP TABLE pools; "
+             "DROP TABLE join_tokens; DROP TABLE node_credentials; DROP TABLE endpoint_traffic; "
+             "DELETE FROM schema_migrations WHERE version >= 9;");
   ASSERT_TRUE(down.ok()) << down.ToString();
 
   auto upgraded = OpenStore(database.url());

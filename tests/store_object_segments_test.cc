@@ -164,17 +164,18 @@ TEST_P(SegmentStoreTest, ADatabaseFromBeforeSegmentsKeepsItsObjects) {
     ASSERT_TRUE(fresh->objects().AddPendingBlob({blob, owner_, kT0}).ok());
     ASSERT_TRUE(fresh->objects().PutObject(Record(bucket_id, "old", blob, {}), owner_).ok());
   }
-  Status down = RunSql(GetParam(), url,
-                       "DROP TABLE object_segments; "
-                       "ALTER TABLE objects DROP COLUMN headers; "
-                       "ALTER TABLE objects DROP COLUMN checksum; "
-                       "ALTER TABLE multipart_uploads DROP COLUMN headers; "
-                       "ALTER TABLE multipart_uploads DROP COLUMN checksum_algorithm; "
-                       "ALTER TABLE multipart_uploads DROP COLUMN checksum_type; "
-                       "ALTER TABLE multipart_parts DROP COLUMN checksum; "
-                       "DROP TABLE endpoints; DROP TABLE endpoint_loads; DROP TABLE pools; "
-                       "DROP TABLE join_tokens; DROP TABLE node_credentials; "
-                       "DELETE FROM schema_migrations WHERE version >= 8;");
+  Status down =
+      RunSql(GetParam(), url,
+             "DROP TABLE object_segments; "
+             "ALTER TABLE objects DROP COLUMN headers; "
+             "ALTER TABLE objects DROP COLUMN checksum; "
+             "ALTER TABLE multipart_uploads DROP COLUMN headers; "
+             "ALTER TABLE multipart_uploads DROP COLUMN checksum_algorithm; "
+             "ALTER TABLE multipart_uploads DROP COLUMN checksum_type; "
+             "ALTER TABLE multipart_parts DROP COLUMN checksum; "
+             "DROP TABLE endpoints; DROP TABLE endpoint_loads; DROP TABLE pools; "
+             "DROP TABLE join_tokens; DROP TABLE node_credentials; DROP TABLE endpoint_traffic; "
+             "DELETE FROM schema_migrations WHERE version >= 8;");
   ASSERT_TRUE(down.ok()) << down.ToString();
 
   {
