@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "jobs/hyperparameter_settings.h"
 #include "jobs/quantities.h"
 
 namespace tf::jobs {
@@ -669,6 +670,47 @@ TEST(JobSpecDatasetsTest, BadDatasetListsAreNamed) {
                 .find("would share the variable TENSORFLEET_DATASET_A_B"),
             std::string::npos);
   EXPECT_NE(ErrorOf(std::string(kHead) + "datasets: tiny\n").find("datasets"), std::string::npos);
+}
+
+// `run --set NAME=VALUE`: typed as the spec's YAML types an unquoted value, then checked by
+// the spec's own rules.
+TEST(HyperparameterSettingsTest, TypedAsInYamlAndCheckedByTheSpecsRules) {
+  struct Case {
+    const char* text;
+    const char* name;
+    nlohmann::json value;
+  };
+  const Case cases[] = {{"lr=3e-4", "lr", 0.0003},       {"layers=12", "layers", 12},
+                        {"warmup=true", "warmup", true}, {"model=llama-3", "model", "llama-3"},
+                        {"note=a=b", "note", "a=b"},     {"empty=", "empty", ""},
+                        {"neg=-2.5", "neg", -2.5}};
+  for (const auto& c : cases) {
+    auto s = ParseHyperparameterSetting(c.text);
+    ASSERT_TRUE(s.ok()) << c.text << ": " << s.status().ToString();
+    EXPECT_EQ(s->first, c.name);
+    EXPECT_EQ(s->second, c.value) << c.text;
+  }
+  for (auto [text, error] : {std::pair{"lr", "expected NAME=VALUE"},
+                             {"=1", "the name before '=' is empty"},
+                             {"x=null", "--set x: 'null' needs a value"},
+                             {"x=.inf", "is not a finite number"}}) {
+    auto s = ParseHyperparameterSetting(text);
+    ASSERT_FALSE(s.ok()) << text;
+    EXPECT_NE(s.status().message().find(error), std::string::npos) << s.status().message();
+  }
+
+  auto spec =
+      ParseJobSpec("name: t\ncommand: true\nhyperparameters: {lr: 0.001, layers: 4}\n", "t.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_TRUE(ApplyHyperparameterSettings(*spec, {{"lr", 0.0003}, {"tag", "fast"}}).ok());
+  EXPECT_EQ(spec->hyperparameters,
+            (nlohmann::json{{"lr", 0.0003}, {"layers", 4}, {"tag", "fast"}}));
+  Status bad = ApplyHyperparameterSettings(*spec, {{"bad name", 1}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("--set: hyperparameters.bad name: is not a valid name"),
+            std::string::npos)
+      << bad.message();
+  EXPECT_TRUE(ApplyHyperparameterSettings(*spec, nullptr).ok());
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "http_test_util.h"  // first: see the note in base/async.h
 #include "jobs/job_doc.h"
 #include "jobs_test_util.h"
+#include "program_run.h"
 #include "worker/code_bundle.h"
 
 namespace tf::testing {
@@ -496,6 +497,32 @@ TEST_F(JobsE2eTest, AShortDrainDeadlineLeavesAServiceHalfOfItToServe) {
   ASSERT_NE(at, std::string::npos) << log;
   EXPECT_GE(std::stoll(log.substr(at + 8)) - drained_at, 1'000 - 150)
       << "TERM came before half of the notice";
+}
+
+// `tensorfleet run --set`: values for one run replace or add to the spec's hyperparameters,
+// typed as YAML types them, and reach the job as the spec's own do; a bad one is named.
+TEST_F(JobsE2eTest, RunSetGivesOneRunItsOwnHyperparameters) {
+  StartWorker("w1");
+  const std::string spec =
+      WriteFile(dir_.path() / "hp.yaml",
+                "name: hp\n"
+                "command: echo \"lr=$TENSORFLEET_HP_LR layers=$TENSORFLEET_HP_LAYERS "
+                "tag=$TENSORFLEET_HP_TAG\"\n"
+                "hyperparameters: {lr: 0.001, layers: 4}\n");
+  ProgramRun run = RunTensorfleetOn(
+      app_->url(), admin_token_, {"--json", "run", spec, "--set", "lr=3e-4", "--set", "tag=fast"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string id = Json::parse(run.output)["id"];
+  Json done = WaitFor(id, Finished);
+  EXPECT_EQ(done["state"], "succeeded") << done.dump(2);
+  EXPECT_NE(Log(id, 1).find("lr=0.0003 layers=4 tag=fast"), std::string::npos) << Log(id, 1);
+
+  ProgramRun bad =
+      RunTensorfleetOn(app_->url(), admin_token_, {"run", spec, "--set", "bad name=1"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.output.find("--set: hyperparameters.bad name: is not a valid name"),
+            std::string::npos)
+      << bad.output;
 }
 
 TEST_F(JobsE2eTest, CancelStopsARunningJobAndAQueuedOne) {

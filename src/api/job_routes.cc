@@ -21,9 +21,13 @@ void AddJobRoutes(Router& router, Services& s) {
     std::string spec = r.Required(r.String("spec"), "spec");
     std::string source = r.String("source").value_or("spec.yaml");
     std::string code_key = r.String("code_key").value_or("");
+    // {"lr": 0.0003, ...}: hyperparameters that replace or add to the spec's (`run --set`).
+    const Json* set = r.Value("set", Json::value_t::object);
+    Json settings = set ? *set : Json(nullptr);
     if (Status st = r.Finish(); !st.ok()) co_return ErrorResponse(st);
-    auto job = co_await RunBlocking(
-        s.pool, [&] { return s.jobs.Submit(ctx.principal.project_id, spec, source, code_key); });
+    auto job = co_await RunBlocking(s.pool, [&] {
+      return s.jobs.Submit(ctx.principal.project_id, spec, source, code_key, settings);
+    });
     if (!job.ok()) co_return ErrorResponse(job.status());
     co_return JsonResponse(201, JobToJson(*job));
   });

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/table.h"
 #include "client/object_client.h"
+#include "jobs/hyperparameter_settings.h"
 #include "jobs/job_doc.h"
 #include "jobs/job_spec.h"
 #include "worker/code_bundle.h"
@@ -23,7 +24,8 @@ namespace fs = std::filesystem;
 
 struct JobRunFlags {
   std::string spec_path;
-  bool follow = false;  // stream the log; the exit code is the job's outcome
+  bool follow = false;            // stream the log; the exit code is the job's outcome
+  std::vector<std::string> sets;  // --set NAME=VALUE: hyperparameters for this run
 };
 
 struct JobPsFlags {
@@ -245,10 +247,21 @@ void AddJobCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
       ->required();
   run->add_flag("-f,--follow", run_flags->follow,
                 "Stream the job's log until it ends; exit 0 only if it succeeded");
+  run->add_option("--set", run_flags->sets,
+                  "A hyperparameter for this run, NAME=VALUE (repeatable): added to the spec's "
+                  "or replacing its value; typed as in YAML (3e-4 a number, true, text)")
+      ->allow_extra_args(false);
   RunExitCode(run, exit_code, [&conn, f = run_flags]() -> Result<int> {
     TF_ASSIGN_OR_RETURN(std::string text, ReadTextFile(f->spec_path));
     TF_ASSIGN_OR_RETURN(jobs::JobSpec spec,
                         jobs::ParseJobSpec(text, fs::path(f->spec_path).filename().string()));
+    Json settings = Json::object();
+    for (const std::string& set : f->sets) {
+      TF_ASSIGN_OR_RETURN(auto setting, jobs::ParseHyperparameterSetting(set));
+      settings[setting.first] = setting.second;
+    }
+    // Checked here too, so that a bad setting is named before any code is uploaded.
+    TF_RETURN_IF_ERROR(jobs::ApplyHyperparameterSettings(spec, settings));
     TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
     std::string code_key;
     if (!spec.code.empty()) {
@@ -258,7 +271,8 @@ void AddJobCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
                         api.Call("POST", "/v1/jobs",
                                  Json{{"spec", text},
                                       {"source", fs::path(f->spec_path).filename().string()},
-                                      {"code_key", code_key}}));
+                                      {"code_key", code_key},
+                                      {"set", settings}}));
     if (conn.json) {
       PrintJson(job);
     } else {

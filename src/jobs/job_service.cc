@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "base/time_format.h"
 #include "fleet/scheduler.h"
+#include "jobs/hyperparameter_settings.h"
 
 namespace tf::jobs {
 namespace {
@@ -119,8 +120,10 @@ void JobService::SetListeners(std::function<void(const std::string&)> on_node_ch
 }
 
 Result<Job> JobService::Submit(const std::string& project_id, const std::string& spec_yaml,
-                               const std::string& source, const std::string& code_key) {
+                               const std::string& source, const std::string& code_key,
+                               const nlohmann::json& settings) {
   TF_ASSIGN_OR_RETURN(JobSpec spec, ParseJobSpec(spec_yaml, source));
+  TF_RETURN_IF_ERROR(ApplyHyperparameterSettings(spec, settings));
   return SubmitSpec(project_id, spec, source, code_key);
 }
 

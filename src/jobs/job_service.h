@@ -115,8 +115,10 @@ class JobService {
   Result<bool> WouldPlaceNow(const JobSpec& spec);
 
   // Jobs. `spec_yaml` is the spec file as written; `source` its name in messages.
+  // `settings`: hyperparameter values that replace or add to the spec's (`run --set`).
   Result<Job> Submit(const std::string& project_id, const std::string& spec_yaml,
-                     const std::string& source, const std::string& code_key);
+                     const std::string& source, const std::string& code_key,
+                     const nlohmann::json& settings = nullptr);
   // A spec already read (and checked again here): what other services submit, such as an
   // endpoint's replicas.
   Result<Job> SubmitSpec(const std::string& project_id, const JobSpec& spec,

@@ -9,7 +9,7 @@ namespace {
 
 constexpr int kMaxDigits = 18;  // so that every product below fits in __int128 comfortably
 constexpr TimeMs kMaxDurationMs = 1'000'000'000'000'000;  // about 31,700 years
-constexpr int64_t kMaxMemoryBytes = int64_t{1} << 62;
+constexpr int64_t kMaxScaledBytes = int64_t{1} << 62;
 
 // A non-negative decimal number as digits / 10^scale, read from the front of `text`.
 struct Decimal {
@@ -121,7 +121,7 @@ Result<int64_t> ParseMemory(std::string_view text) {
         "k, M, G, T, P), got " +
         Quote(text));
   }
-  int64_t bytes = Scale(d, unit == nullptr ? 1 : unit->size, kMaxMemoryBytes);
+  int64_t bytes = Scale(d, unit == nullptr ? 1 : unit->size, kMaxScaledBytes);
   if (bytes < 0) return InvalidArgument("is too large: " + Quote(text));
   return bytes;
 }

@@ -82,10 +82,10 @@ int SpecReader::LineOf(std::string_view path) const {
   return 1;
 }
 
-SpecField SpecReader::Child(const SpecField& parent, YAML::Node node, std::string key,
+SpecField SpecReader::Child(const SpecField& parent, const YAML::Node& node, std::string key,
                             std::string path, int line) {
   lines_.emplace(path, line);
-  return SpecField{std::move(node), std::move(key), std::move(path), line};
+  return SpecField{node, std::move(key), std::move(path), line};
 }
 
 Result<std::vector<SpecField>> SpecReader::Entries(const SpecField& mapping,
@@ -190,6 +190,12 @@ Result<nlohmann::json> SpecReader::TypedScalar(const SpecField& field) {
   if (!IsValidUtf8(text)) return Error(field, "must be valid UTF-8");
   const std::string& tag = field.node.Tag();
   if (tag == "!" || tag == "tag:yaml.org,2002:str") return nlohmann::json(text);  // quoted
+  auto typed = TypeScalarText(text);
+  if (!typed.ok()) return Error(field, typed.status().message());
+  return typed;
+}
+
+Result<nlohmann::json> TypeScalarText(const std::string& text) {
   if (IsOneOf(text, {"true", "True", "TRUE"})) return nlohmann::json(true);
   if (IsOneOf(text, {"false", "False", "FALSE"})) return nlohmann::json(false);
   std::string_view number = WithoutPlus(text);
@@ -198,7 +204,7 @@ Result<nlohmann::json> SpecReader::TypedScalar(const SpecField& field) {
     int64_t value = 0;
     auto [ptr, ec] = std::from_chars(number.data(), end, value);
     if (ec != std::errc() || ptr != end) {
-      return Error(field, "is too large for a 64-bit integer (quote it to pass it as text)");
+      return InvalidArgument("is too large for a 64-bit integer (quote it to pass it as text)");
     }
     return nlohmann::json(value);
   }
@@ -206,16 +212,16 @@ Result<nlohmann::json> SpecReader::TypedScalar(const SpecField& field) {
     double value = 0;
     auto [ptr, ec] = std::from_chars(number.data(), end, value);
     if (ec != std::errc() || ptr != end || !std::isfinite(value)) {
-      return Error(field, "is out of range for a number (quote it to pass it as text)");
+      return InvalidArgument("is out of range for a number (quote it to pass it as text)");
     }
     return nlohmann::json(value);
   }
   if (IsOneOf(text, {"~", "null", "Null", "NULL"})) {
-    return Error(field, "needs a value (write \"\" for an empty string)");
+    return InvalidArgument("needs a value (write \"\" for an empty string)");
   }
   if (IsOneOf(text, {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF",
                      ".nan", ".NaN", ".NAN"})) {
-    return Error(field, "is not a finite number (quote it to pass it as text)");
+    return InvalidArgument("is not a finite number (quote it to pass it as text)");
   }
   return nlohmann::json(text);
 }

@@ -61,8 +61,8 @@ class SpecReader {
   Result<nlohmann::json> TypedScalar(const SpecField& field);
 
  private:
-  SpecField Child(const SpecField& parent, YAML::Node node, std::string key, std::string path,
-                  int line);
+  SpecField Child(const SpecField& parent, const YAML::Node& node, std::string key,
+                  std::string path, int line);
 
   std::string source_;
   std::map<std::string, int, std::less<>> lines_;
@@ -76,5 +76,10 @@ int NodeLine(const YAML::Node& node, int fallback);
 
 // Whether `node` is absent or YAML null (a field written with no value).
 bool IsNullValue(const YAML::Node& node);
+
+// A plain (unquoted) scalar's text typed as SpecReader::TypedScalar types it: true/false, a
+// 64-bit integer, a finite number, else the text itself. kInvalidArgument, saying why without a
+// path, for null and for numbers out of range or not finite.
+Result<nlohmann::json> TypeScalarText(const std::string& text);
 
 }  // namespace tf::jobs
