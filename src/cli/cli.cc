@@ -85,6 +85,7 @@ int Main(int argc, char** argv) {
   AddEngineCommands(app, conn, exit_code);
   AddCostCommands(app, conn, exit_code);
   AddPlanCommands(app, conn, exit_code);
+  AddSweepCommands(app, conn, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -37,6 +37,8 @@ void AddEngineCommands(CLI::App& app, client::Connection& conn, int& exit_code);
 void AddCostCommands(CLI::App& app, client::Connection& conn, int& exit_code);
 // plan train/serve: what a training run or a deployment needs and costs; offline.
 void AddPlanCommands(CLI::App& app, client::Connection& conn, int& exit_code);
+// sweep suggest: hyperparameter search as ask and tell; offline.
+void AddSweepCommands(CLI::App& app, client::Connection& conn, int& exit_code);
 
 // Prints "error: <message>" to stderr and returns 1.
 int Fail(const Status& status);
