@@ -115,17 +115,17 @@ tf pool create "$data_dir/pool.yaml"
 tf nodes
 
 step "Train a small Llama with PyTorch DDP (2 ranks over gloo) as a managed job"
-# The example's spec, shortened for the demo: fewer steps, a checkpoint every 10.
+# The example's spec, its code found from here; shortened for the demo with `--set` below
+# (fewer steps, a checkpoint every 10), which replaces those hyperparameters for this run.
 spec="$data_dir/llama-train.yaml"
-sed -e "s|^code: .*|code: \"$PWD/examples/llama-train\"|" -e 's/^  steps: .*/  steps: 80/' \
-  -e 's/^  checkpoint_every: .*/  checkpoint_every: 10/' examples/llama-train/job.yaml >"$spec"
+sed -e "s|^code: .*|code: \"$PWD/examples/llama-train\"|" examples/llama-train/job.yaml >"$spec"
 # Run on each node before the job's first rank there, its output in the job's log
 # (docs/jobs-spec.md, "Setup"); the ranks run in a cgroup of their spec's CPUs and memory.
 cat >>"$spec" <<'YAML'
 setup: /usr/bin/python3 -c "import torch; print('torch', torch.__version__, 'importable in the setup')"
 YAML
-job=$("$tf_bin" run "$spec")
-echo "$ tensorfleet run llama-train.yaml   -> $job"
+job=$("$tf_bin" run "$spec" --set steps=80 --set checkpoint_every=10)
+echo "$ tensorfleet run llama-train.yaml --set steps=80 --set checkpoint_every=10   -> $job"
 for _ in $(seq 600); do
   "$tf_bin" logs "$job" 2>/dev/null | grep -q '^step=30 ' && break; sleep 0.5
 done
@@ -218,6 +218,16 @@ echo "  (a tiny Llama test checkpoint with RANDOM weights: the text is gibberish
 echo "   the forward pass and the speed are real)"
 tf engine generate --model tests/data/engine/llama-gqa --prompt "The quick brown fox" \
   --max-tokens 32 --ignore-eos
+
+step "Sweeps, the search core: the next trials' hyperparameters from the trials so far (ask and tell)"
+cat >"$data_dir/space.yaml" <<'YAML'
+parameters:
+  lr: {type: loguniform, low: 1e-4, high: 1e-2}
+  batch_size: {type: categorical, choices: [8, 16, 32]}
+  seq_len: {type: fixed, value: 128}
+YAML
+printf '%s\n' '{"params": {"lr": 0.003, "batch_size": 8, "seq_len": 128}, "value": 2.41}' |
+  tf sweep suggest --space "$data_dir/space.yaml" --seed 7 --count 3
 
 step "Cost, offline: plan a training run, check a quote, refuse an impossible deployment, audit a bill"
 # Llama 2 70B on 2T tokens on A100-80GB: at the MFU the paper's run implies over all its
