@@ -444,59 +444,50 @@ TEST_F(JobsE2eTest, AProcessThatIgnoresSigtermIsKilledAtTheDeadline) {
   EXPECT_NE(Log(id, 1).find("ignoring TERM"), std::string::npos);
 }
 
+// A service that prints when SIGTERM reaches it, on a node of its own that is drained with
+// `deadline_ms`: how many milliseconds after the drain began TERM came (-1 if it never did).
+// The job must end stopped by that TERM, not killed.
+class ServiceDrainTest : public JobsE2eTest {
+ protected:
+  int64_t TermAfterDrain(const std::string& drain_grace, int64_t deadline_ms) {
+    std::string node = StartWorker("w1");
+    auto job = Submit(
+        "name: service\n"
+        "command: trap 'echo \"TERM at $(date +%s%3N)\"; exit 0' TERM; echo started; "
+        "while true; do sleep 0.05; done\n"
+        "drain_grace: " +
+        drain_grace + "\nretry: {on: [], max_attempts: 1}\n");
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    if (!job.ok()) return -1;
+    std::string id = (*job)["id"];
+    WaitForState(id, "running");
+    WaitFor(id, [&](const Json&) { return Log(id, 1).find("started") != std::string::npos; });
+    const int64_t drained_at = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count();
+    EXPECT_TRUE(
+        api_->Call("POST", "/v1/nodes/" + node + "/drain", Json{{"deadline_ms", deadline_ms}})
+            .ok());
+    Json done = WaitFor(id, Finished);
+    EXPECT_EQ(done["attempts"][0]["state"], "interrupted") << done.dump(2);
+    EXPECT_EQ(done["attempts"][0]["ranks"][0].value("signal", 0), 0) << "stopped by TERM in time";
+    std::string log = Log(id, 1);
+    size_t at = log.find("TERM at ");
+    EXPECT_NE(at, std::string::npos) << log;
+    return at == std::string::npos ? -1 : std::stoll(log.substr(at + 8)) - drained_at;
+  }
+};
+
 // A job with a drain_grace (a service that its owner replaces first) keeps running while its
 // node drains, until that long before the deadline, and then gets SIGTERM.
-TEST_F(JobsE2eTest, AJobWithADrainGraceRunsOnUntilGraceBeforeTheDeadline) {
-  std::string w1 = StartWorker("w1");
-  auto job = Submit(
-      "name: service\n"
-      "command: trap 'echo \"TERM at $(date +%s%3N)\"; exit 0' TERM; echo started; "
-      "while true; do sleep 0.05; done\n"
-      "drain_grace: 1s\n"
-      "retry: {on: [], max_attempts: 1}\n");
-  ASSERT_TRUE(job.ok()) << job.status().ToString();
-  std::string id = (*job)["id"];
-  WaitForState(id, "running");
-  WaitFor(id, [&](const Json&) { return Log(id, 1).find("started") != std::string::npos; });
-  const int64_t drained_at = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count();
-  ASSERT_TRUE(api_->Call("POST", "/v1/nodes/" + w1 + "/drain", Json{{"deadline_ms", 2500}}).ok());
-  Json done = WaitFor(id, Finished);
-  EXPECT_EQ(done["attempts"][0]["state"], "interrupted") << done.dump(2);
-  EXPECT_EQ(done["attempts"][0]["ranks"][0].value("signal", 0), 0) << "stopped by TERM in time";
-  std::string log = Log(id, 1);
-  size_t at = log.find("TERM at ");
-  ASSERT_NE(at, std::string::npos) << log;
-  int64_t term_at = std::stoll(log.substr(at + 8));
-  EXPECT_GE(term_at - drained_at, 1'500 - 100) << "TERM came before deadline - grace";
+TEST_F(ServiceDrainTest, AJobWithADrainGraceRunsOnUntilGraceBeforeTheDeadline) {
+  EXPECT_GE(TermAfterDrain("1s", 2500), 1'500 - 100) << "TERM came before deadline - grace";
 }
 
 // A drain whose deadline is nearer than twice the grace: the service serves for the first half
 // of the notice and stops in the second (it was stopped at once, nothing serving meanwhile).
-TEST_F(JobsE2eTest, AShortDrainDeadlineLeavesAServiceHalfOfItToServe) {
-  std::string w1 = StartWorker("w1");
-  auto job = Submit(
-      "name: service\n"
-      "command: trap 'echo \"TERM at $(date +%s%3N)\"; exit 0' TERM; echo started; "
-      "while true; do sleep 0.05; done\n"
-      "drain_grace: 30s\n"
-      "retry: {on: [], max_attempts: 1}\n");
-  ASSERT_TRUE(job.ok()) << job.status().ToString();
-  std::string id = (*job)["id"];
-  WaitForState(id, "running");
-  WaitFor(id, [&](const Json&) { return Log(id, 1).find("started") != std::string::npos; });
-  const int64_t drained_at = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count();
-  ASSERT_TRUE(api_->Call("POST", "/v1/nodes/" + w1 + "/drain", Json{{"deadline_ms", 2000}}).ok());
-  Json done = WaitFor(id, Finished);
-  EXPECT_EQ(done["attempts"][0]["ranks"][0].value("signal", 0), 0) << "stopped by TERM in time";
-  std::string log = Log(id, 1);
-  size_t at = log.find("TERM at ");
-  ASSERT_NE(at, std::string::npos) << log;
-  EXPECT_GE(std::stoll(log.substr(at + 8)) - drained_at, 1'000 - 150)
-      << "TERM came before half of the notice";
+TEST_F(ServiceDrainTest, AShortDrainDeadlineLeavesAServiceHalfOfItToServe) {
+  EXPECT_GE(TermAfterDrain("30s", 2000), 1'000 - 150) << "TERM came before half of the notice";
 }
 
 // `tensorfleet run --set`: values for one run replace or add to the spec's hyperparameters,
