@@ -54,6 +54,33 @@ TEST(CompletionTokensTest, AWholeAnswerCountsItsUsage) {
   EXPECT_EQ(CompletionTokensOf("not json"), 0);
 }
 
+// Read without building the document: only the answer's own usage counts, as a whole parse
+// would find it.
+TEST(CompletionTokensTest, OnlyTheAnswersOwnUsageCounts) {
+  // A usage nested elsewhere, or a completion_tokens outside usage, is not the answer's.
+  EXPECT_EQ(CompletionTokensOf(
+                R"({"choices":[{"usage":{"completion_tokens":5}}],"completion_tokens":7})"),
+            0);
+  EXPECT_EQ(CompletionTokensOf(R"({"usage":{"details":{"completion_tokens":5}}})"), 0);
+  // Keys after the nested object still count; other values around it do not confuse it.
+  EXPECT_EQ(
+      CompletionTokensOf(
+          R"({"usage":{"details":{"completion_tokens":5},"completion_tokens":12},"x":[1,{}]})"),
+      12);
+  // The last of a repeated key wins, as in a parsed document.
+  EXPECT_EQ(
+      CompletionTokensOf(R"({"usage":{"completion_tokens":3},"usage":{"completion_tokens":4}})"),
+      4);
+  EXPECT_EQ(CompletionTokensOf(R"({"usage":{"completion_tokens":3},"usage":null})"), 0);
+  // Not a count: a string, a fraction, an array at the top, or a broken document.
+  EXPECT_EQ(CompletionTokensOf(R"({"usage":{"completion_tokens":"3"}})"), 0);
+  EXPECT_EQ(CompletionTokensOf(R"({"usage":{"completion_tokens":3.5}})"), 0);
+  EXPECT_EQ(CompletionTokensOf(R"([{"usage":{"completion_tokens":3}}])"), 0);
+  EXPECT_EQ(CompletionTokensOf(R"({"usage":{"completion_tokens":3}})"), 3);
+  EXPECT_EQ(CompletionTokensOf(R"({"usage":{"completion_tokens":3}} trailing)"), 0);
+  EXPECT_EQ(CompletionTokensOf(R"({"usage":{"completion_tokens":3})"), 0);
+}
+
 TEST(CompletionTokensTest, AStreamCountsEventsWithTextWhereverItIsSplit) {
   const std::string stream =
       "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n"
