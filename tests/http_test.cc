@@ -7,9 +7,14 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/write.hpp>
+#include <future>
+#include <map>
+#include <set>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "eventually.h"
 #include "http_test_util.h"  // first: includes base/async.h
 
@@ -419,6 +424,26 @@ TEST_F(HttpServerTest, BindFailureIsUnavailableAndNamesTheAddress) {
       << second.status().ToString();
 }
 
+// `clients` threads, each with a keep-alive connection of its own, POST `requests` bodies to
+// /echo; returns how many came back as "echo:" and the body.
+int EchoFromClients(const std::string& url, int clients, int requests) {
+  std::atomic<int> good{0};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      auto client = Client::Create(url);
+      if (!client.ok()) return;
+      for (int i = 0; i < requests; ++i) {
+        std::string body = std::to_string(c) + "/" + std::to_string(i);
+        auto r = (*client)->Send("POST", "/echo", {}, body, 10s);
+        if (r.ok() && r->body == "echo:" + body) ++good;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return good.load();
+}
+
 TEST(HttpServerThreadsTest, ServesConcurrentClientsOnSeveralIoThreads) {
   constexpr int kClients = 8;
   constexpr int kRequests = 100;
@@ -434,21 +459,7 @@ TEST(HttpServerThreadsTest, ServesConcurrentClientsOnSeveralIoThreads) {
   for (int i = 0; i < 4; ++i) io_threads.emplace_back([&io] { io.run(); });
 
   const std::string url = "http://127.0.0.1:" + std::to_string((*server)->port());
-  std::atomic<int> good{0};
-  std::vector<std::thread> clients;
-  for (int c = 0; c < kClients; ++c) {
-    clients.emplace_back([&, c] {
-      auto client = Client::Create(url);
-      if (!client.ok()) return;
-      for (int i = 0; i < kRequests; ++i) {
-        std::string body = std::to_string(c) + "/" + std::to_string(i);
-        auto r = (*client)->Send("POST", "/echo", {}, body, 10s);
-        if (r.ok() && r->body == "echo:" + body) ++good;
-      }
-    });
-  }
-  for (auto& t : clients) t.join();
-  EXPECT_EQ(good.load(), kClients * kRequests);
+  EXPECT_EQ(EchoFromClients(url, kClients, kRequests), kClients * kRequests);
   EXPECT_EQ((*server)->requests_served(), kClients * kRequests);
 
   std::promise<void> stopped;
@@ -457,6 +468,68 @@ TEST(HttpServerThreadsTest, ServesConcurrentClientsOnSeveralIoThreads) {
   stopped.get_future().wait();
   work.reset();
   for (auto& t : io_threads) t.join();
+  pool.join();
+}
+
+// With connection_contexts, each connection lives on one of those single-threaded io_contexts
+// for its whole life (its handler, and what the handler waits for, resume there), the
+// connections are spread over all of them, and Shutdown still ends every one.
+TEST(HttpServerThreadsTest, ConnectionContextsKeepEachConnectionOnOneThread) {
+  constexpr int kClients = 6;
+  constexpr int kRequests = 40;
+  asio::io_context io;
+  auto work = asio::make_work_guard(io);
+  std::vector<std::unique_ptr<asio::io_context>> contexts;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> context_work;
+  ServerOptions options;
+  for (int i = 0; i < 2; ++i) {
+    contexts.push_back(std::make_unique<asio::io_context>(1));
+    context_work.emplace_back(contexts.back()->get_executor());
+    options.connection_contexts.push_back(contexts.back().get());
+  }
+  asio::thread_pool pool(2);
+  Mutex mu;
+  std::map<std::string, std::set<std::thread::id>> threads_of;  // by client connection
+  auto server = Server::Start(io, options, [&](Request& r) -> awaitable<Response> {
+    const auto before = std::this_thread::get_id();
+    auto echo = [body = r.body] { return "echo:" + body; };  // named: see RunBlocking
+    std::string answer = co_await RunBlocking(pool, std::move(echo));
+    MutexLock lock(mu);
+    threads_of[r.remote_address].insert(before);
+    threads_of[r.remote_address].insert(std::this_thread::get_id());
+    co_return Text(answer);
+  });
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  std::vector<std::thread> threads;
+  threads.emplace_back([&io] { io.run(); });
+  for (auto& context : contexts) threads.emplace_back([c = context.get()] { c->run(); });
+
+  const std::string url = "http://127.0.0.1:" + std::to_string((*server)->port());
+  EXPECT_EQ(EchoFromClients(url, kClients, kRequests), kClients * kRequests);
+
+  std::set<std::thread::id> used;
+  {
+    MutexLock lock(mu);
+    ASSERT_EQ(threads_of.size(), static_cast<size_t>(kClients));
+    for (const auto& [remote, ids] : threads_of) {
+      EXPECT_EQ(ids.size(), 1u) << remote << " was served on " << ids.size() << " threads";
+      used.insert(ids.begin(), ids.end());
+    }
+  }
+  EXPECT_EQ(used.size(), contexts.size()) << "the connections were not spread over the contexts";
+  EXPECT_EQ(used.count(threads[0].get_id()), 0u) << "a connection ran on the acceptor's context";
+
+  // A connection left open is closed by Shutdown, on its own context.
+  auto idle = Client::Create(url);
+  ASSERT_TRUE(idle.ok());
+  ASSERT_TRUE((*idle)->Send("POST", "/echo", {}, "x", 10s).ok());
+  std::promise<void> stopped;
+  asio::co_spawn(io, (*server)->Shutdown(1s),
+                 [&](const std::exception_ptr&) { stopped.set_value(); });
+  ASSERT_EQ(stopped.get_future().wait_for(10s), std::future_status::ready);
+  work.reset();
+  context_work.clear();
+  for (auto& t : threads) t.join();
   pool.join();
 }
 

@@ -153,6 +153,40 @@ TEST(UpstreamPoolTest, AConnectionTheServerClosedIsPassedOver) {
   }
 }
 
+// A coroutine on one of the pool's homes uses connections of its own io_context, pooled for it:
+// another home opens its own, and a coroutine elsewhere uses the pool's executor's.
+TEST_F(UpstreamTest, EachHomeKeepsItsOwnConnections) {
+  std::set<std::string> peers;
+  std::mutex mu;
+  StartServer([&](Request& r) -> awaitable<Response> {
+    std::lock_guard<std::mutex> lock(mu);
+    peers.insert(r.remote_address);
+    co_return Text("ok");
+  });
+  IoThread home_a, home_b;
+  auto pool = UpstreamPool::Create(io_.io().get_executor(), {&home_a.io(), &home_b.io()});
+  UpstreamRequest request;
+  request.target = "/";
+  request.step_timeout = 5s;
+  auto send_from = [&](IoThread& thread) {
+    Result<ClientResponse> answer = Internal("not run");
+    thread.Await([&]() -> awaitable<void> { answer = co_await pool->Send(address(), request); });
+    EXPECT_TRUE(answer.ok()) << answer.status().ToString();
+    std::lock_guard<std::mutex> lock(mu);
+    return peers.size();
+  };
+  EXPECT_EQ(send_from(home_a), 1u);
+  EXPECT_EQ(send_from(home_a), 1u) << "home a reuses its connection";
+  EXPECT_EQ(send_from(home_b), 2u) << "home b does not take home a's";
+  EXPECT_EQ(send_from(home_b), 2u);
+  EXPECT_EQ(send_from(home_a), 2u);
+  EXPECT_EQ(pool->idle_connections(), 2u);
+  IoThread elsewhere;
+  EXPECT_EQ(send_from(elsewhere), 3u) << "a coroutine on no home uses the pool's own";
+  EXPECT_EQ(send_from(elsewhere), 3u);
+  EXPECT_EQ(pool->idle_connections(), 3u);
+}
+
 TEST_F(UpstreamTest, ErrorsSayWhatFailed) {
   Gate gate(io_.io());
   StartServer([&](Request&) -> awaitable<Response> {

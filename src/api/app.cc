@@ -184,9 +184,16 @@ class AppImpl final : public App {
     routing_table_ = std::make_unique<endpoints::RoutingTable>(*store_, clock_);
     AddEndpointRoutes(*router_, *services_, *endpoints_, *traffic_view_,
                       [this] { routing_table_->Invalidate(); });
-    AddGatewayRoutes(*router_, *services_, *routing_table_, endpoint_load_, queue_wakeups_,
-                     gateway_metrics_, recent_requests_,
-                     http::UpstreamPool::Create(io_.get_executor()), [this] { KickEndpoints(); });
+    for (int i = 0; i < std::max(options_.io_threads, 1); ++i) {
+      auto& context = connection_io_.emplace_back(std::make_unique<asio::io_context>(1));
+      connection_work_.emplace_back(context->get_executor());
+      options_.http.connection_contexts.push_back(context.get());
+    }
+    AddGatewayRoutes(
+        *router_, *services_, *routing_table_, endpoint_load_, queue_wakeups_, gateway_metrics_,
+        recent_requests_,
+        http::UpstreamPool::Create(io_.get_executor(), options_.http.connection_contexts),
+        [this] { KickEndpoints(); });
     metrics_.AddCollector([this](std::string& out) {
       gateway_metrics_.Render(out, endpoint_load_, *routing_table_);
     });
@@ -230,8 +237,9 @@ class AppImpl final : public App {
         Stop();
       });
     }
-    for (int i = 0; i < options_.io_threads; ++i) {
-      threads_.emplace_back([this] { io_.run(); });
+    threads_.emplace_back([this] { io_.run(); });
+    for (auto& context : connection_io_) {
+      threads_.emplace_back([io = context.get()] { io->run(); });
     }
     return OkStatus();
   }
@@ -438,6 +446,8 @@ class AppImpl final : public App {
     stopped_ = true;
     work_.reset();
     io_.stop();
+    connection_work_.clear();
+    for (auto& context : connection_io_) context->stop();
     cv_.notify_all();
   }
 
@@ -485,6 +495,10 @@ class AppImpl final : public App {
   const Clock& clock_;
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_{io_.get_executor()};
+  // The HTTP server's connections, spread over these (http::ServerOptions::connection_contexts),
+  // each run by a thread of its own; io_ runs the accept loop, timers and everything else.
+  std::vector<std::unique_ptr<asio::io_context>> connection_io_;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> connection_work_;
   asio::thread_pool pool_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<auth::AuthService> auth_;

@@ -31,6 +31,8 @@ struct AppOptions {
   // which is always taken.
   std::string s3_domain;
   http::ServerOptions http;  // address and port to listen on
+  // Threads that serve HTTP connections, each with an io_context of its own; one more runs the
+  // accept loop and the server's own timers.
   int io_threads = 2;
   int blocking_threads = 64;  // store calls wait here; long polls do not
   std::chrono::milliseconds sweep_interval{10'000};

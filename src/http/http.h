@@ -111,6 +111,12 @@ struct ServerOptions {
   // bounds its waits itself: the inference gateway's answers); unset or nullopt: the default.
   std::function<std::optional<std::chrono::milliseconds>(const Request& head)> handler_timeout_for;
   std::chrono::milliseconds idle_timeout{120'000};  // keep-alive connections idle this long close
+  // Spreads accepted connections over these io_contexts, round robin, instead of giving each a
+  // strand of the io_context that Start is given. Each must be run by exactly one thread: a
+  // connection then lives on one thread from its accept to its close, with no hand-off between
+  // threads and no strand (as each of nginx's worker processes serves its own connections).
+  // They must outlive the server and whatever its handlers start. Empty: strands.
+  std::vector<asio::io_context*> connection_contexts;
   // The answer to a request the server refuses or fails itself, before or instead of its
   // handler's: `status` 413 (body over the limit), 503 (handler_timeout passed, or shutting
   // down) or 500 (the handler threw or gave a bad status), with `message` saying why. `head` is
@@ -121,8 +127,9 @@ struct ServerOptions {
       error_response;
 };
 
-// Serves HTTP/1.1 with keep-alive on an io_context that the caller runs. Each connection is a
-// coroutine; no thread is held by an idle or waiting connection.
+// Serves HTTP/1.1 with keep-alive on an io_context that the caller runs (and on
+// ServerOptions::connection_contexts, when given). Each connection is a coroutine; no thread is
+// held by an idle or waiting connection.
 class Server {
  public:
   virtual ~Server() = default;

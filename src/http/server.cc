@@ -2,8 +2,9 @@
 //
 // Threading: the io_context may be run by any number of threads. Each connection runs on its own
 // strand, so everything a connection touches (its stream, its buffers, a handler it started) is
-// used from one strand at a time. The acceptor and the shutdown sequence run on the control
-// strand. Shared state is either atomic or guarded by Core::mu_.
+// used from one strand at a time; or, with ServerOptions::connection_contexts, on one of those
+// single-threaded io_contexts, which serves as its strand. The acceptor and the shutdown
+// sequence run on the control strand. Shared state is either atomic or guarded by Core::mu_.
 //
 // Timeouts (all through beast::tcp_stream, which closes the socket when one fires, so a timed-out
 // read is never answered with 408, the connection is just closed):
@@ -22,6 +23,8 @@
 // dropped. Shutdown waits for such handlers too, within the grace period. A handler that reads a
 // streamed body has its deadline moved on at each read; if it still passes, the connection is
 // closed after the 503, since the handler may be in the middle of reading.
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -147,6 +150,11 @@ class Core : public std::enable_shared_from_this<Core> {
   void WakeDrainers();
   void CloseAllConnections();
 
+  // The accepted connection's socket reopened on the next connection context, on the same
+  // descriptor. (Accepting straight onto a connection context would leave io_'s pending accept
+  // holding a socket of that context, which the server's owner may destroy before io_.)
+  tcp::socket HandOver(tcp::socket& accepted, error_code& ec);
+
   asio::io_context& io_;
   const ServerOptions options_;
   const Handler handler_;
@@ -160,6 +168,7 @@ class Core : public std::enable_shared_from_this<Core> {
   std::atomic<int64_t> handlers_running_{0};  // includes handlers that passed their deadline
 
   std::vector<asio::steady_timer*> drain_waiters_;  // used on control_ only
+  size_t next_context_ = 0;                         // used on control_ only
 
   Mutex mu_;
   uint64_t next_id_ GUARDED_BY(mu_) = 1;
@@ -186,9 +195,12 @@ Status Core::Listen(const tcp::endpoint& endpoint) {
 awaitable<void> Core::AcceptLoop(std::shared_ptr<Core> self) {
   for (;;) {
     error_code ec;
+    // Accepted on a strand of io_, and only then handed to a connection context (see
+    // HandOver): a pending accept never holds a socket of another io_context.
     tcp::socket socket = co_await self->acceptor_.async_accept(
         asio::any_io_executor(asio::make_strand(self->io_)), RedirectTo(ec));
     if (self->draining_.load() || !self->acceptor_.is_open()) break;
+    if (!ec && !self->options_.connection_contexts.empty()) socket = self->HandOver(socket, ec);
     if (ec) {
       // Out of file descriptors and the like: back off briefly instead of spinning.
       spdlog::warn("http: accept on {} failed: {}", FormatEndpoint(self->local_), ec.message());
@@ -206,6 +218,16 @@ awaitable<void> Core::AcceptLoop(std::shared_ptr<Core> self) {
                      self->Unregister(id);
                    });
   }
+}
+
+tcp::socket Core::HandOver(tcp::socket& accepted, error_code& ec) {
+  const std::vector<asio::io_context*>& contexts = options_.connection_contexts;
+  tcp::socket moved(contexts[next_context_++ % contexts.size()]->get_executor());
+  const tcp::socket::native_handle_type fd = accepted.release(ec);
+  if (ec) return moved;
+  moved.assign(local_.protocol(), fd, ec);
+  if (ec) ::close(fd);
+  return moved;
 }
 
 awaitable<void> Core::Serve(std::shared_ptr<Core> self, std::shared_ptr<Connection> conn) {

@@ -2,9 +2,13 @@
 // keep-alive connections pooled per address.
 //
 // Timeouts: a timer per connection cancels the socket when a step outlasts its bound. The timer
-// and the socket live on the pool's executor (the io_context's), not on the strand of the
+// and the socket live on the pool's executor (the io_context's, not on the strand of the
 // coroutine that uses them, because a pooled connection serves coroutines of different strands
-// one after the other; completions still resume each coroutine on its own executor. A timer
+// one after the other; completions still resume each coroutine on its own executor), or on the
+// opener's own io_context when that is one of the pool's homes: idle connections are pooled
+// per io_context as well as per address, so that a server whose connections each stay on one
+// single-threaded io_context (http::ServerOptions::connection_contexts) relays on that thread
+// alone. A timer
 // that fires as its step completes is told apart by the step's number, so it never cancels the
 // next step, whoever runs it.
 //
@@ -22,6 +26,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <cerrno>
@@ -47,7 +52,10 @@ constexpr size_t kPieceBytes = 16 << 10;
 // One connection to one address, used by one request at a time.
 struct Connection : std::enable_shared_from_this<Connection> {
   Connection(const asio::any_io_executor& executor, std::string address)
-      : address(std::move(address)), socket(executor), timer(executor) {}
+      : address(std::move(address)),
+        home(&asio::query(executor, asio::execution::context)),
+        socket(executor),
+        timer(executor) {}
 
   // Bounds the next step: the socket is cancelled if it is still running after `timeout`.
   void Arm(std::chrono::milliseconds timeout) {
@@ -85,6 +93,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
   }
 
   const std::string address;
+  const asio::execution_context* const home;  // where the socket's I/O runs
   tcp::socket socket;
   asio::steady_timer timer;
   std::atomic<uint64_t> steps{0};
@@ -166,19 +175,20 @@ class ReplyImpl final : public UpstreamReply {
 
 class PoolImpl final : public UpstreamPool, public std::enable_shared_from_this<PoolImpl> {
  public:
-  PoolImpl(asio::any_io_executor executor, size_t max_idle)
-      : executor_(std::move(executor)), max_idle_(max_idle) {}
+  PoolImpl(asio::any_io_executor executor, std::vector<asio::io_context*> homes, size_t max_idle)
+      : executor_(std::move(executor)), homes_(std::move(homes)), max_idle_(max_idle) {}
 
   awaitable<Result<std::unique_ptr<UpstreamReply>>> Open(const std::string& address,
                                                          const UpstreamRequest& request) override {
     Status checked = CheckRequest(request.method, request.target, request.headers);
     if (!checked.ok()) co_return checked;
     const std::string what = request.method + " " + request.target + " at " + address;
+    const asio::any_io_executor home = HomeOf(co_await asio::this_coro::executor);
     for (int attempt = 0;; ++attempt) {
-      std::shared_ptr<Connection> conn = attempt == 0 ? TakeIdle(address) : nullptr;
+      std::shared_ptr<Connection> conn = attempt == 0 ? TakeIdle(home, address) : nullptr;
       const bool reused = conn != nullptr;
       if (!conn) {
-        auto made = co_await Connect(address, request.step_timeout);
+        auto made = co_await Connect(home, address, request.step_timeout);
         if (!made.ok()) co_return made.status();
         conn = std::move(made).value();
       }
@@ -225,17 +235,29 @@ class PoolImpl final : public UpstreamPool, public std::enable_shared_from_this<
   // A connection whose response was read to the end, kept alive by its server.
   void GiveBack(std::shared_ptr<Connection> conn) {
     MutexLock lock(mu_);
-    auto& conns = idle_[conn->address];
+    auto& conns = idle_[{conn->home, conn->address}];
     if (conns.size() < max_idle_) conns.push_back(std::move(conn));
   }
 
  private:
-  std::shared_ptr<Connection> TakeIdle(const std::string& address) {
+  // Where the connections that `caller` uses live: its own io_context if that is a home, else
+  // the pool's executor.
+  asio::any_io_executor HomeOf(const asio::any_io_executor& caller) const {
+    const asio::execution_context* context = &asio::query(caller, asio::execution::context);
+    for (asio::io_context* home : homes_) {
+      if (home == context) return home->get_executor();
+    }
+    return executor_;
+  }
+
+  std::shared_ptr<Connection> TakeIdle(const asio::any_io_executor& home,
+                                       const std::string& address) {
+    const asio::execution_context* context = &asio::query(home, asio::execution::context);
     for (;;) {
       std::shared_ptr<Connection> conn;
       {
         MutexLock lock(mu_);
-        auto it = idle_.find(address);
+        auto it = idle_.find({context, address});
         if (it == idle_.end() || it->second.empty()) return nullptr;
         conn = std::move(it->second.back());
         it->second.pop_back();
@@ -244,19 +266,20 @@ class PoolImpl final : public UpstreamPool, public std::enable_shared_from_this<
     }
   }
 
-  awaitable<Result<std::shared_ptr<Connection>>> Connect(const std::string& address,
+  awaitable<Result<std::shared_ptr<Connection>>> Connect(const asio::any_io_executor& home,
+                                                         const std::string& address,
                                                          std::chrono::milliseconds timeout) {
     auto split = SplitAddress(address);
     if (!split.ok()) co_return split.status();
     const auto& [host, port] = *split;
-    auto conn = std::make_shared<Connection>(executor_, address);
+    auto conn = std::make_shared<Connection>(home, address);
     error_code ec;
     std::vector<tcp::endpoint> endpoints;
     asio::ip::address ip = asio::ip::make_address(host, ec);
     if (!ec) {
       endpoints.emplace_back(ip, static_cast<uint16_t>(std::stoi(port)));
     } else {
-      tcp::resolver resolver(executor_);
+      tcp::resolver resolver(home);
       auto found = co_await resolver.async_resolve(host, port, RedirectTo(ec));
       if (ec) co_return Unavailable("resolve " + host + ": " + ec.message());
       for (const auto& entry : found) endpoints.push_back(entry.endpoint());
@@ -270,9 +293,13 @@ class PoolImpl final : public UpstreamPool, public std::enable_shared_from_this<
   }
 
   asio::any_io_executor executor_;
+  const std::vector<asio::io_context*> homes_;
   const size_t max_idle_;
   mutable Mutex mu_;
-  std::map<std::string, std::vector<std::shared_ptr<Connection>>> idle_ GUARDED_BY(mu_);
+  // By the io_context the connections live on, and their address.
+  std::map<std::pair<const asio::execution_context*, std::string>,
+           std::vector<std::shared_ptr<Connection>>>
+      idle_ GUARDED_BY(mu_);
 };
 
 ReplyImpl::~ReplyImpl() {
@@ -305,8 +332,9 @@ awaitable<Result<ClientResponse>> UpstreamPool::Send(const std::string& address,
 }
 
 std::shared_ptr<UpstreamPool> UpstreamPool::Create(asio::any_io_executor executor,
+                                                   std::vector<asio::io_context*> homes,
                                                    size_t max_idle_per_address) {
-  return std::make_shared<PoolImpl>(std::move(executor), max_idle_per_address);
+  return std::make_shared<PoolImpl>(std::move(executor), std::move(homes), max_idle_per_address);
 }
 
 }  // namespace tf::http

@@ -1,7 +1,7 @@
 // An asynchronous HTTP/1.1 client for coroutines that pass requests on to other servers (the
 // inference gateway to its replicas): no thread is held while it waits, and keep-alive
-// connections are pooled per address and shared by every thread that runs the io_context, so
-// that a request relayed costs no thread hop and, once warm, no connect.
+// connections are pooled per address and per io_context, so that a request relayed costs no
+// thread hop and, once warm, no connect.
 //
 //   auto pool = UpstreamPool::Create(io.get_executor());
 //   auto reply = co_await pool->Open("10.0.0.7:30001", request);   // the head
@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "http/http.h"
 
@@ -46,10 +47,14 @@ class UpstreamReply {
 class UpstreamPool {
  public:
   virtual ~UpstreamPool() = default;
-  // Sockets and timers run on `executor` (the io_context's, not a strand: a pooled connection
-  // serves coroutines of any strand, one at a time). At most `max_idle_per_address` idle
-  // connections are kept per address.
+  // Sockets and timers run on `executor` (an io_context's, not a strand: a pooled connection
+  // serves coroutines of any strand, one at a time), except for coroutines that run on one of
+  // `homes` (single-threaded io_contexts, such as http::ServerOptions::connection_contexts):
+  // their connections live on their own io_context and are pooled for it, so that a relay
+  // stays on its thread. At most `max_idle_per_address` idle connections are kept per address
+  // and io_context.
   static std::shared_ptr<UpstreamPool> Create(asio::any_io_executor executor,
+                                              std::vector<asio::io_context*> homes = {},
                                               size_t max_idle_per_address = 256);
 
   // Sends `request` to `address` ("host:port"; a name is resolved) on an idle pooled connection
