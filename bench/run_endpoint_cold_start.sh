@@ -14,6 +14,10 @@
 # Each is measured REPS times (default 3), a fresh endpoint each time; the medians are printed
 # with cold - load, the platform's own part (target: at most 200 ms).
 #
+# A replica declares as many CPUs as the engine has threads: the worker holds a rank to its
+# declared CPUs (a CPU quota), and the load by hand runs on all of them; with fewer the cold
+# start would measure the quota, not the platform.
+#
 # Environment: REPS, THREADS (the engine's; default nproc), and bench/endpoints/platform.sh's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,7 +52,7 @@ name: $name
 model: $1
 engine:
   builtin: {threads: $threads}
-resources: {cpus: 1}
+resources: {cpus: $threads}
 replicas: {min: 0, max: 1}
 warm_pool: $2
 SPEC

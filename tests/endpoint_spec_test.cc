@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include "endpoints/replica_jobs.h"
+
 namespace tf::endpoints {
 namespace {
 
@@ -143,6 +145,25 @@ TEST(EndpointSpecTest, RefusesWhatCannotMeanAnything) {
             std::string::npos);
   EXPECT_NE(ErrorOf("- a list\n").find("must be a mapping"), std::string::npos);
   EXPECT_EQ(ErrorOf(""), "chat.yaml:1: the spec is empty");
+}
+
+// The worker holds a replica to its declared CPUs, so the built-in engine's threads follow them:
+// unset, as many as resources.cpus; more than that, refused (they would only take turns).
+TEST(EndpointSpecTest, TheBuiltinEnginesThreadsFollowTheReplicasCpus) {
+  auto script_of = [](const std::string& yaml) {
+    return ReplicaJobSpec(MustParse(kHead + yaml), "rep_1", "/models/tiny", "key").command.back();
+  };
+  EXPECT_NE(script_of("resources: {cpus: 3}\n").find(" --threads 3 "), std::string::npos);
+  EXPECT_NE(
+      script_of("resources: {cpus: 4}\nengine:\n  builtin: {threads: 2}\n").find(" --threads 2 "),
+      std::string::npos);
+  EXPECT_NE(script_of("").find(" --threads 1 "), std::string::npos)
+      << "one CPU by default, so one thread";
+  EXPECT_EQ(
+      ErrorOf(std::string(kHead) + "resources: {cpus: 1}\nengine:\n  builtin: {threads: 2}\n"),
+      "chat.yaml:5: engine.builtin.threads: is 2, more than resources.cpus (1): a replica is "
+      "held to its declared CPUs, so the extra threads would only take turns; raise "
+      "resources.cpus, or leave threads out to use them all");
 }
 
 TEST(EndpointSpecTest, JsonRoundTripsEveryExample) {

@@ -52,7 +52,7 @@ struct Readiness {
 struct EngineSpec {
   EngineKind kind = EngineKind::kBuiltin;
   // The built-in engine's options (as `tensorfleet engine serve` takes them).
-  int threads = 0;                // 0: the node's cores
+  int threads = 0;                // 0: resources.cpus; never more than that
   std::string quantize = "none";  // none, q8_0, q4_0
   int64_t kv_cache_bytes = int64_t{1} << 30;
   int max_batch = 16;

@@ -44,9 +44,11 @@ std::string CommandScript(const EngineSpec& engine, const std::string& model_wor
 
 std::string BuiltinScript(const EndpointSpec& spec, const std::string& model_word) {
   const EngineSpec& e = spec.engine;
+  // Unset: as many threads as the replica has CPUs (its quota), not the node's every core.
+  const int threads = e.threads > 0 ? e.threads : spec.resources.cpus;
   return "exec \"$TENSORFLEET_BIN\" engine serve --model " + model_word +
          " --host \"$TENSORFLEET_MASTER_ADDR\" --port \"$TENSORFLEET_MASTER_PORT\"" +
-         " --served-name " + ShellQuote(spec.name) + " --threads " + std::to_string(e.threads) +
+         " --served-name " + ShellQuote(spec.name) + " --threads " + std::to_string(threads) +
          " --quantize " + ShellQuote(e.quantize) + " --kv-cache-mb " +
          std::to_string(e.kv_cache_bytes >> 20) + " --max-batch " + std::to_string(e.max_batch) +
          " --shutdown-grace " + jobs::FormatDuration(kReplicaDrainGraceMs);

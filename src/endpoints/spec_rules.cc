@@ -92,9 +92,20 @@ Problem CheckModel(const ModelSource& model) {
   return std::nullopt;
 }
 
-Problem CheckEngine(const EngineSpec& e) {
+Problem CheckEngine(const EndpointSpec& spec) {
+  const EngineSpec& e = spec.engine;
   if (e.kind == EngineKind::kBuiltin) {
     if (auto p = CheckInt("engine.builtin.threads", e.threads, kThreadsRange)) return p;
+    if (e.threads > spec.resources.cpus) {
+      // The worker holds a rank to its declared CPUs (a CPU quota): more threads than that
+      // only take turns, and each decode step waits for the slowest of them.
+      return Fail("engine.builtin.threads",
+                  "is " + std::to_string(e.threads) + ", more than resources.cpus (" +
+                      std::to_string(spec.resources.cpus) +
+                      "): a replica is held to its declared CPUs, so the extra threads would "
+                      "only take turns; raise resources.cpus, or leave threads out to use them "
+                      "all");
+    }
     if (e.quantize != "none" && e.quantize != "q8_0" && e.quantize != "q4_0") {
       return Fail("engine.builtin.quantize",
                   "must be one of none, q8_0, q4_0, got " + jobs::Quote(e.quantize));
@@ -165,7 +176,7 @@ Problem CheckGpuShare(const EndpointSpec& spec) {
 std::optional<jobs::SpecProblem> FindEndpointProblem(const EndpointSpec& spec) {
   if (auto p = CheckAsJob(spec)) return p;
   if (auto p = CheckModel(spec.model)) return p;
-  if (auto p = CheckEngine(spec.engine)) return p;
+  if (auto p = CheckEngine(spec)) return p;
   if (auto p = CheckGpuShare(spec)) return p;
   return CheckScaling(spec);
 }
