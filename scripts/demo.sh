@@ -164,10 +164,10 @@ sed 's/^/  /' "$data_dir/llama-chat.yaml"
 tf endpoint up "$data_dir/llama-chat.yaml"
 gateway="$(cat "$data_dir/url")/openai/v1"
 token=$(cat "$data_dir/admin-token")
-ask() {  # ask MAX_TOKENS SEED: a completion through the gateway, as any OpenAI client sends it
+ask() {  # ask MAX_TOKENS SEED [PROMPT]: a completion through the gateway, as OpenAI clients send it
   curl -sS "$gateway/completions" -H "Authorization: Bearer $token" \
     -H "Content-Type: application/json" \
-    -d "{\"model\": \"llama-train\", \"prompt\": \"Q: What is\", \"max_tokens\": $1, \"seed\": $2}"
+    -d "{\"model\": \"llama-train\", \"prompt\": \"${3:-Q: What is}\", \"max_tokens\": $1, \"seed\": $2}"
 }
 echo "$ curl $gateway/completions   (no replica yet: the request waits while one starts)"
 started=$(date +%s.%N)
@@ -177,9 +177,10 @@ j = json.load(sys.stdin)
 print("  %r (usage %s)" % (j["choices"][0]["text"], j["usage"]))'
 echo "  answered in $(python3 -c "import time; print(round(time.time() - $started, 1))") s," \
   "the replica's start (its model copied from the job's output, then loaded) included"
-echo "  a burst of 16 requests at once:"
+echo "  a burst of 16 requests at once, sharing the start of their prompt:"
+shared="You answer in one short sentence, as plainly as you can, and you never repeat the question. Q: What is"
 burst=()
-for i in $(seq 16); do ask 96 "$i" >"$data_dir/burst-$i.json" & burst+=($!); done
+for i in $(seq 16); do ask 80 "$i" "$shared" >"$data_dir/burst-$i.json" & burst+=($!); done
 wait "${burst[@]}"
 python3 - "$data_dir" <<'PY'
 import glob, json, sys
@@ -187,6 +188,9 @@ answers = [json.load(open(f)) for f in glob.glob(sys.argv[1] + "/burst-*.json")]
 ok = [a for a in answers if "choices" in a]
 assert len(ok) == 16, answers
 print("  %d of 16 answered, %d tokens" % (len(ok), sum(a["usage"]["completion_tokens"] for a in ok)))
+print("  prompt tokens: %d, of them %d from the engines' prefix caches (computed once per replica,"
+      " then reused)" % (sum(a["usage"]["prompt_tokens"] for a in ok),
+                         sum(a["usage"]["prompt_tokens_details"]["cached_tokens"] for a in ok)))
 PY
 for _ in $(seq 50); do  # the controller decides once a second
   "$tf_bin" --json endpoint describe llama-train | grep -q 'load above the target' && break

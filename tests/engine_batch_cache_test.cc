@@ -62,6 +62,65 @@ TEST(EnginePagedCache, ExhaustionTakesNothingAndReleaseFreesAtOnce) {
   EXPECT_EQ(pool->free_blocks(), 1);
 }
 
+// Prefix caching at the pool: a published block is found only by its parent and its very
+// tokens, is held by every sequence that adopts it, stays cached (and counts as free) once no
+// one holds it, and is evicted, oldest let go of first, only when nothing free is left.
+TEST(EnginePagedCache, PublishedBlocksAreSharedThenCachedThenEvicted) {
+  auto pool = std::make_shared<KvBlockPool>(1, 8, /*block_size=*/2, /*num_blocks=*/4);
+  const std::vector<int32_t> ab = {1, 2}, cd = {3, 4}, ce = {3, 5};
+  KvCache first(pool, 100);
+  ASSERT_TRUE(first.Reserve(4).ok());  // blocks 0 and 1
+  first.set_size(4);
+  const uint64_t s_ab = pool->Publish(first.block_table()[0], 0, ab);
+  const uint64_t s_cd = pool->Publish(first.block_table()[1], s_ab, cd);
+  EXPECT_NE(s_ab, 0u);
+  EXPECT_NE(s_ab, s_cd);
+  EXPECT_EQ(pool->cached_blocks(), 2);
+  EXPECT_FALSE(pool->AcquireCached(s_ab, ce)) << "other tokens";
+  EXPECT_FALSE(pool->AcquireCached(0, cd)) << "the same tokens after another parent";
+  EXPECT_FALSE(pool->AcquireCached(s_cd, ab)) << "the same tokens after another parent";
+
+  // A second sequence adopts both while the first still holds them.
+  KvCache second(pool, 100);
+  auto b0 = pool->AcquireCached(0, ab);
+  ASSERT_TRUE(b0);
+  EXPECT_EQ(b0->index, first.block_table()[0]);
+  EXPECT_EQ(b0->serial, s_ab);
+  second.AdoptCached(b0->index);
+  auto b1 = pool->AcquireCached(b0->serial, cd);
+  ASSERT_TRUE(b1);
+  second.AdoptCached(b1->index);
+  EXPECT_EQ(second.size(), 4);
+  EXPECT_EQ(pool->used_blocks(), 2) << "shared, not copied";
+  // Publishing the same content from another block names the one already cached.
+  KvCache third(pool, 100);
+  ASSERT_TRUE(third.Reserve(2).ok());
+  EXPECT_EQ(pool->Publish(third.block_table()[0], 0, ab), s_ab);
+  third.Release();
+  EXPECT_EQ(pool->cached_blocks(), 2) << "a duplicate stays private and is freed";
+
+  first.Release();
+  EXPECT_EQ(pool->used_blocks(), 2) << "still held by the second";
+  second.Release();
+  EXPECT_EQ(pool->used_blocks(), 0) << "cached blocks no one holds count as free";
+  EXPECT_EQ(pool->cached_blocks(), 2);
+
+  // Two free blocks are taken first; then the cached block let go of longest ago (the second
+  // sequence freed cd before ab: last first), which is then no longer found.
+  KvCache big(pool, 100);
+  ASSERT_TRUE(big.Reserve(6).ok());
+  EXPECT_EQ(pool->evictions(), 1);
+  EXPECT_FALSE(pool->AcquireCached(s_ab, cd));
+  auto still = pool->AcquireCached(0, ab);
+  ASSERT_TRUE(still);
+  EXPECT_EQ(pool->free_blocks(), 0);
+  EXPECT_EQ(big.Reserve(8).code(), StatusCode::kResourceExhausted) << "a held block is not taken";
+  pool->Free(still->index);
+  ASSERT_TRUE(big.Reserve(8).ok());
+  EXPECT_EQ(pool->evictions(), 2);
+  EXPECT_EQ(pool->cached_blocks(), 0);
+}
+
 TEST(EnginePagedCache, CapacityIsTheSequencesLimit) {
   auto pool = std::make_shared<KvBlockPool>(1, 8, 4, 10);
   KvCache cache(pool, 6);
@@ -82,7 +141,8 @@ std::unique_ptr<Model> LoadFixture(int threads) {
 // Prompts of different lengths from the fixture's vocabulary (1024 ids).
 std::vector<int32_t> Prompt(int64_t n, int32_t seed) {
   std::vector<int32_t> p;
-  for (int64_t i = 0; i < n; ++i) p.push_back(static_cast<int32_t>((seed * 131 + i * 37) % 1000));
+  for (int64_t i = 0; i < n; ++i)
+    p.push_back(static_cast<int32_t>((int64_t{seed} * 131 + i * 37) % 1000));
   return p;
 }
 

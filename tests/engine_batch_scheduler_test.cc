@@ -344,6 +344,121 @@ TEST_F(BatchSchedulerTest, StopStringsAndEosAsGenerateDoes) {
   EXPECT_EQ(first.result.text, alone.text);
 }
 
+// Prefix caching: a request whose first tokens an earlier one computed adopts their blocks
+// (every full block but the one with its last token) and gets the tokens it gets alone, greedy
+// and sampled, at block boundaries and between them; off, nothing is adopted.
+TEST_F(BatchSchedulerTest, APromptsCachedPrefixIsAdoptedAndChangesNoToken) {
+  for (bool sampled : {false, true}) {
+    auto scheduler = Scheduler(64);
+    const std::vector<int32_t> base = Prompt(60, 9);
+    auto run = [&](const std::vector<int32_t>& prompt) {
+      Outcome out;
+      SequenceRequest r =
+          Request(prompt, 12, &out, sampled ? std::optional<uint64_t>(77) : std::nullopt);
+      EXPECT_TRUE(scheduler->Submit(r).ok());
+      while (!scheduler->idle()) scheduler->Step();
+      EXPECT_TRUE(out.done);
+      EXPECT_EQ(out.result.tokens, Alone(r).tokens) << prompt.size() << " tokens";
+      EXPECT_EQ(out.streamed, Alone(r).text);
+      return out.result.stats.cached_prompt_tokens;
+    };
+    auto first = [&](size_t n) { return std::vector<int32_t>(base.begin(), base.begin() + n); };
+    EXPECT_EQ(run(first(40)), 0) << "nothing cached yet";
+    EXPECT_EQ(run(first(40)), 32) << "blocks 0-1; block 2 has the last token";
+    EXPECT_EQ(run(first(33)), 32) << "only the last token left to compute";
+    EXPECT_EQ(run(first(32)), 16) << "the second block has the last token";
+    EXPECT_EQ(run(first(16)), 0);
+    // Another tail after the shared first 37 tokens: the two full blocks before it.
+    std::vector<int32_t> other = first(37);
+    for (int32_t t : Prompt(20, 3)) other.push_back(t);
+    EXPECT_EQ(run(other), 32);
+    // Block 2 of the 40-token runs held their answers' first tokens, not these prompt tokens.
+    EXPECT_EQ(run(first(60)), 32);
+    EXPECT_EQ(run(first(60)), 48) << "now blocks 0-2";
+    engine::PrefixCacheStats stats = scheduler->prefix_cache_stats();
+    EXPECT_EQ(stats.sequences, 8);
+    EXPECT_EQ(stats.hits, 6);
+    EXPECT_EQ(stats.cached_tokens, 32 + 32 + 16 + 32 + 32 + 48);
+    EXPECT_EQ(scheduler->used_blocks(), 0) << "cached blocks no one holds count as free";
+  }
+  BatchSchedulerOptions off;
+  off.kv_cache_blocks = 64;
+  off.prefix_caching = false;
+  auto plain = BatchScheduler::Create(*model_, tokenizer_.get(), off);
+  ASSERT_TRUE(plain.ok());
+  for (int i = 0; i < 2; ++i) {
+    Outcome out;
+    ASSERT_TRUE((*plain)->Submit(Request(Prompt(40, 9), 4, &out)).ok());
+    while (!(*plain)->idle()) (*plain)->Step();
+    EXPECT_EQ(out.result.stats.cached_prompt_tokens, 0);
+  }
+  EXPECT_EQ((*plain)->prefix_cache_stats().cached_blocks, 0);
+}
+
+// What a sequence generated is cached too: the next turn of a chat, whose prompt is the last
+// prompt and its answer, starts after every full block of them.
+TEST_F(BatchSchedulerTest, AChatsNextTurnAdoptsThePreviousAnswer) {
+  auto scheduler = Scheduler(64);
+  Outcome turn1;
+  ASSERT_TRUE(scheduler->Submit(Request(Prompt(10, 4), 30, &turn1)).ok());
+  while (!scheduler->idle()) scheduler->Step();
+  std::vector<int32_t> next = Prompt(10, 4);
+  next.insert(next.end(), turn1.result.tokens.begin(), turn1.result.tokens.end());  // 40
+  for (int32_t t : Prompt(5, 8)) next.push_back(t);                                 // 45
+  Outcome turn2;
+  SequenceRequest r = Request(next, 10, &turn2);
+  ASSERT_TRUE(scheduler->Submit(r).ok());
+  while (!scheduler->idle()) scheduler->Step();
+  // The first turn's keys and values reached position 39 (its last token is never fed back).
+  EXPECT_EQ(turn2.result.stats.cached_prompt_tokens, 32);
+  EXPECT_EQ(turn2.result.tokens, Alone(r).tokens);
+}
+
+// Requests that share a prefix, arriving while the first still runs, adopt its blocks as it
+// holds them; with the pool too small to keep everything, cached blocks are evicted for new
+// work and what is found later is still exact.
+TEST_F(BatchSchedulerTest, SharedPrefixesUnderConcurrencyAndEviction) {
+  auto scheduler = Scheduler(12);  // 192 positions
+  const std::vector<int32_t> system = Prompt(48, 6);
+  auto with_question = [&](int32_t q) {
+    std::vector<int32_t> p = system;
+    for (int32_t t : Prompt(6, q)) p.push_back(t);
+    return p;
+  };
+  std::vector<Outcome> outs(4);
+  std::vector<SequenceRequest> requests;
+  for (int i = 0; i < 4; ++i)
+    requests.push_back(Request(with_question(20 + i), 20, &outs[i], 5 + i));
+  ASSERT_TRUE(scheduler->Submit(requests[0]).ok());
+  scheduler->Step();  // its whole prompt: the system prompt's 3 blocks are published
+  for (int i = 1; i < 4; ++i) ASSERT_TRUE(scheduler->Submit(requests[i]).ok());
+  scheduler->Step();
+  EXPECT_EQ(scheduler->running(), 4);
+  EXPECT_LE(scheduler->used_blocks(), 3 + 4 * 2) << "the system prompt's blocks are shared";
+  int64_t steps = 0;
+  while (!scheduler->idle() && steps++ < 1000) scheduler->Step();
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(outs[i].done);
+    EXPECT_EQ(outs[i].result.tokens, Alone(requests[i]).tokens) << "request " << i;
+    EXPECT_EQ(outs[i].result.stats.cached_prompt_tokens, i == 0 ? 0 : 48) << "request " << i;
+  }
+  // Unrelated work that needs the whole pool evicts the cache; the system prompt is computed
+  // again, and cached again, afterwards.
+  Outcome big;
+  ASSERT_TRUE(scheduler->Submit(Request(Prompt(150, 7), 40, &big)).ok());
+  while (!scheduler->idle()) scheduler->Step();
+  EXPECT_GT(scheduler->prefix_cache_stats().evictions, 0);
+  for (int round = 0; round < 2; ++round) {
+    Outcome again;
+    SequenceRequest r = Request(with_question(30), 8, &again);
+    ASSERT_TRUE(scheduler->Submit(r).ok());
+    while (!scheduler->idle()) scheduler->Step();
+    EXPECT_EQ(again.result.tokens, Alone(r).tokens) << "round " << round;
+    EXPECT_EQ(again.result.stats.cached_prompt_tokens, round == 0 ? 0 : 48) << "round " << round;
+  }
+  EXPECT_EQ(big.result.tokens, Alone(Request(Prompt(150, 7), 40, &big)).tokens);
+}
+
 TEST_F(BatchSchedulerTest, GreedyBatchForBenchmarks) {
   BatchSchedulerOptions options;
   options.kv_cache_blocks = 64;

@@ -280,6 +280,28 @@ TEST_F(EngineServeTest, ChatWithoutARenderableTemplateIsRefusedClearly) {
   EXPECT_EQ(bad.json()["error"]["param"], "messages");
 }
 
+// The second request with a prompt the first computed is answered from its cached prefix, as
+// OpenAI reports it (usage.prompt_tokens_details.cached_tokens), with the same tokens.
+TEST_F(EngineServeTest, ARepeatedPromptReportsItsCachedTokens) {
+  Json prompt = Json::array();
+  for (int i = 0; i < 40; ++i) prompt.push_back(611 + (i * 13) % 300);  // no other test's
+  Json body = {{"prompt", prompt},
+               {"max_tokens", 6},
+               {"temperature", 0},
+               {"ignore_eos", true},
+               {"logprobs", 2}};
+  Json first = Completion(body);
+  Json second = Completion(body);
+  EXPECT_EQ(first["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
+  EXPECT_EQ(second["usage"]["prompt_tokens_details"]["cached_tokens"], 32)
+      << "two blocks of 16; the third holds the last prompt token";
+  EXPECT_EQ(second["choices"][0]["text"], first["choices"][0]["text"]);
+  EXPECT_EQ(second["choices"][0]["logprobs"], first["choices"][0]["logprobs"]);
+  HttpAnswer m = Curl(shared_base, "GET", "/metrics");
+  EXPECT_THAT(m.body, HasSubstr("tensorfleet_engine_prefix_cache_hits_total "));
+  EXPECT_THAT(m.body, Not(HasSubstr("tensorfleet_engine_prefix_cache_cached_tokens_total 0\n")));
+}
+
 TEST_F(EngineServeTest, MetricsCountRequestsAndTokens) {
   Completion({{"prompt", "Hi"}, {"max_tokens", 3}, {"ignore_eos", true}});
   HttpAnswer m = Curl(shared_base, "GET", "/metrics");

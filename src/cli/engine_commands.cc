@@ -153,6 +153,10 @@ void AddEngineCommands(CLI::App& app, client::Connection& conn, int& exit_code) 
                    "Requests decoded together in one step (continuous batching); more wait")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
+  serve->add_flag_callback(
+      "--no-prefix-cache", [serve_flags] { serve_flags->prefix_caching = false; },
+      "Compute every prompt whole: do not reuse the KV-cache blocks of a prefix that an earlier "
+      "request computed (reuse gives the same tokens, faster; it is on by default)");
   AddQuantizeOption(serve, &serve_flags->quantize);
   serve
       ->add_option("--served-name", serve_flags->served_name,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <span>
 
 namespace tf::engine {
 
@@ -20,6 +22,10 @@ struct BatchScheduler::Sequence {
   int64_t capacity = 0;            // positions it may reach: prompt + max_new_tokens
   std::unique_ptr<KvCache> cache;  // null while waiting
   bool started = false;            // admitted at least once
+  // Prefix caching: the blocks of its table published (or adopted) so far, in order, and the
+  // serial that names the last of them (0: none yet).
+  int64_t published_blocks = 0;
+  uint64_t chain_serial = 0;
   double submitted_at = 0, admitted_at = 0, first_token_at = 0;
 
   // Tokens not yet in the cache: the whole prompt at first, then the last token chosen.
@@ -147,10 +153,48 @@ void BatchScheduler::End(Sequence* seq, const Status& status, bool cancel) {
   if (owned->request.on_done) owned->request.on_done(status, std::move(result));
 }
 
+PrefixCacheStats BatchScheduler::prefix_cache_stats() const {
+  PrefixCacheStats stats = prefix_stats_;
+  stats.cached_blocks = pool_->cached_blocks();
+  stats.evictions = pool_->evictions();
+  return stats;
+}
+
+int64_t BatchScheduler::AdoptCachedPrefix(Sequence& seq) {
+  const int64_t bs = pool_->block_size();
+  // The block with the last token is always computed: its logits choose the next token.
+  const int64_t full = (static_cast<int64_t>(seq.tokens.size()) - 1) / bs;
+  uint64_t parent = 0;
+  int64_t n = 0;
+  for (; n < full; ++n) {
+    std::span<const int32_t> tokens(seq.tokens.data() + n * bs, static_cast<size_t>(bs));
+    std::optional<KvBlockPool::CachedBlock> block = pool_->AcquireCached(parent, tokens);
+    if (!block) break;
+    seq.cache->AdoptCached(block->index);
+    parent = block->serial;
+  }
+  seq.published_blocks = n;
+  seq.chain_serial = parent;
+  prefix_stats_.blocks_reused += n;
+  return n * bs;
+}
+
+void BatchScheduler::PublishFilled(Sequence& seq) {
+  const int64_t bs = pool_->block_size();
+  const int64_t filled = seq.cache->size() / bs;
+  for (; seq.published_blocks < filled; ++seq.published_blocks) {
+    const int64_t b = seq.published_blocks;
+    std::span<const int32_t> tokens(seq.tokens.data() + b * bs, static_cast<size_t>(bs));
+    seq.chain_serial = pool_->Publish(seq.cache->block_table()[b], seq.chain_serial, tokens);
+  }
+}
+
 void BatchScheduler::Preempt(Sequence* seq) {
   auto it = std::find_if(running_.begin(), running_.end(),
                          [seq](const std::unique_ptr<Sequence>& s) { return s.get() == seq; });
   seq->cache->Release();
+  seq->published_blocks = 0;
+  seq->chain_serial = 0;
   waiting_.push_front(std::move(*it));
   running_.erase(it);
 }
@@ -163,12 +207,26 @@ void BatchScheduler::Admit() {
     // admitting it does not at once force a preemption (unless nothing runs).
     const int64_t positions = static_cast<int64_t>(seq.tokens.size());
     const int64_t spare = static_cast<int64_t>(running_.size());
-    if (seq.cache->BlocksToReserve(positions) + spare > pool_->free_blocks()) break;
-    if (!seq.cache->Reserve(positions).ok()) break;  // waits for blocks, and so does the rest
+    const int64_t adopted = options_.prefix_caching ? AdoptCachedPrefix(seq) : 0;
+    if (seq.cache->BlocksToReserve(positions) + spare > pool_->free_blocks() ||
+        !seq.cache->Reserve(positions).ok()) {
+      // It waits for blocks, and so does the rest; what it adopted stays cached meanwhile.
+      seq.cache->Release();
+      seq.published_blocks = 0;
+      seq.chain_serial = 0;
+      prefix_stats_.blocks_reused -= adopted / pool_->block_size();
+      break;
+    }
     if (!seq.started) {
       seq.started = true;
       seq.admitted_at = Now();
-      seq.gen.result().stats.queue_seconds = seq.admitted_at - seq.submitted_at;
+      GenerateStats& stats = seq.gen.result().stats;
+      stats.queue_seconds = seq.admitted_at - seq.submitted_at;
+      stats.cached_prompt_tokens = adopted;
+      ++prefix_stats_.sequences;
+      prefix_stats_.hits += adopted > 0 ? 1 : 0;
+      prefix_stats_.prompt_tokens += positions;
+      prefix_stats_.cached_tokens += adopted;
     }
     running_.push_back(std::move(waiting_.front()));
     waiting_.pop_front();
@@ -229,6 +287,9 @@ StepReport BatchScheduler::Step() {
     for (Sequence* seq : batch) End(seq, s, /*cancel=*/false);
     report.finished = report.sequences;
     return report;
+  }
+  if (options_.prefix_caching) {
+    for (Sequence* seq : batch) PublishFilled(*seq);
   }
   const int64_t vocab = model_.config().vocab_size;
   int64_t row = 0;

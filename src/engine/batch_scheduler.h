@@ -17,6 +17,14 @@
 //  4. After the forward pass each sequence that reached its last token samples with its own
 //     Sampler and streams text (SequenceGenerator, as Generate does). A sequence that ends
 //     (end-of-sequence token, stop string, max tokens, cancel) frees its blocks at once.
+//  5. Prefix caching (on unless options.prefix_caching is false): each block a sequence fills
+//     is published in the pool (kv_cache.h), and a sequence being admitted adopts the published
+//     blocks that hold the same tokens as its own first ones (every full block of them but the
+//     one with its last token, whose logits it needs), starting its prefill after them. Since a
+//     token's keys and values are bit-identical however the steps were batched (Model::
+//     ForwardBatch), a sequence gets the same tokens and logits with the cache as without it.
+//     Blocks no sequence holds stay cached until the pool needs them (least recently let go of
+//     first), so they count as free for admission.
 //
 // Thread safety: none. One thread (the engine's) calls everything, and the callbacks run on it
 // inside Step() or Cancel(); callbacks must not call back into the scheduler.
@@ -44,7 +52,8 @@ struct BatchSchedulerOptions {
   int64_t kv_cache_blocks =
       0;                   // blocks of kKvBlockSize positions in the pool; 1 to kMaxKvCacheBlocks
   int64_t max_batch = 16;  // sequences running at once; > 0
-  int64_t step_tokens = 256;  // tokens per step: decode tokens first, then prefill chunks; > 0
+  int64_t step_tokens = 256;   // tokens per step: decode tokens first, then prefill chunks; > 0
+  bool prefix_caching = true;  // reuse the blocks of earlier sequences' identical prefixes
   // Seconds on a monotonic clock, for the timings in GenerateStats; null: std::steady_clock.
   std::function<double()> now;
 };
@@ -59,6 +68,17 @@ struct SequenceRequest {
   // Called once at the end with the result: finished (kStop, kLength), cancelled (kCancelled,
   // OK status), or failed (the error). May be null.
   std::function<void(const Status&, GenerateResult&&)> on_done;
+};
+
+// The prefix cache's work so far (counted when a sequence is first admitted).
+struct PrefixCacheStats {
+  int64_t sequences = 0;      // sequences admitted
+  int64_t hits = 0;           // of them, those that adopted at least one cached block
+  int64_t prompt_tokens = 0;  // their prompts' tokens
+  int64_t cached_tokens = 0;  // of those, the tokens whose keys and values were adopted
+  int64_t blocks_reused = 0;  // blocks adopted, re-admissions after a preemption included
+  int64_t cached_blocks = 0;  // blocks published in the pool now
+  int64_t evictions = 0;      // idle cached blocks taken for other use
 };
 
 // What one Step() did.
@@ -99,6 +119,7 @@ class BatchScheduler {
   int64_t waiting() const { return static_cast<int64_t>(waiting_.size()); }
   bool idle() const { return running_.empty() && waiting_.empty(); }
   int64_t used_blocks() const { return pool_->used_blocks(); }
+  PrefixCacheStats prefix_cache_stats() const;
   int64_t total_blocks() const { return pool_->num_blocks(); }
   // The longest sequence (prompt and generated tokens) this scheduler can run: the model's
   // context or the whole pool, whichever is smaller.
@@ -110,6 +131,10 @@ class BatchScheduler {
                  std::shared_ptr<KvBlockPool> pool);
   double Now() const;
   void Admit();
+  // Adopts the cached blocks that hold `seq`'s first tokens; returns the positions they fill.
+  int64_t AdoptCachedPrefix(Sequence& seq);
+  // Publishes the blocks `seq` has filled since it last did.
+  void PublishFilled(Sequence& seq);
   void Preempt(Sequence* seq);
   // Ends `seq` (running or waiting): frees its blocks, then reports to on_done: cancelled
   // (kCancelled, OK), failed (`status`), or finished (the held-back text released first).
@@ -123,6 +148,7 @@ class BatchScheduler {
   std::deque<std::unique_ptr<Sequence>> waiting_;   // oldest (or preempted) first
   std::vector<std::unique_ptr<Sequence>> running_;  // in admission order
   std::vector<float> logits_;                       // [sequences with logits, vocab]
+  PrefixCacheStats prefix_stats_;                   // cached_blocks, evictions: from the pool
 };
 
 // For benchmarks: one greedy sequence (end-of-sequence tokens do not stop it).

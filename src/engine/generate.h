@@ -31,6 +31,9 @@ struct GenerateStats {
   double prefill_seconds = 0;  // the prompt's forward pass, up to the first new token
   double decode_seconds = 0;   // every later token
   double queue_seconds = 0;    // BatchScheduler: from Submit until the sequence first ran
+  // BatchScheduler: prompt tokens whose keys and values came from the prefix cache when the
+  // sequence was first admitted, instead of being computed.
+  int64_t cached_prompt_tokens = 0;
 };
 
 // Appends up to max_new_tokens greedily chosen tokens (argmax of the logits) to *out, calling

@@ -20,13 +20,12 @@ Result<std::unique_ptr<BatchExecutor>> BatchExecutor::Create(
     engine::BatchSchedulerOptions options) {
   TF_ASSIGN_OR_RETURN(auto scheduler,
                       engine::BatchScheduler::Create(model, &tokenizer, std::move(options)));
-  return std::unique_ptr<BatchExecutor>(new BatchExecutor(model, metrics, std::move(scheduler)));
+  return std::unique_ptr<BatchExecutor>(new BatchExecutor(metrics, std::move(scheduler)));
 }
 
-BatchExecutor::BatchExecutor(engine::Model& model, ServeMetrics& metrics,
+BatchExecutor::BatchExecutor(ServeMetrics& metrics,
                              std::unique_ptr<engine::BatchScheduler> scheduler)
-    : model_(model),
-      metrics_(metrics),
+    : metrics_(metrics),
       scheduler_(std::move(scheduler)),
       max_positions_(scheduler_->max_sequence_positions()) {
   Report();
@@ -119,6 +118,7 @@ void BatchExecutor::Report() {
   load.waiting = scheduler_->waiting();
   load.kv_blocks_used = scheduler_->used_blocks();
   load.kv_blocks_total = scheduler_->total_blocks();
+  load.prefix = scheduler_->prefix_cache_stats();
   metrics_.SetLoad(load);
 }
 

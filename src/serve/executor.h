@@ -83,14 +83,12 @@ class BatchExecutor final : public GenerationExecutor {
   };
   struct Active;  // a job in the scheduler (engine thread only)
 
-  BatchExecutor(engine::Model& model, ServeMetrics& metrics,
-                std::unique_ptr<engine::BatchScheduler> scheduler);
+  BatchExecutor(ServeMetrics& metrics, std::unique_ptr<engine::BatchScheduler> scheduler);
   void Loop();
   void Start(Queued queued);  // hands a job to the scheduler
   void CancelGone();          // cancels the jobs whose clients have gone
   void Report();              // the load gauges
 
-  engine::Model& model_;
   ServeMetrics& metrics_;
   std::unique_ptr<engine::BatchScheduler> scheduler_;  // engine thread only
   std::vector<std::shared_ptr<Active>> active_;        // engine thread only

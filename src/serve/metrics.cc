@@ -28,6 +28,8 @@ void ServeMetrics::SetLoad(const EngineLoad& load) {
   waiting_.store(load.waiting);
   kv_used_.store(load.kv_blocks_used);
   kv_total_.store(load.kv_blocks_total);
+  MutexLock lock(mu_);
+  prefix_ = load.prefix;
 }
 
 void ServeMetrics::AddBusy(double seconds) {
@@ -76,6 +78,29 @@ void ServeMetrics::Render(std::string& out) const {
   Line(out, "tensorfleet_engine_generated_tokens_per_second", "gauge",
        "Generated tokens over busy seconds, since the start.",
        busy_seconds_ > 0 ? static_cast<double>(generated_tokens_) / busy_seconds_ : 0.0);
+  const engine::PrefixCacheStats& p = prefix_;
+  Line(out, "tensorfleet_engine_prefix_cache_queries_total", "counter",
+       "Requests whose prompt was looked up in the prefix cache (at their first admission).",
+       static_cast<double>(p.sequences));
+  Line(out, "tensorfleet_engine_prefix_cache_hits_total", "counter",
+       "Of those, requests that took at least one block from the cache.",
+       static_cast<double>(p.hits));
+  Line(out, "tensorfleet_engine_prefix_cache_cached_tokens_total", "counter",
+       "Prompt tokens whose keys and values came from the cache instead of being computed.",
+       static_cast<double>(p.cached_tokens));
+  Line(out, "tensorfleet_engine_prefix_cache_hit_ratio", "gauge",
+       "Prompt tokens taken from the cache over prompt tokens looked up, since the start.",
+       p.prompt_tokens > 0
+           ? static_cast<double>(p.cached_tokens) / static_cast<double>(p.prompt_tokens)
+           : 0.0);
+  Line(out, "tensorfleet_engine_prefix_cache_blocks_reused_total", "counter",
+       "KV-cache blocks taken from the cache (re-admissions after a preemption included).",
+       static_cast<double>(p.blocks_reused));
+  Line(out, "tensorfleet_engine_prefix_cache_blocks", "gauge",
+       "KV-cache blocks that hold a cached prefix, in use or idle.",
+       static_cast<double>(p.cached_blocks));
+  Line(out, "tensorfleet_engine_prefix_cache_evictions_total", "counter",
+       "Idle cached blocks taken for other work.", static_cast<double>(p.evictions));
   Summary(out, "tensorfleet_engine_time_to_first_token_seconds",
           "From a request's arrival (queueing included) to its first token.", first_token_sum_,
           first_token_count_);

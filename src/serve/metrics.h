@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/mutex.h"
+#include "engine/batch_scheduler.h"
 
 namespace tf::serve {
 
@@ -22,6 +23,7 @@ struct EngineLoad {
   int64_t waiting = 0;          // sequences queued for admission (preempted ones included)
   int64_t kv_blocks_used = 0;   // KV-cache blocks held by sequences
   int64_t kv_blocks_total = 0;  // blocks in the pool
+  engine::PrefixCacheStats prefix;
 };
 
 class ServeMetrics {
@@ -43,6 +45,7 @@ class ServeMetrics {
   std::atomic<int64_t> kv_used_{0};
   std::atomic<int64_t> kv_total_{0};
   mutable Mutex mu_;
+  engine::PrefixCacheStats prefix_ GUARDED_BY(mu_);
   int64_t finished_ GUARDED_BY(mu_) = 0;
   int64_t prompt_tokens_ GUARDED_BY(mu_) = 0;
   int64_t generated_tokens_ GUARDED_BY(mu_) = 0;

@@ -298,7 +298,8 @@ std::optional<ApiError> ParseCompletionRequest(const Json& body, Endpoint endpoi
 Json Usage::ToJson() const {
   return {{"prompt_tokens", prompt_tokens},
           {"completion_tokens", completion_tokens},
-          {"total_tokens", prompt_tokens + completion_tokens}};
+          {"total_tokens", prompt_tokens + completion_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", cached_tokens}}}};
 }
 
 std::string FinishReasonText(engine::FinishReason finish) {

@@ -69,6 +69,8 @@ std::optional<ApiError> ParseCompletionRequest(const Json& body, Endpoint endpoi
 struct Usage {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
+  int64_t cached_tokens = 0;  // of the prompt's, taken from the prefix cache
+  // As OpenAI's: with prompt_tokens_details.cached_tokens.
   Json ToJson() const;
 };
 

@@ -167,6 +167,7 @@ awaitable<void> StreamChunks(const Answer& a, http::StreamWriter& out) {
         Json finish = a.writer->FinishChunk(batch.result.finish);
         co_await send(finish);
         usage.completion_tokens = batch.result.stats.generated_tokens;
+        usage.cached_tokens = batch.result.stats.cached_prompt_tokens;
         Json usage_chunk = a.writer->UsageChunk(usage);
         if (a.include_usage) co_await send(usage_chunk);
       }
@@ -191,6 +192,7 @@ http::Response WholeAnswer(const Answer& a, const ChannelSink::Batch& end) {
   }
   Usage usage = a.usage;
   usage.completion_tokens = end.result.stats.generated_tokens;
+  usage.cached_tokens = end.result.stats.cached_prompt_tokens;
   return JsonResponse(200, a.writer->Whole(end.result, usage));
 }
 

@@ -49,6 +49,7 @@ Result<std::unique_ptr<LoadedModel>> Load(const ServeOptions& f, ServeMetrics& m
       (f.kv_cache_mb << 20) / loaded->model->KvBlockBytes(), 1, engine::kMaxKvCacheBlocks);
   batching.max_batch = f.max_batch;
   batching.step_tokens = kStepTokens;
+  batching.prefix_caching = f.prefix_caching;
   auto executor =
       BatchExecutor::Create(*loaded->model, *loaded->tokenizer, metrics, std::move(batching));
   if (!executor.ok()) return executor.status();

@@ -35,6 +35,7 @@ struct ServeOptions {
   std::string served_name;        // default: the directory's (or file's stem's) last component
   int64_t kv_cache_mb = 1024;     // the paged KV cache's pool
   int64_t max_batch = 16;         // sequences running at once
+  bool prefix_caching = true;     // reuse the KV-cache blocks of prompts' shared prefixes
   // Requests must bear it (Authorization: Bearer KEY), /health's excepted; "" takes any.
   std::string api_key;
   // After SIGTERM: how long requests in flight have to finish before they are cut.
