@@ -15,6 +15,7 @@ namespace {
 struct SweepSuggestFlags {
   std::string space_path;
   std::string strategy = "random";
+  std::string goal = "minimize";
   uint64_t seed = 0;
   int count = 1;
 };
@@ -57,8 +58,12 @@ void AddSweepCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
       "({\"params\": {...}, \"value\": 0.12}), the suggestion as a JSON line on stdout");
   suggest->add_option("--space", f->space_path, "YAML file with the `parameters:` to search")
       ->required();
-  suggest->add_option("--strategy", f->strategy, "random (default) or grid");
-  suggest->add_option("--seed", f->seed, "Seed of the random strategy (default 0)");
+  suggest->add_option("--strategy", f->strategy,
+                      "random (default), grid, or bayesian (TPE: random for the first 10 "
+                      "completed trials, then modelled on them)");
+  suggest->add_option("--goal", f->goal,
+                      "minimize (default) or maximize the trials' values (bayesian)");
+  suggest->add_option("--seed", f->seed, "Seed of the random draws (default 0)");
   suggest
       ->add_option("--count", f->count,
                    "Suggestions to make at once, each counted as running for the next "
@@ -67,7 +72,8 @@ void AddSweepCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
   RunStatus(suggest, exit_code, [f]() -> Status {
     TF_ASSIGN_OR_RETURN(std::string text, ReadTextFile(f->space_path));
     TF_ASSIGN_OR_RETURN(sweeps::SearchSpace space, sweeps::ParseSearchSpace(text, f->space_path));
-    TF_ASSIGN_OR_RETURN(auto strategy, sweeps::NewStrategy(f->strategy, space, f->seed));
+    TF_ASSIGN_OR_RETURN(sweeps::Goal goal, sweeps::ParseGoal(f->goal));
+    TF_ASSIGN_OR_RETURN(auto strategy, sweeps::NewStrategy(f->strategy, space, f->seed, goal));
     std::vector<sweeps::Trial> trials;
     std::string line;
     for (int number = 1; std::getline(std::cin, line); ++number) {

@@ -3,36 +3,16 @@
 #include <cmath>
 #include <set>
 
+#include "sweeps/random_stream.h"
+#include "sweeps/tpe.h"
+
 namespace tf::sweeps {
 namespace {
 
 constexpr int64_t kMaxIntegerGridValues = 1000;
 constexpr int64_t kMaxGridCombinations = 1'000'000;
 
-constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
-
-uint64_t Mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-// A small, well-mixed generator (SplitMix64): the same seed gives the same stream everywhere.
-// Trial n of a seed starts at a hashed point of its own: SplitMix's steps must be the golden
-// gamma apart, so neighbouring trials cannot simply start one apart (their draws would be
-// close) nor one step apart (they would share draws).
-class Stream {
- public:
-  Stream(uint64_t seed, uint64_t trial) : state_(Mix(Mix(seed + kGolden) ^ (trial * kGolden))) {}
-  double Uniform() {  // [0, 1)
-    return static_cast<double>(Mix(state_ += kGolden) >> 11) * 0x1.0p-53;
-  }
-
- private:
-  uint64_t state_;
-};
-
-nlohmann::json Draw(const Param& p, Stream& s) {
+nlohmann::json Draw(const Param& p, RandomStream& s) {
   const double u = s.Uniform();
   switch (p.kind) {
     case ParamKind::kUniform:
@@ -60,7 +40,7 @@ class RandomStrategy final : public Strategy {
   RandomStrategy(SearchSpace space, uint64_t seed) : space_(std::move(space)), seed_(seed) {}
 
   Result<nlohmann::json> Suggest(const std::vector<Trial>& trials) const override {
-    Stream stream(seed_, trials.size());
+    RandomStream stream(seed_, trials.size());
     nlohmann::json out = nlohmann::json::object();
     for (const Param& p : space_.params) {
       nlohmann::json v = Draw(p, stream);
@@ -164,10 +144,17 @@ Result<std::unique_ptr<Strategy>> NewGridStrategy(const SearchSpace& space) {
 }
 
 Result<std::unique_ptr<Strategy>> NewStrategy(std::string_view name, const SearchSpace& space,
-                                              uint64_t seed) {
+                                              uint64_t seed, Goal goal) {
   if (name == "random") return NewRandomStrategy(space, seed);
   if (name == "grid") return NewGridStrategy(space);
-  return InvalidArgument("unknown strategy '" + std::string(name) + "' (random, grid)");
+  if (name == "bayesian") return NewTpeStrategy(space, seed, goal);
+  return InvalidArgument("unknown strategy '" + std::string(name) + "' (random, grid, bayesian)");
+}
+
+Result<Goal> ParseGoal(std::string_view name) {
+  if (name == "minimize") return Goal::kMinimize;
+  if (name == "maximize") return Goal::kMaximize;
+  return InvalidArgument("unknown goal '" + std::string(name) + "' (minimize, maximize)");
 }
 
 }  // namespace tf::sweeps

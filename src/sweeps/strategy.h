@@ -24,6 +24,11 @@ struct Trial {
   std::string state = "complete";  // complete, running, failed
 };
 
+// Which way the objective should go.
+enum class Goal { kMinimize, kMaximize };
+// "minimize" or "maximize"; kInvalidArgument naming them.
+Result<Goal> ParseGoal(std::string_view name);
+
 class Strategy {
  public:
   virtual ~Strategy() = default;
@@ -44,8 +49,9 @@ std::unique_ptr<Strategy> NewRandomStrategy(const SearchSpace& space, uint64_t s
 // grid of more than 1,000,000 points.
 Result<std::unique_ptr<Strategy>> NewGridStrategy(const SearchSpace& space);
 
-// "random" or "grid"; kInvalidArgument naming the strategies there are.
+// "random", "grid" or "bayesian" (sweeps/tpe.h); kInvalidArgument naming the strategies there
+// are. `goal` matters to bayesian only.
 Result<std::unique_ptr<Strategy>> NewStrategy(std::string_view name, const SearchSpace& space,
-                                              uint64_t seed);
+                                              uint64_t seed, Goal goal = Goal::kMinimize);
 
 }  // namespace tf::sweeps
