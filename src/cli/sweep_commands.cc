@@ -1,13 +1,18 @@
 // `tensorfleet sweep suggest`: the sweeps' search core as ask and tell, without jobs
 // (docs/sweeps.md). Finished trials come in as JSON lines on stdin, the next suggestion goes
 // out as a JSON line on stdout, so that any loop (a script, a benchmark) can use it.
+#include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/cost_flags.h"
 #include "sweeps/search_space.h"
 #include "sweeps/strategy.h"
+#include "sweeps/sweep_spec.h"
 
 namespace tf::cli {
 namespace {
@@ -46,11 +51,131 @@ Result<sweeps::Trial> ReadTrial(const std::string& line, int number) {
   return t;
 }
 
+struct SweepCheckFlags {
+  std::string path;
+  int count = 5;
+};
+
+// The plan of a sweep spec: its settings and the jobs of its first trials, without a server.
+Result<Json> CheckSweep(const SweepCheckFlags& f) {
+  TF_ASSIGN_OR_RETURN(std::string text, ReadTextFile(f.path));
+  const std::filesystem::path folder = std::filesystem::path(f.path).parent_path();
+  auto read_job = [&](const std::string& job_path) -> Result<std::string> {
+    const std::filesystem::path p(job_path);
+    return ReadTextFile((p.is_absolute() ? p : folder / p).string());
+  };
+  TF_ASSIGN_OR_RETURN(sweeps::SweepSpec spec, sweeps::ParseSweepSpec(text, f.path, read_job));
+  TF_ASSIGN_OR_RETURN(auto strategy, sweeps::NewStrategy(spec.strategy, spec.space, spec.seed,
+                                                         spec.objective.goal));
+  Json plan = {
+      {"name", spec.name},
+      {"strategy", spec.strategy},
+      {"seed", spec.seed},
+      {"parameters", spec.space.params.size()},
+      {"max_trials", spec.max_trials},
+      {"max_parallel", spec.max_parallel},
+      {"budget", spec.budget ? Json(*spec.budget) : Json(nullptr)},
+      {"objective",
+       {{"metric", spec.objective.metric},
+        {"goal", spec.objective.goal == sweeps::Goal::kMinimize ? "minimize" : "maximize"},
+        {"value", spec.objective.best ? "best" : "last"}}},
+      {"early_stopping", nullptr},
+  };
+  if (const auto& es = spec.early_stopping) {
+    Json rungs = Json::array();
+    for (int b = 0; b < es->brackets; ++b) rungs.push_back(sweeps::Rungs(*es, b));
+    plan["early_stopping"] = {{"type", sweeps::StopRuleName(es->rule)},
+                              {"resource", es->resource},
+                              {"min_resource", es->min_resource},
+                              {"max_resource", es->max_resource},
+                              {"reduction_factor", es->reduction_factor},
+                              {"brackets", es->brackets},
+                              {"rungs", rungs}};
+  }
+  std::vector<sweeps::Trial> trials;
+  Json first = Json::array();
+  for (int i = 1; i <= std::min(f.count, spec.max_trials); ++i) {
+    TF_ASSIGN_OR_RETURN(Json params, strategy->Suggest(trials));
+    TF_ASSIGN_OR_RETURN(jobs::JobSpec job, sweeps::TrialJob(spec, i, params));
+    first.push_back({{"trial", i}, {"job", job.name}, {"hyperparameters", job.hyperparameters}});
+    trials.push_back(sweeps::Trial{params, std::nullopt, "running"});
+  }
+  plan["trials"] = first;
+  return plan;
+}
+
+std::string Number(const Json& v) {
+  if (!v.is_number_float()) return v.is_string() ? v.get<std::string>() : v.dump();
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v.get<double>());
+  return buf;
+}
+
+void PrintPlan(const Json& plan) {
+  std::ostringstream out;
+  out << plan["name"].get<std::string>() << ": " << plan["strategy"].get<std::string>()
+      << " search of " << plan["parameters"] << " parameters, " << plan["max_trials"] << " trials, "
+      << plan["max_parallel"] << " at a time";
+  if (!plan["budget"].is_null()) out << ", until $" << Number(plan["budget"]) << " is spent";
+  const Json& o = plan["objective"];
+  out << "\nobjective: " << o["goal"].get<std::string>() << " " << o["metric"].get<std::string>()
+      << " (each trial's " << o["value"].get<std::string>() << " report)\n";
+  if (const Json& es = plan["early_stopping"]; !es.is_null()) {
+    auto rungs = [](const Json& list) {
+      if (list.empty()) return std::string("no rung (every trial in full)");
+      std::string text = "rungs at";
+      for (size_t i = 0; i < list.size(); ++i) text += (i ? ", " : " ") + Number(list[i]);
+      return text;
+    };
+    const std::string on =
+        " on " + es["resource"].get<std::string>() + " up to " + Number(es["max_resource"]);
+    if (es["type"] == "median") {
+      out << "early stopping: the median rule" << on << ", from " << Number(es["min_resource"])
+          << "\n";
+    } else if (es["rungs"].size() == 1) {
+      out << "early stopping: asha" << on << ", " << rungs(es["rungs"][0]) << "; the best 1/"
+          << Number(es["reduction_factor"]) << " at a rung go on\n";
+    } else {
+      out << "early stopping: Hyperband's " << es["rungs"].size() << " brackets of asha" << on
+          << "; the best 1/" << Number(es["reduction_factor"]) << " at a rung go on\n";
+      for (size_t b = 0; b < es["rungs"].size(); ++b) {
+        out << "  bracket " << b + 1 << ": " << rungs(es["rungs"][b]) << "\n";
+      }
+    }
+  }
+  if (!plan["trials"].empty()) out << "first trials:\n";
+  for (const Json& t : plan["trials"]) {
+    out << "  " << t["job"].get<std::string>();
+    for (const auto& [k, v] : t["hyperparameters"].items()) out << "  " << k << "=" << Number(v);
+    out << "\n";
+  }
+  std::cout << out.str();
+}
+
 }  // namespace
 
 void AddSweepCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
   auto* sweep = app.add_subcommand("sweep", "Hyperparameter search (docs/sweeps.md)");
   sweep->require_subcommand(1);
+  auto c = std::make_shared<SweepCheckFlags>();
+  auto* check = sweep->add_subcommand(
+      "check",
+      "Read a sweep spec, say what is wrong with its line and field, or print its plan: the "
+      "strategy, limits, early stopping rungs and the jobs of its first trials");
+  check->add_option("file", c->path, "The sweep spec (YAML)")->required();
+  check->add_option("--count", c->count, "First trials to show (default 5)")
+      ->check(CLI::Range(0, 10000));
+  AddJsonFlag(check, conn);
+  RunStatus(check, exit_code, [c, &conn]() -> Status {
+    TF_ASSIGN_OR_RETURN(Json plan, CheckSweep(*c));
+    if (conn.json) {
+      std::cout << plan.dump(2) << "\n";
+    } else {
+      PrintPlan(plan);
+    }
+    return OkStatus();
+  });
+
   auto f = std::make_shared<SweepSuggestFlags>();
   auto* suggest = sweep->add_subcommand(
       "suggest",

@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "jobs/job_spec.h"
+#include "jobs/job_spec_node.h"
 #include "jobs/spec_fields.h"
 #include "jobs/spec_reader.h"
 #include "jobs/spec_rules.h"
@@ -182,14 +183,9 @@ constexpr std::array<FieldRule<JobSpec>, 20> kSpecRules = {{
     {"python", ReadPython},
 }};
 
-Result<JobSpec> Parse(std::string_view text, std::string_view source) {
-  if (text.size() > kMaxSpecBytes) {
-    return InvalidArgument(std::string(source) + ": the spec is larger than " +
-                           std::to_string(kMaxSpecBytes / 1024) + " KiB");
-  }
-  TF_ASSIGN_OR_RETURN(YAML::Node document, LoadOneDocument(text, source));
+Result<JobSpec> ParseNode(const YAML::Node& document, std::string_view source) {
   Reader reader(source);
-  if (IsNullValue(document)) return reader.Error(1, "", "the spec is empty");
+  if (IsNullValue(document)) return reader.Error(NodeLine(document, 1), "", "the spec is empty");
   Field top{document, "", "", NodeLine(document, 1)};
   if (!top.node.IsMap()) {
     return reader.Error(top, "the spec must be a mapping of fields (name, command, ...), got " +
@@ -198,9 +194,34 @@ Result<JobSpec> Parse(std::string_view text, std::string_view source) {
   JobSpec spec;
   TF_RETURN_IF_ERROR(ReadMapping(reader, top, kSpecRules, spec));
   if (auto problem = FindSpecProblem(spec)) {
-    return reader.Error(reader.LineOf(problem->path), problem->path, problem->message);
+    const int line = problem->path.empty() ? top.line : reader.LineOf(problem->path);
+    return reader.Error(line, problem->path, problem->message);
   }
   return spec;
+}
+
+Result<JobSpec> Parse(std::string_view text, std::string_view source) {
+  if (text.size() > kMaxSpecBytes) {
+    return InvalidArgument(std::string(source) + ": the spec is larger than " +
+                           std::to_string(kMaxSpecBytes / 1024) + " KiB");
+  }
+  TF_ASSIGN_OR_RETURN(YAML::Node document, LoadOneDocument(text, source));
+  return ParseNode(document, source);
+}
+
+// yaml-cpp throws on what it cannot do (memory, a conversion it was not asked to guard).
+template <typename Read>
+Result<JobSpec> Guarded(std::string_view source_name, Read read) {
+  std::string source = source_name.empty() ? "spec" : std::string(source_name);
+  try {
+    return read(source);
+  } catch (const std::bad_alloc&) {
+    return ResourceExhausted(source + ": out of memory reading the spec");
+  } catch (const std::exception& e) {
+    return Internal(source + ": reading the spec failed: " + e.what());
+  } catch (...) {
+    return Internal(source + ": reading the spec failed");
+  }
 }
 
 }  // namespace
@@ -220,16 +241,11 @@ std::string_view CapacityTypeName(CapacityType type) {
 }
 
 Result<JobSpec> ParseJobSpec(std::string_view yaml_text, std::string_view source_name) {
-  std::string source = source_name.empty() ? "spec" : std::string(source_name);
-  try {
-    return Parse(yaml_text, source);
-  } catch (const std::bad_alloc&) {
-    return ResourceExhausted(source + ": out of memory reading the spec");
-  } catch (const std::exception& e) {
-    return Internal(source + ": reading the spec failed: " + e.what());
-  } catch (...) {
-    return Internal(source + ": reading the spec failed");
-  }
+  return Guarded(source_name, [&](const std::string& source) { return Parse(yaml_text, source); });
+}
+
+Result<JobSpec> ParseJobSpecNode(const YAML::Node& node, std::string_view source_name) {
+  return Guarded(source_name, [&](const std::string& source) { return ParseNode(node, source); });
 }
 
 }  // namespace tf::jobs

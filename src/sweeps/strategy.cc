@@ -92,8 +92,12 @@ std::unique_ptr<Strategy> NewRandomStrategy(const SearchSpace& space, uint64_t s
   return std::make_unique<RandomStrategy>(space, seed);
 }
 
-Result<std::unique_ptr<Strategy>> NewGridStrategy(const SearchSpace& space) {
-  std::vector<std::pair<std::string, std::vector<nlohmann::json>>> axes;
+namespace {
+
+using GridAxes = std::vector<std::pair<std::string, std::vector<nlohmann::json>>>;
+
+Result<GridAxes> MakeGridAxes(const SearchSpace& space) {
+  GridAxes axes;
   int64_t points = 1;
   for (const Param& p : space.params) {
     std::vector<nlohmann::json> values;
@@ -140,7 +144,21 @@ Result<std::unique_ptr<Strategy>> NewGridStrategy(const SearchSpace& space) {
     }
     axes.emplace_back(p.name, std::move(values));
   }
+  return axes;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Strategy>> NewGridStrategy(const SearchSpace& space) {
+  TF_ASSIGN_OR_RETURN(GridAxes axes, MakeGridAxes(space));
   return std::unique_ptr<Strategy>(std::make_unique<GridStrategy>(std::move(axes)));
+}
+
+Result<int64_t> GridPoints(const SearchSpace& space) {
+  TF_ASSIGN_OR_RETURN(GridAxes axes, MakeGridAxes(space));
+  int64_t points = 1;
+  for (const auto& axis : axes) points *= static_cast<int64_t>(axis.second.size());
+  return points;
 }
 
 Result<std::unique_ptr<Strategy>> NewStrategy(std::string_view name, const SearchSpace& space,
@@ -148,7 +166,10 @@ Result<std::unique_ptr<Strategy>> NewStrategy(std::string_view name, const Searc
   if (name == "random") return NewRandomStrategy(space, seed);
   if (name == "grid") return NewGridStrategy(space);
   if (name == "bayesian") return NewTpeStrategy(space, seed, goal);
-  return InvalidArgument("unknown strategy '" + std::string(name) + "' (random, grid, bayesian)");
+  // Hyperband draws at random; its brackets are the sweep's early stopping (early_stopping.h).
+  if (name == "hyperband") return NewRandomStrategy(space, seed);
+  return InvalidArgument("unknown strategy '" + std::string(name) +
+                         "' (random, grid, bayesian, hyperband)");
 }
 
 Result<Goal> ParseGoal(std::string_view name) {

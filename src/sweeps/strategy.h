@@ -49,8 +49,12 @@ std::unique_ptr<Strategy> NewRandomStrategy(const SearchSpace& space, uint64_t s
 // grid of more than 1,000,000 points.
 Result<std::unique_ptr<Strategy>> NewGridStrategy(const SearchSpace& space);
 
-// "random", "grid" or "bayesian" (sweeps/tpe.h); kInvalidArgument naming the strategies there
-// are. `goal` matters to bayesian only.
+// How many points the grid of `space` has; NewGridStrategy's errors.
+Result<int64_t> GridPoints(const SearchSpace& space);
+
+// "random", "grid", "bayesian" (sweeps/tpe.h) or "hyperband" (random draws; a sweep with it
+// stops trials by Hyperband's brackets, sweeps/early_stopping.h); kInvalidArgument naming the
+// strategies there are. `goal` matters to bayesian only.
 Result<std::unique_ptr<Strategy>> NewStrategy(std::string_view name, const SearchSpace& space,
                                               uint64_t seed, Goal goal = Goal::kMinimize);
 
