@@ -223,7 +223,8 @@ echo "   the forward pass and the speed are real)"
 tf engine generate --model tests/data/engine/llama-gqa --prompt "The quick brown fox" \
   --max-tokens 32 --ignore-eos
 
-step "Sweeps, the search core: the next trials' hyperparameters from the trials so far (ask and tell)"
+step "Sweeps: the plan of a Hyperband sweep over the training job's learning rate, and the search core as ask and tell"
+tf sweep check examples/llama-train/sweep.yaml --count 3
 cat >"$data_dir/space.yaml" <<'YAML'
 parameters:
   lr: {type: loguniform, low: 1e-4, high: 1e-2}

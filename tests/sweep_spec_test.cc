@@ -202,6 +202,13 @@ TEST(SweepCheckCli, PrintsThePlanAndTheFirstTrials) {
   EXPECT_NE(text.output.find("lr-search: bayesian"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("lr-search-1"), std::string::npos) << text.output;
 
+  // The example sweep of the training job stays valid.
+  auto example = testing::RunProgram(
+      {std::string(TENSORFLEET_BINARY), "sweep", "check",
+       std::string(TENSORFLEET_SOURCE_DIR) + "/examples/llama-train/sweep.yaml"});
+  EXPECT_EQ(example.exit_code, 0) << example.output;
+  EXPECT_NE(example.output.find("llama-lr-1  batch_size="), std::string::npos) << example.output;
+
   const std::string bad = testing::WriteFile(dir.path() / "bad.yaml", "name: s\njob: nope.yaml\n");
   auto refused = testing::RunProgram(
       {"/bin/sh", "-c", std::string(TENSORFLEET_BINARY) + " sweep check " + bad});

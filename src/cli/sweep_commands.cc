@@ -97,7 +97,10 @@ Result<Json> CheckSweep(const SweepCheckFlags& f) {
   for (int i = 1; i <= std::min(f.count, spec.max_trials); ++i) {
     TF_ASSIGN_OR_RETURN(Json params, strategy->Suggest(trials));
     TF_ASSIGN_OR_RETURN(jobs::JobSpec job, sweeps::TrialJob(spec, i, params));
-    first.push_back({{"trial", i}, {"job", job.name}, {"hyperparameters", job.hyperparameters}});
+    first.push_back({{"trial", i},
+                     {"job", job.name},
+                     {"params", params},
+                     {"hyperparameters", job.hyperparameters}});
     trials.push_back(sweeps::Trial{params, std::nullopt, "running"});
   }
   plan["trials"] = first;
@@ -146,7 +149,7 @@ void PrintPlan(const Json& plan) {
   if (!plan["trials"].empty()) out << "first trials:\n";
   for (const Json& t : plan["trials"]) {
     out << "  " << t["job"].get<std::string>();
-    for (const auto& [k, v] : t["hyperparameters"].items()) out << "  " << k << "=" << Number(v);
+    for (const auto& [k, v] : t["params"].items()) out << "  " << k << "=" << Number(v);
     out << "\n";
   }
   std::cout << out.str();
