@@ -6,8 +6,12 @@
 #include <cmath>
 #include <initializer_list>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
+#include "file_test_util.h"
+#include "program_run.h"
+#include "store_test_env.h"
 #include "sweeps/early_stopping.h"
 
 namespace tf::sweeps {
@@ -206,6 +210,47 @@ TEST(SweepEarlyStoppingTest, MedianStopsATrialWorseThanWhatTheOthersHadByThen) {
   EXPECT_FALSE(Judge(Median(3, 4), Goal::kMinimize, trials, 3).stop);
   trials[2].reports.pop_back();  // it has not reached step 3 any more
   EXPECT_FALSE(Judge(rule, Goal::kMinimize, trials, 3).stop);
+}
+
+TEST(SweepJudgeCli, TrialsInOnStdinVerdictsAndPromotionsOut) {
+  testing::TempDir dir;
+  const std::string rules =
+      testing::WriteFile(dir.path() / "rules.yaml",
+                         "parameters: {lr: {type: uniform, low: 0, high: 1}}\n"
+                         "early_stopping: {type: asha, min_resource: 1, max_resource: 27}\n");
+  auto judge = [&](const std::string& input, const std::string& rules_path) {
+    const std::string in = testing::WriteFile(dir.path() / "in.jsonl", input);
+    return testing::RunProgram(
+        {"/bin/sh", "-c",
+         std::string(TENSORFLEET_BINARY) + " sweep judge --rules " + rules_path + " < " + in});
+  };
+  auto run = judge(
+      "{\"reports\": [[1, 0.5], [3, 0.4]], \"state\": \"running\"}\n"
+      "{\"reports\": [[1, 0.6]], \"state\": \"paused\"}\n"
+      "{\"reports\": [[1, 0.7]]}\n"
+      "{\"reports\": [[1, 0.8]], \"state\": \"complete\"}\n"
+      "{\"reports\": [[1, 0.9]], \"state\": \"complete\"}\n"
+      "{\"reports\": [[1, 0.95]], \"state\": \"failed\"}\n",
+      rules);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output,
+            "{\"reason\":\"step 3 (rung 2 of 3): 0.4 is 1st of 1 there, the best 1 go "
+            "on\",\"stop\":false,\"trial\":1}\n"
+            "{\"reason\":\"step 1 (rung 1 of 3): 0.7 is 3rd of 6 there, the best 2 go on: "
+            "paused\",\"stop\":true,\"trial\":3}\n"
+            "{\"promote\":[2]}\n");
+
+  auto unordered = judge("{\"reports\": [[3, 1], [1, 2]]}\n", rules);
+  EXPECT_EQ(unordered.exit_code, 1);
+  EXPECT_NE(
+      unordered.output.find("stdin:1: reports must come in increasing resource, got 1 after 3"),
+      std::string::npos)
+      << unordered.output;
+  const std::string none = testing::WriteFile(dir.path() / "none.yaml", "strategy: random\n");
+  auto missing = judge("", none);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("none.yaml:1: 'early_stopping' is missing"), std::string::npos)
+      << missing.output;
 }
 
 }  // namespace

@@ -51,6 +51,51 @@ Result<sweeps::Trial> ReadTrial(const std::string& line, int number) {
   return t;
 }
 
+struct SweepJudgeFlags {
+  std::string rules_path;
+  std::string goal = "minimize";
+};
+
+// One trial line for `sweep judge`: {"reports": [[step, value], ...], "state": "running"}.
+Result<sweeps::TrialProgress> ReadProgress(const std::string& line, int number) {
+  const std::string where = "stdin:" + std::to_string(number) + ": ";
+  Json j = Json::parse(line, nullptr, false);
+  if (!j.is_object()) return InvalidArgument(where + "not a JSON object");
+  sweeps::TrialProgress t;
+  auto reports = j.find("reports");
+  if (reports == j.end() || !reports->is_array()) {
+    return InvalidArgument(where + "'reports' must be a list of [resource, value] pairs");
+  }
+  for (const Json& r : *reports) {
+    if (!r.is_array() || r.size() != 2 || !r[0].is_number() || !r[1].is_number()) {
+      return InvalidArgument(where + "each report must be [resource, value], got " + r.dump());
+    }
+    const double resource = r[0].get<double>();
+    if (!t.reports.empty() && resource <= t.reports.back().resource) {
+      return InvalidArgument(where + "reports must come in increasing resource, got " +
+                             r[0].dump() + " after " + Json(t.reports.back().resource).dump());
+    }
+    t.reports.push_back({resource, r[1].get<double>()});
+  }
+  static const std::pair<std::string_view, sweeps::TrialPhase> kPhases[] = {
+      {"running", sweeps::TrialPhase::kRunning},
+      {"paused", sweeps::TrialPhase::kPaused},
+      {"complete", sweeps::TrialPhase::kComplete},
+      {"failed", sweeps::TrialPhase::kFailed}};
+  if (auto s = j.find("state"); s != j.end()) {
+    bool known = false;
+    for (const auto& [name, phase] : kPhases) {
+      if (s->is_string() && *s == name) {
+        t.phase = phase;
+        known = true;
+      }
+    }
+    if (!known)
+      return InvalidArgument(where + "'state' must be running, paused, complete or failed");
+  }
+  return t;
+}
+
 struct SweepCheckFlags {
   std::string path;
   int count = 5;
@@ -176,6 +221,46 @@ void AddSweepCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
     } else {
       PrintPlan(plan);
     }
+    return OkStatus();
+  });
+
+  auto j = std::make_shared<SweepJudgeFlags>();
+  auto* judge = sweep->add_subcommand(
+      "judge",
+      "Early stopping, ask-and-tell: every trial as a JSON line on stdin, in trial order "
+      "({\"reports\": [[step, value], ...], \"state\": \"running\"}); out, a line per running "
+      "trial whose last report was judged, {\"trial\": N, \"stop\": true, \"reason\": ...}, "
+      "and for asha {\"promote\": [N, ...]}, the paused trials to resume");
+  judge
+      ->add_option("--rules", j->rules_path,
+                   "YAML file with the `early_stopping:` to apply (and `strategy: hyperband` for "
+                   "its brackets), as a sweep spec writes it")
+      ->required();
+  judge->add_option("--goal", j->goal, "minimize (default) or maximize the reported values");
+  RunStatus(judge, exit_code, [j]() -> Status {
+    TF_ASSIGN_OR_RETURN(std::string text, ReadTextFile(j->rules_path));
+    TF_ASSIGN_OR_RETURN(sweeps::EarlyStopping rule,
+                        sweeps::ParseEarlyStopping(text, j->rules_path));
+    TF_ASSIGN_OR_RETURN(sweeps::Goal goal, sweeps::ParseGoal(j->goal));
+    std::vector<sweeps::TrialProgress> trials;
+    std::string line;
+    for (int number = 1; std::getline(std::cin, line); ++number) {
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      TF_ASSIGN_OR_RETURN(sweeps::TrialProgress t, ReadProgress(line, number));
+      trials.push_back(std::move(t));
+    }
+    for (size_t i = 0; i < trials.size(); ++i) {
+      if (trials[i].phase != sweeps::TrialPhase::kRunning) continue;
+      sweeps::Verdict v = sweeps::Judge(rule, goal, trials, i);
+      if (v.reason.empty()) continue;
+      std::cout << Json{{"trial", i + 1}, {"stop", v.stop}, {"reason", v.reason}}.dump() << "\n";
+    }
+    if (rule.rule == sweeps::StopRule::kAsha) {
+      Json promote = Json::array();
+      for (size_t i : sweeps::Promotable(rule, goal, trials)) promote.push_back(i + 1);
+      std::cout << Json{{"promote", promote}}.dump() << "\n";
+    }
+    std::cout.flush();
     return OkStatus();
   });
 

@@ -72,6 +72,23 @@ class SweepReader {
     return spec;
   }
 
+  // Only `strategy` (for hyperband) and `early_stopping`, other keys left to the caller.
+  Result<EarlyStopping> ReadEarlyStoppingOnly(std::string_view yaml) {
+    TF_ASSIGN_OR_RETURN(YAML::Node root, jobs::LoadOneDocument(yaml, source_));
+    if (jobs::IsNullValue(root)) return reader_.Error(1, "", "the file is empty");
+    Field top{root, "", "", 1};
+    TF_ASSIGN_OR_RETURN(auto entries, reader_.Entries(top));
+    FieldMap by_key;
+    for (const auto& e : entries) by_key[e.key] = &e;
+    SweepSpec spec;
+    if (const Field* f = Find(by_key, "strategy")) {
+      TF_ASSIGN_OR_RETURN(spec.strategy, reader_.String(*f));
+    }
+    TF_RETURN_IF_ERROR(ReadEarlyStopping(by_key, spec));
+    if (!spec.early_stopping) return reader_.Error(1, "", "'early_stopping' is missing");
+    return *spec.early_stopping;
+  }
+
  private:
   static const Field* Find(const FieldMap& by_key, std::string_view key) {
     auto it = by_key.find(key);
@@ -251,7 +268,7 @@ class SweepReader {
 
   std::string source_;
   jobs::SpecReader reader_;
-  const std::function<Result<std::string>(const std::string&)>& read_file_;
+  std::function<Result<std::string>(const std::string&)> read_file_;
 };
 
 }  // namespace
@@ -263,6 +280,17 @@ Result<SweepSpec> ParseSweepSpec(
     return SweepReader(source, read_file).Read(yaml);
   } catch (const std::exception& e) {
     return InvalidArgument(std::string(source) + ": reading the sweep spec failed: " + e.what());
+  }
+}
+
+Result<EarlyStopping> ParseEarlyStopping(std::string_view yaml, std::string_view source) {
+  auto no_files = [](const std::string& path) -> Result<std::string> {
+    return InvalidArgument("no job is read here: " + path);
+  };
+  try {
+    return SweepReader(source, no_files).ReadEarlyStoppingOnly(yaml);
+  } catch (const std::exception& e) {
+    return InvalidArgument(std::string(source) + ": reading early_stopping failed: " + e.what());
   }
 }
 

@@ -62,6 +62,10 @@ Result<SweepSpec> ParseSweepSpec(
     std::string_view yaml, std::string_view source,
     const std::function<Result<std::string>(const std::string& path)>& read_file);
 
+// The `early_stopping` of a file (with hyperband's brackets when its `strategy` is hyperband),
+// read as ParseSweepSpec reads it; the file's other keys are not looked at.
+Result<EarlyStopping> ParseEarlyStopping(std::string_view yaml, std::string_view source);
+
 // The job of one trial: the template with `params` as hyperparameters (over the template's
 // own of the same name), named "<sweep>-<trial>" (the sweep's name cut to fit).
 Result<jobs::JobSpec> TrialJob(const SweepSpec& sweep, int trial, const nlohmann::json& params);
