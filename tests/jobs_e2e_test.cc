@@ -7,6 +7,7 @@
 
 #include "base/sha256_stream.h"
 #include "client/object_client.h"
+#include "eventually.h"
 #include "file_test_util.h"
 #include "http_test_util.h"  // first: see the note in base/async.h
 #include "jobs/job_doc.h"
@@ -74,6 +75,39 @@ TEST_F(JobsE2eTest, AJobRunsWithTheEnvironmentContractAndSucceeds) {
   ASSERT_EQ((*metrics)["metrics"].size(), 1u) << metrics->dump();
   EXPECT_EQ((*metrics)["metrics"][0]["name"], "loss");
   EXPECT_EQ((*metrics)["metrics"][0]["value"], 0.25);
+}
+
+// A finished rank's directory (work, output, logs) leaves the worker's disk once its outcome
+// is reported, its output and logs being uploaded; a worker told to keep them keeps them.
+TEST_F(JobsE2eTest, AFinishedRanksDirectoryIsRemovedUnlessTheWorkerKeepsThem) {
+  auto run_one = [&](const std::string& worker_name, bool keep) -> std::filesystem::path {
+    worker::WorkerOptions o = WorkerOptionsFor(worker_name);
+    o.keep_attempt_dirs = keep;
+    o.labels = {{"name", worker_name}};
+    auto w = worker::Worker::Start(o);
+    EXPECT_TRUE(w.ok()) << w.status().ToString();
+    if (!w.ok()) return {};
+    workers_.push_back(std::move(w).value());
+    auto job = Submit(
+        "name: leaves-nothing\ncommand: echo done > $TENSORFLEET_OUTPUT_DIR/out.txt\n"
+        "node_selector: {name: " +
+        worker_name + "}\n");
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    if (!job.ok()) return {};
+    const std::string id = (*job)["id"];
+    Json done = WaitFor(id, Finished);
+    EXPECT_EQ(done["state"], "succeeded") << done.dump(2);
+    EXPECT_EQ(RawGet("/v1/buckets/tensorfleet-jobs/objects/" + id + "/output/out.txt"), "done\n");
+    EXPECT_NE(Log(id, 1).find("rank succeeded"), std::string::npos) << Log(id, 1);
+    return dir_.path() / worker_name / "attempts" / (id + "-1-0");
+  };
+  const std::filesystem::path removed = run_one("w1", /*keep=*/false);
+  EXPECT_TRUE(Eventually([&] { return !std::filesystem::exists(removed); }))
+      << removed << " is still there";
+  const std::filesystem::path kept = run_one("w2", /*keep=*/true);
+  workers_.back()->Shutdown(std::chrono::seconds(5));  // its rank runner is done with the dir
+  EXPECT_TRUE(std::filesystem::exists(kept / "logs" / "rank-0.log")) << kept;
+  EXPECT_TRUE(std::filesystem::exists(kept / "output" / "out.txt")) << kept;
 }
 
 TEST_F(JobsE2eTest, AWorkerJoinsWithAOneUseJoinTokenAndComesBackOnItsOwnCredential) {

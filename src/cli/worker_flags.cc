@@ -37,6 +37,10 @@ void AddWorkerFlags(CLI::App* cmd, WorkerFlags& f, bool all) {
   cmd->add_flag("--no-resource-limits", f.no_resource_limits,
                 "Do not limit each rank to its resources.cpus and resources.memory (by default "
                 "a worker that may make cgroups gives each rank one: docs/security.md)");
+  cmd->add_flag("--keep-attempt-dirs", f.keep_attempt_dirs,
+                "Keep each rank's directory (its work, output and logs) after it ends, for "
+                "debugging (by default it is removed once its outcome is reported: the output, "
+                "checkpoint and logs are uploaded by then)");
   cmd->add_option("--worker-dir", f.worker_dir,
                   "Where the worker keeps its node id, its record of processes and the jobs' "
                   "working directories (default: DATA_DIR/worker)");
@@ -89,6 +93,7 @@ Result<worker::WorkerOptions> ToWorkerOptions(const WorkerFlags& f,
   o.spot_notice_url = f.spot_notice_url;
   o.job_users = !f.jobs_as_worker_user;
   o.resource_limits = !f.no_resource_limits;
+  o.keep_attempt_dirs = f.keep_attempt_dirs;
   return o;
 }
 

@@ -28,6 +28,7 @@ struct WorkerFlags {
   std::string worker_dir;
   bool jobs_as_worker_user = false;
   bool no_resource_limits = false;
+  bool keep_attempt_dirs = false;
 };
 
 // `all`: every flag (tensorfleet worker); otherwise only the ones `up` offers.

@@ -248,6 +248,12 @@ void RankRunner::Run() {
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
   if (context_.finished) context_.finished(a);
+  if (!context_.keep_attempt_dirs) {
+    std::error_code ec;
+    std::filesystem::remove_all(WorkspaceDir(), ec);
+    if (ec)
+      spdlog::warn("rank {}: removing {}: {}", a.key(), WorkspaceDir().string(), ec.message());
+  }
   done_ = true;
 }
 
@@ -297,11 +303,16 @@ Result<client::RankOutcome> RankRunner::Execute() {
   return Finish(ws, *objects, syncer.get(), exits, failed_fast, telemetry);
 }
 
+std::filesystem::path RankRunner::WorkspaceDir() const {
+  const Assignment& a = assignment_;
+  return context_.attempts_dir /
+         (a.job_id + "-" + std::to_string(a.attempt) + "-" + std::to_string(a.node_rank));
+}
+
 Result<RankRunner::Workspace> RankRunner::PrepareWorkspace() const {
   const Assignment& a = assignment_;
   Workspace ws;
-  ws.dir = context_.attempts_dir /
-           (a.job_id + "-" + std::to_string(a.attempt) + "-" + std::to_string(a.node_rank));
+  ws.dir = WorkspaceDir();
   ws.workdir = ws.dir / "work";
   ws.output = ws.dir / "output";
   ws.logs = ws.dir / "logs";

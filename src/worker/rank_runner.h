@@ -38,6 +38,9 @@ struct ExitStatus;
 // Everything a rank needs from the worker that runs it.
 struct RankContext {
   std::filesystem::path attempts_dir;  // the rank works in attempts_dir/<job>-<attempt>-<rank>
+  // Keep that directory once the rank's outcome is reported (for debugging); by default it is
+  // removed then, its output, checkpoint and logs being uploaded.
+  bool keep_attempt_dirs = false;
   std::string server_url;
   // Run the job's processes as the job's own user (worker/job_user.h).
   bool job_users = false;
@@ -92,6 +95,8 @@ class RankRunner {
   // The rank from start to end, in the steps below; an error is a rank the worker could not
   // run (reported as failed, saying why).
   Result<client::RankOutcome> Execute();
+  // attempts_dir/<job>-<attempt>-<rank>.
+  std::filesystem::path WorkspaceDir() const;
   Result<Workspace> PrepareWorkspace() const;
   Status FetchCode(client::ObjectClient& objects, const Workspace& ws) const;
   // The last complete checkpoint into checkpoint_dir, when the spec keeps checkpoints.

@@ -388,6 +388,7 @@ class WorkerImpl final : public Worker {
     RankContext c;
     c.cgroups = cgroups_ ? &*cgroups_ : nullptr;
     c.attempts_dir = options_.data_dir / "attempts";
+    c.keep_attempt_dirs = options_.keep_attempt_dirs;
     c.job_users = job_users_;
     c.server_url = options_.server_url;
     c.fleet = [this] { return fleet_->Clone(); };

@@ -44,6 +44,9 @@ struct WorkerOptions {
   // limits. `cgroup_root` is "/" except in tests.
   bool resource_limits = true;
   std::filesystem::path cgroup_root = "/";
+  // Keep each rank's directory (work, output, logs) after it ends; false: removed once its
+  // outcome is reported, so that finished attempts do not fill the disk.
+  bool keep_attempt_dirs = false;
 };
 
 class Worker {
