@@ -213,16 +213,8 @@ Result<EndpointSpec> Parse(std::string_view text, std::string_view source) {
 }  // namespace
 
 Result<EndpointSpec> ParseEndpointSpec(std::string_view yaml_text, std::string_view source_name) {
-  std::string source = source_name.empty() ? "spec" : std::string(source_name);
-  try {
-    return Parse(yaml_text, source);
-  } catch (const std::bad_alloc&) {
-    return ResourceExhausted(source + ": out of memory reading the spec");
-  } catch (const std::exception& e) {
-    return Internal(source + ": reading the spec failed: " + e.what());
-  } catch (...) {
-    return Internal(source + ": reading the spec failed");
-  }
+  return jobs::ReadSpecGuarded<EndpointSpec>(
+      source_name, [&](const std::string& source) { return Parse(yaml_text, source); });
 }
 
 Status ValidateEndpointSpec(const EndpointSpec& spec) {

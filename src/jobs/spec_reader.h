@@ -5,8 +5,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <exception>
 #include <functional>
 #include <map>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
@@ -67,6 +69,22 @@ class SpecReader {
   std::string source_;
   std::map<std::string, int, std::less<>> lines_;
 };
+
+// read(source) for a spec reader, with what yaml-cpp throws (out of memory, a conversion it was
+// not asked to guard) turned into an error that names the source ("spec" when it is empty).
+template <typename T, typename Read>
+Result<T> ReadSpecGuarded(std::string_view source_name, Read read) {
+  const std::string source = source_name.empty() ? "spec" : std::string(source_name);
+  try {
+    return read(source);
+  } catch (const std::bad_alloc&) {
+    return ResourceExhausted(source + ": out of memory reading the spec");
+  } catch (const std::exception& e) {
+    return Internal(source + ": reading the spec failed: " + e.what());
+  } catch (...) {
+    return Internal(source + ": reading the spec failed");
+  }
+}
 
 // "a list", "a mapping", "nothing" or the quoted scalar: what a message says it got.
 std::string Describe(const YAML::Node& node);

@@ -209,21 +209,6 @@ Result<JobSpec> Parse(std::string_view text, std::string_view source) {
   return ParseNode(document, source);
 }
 
-// yaml-cpp throws on what it cannot do (memory, a conversion it was not asked to guard).
-template <typename Read>
-Result<JobSpec> Guarded(std::string_view source_name, Read read) {
-  std::string source = source_name.empty() ? "spec" : std::string(source_name);
-  try {
-    return read(source);
-  } catch (const std::bad_alloc&) {
-    return ResourceExhausted(source + ": out of memory reading the spec");
-  } catch (const std::exception& e) {
-    return Internal(source + ": reading the spec failed: " + e.what());
-  } catch (...) {
-    return Internal(source + ": reading the spec failed");
-  }
-}
-
 }  // namespace
 
 std::string_view CapacityTypeName(CapacityType type) {
@@ -241,11 +226,13 @@ std::string_view CapacityTypeName(CapacityType type) {
 }
 
 Result<JobSpec> ParseJobSpec(std::string_view yaml_text, std::string_view source_name) {
-  return Guarded(source_name, [&](const std::string& source) { return Parse(yaml_text, source); });
+  return ReadSpecGuarded<JobSpec>(
+      source_name, [&](const std::string& source) { return Parse(yaml_text, source); });
 }
 
 Result<JobSpec> ParseJobSpecNode(const YAML::Node& node, std::string_view source_name) {
-  return Guarded(source_name, [&](const std::string& source) { return ParseNode(node, source); });
+  return ReadSpecGuarded<JobSpec>(
+      source_name, [&](const std::string& source) { return ParseNode(node, source); });
 }
 
 }  // namespace tf::jobs

@@ -276,22 +276,17 @@ class SweepReader {
 Result<SweepSpec> ParseSweepSpec(
     std::string_view yaml, std::string_view source,
     const std::function<Result<std::string>(const std::string& path)>& read_file) {
-  try {
-    return SweepReader(source, read_file).Read(yaml);
-  } catch (const std::exception& e) {
-    return InvalidArgument(std::string(source) + ": reading the sweep spec failed: " + e.what());
-  }
+  return jobs::ReadSpecGuarded<SweepSpec>(
+      source, [&](const std::string& name) { return SweepReader(name, read_file).Read(yaml); });
 }
 
 Result<EarlyStopping> ParseEarlyStopping(std::string_view yaml, std::string_view source) {
   auto no_files = [](const std::string& path) -> Result<std::string> {
     return InvalidArgument("no job is read here: " + path);
   };
-  try {
-    return SweepReader(source, no_files).ReadEarlyStoppingOnly(yaml);
-  } catch (const std::exception& e) {
-    return InvalidArgument(std::string(source) + ": reading early_stopping failed: " + e.what());
-  }
+  return jobs::ReadSpecGuarded<EarlyStopping>(source, [&](const std::string& name) {
+    return SweepReader(name, no_files).ReadEarlyStoppingOnly(yaml);
+  });
 }
 
 Result<jobs::JobSpec> TrialJob(const SweepSpec& sweep, int trial, const nlohmann::json& params) {
