@@ -60,7 +60,7 @@ json JobToJson(const jobs::Job& job) {
                    ? json(nullptr)
                    : json{{"bucket", jobs::kJobsBucket}, {"key", job.doc.code_key}}},
       {"checkpoints",
-       {{"bucket", jobs::kJobsBucket}, {"prefix", jobs::CheckpointPrefix(job.id())}}},
+       {{"bucket", jobs::kJobsBucket}, {"prefix", jobs::CheckpointPrefixOf(job.id(), job.doc)}}},
       {"output", {{"bucket", jobs::kJobsBucket}, {"prefix", jobs::OutputPrefix(job.id())}}}};
   if (job.doc.exit_code >= 0) out["exit_code"] = job.doc.exit_code;
   // Why the scheduler has not placed it, while it waits to be placed.
@@ -119,7 +119,7 @@ json AssignmentsToJson(const jobs::NodeAssignments& a) {
                      {"spec", r.spec},
                      {"bucket", jobs::kJobsBucket},
                      {"code_key", r.code_key},
-                     {"checkpoint_prefix", jobs::CheckpointPrefix(r.job_id)},
+                     {"checkpoint_prefix", r.checkpoint_prefix},
                      {"output_prefix", jobs::OutputPrefix(r.job_id)},
                      {"job_token", r.job_token}});
   }

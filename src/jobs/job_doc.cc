@@ -109,6 +109,7 @@ json JobDocToJson(const JobDoc& d) {
   return json{{"spec", d.spec},
               {"source", d.source},
               {"code_key", d.code_key},
+              {"checkpoint_job", d.checkpoint_job},
               {"token_id", d.token_id},
               {"token_secret", d.token_secret},
               {"attempts", std::move(attempts)},
@@ -127,6 +128,7 @@ Result<JobDoc> JobDocFromJson(std::string_view text) {
     d.spec = j.at("spec");
     d.source = j.value("source", "");
     d.code_key = j.value("code_key", "");
+    d.checkpoint_job = j.value("checkpoint_job", "");
     d.token_id = j.value("token_id", "");
     d.token_secret = j.value("token_secret", "");
     for (const json& a : j.value("attempts", json::array()))
@@ -144,6 +146,9 @@ Result<JobDoc> JobDocFromJson(std::string_view text) {
 }
 
 std::string CheckpointPrefix(const std::string& job_id) { return job_id + "/checkpoints"; }
+std::string CheckpointPrefixOf(const std::string& job_id, const JobDoc& doc) {
+  return CheckpointPrefix(doc.checkpoint_job.empty() ? job_id : doc.checkpoint_job);
+}
 std::string OutputPrefix(const std::string& job_id) { return job_id + "/output"; }
 std::string LogPrefix(const std::string& job_id, int attempt, int node_rank, int local_rank) {
   return job_id + "/logs/attempt-" + std::to_string(attempt) + "/node-" +

@@ -92,6 +92,9 @@ struct JobDoc {
   nlohmann::json spec;   // JobSpecToJson
   std::string source;    // the spec's file name, for messages
   std::string code_key;  // object key of the code bundle in the job bucket; "" = none
+  // The job whose checkpoint prefix this one restores and syncs: "" for its own. A sweep's trial
+  // resumed after a pause names its first job, so that it goes on from where that one stopped.
+  std::string checkpoint_job;
   // The job-wide API token of documents written before attempts had their own (Attempt's
   // api_token): used by their attempts placed before, revoked at the next placement or the end.
   std::string token_id;
@@ -119,7 +122,9 @@ Result<JobDoc> JobDocFromJson(std::string_view text);
 inline constexpr const char* kJobsBucket = "tensorfleet-jobs";
 // Object keys inside kJobsBucket.
 std::string CheckpointPrefix(const std::string& job_id);  // "<job>/checkpoints"
-std::string OutputPrefix(const std::string& job_id);      // "<job>/output"
+// The checkpoint prefix of a job of this id and document (its checkpoint_job's when set).
+std::string CheckpointPrefixOf(const std::string& job_id, const JobDoc& doc);
+std::string OutputPrefix(const std::string& job_id);  // "<job>/output"
 // "<job>/logs/attempt-<n>/node-<rank>/rank-<local>"
 std::string LogPrefix(const std::string& job_id, int attempt, int node_rank, int local_rank);
 

@@ -146,8 +146,19 @@ Status JobService::CheckPlaceable(const JobSpec& spec, const std::string& source
 }
 
 Result<Job> JobService::SubmitSpec(const std::string& project_id, const JobSpec& spec,
-                                   const std::string& source, const std::string& code_key) {
+                                   const std::string& source, const std::string& code_key,
+                                   const SubmitOptions& options) {
   TF_RETURN_IF_ERROR(ValidateJobSpec(spec));
+  std::string checkpoint_job;
+  if (!options.checkpoint_of.empty()) {
+    auto earlier = Get(project_id, options.checkpoint_of);
+    if (!earlier.ok()) {
+      return InvalidArgument(source + ": the job whose checkpoints it resumes, '" +
+                             options.checkpoint_of + "', does not exist in this project");
+    }
+    checkpoint_job =
+        earlier->doc.checkpoint_job.empty() ? earlier->id() : earlier->doc.checkpoint_job;
+  }
   if (admission_) TF_RETURN_IF_ERROR(admission_(project_id));
   TF_RETURN_IF_ERROR(CheckPlaceable(spec, source));
 
@@ -174,6 +185,7 @@ Result<Job> JobService::SubmitSpec(const std::string& project_id, const JobSpec&
   job.doc.spec = JobSpecToJson(spec);
   job.doc.source = source;
   job.doc.code_key = code_key;
+  job.doc.checkpoint_job = checkpoint_job;
   job.doc.reason = "submitted";
 
   std::string shape = std::to_string(spec.nodes) + (spec.nodes == 1 ? " node" : " nodes") +
@@ -321,6 +333,7 @@ Result<NodeAssignments> JobService::Assignments(const std::string& node_id) {
       ra.master_port = a->master_port;
       ra.spec = job.doc.spec;
       ra.code_key = job.doc.code_key;
+      ra.checkpoint_prefix = CheckpointPrefixOf(job.id(), job.doc);
       ra.job_token = a->api_token.empty() ? job.doc.token_secret : a->api_token;
       out.ranks.push_back(std::move(ra));
     }

@@ -35,6 +35,14 @@ struct JobServiceOptions {
   int master_port_count = 2000;
 };
 
+// How a job is submitted beyond its spec.
+struct SubmitOptions {
+  // Restore and sync the checkpoints of this job of the same project rather than its own
+  // (JobDoc::checkpoint_job): a paused sweep trial resumed. kInvalidArgument if the project has
+  // no such job.
+  std::string checkpoint_of;
+};
+
 // One rank for a worker to run (or keep running).
 struct RankAssignment {
   std::string job_id;
@@ -46,9 +54,10 @@ struct RankAssignment {
   std::vector<int> gpus;
   std::vector<std::string> addresses;  // every node of the gang, in rank order
   int master_port = 0;
-  nlohmann::json spec;    // JobSpecToJson
-  std::string code_key;   // in kJobsBucket; "" = no code bundle
-  std::string job_token;  // the job-scoped API token's secret
+  nlohmann::json spec;            // JobSpecToJson
+  std::string code_key;           // in kJobsBucket; "" = no code bundle
+  std::string checkpoint_prefix;  // in kJobsBucket (CheckpointPrefixOf)
+  std::string job_token;          // the job-scoped API token's secret
 };
 
 struct NodeAssignments {
@@ -122,7 +131,8 @@ class JobService {
   // A spec already read (and checked again here): what other services submit, such as an
   // endpoint's replicas.
   Result<Job> SubmitSpec(const std::string& project_id, const JobSpec& spec,
-                         const std::string& source, const std::string& code_key);
+                         const std::string& source, const std::string& code_key,
+                         const SubmitOptions& options = {});
   // kInvalidArgument, naming `source` and the reason, when no node of the fleet could ever run
   // `spec` (too many GPUs, a label no node has, ...); OK with no node registered yet.
   Status CheckPlaceable(const JobSpec& spec, const std::string& source);

@@ -24,7 +24,8 @@ class PostgresStore final : public Store,
                             public BudgetStore,
                             public DatasetStore,
                             public EndpointStore,
-                            public PoolStore {
+                            public PoolStore,
+                            public DocumentStore {
  public:
   PostgresStore(std::unique_ptr<PgPool> pool, int schema_version)
       : pool_(std::move(pool)), schema_version_(schema_version) {}
@@ -39,6 +40,7 @@ class PostgresStore final : public Store,
   BudgetStore& budgets() override { return *this; }
   EndpointStore& endpoints() override { return *this; }
   PoolStore& pools() override { return *this; }
+  DocumentStore& documents() override { return *this; }
   DatasetStore& datasets() override { return *this; }
   void SetQueueListener(std::function<void(int64_t)> listener) override;
   std::unique_ptr<Leadership> NewLeadership() override;  // pg_leadership.cc
@@ -144,6 +146,16 @@ class PostgresStore final : public Store,
   Result<AccessKey> FindAccessKey(const std::string& id) override;
   Result<std::vector<AccessKey>> ListAccessKeys(const std::string& project_id) override;
   Status RevokeAccessKey(const std::string& id, TimeMs now) override;
+
+  // DocumentStore (pg_documents.cc)
+  Status CreateDocument(const DocumentRecord& doc) override;
+  Result<DocumentRecord> GetDocument(const std::string& kind, const std::string& project_id,
+                                     const std::string& name) override;
+  Result<std::vector<DocumentRecord>> ListDocuments(
+      const std::string& kind, const std::string& project_id,
+      const std::vector<std::string>& states) override;
+  Status UpdateDocument(const DocumentRecord& doc, int64_t expected_version) override;
+  Status DeleteDocument(const std::string& id, int64_t expected_version) override;
 
   // EndpointStore (pg_endpoints.cc)
   Status CreateEndpoint(const EndpointRecord& endpoint) override;

@@ -288,6 +288,21 @@ struct EndpointRecord {
   std::string doc_json;
 };
 
+// A versioned JSON document of one project that a service owns whole, such as a sweep
+// (sweeps/sweep_doc.h): the store indexes its kind, name and state and never looks inside.
+// Names are unique within a project and kind; every update names the version it read.
+struct DocumentRecord {
+  std::string kind;  // "sweep", ...
+  std::string id;    // "<prefix>_<hex>", unique across kinds
+  std::string project_id;
+  std::string name;
+  std::string state;    // the owning service's words ("running", "stopped", ...)
+  int64_t version = 0;  // 1 when created; each update writes version + 1
+  TimeMs created_at = 0;
+  TimeMs updated_at = 0;
+  std::string doc_json;
+};
+
 // A node pool (pools/pool_spec.h): machines of one shape that the leader's pool controller
 // starts and stops. Pools belong to the fleet, not to a project.
 struct PoolRecord {

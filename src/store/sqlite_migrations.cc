@@ -321,6 +321,22 @@ const std::vector<std::string>& Migrations() {
         PRIMARY KEY (endpoint_id, bucket_start, server_id));
       CREATE INDEX endpoint_traffic_by_time ON endpoint_traffic (bucket_start);
       )sql",
+      // 16: versioned documents of projects that a service owns whole (store.h DocumentStore):
+      // sweeps (sweeps/sweep_doc.h); a name is unique within its project and kind.
+      R"sql(
+      CREATE TABLE documents (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        state TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        doc TEXT NOT NULL,
+        UNIQUE (kind, project_id, name));
+      CREATE INDEX documents_by_state ON documents (kind, state);
+      )sql",
   };
   return kMigrations;
 }

@@ -37,7 +37,8 @@ class SqliteStore final : public Store,
                           public BudgetStore,
                           public DatasetStore,
                           public EndpointStore,
-                          public PoolStore {
+                          public PoolStore,
+                          public DocumentStore {
  public:
   SqliteStore(std::string path, std::unique_ptr<SqliteWriter> writer, int schema_version)
       : readers_(std::move(path), 8), writer_(std::move(writer)), schema_version_(schema_version) {}
@@ -51,6 +52,7 @@ class SqliteStore final : public Store,
   BudgetStore& budgets() override { return *this; }
   EndpointStore& endpoints() override { return *this; }
   PoolStore& pools() override { return *this; }
+  DocumentStore& documents() override { return *this; }
   DatasetStore& datasets() override { return *this; }
   std::unique_ptr<Leadership> NewLeadership() override { return AlwaysLeader(); }
   void SetQueueListener(std::function<void(int64_t)> listener) override {
@@ -165,6 +167,16 @@ class SqliteStore final : public Store,
   Result<AccessKey> FindAccessKey(const std::string& id) override;
   Result<std::vector<AccessKey>> ListAccessKeys(const std::string& project_id) override;
   Status RevokeAccessKey(const std::string& id, TimeMs now) override;
+
+  // DocumentStore (sqlite_documents.cc)
+  Status CreateDocument(const DocumentRecord& doc) override;
+  Result<DocumentRecord> GetDocument(const std::string& kind, const std::string& project_id,
+                                     const std::string& name) override;
+  Result<std::vector<DocumentRecord>> ListDocuments(
+      const std::string& kind, const std::string& project_id,
+      const std::vector<std::string>& states) override;
+  Status UpdateDocument(const DocumentRecord& doc, int64_t expected_version) override;
+  Status DeleteDocument(const std::string& id, int64_t expected_version) override;
 
   // EndpointStore (sqlite_endpoints.cc)
   Status CreateEndpoint(const EndpointRecord& endpoint) override;

@@ -374,6 +374,29 @@ class EndpointStore {
       const std::string& endpoint_id, TimeMs since) = 0;
 };
 
+// Versioned documents of projects (DocumentRecord), by kind.
+class DocumentStore {
+ public:
+  virtual ~DocumentStore() = default;
+  // Stores the document (version 1). kAlreadyExists "<kind> '<name>' exists" if its project
+  // has one of that kind and name.
+  virtual Status CreateDocument(const DocumentRecord& doc) = 0;
+  // kNotFound "<kind> '<name>' does not exist" if the project has none of that kind and name.
+  virtual Result<DocumentRecord> GetDocument(const std::string& kind, const std::string& project_id,
+                                             const std::string& name) = 0;
+  // The documents of a kind of a project ("" = every project's), by project and name.
+  // `states`: only those in one of these states (empty: every state).
+  virtual Result<std::vector<DocumentRecord>> ListDocuments(
+      const std::string& kind, const std::string& project_id,
+      const std::vector<std::string>& states = {}) = 0;
+  // Replaces state, updated_at and doc if the stored version is still `expected_version` (it
+  // becomes expected_version + 1). kAborted if the version moved on; kNotFound if it is gone.
+  virtual Status UpdateDocument(const DocumentRecord& doc, int64_t expected_version) = 0;
+  // Forgets the document if its version is still `expected_version`: kAborted, kNotFound as
+  // UpdateDocument.
+  virtual Status DeleteDocument(const std::string& id, int64_t expected_version) = 0;
+};
+
 // Node pools (pools/), of the whole fleet.
 class PoolStore {
  public:
@@ -404,6 +427,7 @@ class Store {
   virtual DatasetStore& datasets() = 0;
   virtual EndpointStore& endpoints() = 0;
   virtual PoolStore& pools() = 0;
+  virtual DocumentStore& documents() = 0;
 
   // Called with a queue id after messages may have become visible in it (a send, a redrive, a
   // visibility change), from any thread and, for PostgreSQL, for changes made by other servers
