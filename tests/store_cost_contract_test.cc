@@ -498,6 +498,7 @@ TEST_P(CostStoreContractTest, AStoreMigratedFromSchema4KeepsWorking) {
              "ALTER TABLE objects DROP COLUMN checksum; "
              "DROP TABLE endpoints; DROP TABLE endpoint_loads; DROP TABLE pools; "
              "DROP TABLE join_tokens; DROP TABLE node_credentials; DROP TABLE endpoint_traffic; "
+             "DROP TABLE documents; "
              "DELETE FROM schema_migrations WHERE version >= 5;");
   ASSERT_TRUE(down.ok()) << down.ToString();
 

@@ -175,6 +175,7 @@ TEST_P(SegmentStoreTest, ADatabaseFromBeforeSegmentsKeepsItsObjects) {
              "ALTER TABLE multipart_parts DROP COLUMN checksum; "
              "DROP TABLE endpoints; DROP TABLE endpoint_loads; DROP TABLE pools; "
              "DROP TABLE join_tokens; DROP TABLE node_credentials; DROP TABLE endpoint_traffic; "
+             "DROP TABLE documents; "
              "DELETE FROM schema_migrations WHERE version >= 8;");
   ASSERT_TRUE(down.ok()) << down.ToString();
 

@@ -18,6 +18,7 @@
 #include "api/router.h"
 #include "api/s3/addressing.h"
 #include "api/services.h"
+#include "api/sweep_routes.h"
 #include "base/log.h"
 #include "base/mutex.h"
 #include "cost/budgets/budget_loop.h"
@@ -29,6 +30,9 @@
 #include "objects/s3_blob_store.h"
 #include "pools/pool_controller.h"
 #include "pools/pool_service.h"
+#include "sweeps/job_trial_runner.h"
+#include "sweeps/sweep_controller.h"
+#include "sweeps/sweep_service.h"
 
 namespace tf::api {
 
@@ -148,6 +152,13 @@ class AppImpl final : public App {
         recent_requests_, shared_store ? &store_->endpoints() : nullptr, server_id);
     load_publisher_ = std::make_unique<endpoints::LoadPublisher>(store_->endpoints(),
                                                                  endpoint_load_, clock_, server_id);
+    sweeps_ = std::make_unique<sweeps::SweepService>(
+        store_->documents(), clock_, [this](const jobs::JobSpec& spec, const std::string& source) {
+          return jobs_->CheckPlaceable(spec, source);
+        });
+    trial_runner_ = sweeps::NewJobTrialRunner(*jobs_, *store_, clock_);
+    sweep_controller_ =
+        std::make_unique<sweeps::SweepController>(store_->documents(), *trial_runner_, clock_);
     jobs_->SetAdmission([this](const std::string& p) { return budgets_->AdmitSubmission(p); });
     pools_ = std::make_unique<pools::PoolService>(*store_, clock_);
     for (const auto& [yaml, source] : options_.declared_pools) {
@@ -198,6 +209,7 @@ class AppImpl final : public App {
       gateway_metrics_.Render(out, endpoint_load_, *routing_table_);
     });
     AddCostRoutes(*router_, *services_);
+    AddSweepRoutes(*router_, *services_, *sweeps_, [this] { KickController(); });
     AddPoolRoutes(*router_, *services_, *pools_, [this] { KickPools(); });
 
     Router* router = router_.get();
@@ -315,6 +327,9 @@ class AppImpl final : public App {
       if (leader) {
         auto stats = jobs_->Tick();
         if (!stats.ok()) spdlog::warn("job controller: {}", stats.status().ToString());
+        // Sweeps start, judge and stop trials' jobs: after the jobs' own tick, with what it
+        // decided (sweeps/sweep_controller.h logs each sweep's failures).
+        (void)sweep_controller_->Tick();
       }
       lock.Lock();
     }
@@ -526,6 +541,9 @@ class AppImpl final : public App {
   std::thread controller_;
   std::thread endpoint_thread_;
   std::unique_ptr<pools::PoolService> pools_;
+  std::unique_ptr<sweeps::SweepService> sweeps_;
+  std::unique_ptr<sweeps::TrialRunner> trial_runner_;
+  std::unique_ptr<sweeps::SweepController> sweep_controller_;
   std::unique_ptr<pools::PoolController> pool_controller_;
   std::thread pool_thread_;
   Mutex controller_mu_;

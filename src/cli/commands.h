@@ -3,11 +3,13 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <functional>
 #include <string>
 
 #include "base/status.h"
 #include "client/api_client.h"
+#include "jobs/job_spec.h"
 
 namespace tf::cli {
 
@@ -37,8 +39,19 @@ void AddEngineCommands(CLI::App& app, client::Connection& conn, int& exit_code);
 void AddCostCommands(CLI::App& app, client::Connection& conn, int& exit_code);
 // plan train/serve: what a training run or a deployment needs and costs; offline.
 void AddPlanCommands(CLI::App& app, client::Connection& conn, int& exit_code);
-// sweep suggest: hyperparameter search as ask and tell; offline.
+// sweep check|judge|suggest: hyperparameter search offline, as ask and tell.
 void AddSweepCommands(CLI::App& app, client::Connection& conn, int& exit_code);
+// The plan of a sweep spec (`sweep check`, `sweep start --dry-run`): its settings, early
+// stopping's rungs and the jobs of its first `count` trials, without a server.
+Result<Json> SweepPlan(const std::string& path, int count);
+void PrintSweepPlan(const Json& plan);
+// sweep start|ls|describe|stop|best, under `sweep`: sweeps whose trials are managed jobs.
+void AddSweepServerCommands(CLI::App& sweep, client::Connection& conn, int& exit_code);
+
+// Packs the code directory of the job spec at `spec_path` (its `code:`) and uploads it, once per
+// content, to the project's jobs bucket. Returns the object key.
+Result<std::string> UploadJobCode(client::ApiClient& api, const std::filesystem::path& spec_path,
+                                  const jobs::JobSpec& spec);
 
 // Prints "error: <message>" to stderr and returns 1.
 int Fail(const Status& status);

@@ -55,41 +55,6 @@ std::string MiB(uint64_t bytes) {
   return s.str();
 }
 
-// Packs the spec's code directory and uploads it (once per content) to the project's jobs
-// bucket. Returns the object key.
-Result<std::string> UploadCode(client::ApiClient& api, const fs::path& spec_path,
-                               const jobs::JobSpec& spec) {
-  fs::path dir = spec_path.parent_path() / spec.code;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    return InvalidArgument(spec_path.string() + ": code: " + dir.string() + " is not a directory");
-  }
-  fs::path bundle = fs::temp_directory_path() / ("tensorfleet-code-" + RandomHex(6) + ".tar.gz");
-  worker::PackOptions options;
-  options.exclude = {spec.checkpoint.dir, "output"};
-  auto packed = worker::Pack(dir, bundle, options);
-  if (!packed.ok()) return packed.status().WithContext("packing " + dir.string());
-  auto sha = Sha256OfFile(bundle);
-  if (!sha.ok()) {
-    fs::remove(bundle, ec);
-    return sha.status();
-  }
-  std::string key = "bundles/" + *sha + ".tar.gz";
-  auto bucket = api.Call("POST", "/v1/buckets", Json{{"name", jobs::kJobsBucket}});
-  if (!bucket.ok() && bucket.status().code() != StatusCode::kAlreadyExists) {
-    fs::remove(bundle, ec);
-    return bucket.status();
-  }
-  auto objects = client::MakeHttpObjectClient(api.server(), api.token());
-  if (!objects.ok()) return objects.status();
-  Status put = (*objects)->PutFileChecked(jobs::kJobsBucket, key, bundle, *sha);
-  fs::remove(bundle, ec);
-  TF_RETURN_IF_ERROR(put.WithContext("uploading the code"));
-  std::cerr << "code: " << packed->files << " files (" << MiB(packed->bytes) << ") from "
-            << dir.string() << "\n";
-  return key;
-}
-
 bool IsFinished(const std::string& state) {
   return state == "succeeded" || state == "failed" || state == "cancelled";
 }
@@ -196,6 +161,39 @@ void PrintJob(const Json& j) {
 
 }  // namespace
 
+Result<std::string> UploadJobCode(client::ApiClient& api, const fs::path& spec_path,
+                                  const jobs::JobSpec& spec) {
+  fs::path dir = spec_path.parent_path() / spec.code;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return InvalidArgument(spec_path.string() + ": code: " + dir.string() + " is not a directory");
+  }
+  fs::path bundle = fs::temp_directory_path() / ("tensorfleet-code-" + RandomHex(6) + ".tar.gz");
+  worker::PackOptions options;
+  options.exclude = {spec.checkpoint.dir, "output"};
+  auto packed = worker::Pack(dir, bundle, options);
+  if (!packed.ok()) return packed.status().WithContext("packing " + dir.string());
+  auto sha = Sha256OfFile(bundle);
+  if (!sha.ok()) {
+    fs::remove(bundle, ec);
+    return sha.status();
+  }
+  std::string key = "bundles/" + *sha + ".tar.gz";
+  auto bucket = api.Call("POST", "/v1/buckets", Json{{"name", jobs::kJobsBucket}});
+  if (!bucket.ok() && bucket.status().code() != StatusCode::kAlreadyExists) {
+    fs::remove(bundle, ec);
+    return bucket.status();
+  }
+  auto objects = client::MakeHttpObjectClient(api.server(), api.token());
+  if (!objects.ok()) return objects.status();
+  Status put = (*objects)->PutFileChecked(jobs::kJobsBucket, key, bundle, *sha);
+  fs::remove(bundle, ec);
+  TF_RETURN_IF_ERROR(put.WithContext("uploading the code"));
+  std::cerr << "code: " << packed->files << " files (" << MiB(packed->bytes) << ") from "
+            << dir.string() << "\n";
+  return key;
+}
+
 Result<int> PrintJobLogs(const client::Connection& conn, const std::string& id, bool follow,
                          int attempt_flag, int node, int rank) {
   TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
@@ -265,7 +263,7 @@ void AddJobCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
     TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
     std::string code_key;
     if (!spec.code.empty()) {
-      TF_ASSIGN_OR_RETURN(code_key, UploadCode(api, f->spec_path, spec));
+      TF_ASSIGN_OR_RETURN(code_key, UploadJobCode(api, f->spec_path, spec));
     }
     TF_ASSIGN_OR_RETURN(Json job,
                         api.Call("POST", "/v1/jobs",

@@ -101,8 +101,10 @@ struct SweepCheckFlags {
   int count = 5;
 };
 
-// The plan of a sweep spec: its settings and the jobs of its first trials, without a server.
-Result<Json> CheckSweep(const SweepCheckFlags& f) {
+}  // namespace
+
+Result<Json> SweepPlan(const std::string& path, int count) {
+  const SweepCheckFlags f{path, count};
   TF_ASSIGN_OR_RETURN(std::string text, ReadTextFile(f.path));
   const std::filesystem::path folder = std::filesystem::path(f.path).parent_path();
   auto read_job = [&](const std::string& job_path) -> Result<std::string> {
@@ -159,7 +161,7 @@ std::string Number(const Json& v) {
   return buf;
 }
 
-void PrintPlan(const Json& plan) {
+void PrintSweepPlan(const Json& plan) {
   std::ostringstream out;
   out << plan["name"].get<std::string>() << ": " << plan["strategy"].get<std::string>()
       << " search of " << plan["parameters"] << " parameters, " << plan["max_trials"] << " trials, "
@@ -200,8 +202,6 @@ void PrintPlan(const Json& plan) {
   std::cout << out.str();
 }
 
-}  // namespace
-
 void AddSweepCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
   auto* sweep = app.add_subcommand("sweep", "Hyperparameter search (docs/sweeps.md)");
   sweep->require_subcommand(1);
@@ -215,11 +215,11 @@ void AddSweepCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
       ->check(CLI::Range(0, 10000));
   AddJsonFlag(check, conn);
   RunStatus(check, exit_code, [c, &conn]() -> Status {
-    TF_ASSIGN_OR_RETURN(Json plan, CheckSweep(*c));
+    TF_ASSIGN_OR_RETURN(Json plan, SweepPlan(c->path, c->count));
     if (conn.json) {
       std::cout << plan.dump(2) << "\n";
     } else {
-      PrintPlan(plan);
+      PrintSweepPlan(plan);
     }
     return OkStatus();
   });
@@ -302,6 +302,8 @@ void AddSweepCommands(CLI::App& app, client::Connection& conn, int& exit_code) {
     std::cout.flush();
     return OkStatus();
   });
+
+  AddSweepServerCommands(*sweep, conn, exit_code);
 }
 
 }  // namespace tf::cli
