@@ -229,11 +229,15 @@ void RankRunner::Run() {
     if (!removed.ok()) spdlog::warn("rank {}: {}", a.key(), removed.ToString());
     cgroup_.reset();
   }
+  // A rank the worker could not start because the server or the object service did not
+  // answer (a server restarting) is interrupted, not failed: the job's process never ran, and
+  // its next attempt starts at once under the default retry policy.
   client::RankOutcome report =
       outcome.ok()
           ? *outcome
-          : client::RankOutcome{"failed", -1, 0, "",
-                                "the worker could not run it: " + outcome.status().ToString()};
+          : client::RankOutcome{
+                outcome.status().code() == StatusCode::kUnavailable ? "interrupted" : "failed", -1,
+                0, "", "the worker could not run it: " + outcome.status().ToString()};
   spdlog::info("rank {} {}{}", a.key(), report.state,
                report.message.empty() ? "" : ": " + report.message);
   auto fleet = context_.fleet();
