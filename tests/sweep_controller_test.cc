@@ -271,6 +271,27 @@ TEST_F(SweepControllerTest, AshaPausesAtARungAndAPromotedTrialResumesFromItsChec
   EXPECT_EQ(v.record.state, kSweepFinished);
 }
 
+TEST_F(SweepControllerTest, RungsThatATrialPassedBetweenTwoTicksAreJudged) {
+  Start(
+      Sweep("strategy: random\n"
+            "early_stopping: {type: asha, resource: step, min_resource: 1, max_resource: 9,"
+            " reduction_factor: 3}\n",
+            2, 2));
+  Tick();
+  runner_.Report(JobOf(1), 1, 0.5);
+  Tick();
+  // Trial 2's metrics arrive in one batch, past rung 1 (step 1) and rung 2 (step 3): it is
+  // judged at step 1, where it was worse, and paused there.
+  for (int step = 1; step <= 4; ++step) runner_.Report(JobOf(2), step, 1.0 - step / 10.0);
+  Tick();
+  SweepView v = View();
+  EXPECT_EQ(v.doc.trials[1].state, kTrialPaused);
+  EXPECT_EQ(v.doc.trials[1].rung, 0);
+  EXPECT_TRUE(v.doc.trials[1].reason.starts_with("step 1 (rung 1 of 2): 0.9 is 2nd of 2"))
+      << v.doc.trials[1].reason;
+  EXPECT_EQ(v.doc.trials[0].rung, 0);
+}
+
 TEST_F(SweepControllerTest, TheMedianRuleStopsATrialForGood) {
   Start(
       Sweep("strategy: random\n"

@@ -113,6 +113,31 @@ void Note(SweepDoc& doc, TimeMs now, std::string text) {
 
 std::string TrialName(const SweepTrial& t) { return "trial " + std::to_string(t.number); }
 
+// The verdict on trials[i] (the document's `t`) for what it reported since the last tick. asha
+// judges each rung it reached since it was last judged, in order, as if at the moment it
+// reached it (metrics arrive in batches: a tick may see several steps at once), and stops at
+// the first that pauses it; a resumed trial is not judged again at the rung it was promoted
+// from. median judges the latest report.
+Verdict JudgeNewRungs(const EarlyStopping& es, Goal goal, std::vector<TrialProgress>& progress,
+                      size_t i, SweepTrial& t) {
+  if (es.rule != StopRule::kAsha) return Judge(es, goal, progress, i);
+  const std::vector<double> rungs = Rungs(es, t.bracket);
+  const std::vector<Report> all = progress[i].reports;
+  Verdict v;
+  for (size_t k = static_cast<size_t>(t.rung + 1); k < rungs.size(); ++k) {
+    auto reached = std::find_if(all.begin(), all.end(), [&](const Report& r) {
+      return r.resource >= rungs[k] * (1 - 1e-9);
+    });
+    if (reached == all.end()) break;
+    progress[i].reports.assign(all.begin(), reached + 1);
+    v = Judge(es, goal, progress, i);
+    t.rung = static_cast<int>(k);
+    if (v.stop) break;
+  }
+  progress[i].reports = all;
+  return v;
+}
+
 // The end of a trial whose job ended.
 void Ended(SweepTrial& t, const TrialJobView& job, const Objective& objective, TimeMs now) {
   t.ended_at = now;
@@ -192,10 +217,7 @@ Status SweepController::TickSweep(const store::DocumentRecord& read) {
     for (size_t i = 0; i < doc.trials.size(); ++i) {
       SweepTrial& t = doc.trials[i];
       if (t.state != kTrialRunning || t.reports.empty()) continue;
-      Verdict v = Judge(*es, objective.goal, progress, i);
-      // A resumed trial is not judged again at the rung it was promoted from.
-      if (v.rung >= 0 && v.rung <= t.rung) continue;
-      t.rung = std::max(t.rung, v.rung);
+      Verdict v = JudgeNewRungs(*es, objective.goal, progress, i, t);
       if (!v.stop) continue;
       const bool pause = es->rule == StopRule::kAsha;
       std::string why = std::string(pause ? kPausedBy : kStoppedBy) + v.reason;
