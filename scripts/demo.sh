@@ -148,12 +148,47 @@ assert j["state"] == "succeeded", j["state"]
 assert j["attempts"][0]["state"] == "interrupted" and j["recoveries"] == 1, j["attempts"]
 print("  the job was interrupted once, resumed from its checkpoint on another node, and succeeded")'
 
-step "Serve the model the job trained as an endpoint: autoscaled replicas behind the gateway"
-tf cp -r "tf://tensorfleet-jobs/$job/output/model" "$data_dir/trained-model" >/dev/null
+step "Tune the learning rate: a sweep whose trials are managed jobs, stopped early by ASHA"
+# Four trials of 40 steps, two at a time on the pool's nodes; at step 10 and 20 only the best
+# half of the trials that got there goes on, the others pause (a paused trial that later trials
+# put back in the best half resumes from its checkpoint). docs/sweeps.md.
+cat >"$data_dir/lr-sweep.yaml" <<'SPEC'
+name: llama-lr
+job: llama-train.yaml
+parameters:
+  lr: {type: loguniform, low: 1e-3, high: 3e-2}
+  steps: {type: fixed, value: 40}
+  checkpoint_every: {type: fixed, value: 10}
+  log_every: {type: fixed, value: 5}
+objective: {metric: loss, goal: minimize}
+strategy: random
+seed: 3
+max_trials: 4
+max_parallel: 2
+early_stopping: {type: asha, resource: step, min_resource: 10, max_resource: 40, reduction_factor: 2}
+SPEC
+sed 's/^/  /' "$data_dir/lr-sweep.yaml"
+tf sweep start "$data_dir/lr-sweep.yaml"
+for _ in $(seq 300); do
+  "$tf_bin" --json sweep describe llama-lr |
+    python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["state"] != "running" else 1)' && break
+  sleep 1
+done
+tf sweep describe llama-lr
+best=$("$tf_bin" --json sweep best llama-lr | python3 -c 'import json,sys; print(json.load(sys.stdin)["job_id"])')
+"$tf_bin" --json sweep describe llama-lr | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+assert s["state"] == "finished", s["state"]
+assert "paused" in s["trial_counts"], s["trial_counts"]
+print("  %d trials, %s; the best trial'"'"'s job is serving next" % (len(s["trials"]), s["trial_counts"]))'
+
+step "Serve the best trial's model as an endpoint: autoscaled replicas behind the gateway"
+tf cp -r "tf://tensorfleet-jobs/$best/output/model" "$data_dir/trained-model" >/dev/null
 tf engine generate --model "$data_dir/trained-model" --prompt "Q: What is" --max-tokens 16
 cat >"$data_dir/llama-chat.yaml" <<SPEC
 name: llama-train
-model: {job: $job}            # the job's output/model
+model: {job: $best}           # the best trial's job's output/model
 engine:
   builtin: {threads: 1, max_batch: 4, kv_cache: 64Mi}
 resources: {cpus: 1}
@@ -223,7 +258,7 @@ echo "   the forward pass and the speed are real)"
 tf engine generate --model tests/data/engine/llama-gqa --prompt "The quick brown fox" \
   --max-tokens 32 --ignore-eos
 
-step "Sweeps: the plan of a Hyperband sweep over the training job's learning rate, and the search core as ask and tell"
+step "Sweeps: the plan of a Hyperband sweep of the training job, and the search core as ask and tell"
 tf sweep check examples/llama-train/sweep.yaml --count 3
 cat >"$data_dir/space.yaml" <<'YAML'
 parameters:

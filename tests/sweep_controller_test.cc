@@ -158,6 +158,8 @@ TEST_F(SweepControllerTest, RunsTrialsAsJobsUpToMaxParallelUntilEveryTrialEnded)
 
   runner_.Report(JobOf(1), 1, 0.9);
   runner_.Report(JobOf(1), 2, 0.5);
+  // The same metric from a stdout regex has no step: a stream with steps leaves it out.
+  runner_.Report(JobOf(1), -1, 9.9);
   runner_.End(JobOf(1));
   Tick();
   v = View();
@@ -261,6 +263,7 @@ TEST_F(SweepControllerTest, AshaPausesAtARungAndAPromotedTrialResumesFromItsChec
   EXPECT_EQ(v.doc.trials[1].state, kTrialRunning);
   EXPECT_EQ(runner_.jobs.at(v.doc.trials[1].jobs[1]).checkpoint_of, paused_job);
   EXPECT_EQ(runner_.jobs.at(v.doc.trials[1].jobs[1]).name, "lr-2");
+  EXPECT_EQ(v.doc.trials[1].reason, "promoted at step 1: now among the best 1/3 there");
   // The resumed job's reports join the first job's.
   runner_.Report(v.doc.trials[1].jobs[1], 9, 0.2);
   runner_.End(v.doc.trials[1].jobs[1]);

@@ -20,7 +20,8 @@ std::string Num(double v) {
 
 // The objective's reports of a trial: the points of `metric` of each of its jobs by step, a
 // later job's value replacing an earlier one's at the same step (a resumed trial may repeat
-// steps since its last checkpoint). A point without a step counts as the next step. With a
+// steps since its last checkpoint). A point without a step counts as the next step, unless the
+// job's stream has steps. With a
 // resource other than "step", a point's resource is the latest value of that metric reported
 // at or before its step (points before the first are left out).
 Result<std::vector<Report>> ReportsOf(TrialRunner& runner, const std::string& project_id,
@@ -31,9 +32,13 @@ Result<std::vector<Report>> ReportsOf(TrialRunner& runner, const std::string& pr
     for (const std::string& job : trial.jobs) {
       TF_ASSIGN_OR_RETURN(std::vector<store::MetricPoint> points,
                           runner.Metrics(project_id, job, name));
+      // A stream with steps (the metrics file's) leaves out the points of the same name without
+      // one (a stdout regex's, when a job reports both ways).
+      const bool stepped = std::any_of(points.begin(), points.end(),
+                                       [](const store::MetricPoint& p) { return p.step >= 0; });
       double next = out.empty() ? 0 : out.rbegin()->first + 1;
       for (const store::MetricPoint& p : points) {
-        if (!std::isfinite(p.value)) continue;
+        if (!std::isfinite(p.value) || (stepped && p.step < 0)) continue;
         double step = p.step >= 0 ? static_cast<double>(p.step) : next;
         out[step] = p.value;
         next = step + 1;
@@ -296,8 +301,11 @@ Status SweepController::TickSweep(const store::DocumentRecord& read) {
         TF_ASSIGN_OR_RETURN(TrialJobView last, runner_.Inspect(project, t.jobs.back()));
         if (!last.ended) continue;
         t.state = kTrialStarting;
-        t.reason = "promoted at " + spec->early_stopping->resource + " " +
-                   Num(t.reports.back().resource) + ": now among the best 1/" +
+        const std::vector<double> rungs = Rungs(*es, t.bracket);
+        const double at = t.rung >= 0 && t.rung < static_cast<int>(rungs.size())
+                              ? rungs[static_cast<size_t>(t.rung)]
+                              : t.reports.back().resource;
+        t.reason = "promoted at " + es->resource + " " + Num(at) + ": now among the best 1/" +
                    Num(es->reduction_factor) + " there";
         t.ended_at = 0;
         ++active;
