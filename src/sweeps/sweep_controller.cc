@@ -129,7 +129,7 @@ Verdict JudgeNewRungs(const EarlyStopping& es, Goal goal, std::vector<TrialProgr
   const std::vector<double> rungs = Rungs(es, t.bracket);
   const std::vector<Report> all = progress[i].reports;
   Verdict v;
-  for (size_t k = static_cast<size_t>(t.rung + 1); k < rungs.size(); ++k) {
+  for (size_t k = t.rung < 0 ? 0 : static_cast<size_t>(t.rung) + 1; k < rungs.size(); ++k) {
     auto reached = std::find_if(all.begin(), all.end(), [&](const Report& r) {
       return r.resource >= rungs[k] * (1 - 1e-9);
     });
