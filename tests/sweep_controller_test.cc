@@ -364,17 +364,24 @@ TEST_F(SweepControllerTest, AMetricNoTrialReportsFailsTheSweepSayingSo) {
   EXPECT_EQ(runner_.submissions, 3);
 }
 
-TEST_F(SweepControllerTest, ARefusedJobFailsItsTrialWithTheReason) {
-  runner_.refuse = "sweep trial lr-1: needs 8 GPUs on one node";
-  Start(Sweep("strategy: random\n", 1, 1));
+TEST_F(SweepControllerTest, ARefusedJobFailsItsTrialAndTheSweepWithTheReason) {
+  Start(Sweep("strategy: random\n", 6, 1));
+  Tick();
+  runner_.Report(JobOf(1), 1, 0.5);
+  runner_.End(JobOf(1));
+  // The project's budget now refuses submissions: every trial's job would be refused.
+  runner_.refuse = "budget 'team' is exhausted";
   Tick();
   SweepView v = View();
-  ASSERT_EQ(v.doc.trials.size(), 1u);
-  EXPECT_EQ(v.doc.trials[0].state, kTrialFailed);
-  EXPECT_EQ(v.doc.trials[0].reason,
-            "its job was refused: sweep trial lr-1: needs 8 GPUs on one node");
+  ASSERT_EQ(v.doc.trials.size(), 2u);
+  EXPECT_EQ(v.doc.trials[0].state, kTrialComplete);
+  EXPECT_EQ(v.doc.trials[1].state, kTrialFailed);
+  EXPECT_EQ(v.doc.trials[1].reason, "its job was refused: budget 'team' is exhausted");
+  EXPECT_EQ(v.record.state, kSweepFailed);
+  EXPECT_EQ(v.doc.reason,
+            "trial 2's job was refused (every trial's would be): budget 'team' is exhausted");
   Tick();
-  EXPECT_EQ(View().record.state, kSweepFinished);
+  EXPECT_EQ(View().doc.trials.size(), 2u);
 }
 
 TEST(SweepServiceTest, ABadSpecOrARepeatedNameIsRefusedWithTheReason) {

@@ -3,7 +3,7 @@
 // objective per step and checkpoints), the server killed with SIGKILL mid-sweep and started
 // again on its data. The sweep carries on: every trial runs once (plus one job per asha
 // resumption), the suggestions are the ones the seed gives without a restart, and describe and
-// best show the outcome.
+// best show the outcome. The dollar budget holds against the metered cost of real jobs.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -53,9 +53,6 @@ class SweepsE2eTest : public ::testing::TestWithParam<std::string> {
         std::make_unique<TensorfleetServer>((dir_.path() / "server").string(), FreePort(), flags);
     ASSERT_TRUE(server_->Start());
     api_ = std::move(client::JsonClient::Create(server_->url(), server_->token())).value();
-    ASSERT_TRUE(StartTensorfleetWorker(worker_, server_->url(), server_->token(),
-                                       (dir_.path() / "w1").string(), 0,
-                                       {"--cpus", "2", "--price", "3.6"}));
     fs::create_directories(dir_.path() / "job");
     std::ofstream(dir_.path() / "job" / "train.sh") << kTrainScript;
     std::ofstream(dir_.path() / "job" / "job.yaml")
@@ -67,6 +64,13 @@ class SweepsE2eTest : public ::testing::TestWithParam<std::string> {
     worker_.Kill(SIGTERM);
     worker_.Wait();
     if (server_) server_->Crash();
+  }
+
+  // The worker, offering 2 CPUs at `price` dollars an hour.
+  void StartWorker(const std::string& price) {
+    ASSERT_TRUE(StartTensorfleetWorker(worker_, server_->url(), server_->token(),
+                                       (dir_.path() / "w1").string(), 0,
+                                       {"--cpus", "2", "--price", price}));
   }
 
   ProgramRun Cli(const std::vector<std::string>& args) {
@@ -88,6 +92,7 @@ class SweepsE2eTest : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(SweepsE2eTest, ASweepSurvivesAServerKillRunningEachTrialOnceWithTheSameSuggestions) {
+  StartWorker("3.6");
   const fs::path spec = dir_.path() / "sweep.yaml";
   std::ofstream(spec) << "name: " << name_
                       << "\n"
@@ -171,6 +176,36 @@ TEST_P(SweepsE2eTest, ASweepSurvivesAServerKillRunningEachTrialOnceWithTheSameSu
   EXPECT_NE(described.output.find("best so far"), std::string::npos) << described.output;
   ProgramRun listed = Cli({"sweep", "ls"});
   EXPECT_NE(listed.output.find(name_), std::string::npos) << listed.output;
+}
+
+// The budget is held against what metering says the trials' jobs cost: on a node priced at
+// $3,600 an hour, a trial (one of its two CPUs) costs half a dollar a second, and a $6 budget
+// is spent within the first trials, after which none starts.
+TEST_P(SweepsE2eTest, NoTrialStartsOnceTheMeteredSpendReachesTheBudget) {
+  StartWorker("3600");
+  const fs::path spec = dir_.path() / "sweep.yaml";
+  std::ofstream(spec) << "name: " << name_
+                      << "\n"
+                         "job: job/job.yaml\n"
+                         "parameters:\n"
+                         "  lr: {type: loguniform, low: 1e-4, high: 1e-1}\n"
+                         "objective: {metric: val_loss, goal: minimize}\n"
+                         "max_trials: 20\n"
+                         "max_parallel: 2\n"
+                         "budget: 6\n";
+  ProgramRun started = Cli({"sweep", "start", spec.string()});
+  ASSERT_EQ(started.exit_code, 0) << started.output;
+  Json done = PollJson([&] { return Sweep(); },
+                       [](const Json& s) { return s.value("state", "") != "running"; },
+                       std::chrono::seconds(180), "the sweep's end");
+  ASSERT_EQ(done["state"], "finished") << done.dump(2);
+  EXPECT_NE(done.value("reason", "").find("reached the budget $6"), std::string::npos)
+      << done.dump(2);
+  EXPECT_GE(done["spent_usd"].get<double>(), 6.0);
+  EXPECT_LT(done["trials"].size(), 20u) << done.dump(2);
+  double trial_costs = 0;
+  for (const Json& t : done["trials"]) trial_costs += t["cost_usd"].get<double>();
+  EXPECT_NEAR(trial_costs, done["spent_usd"].get<double>(), 1e-6);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, SweepsE2eTest, ::testing::ValuesIn(StoreBackends()),

@@ -143,6 +143,21 @@ Verdict JudgeNewRungs(const EarlyStopping& es, Goal goal, std::vector<TrialProgr
   return v;
 }
 
+// Stops every trial still going (a running one's job with kStoppedBy and `why`).
+Status StopActiveTrials(TrialRunner& runner, const std::string& project, SweepDoc& doc,
+                        const std::string& why, TimeMs now) {
+  for (SweepTrial& t : doc.trials) {
+    if (!TrialActive(t)) continue;
+    if (t.state == kTrialRunning) {
+      TF_RETURN_IF_ERROR(runner.Stop(project, t.jobs.back(), std::string(kStoppedBy) + why));
+    }
+    t.state = kTrialStopped;
+    t.reason = why;
+    t.ended_at = now;
+  }
+  return OkStatus();
+}
+
 // The end of a trial whose job ended.
 void Ended(SweepTrial& t, const TrialJobView& job, const Objective& objective, TimeMs now) {
   t.ended_at = now;
@@ -258,15 +273,7 @@ Status SweepController::TickSweep(const store::DocumentRecord& read) {
   if (record.state == kSweepStopping || record.state == kSweepFailed) {
     const std::string why =
         record.state == kSweepFailed ? "the sweep failed" : "the sweep was stopped";
-    for (SweepTrial& t : doc.trials) {
-      if (!TrialActive(t)) continue;
-      if (t.state == kTrialRunning) {
-        TF_RETURN_IF_ERROR(runner_.Stop(project, t.jobs.back(), std::string(kStoppedBy) + why));
-      }
-      t.state = kTrialStopped;
-      t.reason = why;
-      t.ended_at = now;
-    }
+    TF_RETURN_IF_ERROR(StopActiveTrials(runner_, project, doc, why, now));
     if (record.state == kSweepStopping) {
       record.state = kSweepStopped;
       Note(doc, now, read.name + " stopped: " + doc.reason);
@@ -355,10 +362,18 @@ Status SweepController::TickSweep(const store::DocumentRecord& read) {
           code != StatusCode::kResourceExhausted) {
         return id.status();  // tried again at the next tick
       }
+      // Every trial's job is the same template: what refuses one (a template no node could
+      // run, a project budget that refuses submissions) would refuse the next.
       t.state = kTrialFailed;
       t.reason = "its job was refused: " + id.status().message();
       t.ended_at = now;
-      Note(doc, now, TrialName(t) + " failed: " + t.reason);
+      record.state = kSweepFailed;
+      doc.reason =
+          TrialName(t) + "'s job was refused (every trial's would be): " + id.status().message();
+      Note(doc, now, read.name + " failed: " + doc.reason);
+      TF_RETURN_IF_ERROR(StopActiveTrials(runner_, project, doc, "the sweep failed", now));
+      started = true;
+      break;
     } else {
       bool resumed = !t.jobs.empty();
       t.jobs.push_back(*id);
