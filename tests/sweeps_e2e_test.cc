@@ -73,6 +73,20 @@ class SweepsE2eTest : public ::testing::TestWithParam<std::string> {
                                        {"--cpus", "2", "--price", price}));
   }
 
+  // Writes the sweep spec (its name, the toy job, lr searched, val_loss minimized, then
+  // `rest`) and returns its path.
+  fs::path WriteSweep(const std::string& rest) {
+    const fs::path spec = dir_.path() / "sweep.yaml";
+    std::ofstream(spec) << "name: " << name_
+                        << "\n"
+                           "job: job/job.yaml\n"
+                           "parameters:\n"
+                           "  lr: {type: loguniform, low: 1e-4, high: 1e-1}\n"
+                           "objective: {metric: val_loss, goal: minimize}\n"
+                        << rest;
+    return spec;
+  }
+
   ProgramRun Cli(const std::vector<std::string>& args) {
     return RunTensorfleetOn(server_->url(), server_->token(), args);
   }
@@ -93,19 +107,13 @@ class SweepsE2eTest : public ::testing::TestWithParam<std::string> {
 
 TEST_P(SweepsE2eTest, ASweepSurvivesAServerKillRunningEachTrialOnceWithTheSameSuggestions) {
   StartWorker("3.6");
-  const fs::path spec = dir_.path() / "sweep.yaml";
-  std::ofstream(spec) << "name: " << name_
-                      << "\n"
-                         "job: job/job.yaml\n"
-                         "parameters:\n"
-                         "  lr: {type: loguniform, low: 1e-4, high: 1e-1}\n"
-                         "objective: {metric: val_loss, goal: minimize}\n"
-                         "strategy: random\n"
-                         "seed: 5\n"
-                         "max_trials: 6\n"
-                         "max_parallel: 2\n"
-                         "early_stopping: {type: asha, resource: step, min_resource: 1,"
-                         " max_resource: 9, reduction_factor: 3}\n";
+  const fs::path spec = WriteSweep(
+      "strategy: random\n"
+      "seed: 5\n"
+      "max_trials: 6\n"
+      "max_parallel: 2\n"
+      "early_stopping: {type: asha, resource: step, min_resource: 1, max_resource: 9,"
+      " reduction_factor: 3}\n");
   ProgramRun plan = Cli({"sweep", "check", spec.string(), "--count", "6", "--json"});
   ASSERT_EQ(plan.exit_code, 0) << plan.output;
   Json planned = Json::parse(plan.output.substr(plan.output.find('{')));
@@ -183,16 +191,7 @@ TEST_P(SweepsE2eTest, ASweepSurvivesAServerKillRunningEachTrialOnceWithTheSameSu
 // is spent within the first trials, after which none starts.
 TEST_P(SweepsE2eTest, NoTrialStartsOnceTheMeteredSpendReachesTheBudget) {
   StartWorker("3600");
-  const fs::path spec = dir_.path() / "sweep.yaml";
-  std::ofstream(spec) << "name: " << name_
-                      << "\n"
-                         "job: job/job.yaml\n"
-                         "parameters:\n"
-                         "  lr: {type: loguniform, low: 1e-4, high: 1e-1}\n"
-                         "objective: {metric: val_loss, goal: minimize}\n"
-                         "max_trials: 20\n"
-                         "max_parallel: 2\n"
-                         "budget: 6\n";
+  const fs::path spec = WriteSweep("max_trials: 20\nmax_parallel: 2\nbudget: 6\n");
   ProgramRun started = Cli({"sweep", "start", spec.string()});
   ASSERT_EQ(started.exit_code, 0) << started.output;
   Json done = PollJson([&] { return Sweep(); },

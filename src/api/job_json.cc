@@ -6,9 +6,9 @@ namespace tf::api {
 
 using nlohmann::json;
 
-namespace {
-
 json TimeOrNull(TimeMs t) { return t > 0 ? json(FormatTime(t)) : json(nullptr); }
+
+namespace {
 
 json RankToJson(const jobs::RankState& r, size_t rank) {
   json out = {{"node_rank", rank},

@@ -8,6 +8,8 @@
 namespace tf::api {
 
 // A job for its owner: never the job token's secret.
+// A time as the API writes it (base/time_format.h), or null for 0 (not yet).
+nlohmann::json TimeOrNull(TimeMs t);
 nlohmann::json JobToJson(const jobs::Job& job);
 nlohmann::json JobEventToJson(const store::JobEvent& event);
 nlohmann::json MetricPointToJson(const store::MetricPoint& point);

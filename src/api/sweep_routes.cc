@@ -4,6 +4,7 @@
 #include <map>
 
 #include "api/errors.h"
+#include "api/job_json.h"
 #include "api/json_body.h"
 #include "api/project_scope.h"
 #include "base/time_format.h"
@@ -13,8 +14,6 @@ namespace {
 
 using sweeps::SweepTrial;
 using sweeps::SweepView;
-
-Json TimeOrNull(TimeMs t) { return t > 0 ? Json(FormatTime(t)) : Json(nullptr); }
 
 }  // namespace
 

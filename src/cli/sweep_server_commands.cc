@@ -58,7 +58,7 @@ std::string Counts(const Json& counts) {
 
 // The sweep's file and the job file it names (read relative to it), and the code bundle of
 // the trials' jobs, for POST /v1/sweeps.
-Result<Json> StartBody(client::ApiClient* api, const std::string& path) {
+Result<Json> StartBody(client::ApiClient& api, const std::string& path) {
   TF_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
   const fs::path folder = fs::path(path).parent_path();
   Json files = Json::object();
@@ -74,8 +74,8 @@ Result<Json> StartBody(client::ApiClient* api, const std::string& path) {
   const std::string source = fs::path(path).filename().string();
   TF_ASSIGN_OR_RETURN(sweeps::SweepSpec spec, sweeps::ParseSweepSpec(text, source, read_job));
   std::string code_key;
-  if (api != nullptr && !spec.job.code.empty()) {
-    TF_ASSIGN_OR_RETURN(code_key, UploadJobCode(*api, job_file, spec.job));
+  if (!spec.job.code.empty()) {
+    TF_ASSIGN_OR_RETURN(code_key, UploadJobCode(api, job_file, spec.job));
   }
   return Json{{"spec", text}, {"source", source}, {"files", files}, {"code_key", code_key}};
 }
@@ -153,7 +153,7 @@ void AddSweepServerCommands(CLI::App& sweep, client::Connection& conn, int& exit
       return OkStatus();
     }
     TF_ASSIGN_OR_RETURN(client::ApiClient api, client::ApiClient::Connect(conn));
-    TF_ASSIGN_OR_RETURN(Json body, StartBody(&api, st->path));
+    TF_ASSIGN_OR_RETURN(Json body, StartBody(api, st->path));
     TF_ASSIGN_OR_RETURN(Json s, api.Call("POST", "/v1/sweeps", body));
     if (conn.json) {
       PrintJson(s);
