@@ -76,7 +76,7 @@ class SweepsE2eTest : public ::testing::TestWithParam<std::string> {
   // Writes the sweep spec (its name, the toy job, lr searched, val_loss minimized, then
   // `rest`) and returns its path.
   fs::path WriteSweep(const std::string& rest) {
-    const fs::path spec = dir_.path() / "sweep.yaml";
+    fs::path spec = dir_.path() / "sweep.yaml";
     std::ofstream(spec) << "name: " << name_
                         << "\n"
                            "job: job/job.yaml\n"
