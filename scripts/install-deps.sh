@@ -54,6 +54,7 @@ fi
 #   tests/s3rver: s3rver, an S3 implementation of its own, the second external bucket that the
 #     object service's tests keep blobs in, beside a tensorfleet server.
 #   tests/openai-client: OpenAI's official Node.js client, a real client of the gateway.
+#   tests/aws-sdk-js: the AWS SDK for JavaScript v3 (SQS), a real client of the SQS API.
 install_test_package() {
   local dir="$1" what="$2" marker="$3"
   if [ -e "$dir/node_modules/$marker" ] &&
@@ -71,3 +72,5 @@ install_test_package() {
 repo_dir="$(cd "$(dirname "$0")/.." && pwd)"
 install_test_package "$repo_dir/tests/s3rver" s3rver .bin/s3rver
 install_test_package "$repo_dir/tests/openai-client" "the OpenAI Node.js client" openai/package.json
+install_test_package "$repo_dir/tests/aws-sdk-js" "the AWS SDK for JavaScript" \
+  @aws-sdk/client-sqs/package.json

@@ -111,7 +111,7 @@ TEST_F(RouterTest, ARouteMayHaveAHandlerTimeoutOfItsOwn) {
 // A fallback takes paths no route knows, and, before any route, what claims_first takes (S3's
 // virtual-hosted requests, whose whole path is a key).
 TEST_F(RouterTest, AFallbackTakesUnknownPathsAndWhatItClaimsFirst) {
-  router_->SetFallback(Fallback{
+  router_->AddFallback(Fallback{
       [](const http::Request& head) { return head.path.rfind("/v1/", 0) != 0; },
       [](const http::Request& head) { return head.method == "PUT"; },
       [](http::Request& request) -> awaitable<http::Response> {

@@ -186,6 +186,7 @@ class AppImpl final : public App {
     AddAuthRoutes(*router_, *services_);
     AddQueueRoutes(*router_, *services_);
     AddObjectRoutes(*router_, *services_);
+    AddSqsRoutes(*router_, *services_);
     AddS3Routes(*router_, *services_, s3_domain);
     AddJobRoutes(*router_, *services_);
     AddNodeRoutes(*router_, *services_);

@@ -98,17 +98,34 @@ const Router::Route* Router::Find(const std::string& method, const std::string& 
   return nullptr;
 }
 
+const Fallback* Router::FallbackClaiming(const http::Request& head, bool path_known) const {
+  if (path_known) return nullptr;
+  for (const Fallback& f : fallbacks_) {
+    if (f.handler && f.claims && f.claims(head)) return &f;
+  }
+  return nullptr;
+}
+
+const Fallback* Router::FallbackClaimingFirst(const http::Request& head) const {
+  for (const Fallback& f : fallbacks_) {
+    if (f.handler && f.claims_first && f.claims_first(head)) return &f;
+  }
+  return nullptr;
+}
+
 bool Router::StreamsBody(const http::Request& head) const {
-  if (FallbackClaimsFirst(head)) return fallback_.streams_body(head);
+  if (const Fallback* f = FallbackClaimingFirst(head)) return f->streams_body(head);
   bool path_known;
   std::map<std::string, std::string> params;
   const Route* route = Find(head.method, head.path, &path_known, &params);
-  if (route == nullptr && FallbackClaims(head, path_known)) return fallback_.streams_body(head);
+  if (route == nullptr) {
+    if (const Fallback* f = FallbackClaiming(head, path_known)) return f->streams_body(head);
+  }
   return route != nullptr && route->body == Body::kStreamed;
 }
 
 std::optional<std::chrono::milliseconds> Router::HandlerTimeout(const http::Request& head) const {
-  if (FallbackClaimsFirst(head)) return std::nullopt;
+  if (FallbackClaimingFirst(head) != nullptr) return std::nullopt;
   bool path_known;
   std::map<std::string, std::string> params;
   const Route* route = Find(head.method, head.path, &path_known, &params);
@@ -117,30 +134,31 @@ std::optional<std::chrono::milliseconds> Router::HandlerTimeout(const http::Requ
 
 std::optional<http::Response> Router::Refusal(const http::Request& head, int status,
                                               std::string_view message) const {
-  if (!fallback_.error_response) return std::nullopt;
-  bool path_known = false;
-  if (!FallbackClaimsFirst(head)) {
+  const Fallback* f = FallbackClaimingFirst(head);
+  if (f == nullptr) {
+    bool path_known = false;
     std::map<std::string, std::string> params;
-    if (Find(head.method, head.path, &path_known, &params) != nullptr ||
-        !FallbackClaims(head, path_known)) {
-      return std::nullopt;
-    }
+    if (Find(head.method, head.path, &path_known, &params) != nullptr) return std::nullopt;
+    f = FallbackClaiming(head, path_known);
   }
-  return fallback_.error_response(head, status, message);
+  if (f == nullptr || !f->error_response) return std::nullopt;
+  return f->error_response(head, status, message);
 }
 
 awaitable<http::Response> Router::Handle(http::Request& request) {
   auto start = std::chrono::steady_clock::now();
   bool path_known = false;
   std::map<std::string, std::string> params;
-  const bool first = FallbackClaimsFirst(request);
-  const Route* found = first ? nullptr : Find(request.method, request.path, &path_known, &params);
+  const Fallback* fallback = FallbackClaimingFirst(request);
+  const Route* found =
+      fallback != nullptr ? nullptr : Find(request.method, request.path, &path_known, &params);
+  if (fallback == nullptr && found == nullptr) fallback = FallbackClaiming(request, path_known);
 
   http::Response response;
   std::string route_label = found ? found->pattern : "unmatched";
-  if (first || (found == nullptr && FallbackClaims(request, path_known))) {
-    route_label = fallback_.label;
-    response = co_await fallback_.handler(request);
+  if (fallback != nullptr) {
+    route_label = fallback->label;
+    response = co_await fallback->handler(request);
   } else if (found == nullptr) {
     response =
         path_known

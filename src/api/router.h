@@ -40,7 +40,8 @@ enum class Body { kBuffered, kStreamed };
 
 // Where requests go whose path no route knows, when `claims` takes them (S3's path-style
 // addressing, api/s3/routes.cc), and those `claims_first` takes before any route (S3's
-// virtual-hosted addressing). The handler authenticates them itself.
+// virtual-hosted addressing; the SQS API's requests, api/sqs/). The handler authenticates them
+// itself.
 struct Fallback {
   std::function<bool(const http::Request& head)> claims;
   std::function<bool(const http::Request& head)> streams_body;  // as Router::StreamsBody
@@ -66,8 +67,10 @@ class Router {
   // that bounds its own waits). Set before serving starts, after Add.
   void SetHandlerTimeout(const std::string& method, const std::string& pattern,
                          std::chrono::milliseconds timeout);
-  // At most one; set before serving starts.
-  void SetFallback(Fallback fallback) { fallback_ = std::move(fallback); }
+  // Set before serving starts. Fallbacks are asked in the order they were added: the first whose
+  // claims_first takes a request gets it before any route; of those whose `claims` takes a
+  // request no route knows the path of, the first gets it.
+  void AddFallback(Fallback fallback) { fallbacks_.push_back(std::move(fallback)); }
 
   // Whether the route a request's head goes to streams its body: the server's
   // ServerOptions::stream_body.
@@ -97,13 +100,10 @@ class Router {
   static bool Match(const Route& route, const std::string& path,
                     const std::vector<std::string>& segments,
                     std::map<std::string, std::string>& params);
-  // Whether the fallback takes a request that no route knows the path of.
-  bool FallbackClaims(const http::Request& head, bool path_known) const {
-    return !path_known && fallback_.handler && fallback_.claims(head);
-  }
-  bool FallbackClaimsFirst(const http::Request& head) const {
-    return fallback_.handler && fallback_.claims_first && fallback_.claims_first(head);
-  }
+  // The fallback that takes a request no route knows the path of; null if none.
+  const Fallback* FallbackClaiming(const http::Request& head, bool path_known) const;
+  // The fallback that takes a request before any route; null if none.
+  const Fallback* FallbackClaimingFirst(const http::Request& head) const;
   // The route for `method` on `path`; null if none. *path_known: some route has this path.
   const Route* Find(const std::string& method, const std::string& path, bool* path_known,
                     std::map<std::string, std::string>* params) const;
@@ -111,8 +111,8 @@ class Router {
   auth::AuthService& auth_;
   asio::thread_pool& pool_;
   Metrics& metrics_;
-  std::vector<Route> routes_;  // fixed before serving starts
-  Fallback fallback_;
+  std::vector<Route> routes_;        // fixed before serving starts
+  std::vector<Fallback> fallbacks_;  // fixed before serving starts
 };
 
 // Splits "/v1/queues/a" into {"v1", "queues", "a"}.

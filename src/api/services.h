@@ -43,6 +43,9 @@ void AddBucketRoutes(Router& router, Services& services);
 // /metrics; with a `virtual_host_domain` (lower-case, api/s3/addressing.h), also every
 // request whose Host is BUCKET.DOMAIN, which names its bucket there.
 void AddS3Routes(Router& router, Services& services, const std::string& virtual_host_domain);
+// The SQS-compatible API (api/sqs/sqs_api.h): requests whose X-Amz-Target is AmazonSQS.* or whose
+// signature is for service "sqs", whatever their path.
+void AddSqsRoutes(Router& router, Services& services);
 // /v1/jobs: submit, list, describe, cancel, events and metrics of a project's jobs.
 void AddJobRoutes(Router& router, Services& services);
 // /v1/nodes and the routes workers use: register (with a join token, an admin token or the

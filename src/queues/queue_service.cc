@@ -106,7 +106,12 @@ Result<store::Queue> QueueService::CreateQueue(const std::string& project_id,
   auto created = store_.queues().CreateQueue(q);
   if (created.ok() || created.status().code() != StatusCode::kAlreadyExists) return created;
   auto existing = store_.queues().GetQueue(project_id, name);
-  if (existing.ok() && existing->config == config) return existing;
+  if (existing.ok()) {
+    // Tags are not settings: a queue created again with other tags is the same queue (as SQS
+    // has it), and keeps its own.
+    config.tags = existing->config.tags;
+    if (existing->config == config) return existing;
+  }
   return AlreadyExists("queue '" + name + "' already exists with different settings");
 }
 

@@ -89,6 +89,22 @@ Result<store::QueueConfig> ApplySettings(const store::QueueConfig& base, const Q
         CheckRange("max_receive_count", *s.max_receive_count, 1, kMaxReceiveCountLimit));
     c.max_receive_count = *s.max_receive_count;
   }
+  if (s.tags) {
+    if (s.tags->size() > kMaxQueueTags) {
+      return InvalidArgument("a queue has at most " + std::to_string(kMaxQueueTags) +
+                             " tags, not " + std::to_string(s.tags->size()));
+    }
+    for (const auto& [key, value] : *s.tags) {
+      if (key.empty() || key.size() > 128) {
+        return InvalidArgument("tag key '" + key + "' must be 1 to 128 characters");
+      }
+      if (value.size() > 256) {
+        return InvalidArgument("the value of tag '" + key + "' is over 256 characters");
+      }
+    }
+    c.tags = *s.tags;
+  }
+  for (const auto& [name, value] : s.kept_attributes) c.kept_attributes[name] = value;
   if (c.dead_letter_queue.empty()) {
     c.max_receive_count = 0;
   } else if (c.max_receive_count == 0) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -36,7 +37,11 @@ struct QueueSettings {
   std::optional<int> max_receive_count;
   std::optional<bool> fifo;
   std::optional<bool> content_based_deduplication;
+  std::optional<std::map<std::string, std::string>> tags;  // replaces the queue's tags
+  std::map<std::string, std::string> kept_attributes;      // set over the queue's, per name
 };
+
+constexpr size_t kMaxQueueTags = 50;
 
 // Checks a queue name: 1-80 characters of [A-Za-z0-9_-], and ".fifo" at the end iff FIFO.
 Status ValidateQueueName(const std::string& name, bool fifo);

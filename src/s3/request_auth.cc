@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "base/ascii.h"
+#include "base/crypto.h"
 #include "http/url.h"
 
 namespace tf::s3 {
@@ -43,7 +44,7 @@ Error Malformed(bool presigned, std::string message) {
                    std::move(message));
 }
 
-Outcome<Claimed> FromHeader(const http::Request& r, TimeMs now) {
+Outcome<Claimed> FromHeader(const http::Request& r, TimeMs now, std::string_view service) {
   const std::string& header = r.Header("Authorization");
   if (header.rfind("AWS ", 0) == 0) {
     return MakeError("InvalidRequest",
@@ -73,6 +74,10 @@ Outcome<Claimed> FromHeader(const http::Request& r, TimeMs now) {
         .With("MaxAllowedSkewMilliseconds", std::to_string(kMaxSkewMs));
   }
   c.payload_hash = r.Header("x-amz-content-sha256");
+  if (c.payload_hash.empty() && service != "s3") {
+    // Only S3 sends the body's hash in a header; other services sign it all the same.
+    c.payload_hash = Sha256Hex(r.body);
+  }
   if (c.payload_hash.empty()) {
     return MakeError("InvalidRequest",
                      "Missing required header for this request: x-amz-content-sha256");
@@ -166,7 +171,8 @@ Outcome<Payload> PayloadOf(const std::string& hash) {
 
 }  // namespace
 
-Outcome<SignedRequest> VerifyRequest(const http::Request& r, TimeMs now, const KeyLookup& lookup) {
+Outcome<SignedRequest> VerifyRequest(const http::Request& r, TimeMs now, const KeyLookup& lookup,
+                                     std::string_view service) {
   const bool has_header = !r.Header("Authorization").empty();
   const bool presigned = r.query.count("X-Amz-Algorithm") > 0 ||
                          r.query.count("X-Amz-Signature") > 0 ||
@@ -188,13 +194,13 @@ Outcome<SignedRequest> VerifyRequest(const http::Request& r, TimeMs now, const K
                      "Anonymous access is not allowed: sign requests with AWS Signature Version "
                      "4 and an access key (`tensorfleet s3 key create`)");
   }
-  Outcome<Claimed> claimed = presigned ? FromQuery(r, now) : FromHeader(r, now);
+  Outcome<Claimed> claimed = presigned ? FromQuery(r, now) : FromHeader(r, now, service);
   if (!claimed.ok()) return claimed.error();
   Claimed& c = *claimed;
 
-  if (c.credential.service != "s3") {
-    return Malformed(c.presigned,
-                     "the credential's service must be 's3', not '" + c.credential.service + "'");
+  if (c.credential.service != service) {
+    return Malformed(c.presigned, "the credential's service must be '" + std::string(service) +
+                                      "', not '" + c.credential.service + "'");
   }
   if (c.credential.date != c.amz_date.substr(0, 8)) {
     return Malformed(c.presigned, "the credential's date " + c.credential.date +

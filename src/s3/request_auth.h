@@ -9,12 +9,15 @@
 //  - presigned form: X-Amz-Expires of 1 s to 7 days, after which the URL is refused
 //    (AccessDenied, "Request has expired"); the payload is UNSIGNED-PAYLOAD;
 //  - "host" and every x-amz-* header sent must be signed; the scope's date must be the request's
-//    and its service "s3"; any region is accepted (one server is one region).
+//    and its service the one asked for ("s3"); any region is accepted (one server is one region).
+// The other services on this port (SQS) sign the same way but send no x-amz-content-sha256: the
+// body they sign is the buffered one, hashed here.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -64,6 +67,6 @@ using KeyLookup = std::function<Result<store::AccessKey>(const std::string& acce
 // AuthorizationQueryParametersError, InvalidRequest, NotImplemented for payload forms this
 // server does not take.
 Outcome<SignedRequest> VerifyRequest(const http::Request& request, TimeMs now,
-                                     const KeyLookup& lookup);
+                                     const KeyLookup& lookup, std::string_view service = "s3");
 
 }  // namespace tf::s3

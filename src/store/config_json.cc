@@ -16,6 +16,8 @@ std::string QueueConfigToJson(const QueueConfig& c) {
       {"fifo", c.fifo},
       {"content_based_deduplication", c.content_based_deduplication},
   };
+  if (!c.tags.empty()) j["tags"] = c.tags;
+  if (!c.kept_attributes.empty()) j["kept_attributes"] = c.kept_attributes;
   return j.dump();
 }
 
@@ -34,6 +36,8 @@ Result<QueueConfig> QueueConfigFromJson(const std::string& text) {
     c.fifo = j.value("fifo", c.fifo);
     c.content_based_deduplication =
         j.value("content_based_deduplication", c.content_based_deduplication);
+    c.tags = j.value("tags", c.tags);
+    c.kept_attributes = j.value("kept_attributes", c.kept_attributes);
   } catch (const nlohmann::json::exception& e) {
     return Internal(std::string("stored queue config has a field of the wrong type: ") + e.what());
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +52,11 @@ struct QueueConfig {
   int max_receive_count = 0;      // meaningful only with dead_letter_queue
   bool fifo = false;
   bool content_based_deduplication = false;
+  // Cost-allocation tags (SQS's TagQueue): no effect here, kept and listed.
+  std::map<std::string, std::string> tags;
+  // SQS attributes kept as given and answered back but not acted on here (a Policy, the KMS
+  // settings, a RedriveAllowPolicy, ...): docs/sqs-api.md lists them.
+  std::map<std::string, std::string> kept_attributes;
 
   bool operator==(const QueueConfig&) const = default;
 };

@@ -190,7 +190,7 @@ void AddS3Routes(Router& router, Services& services, const std::string& virtual_
   auto api = std::make_shared<S3Api>(services);
   auto addressing = std::make_shared<Addressing>(virtual_host_domain);
   AddS3KeyRoutes(router, *api);
-  router.SetFallback(Fallback{
+  router.AddFallback(Fallback{
       Addressing::Claims,
       [addressing](const http::Request& head) { return addressing->StreamsBody(head); },
       [api, addressing](http::Request& request) -> awaitable<http::Response> {
