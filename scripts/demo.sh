@@ -14,7 +14,8 @@
 #   parts, whose attributes and second part are then read on their own; a checksum sent with an
 #   upload checked, and a wrong one refused; an object read with the bucket in the host name;
 #   rclone mirroring and checking the run's shards; a public-read upload refused, as there are no
-#   ACLs); a second server keeping its objects' content in an
+#   ACLs); the SQS API with the same key: an agent's task queue made by the AWS CLI and worked
+#   by boto3; a second server keeping its objects' content in an
 #   S3-compatible bucket (the first server's); a budget, the alerts it fired and a job it
 #   refused; a dataset packed into shards and read by a managed job with PyTorch's DataLoader
 #   (samples, then batches handed over through shared memory).
@@ -421,6 +422,33 @@ case "$refused" in
   *AccessControlListNotSupported*x-amz-acl*) echo "  (refused: nothing was stored)" ;;
   *) echo "refused, but not as AccessControlListNotSupported naming x-amz-acl"; exit 1 ;;
 esac
+
+step "SQS API: an agent's task queue driven by the AWS CLI and boto3, unchanged but for the endpoint"
+# The same access key signs SQS requests; its project is the account in the queue URLs
+# (docs/sqs-api.md). This machine's boto3 speaks SQS's Query protocol, current SDKs its JSON one.
+tasks_url=$(aws_ sqs create-queue --queue-name agent-tasks --attributes VisibilityTimeout=30 \
+  --tags team=agents --query QueueUrl --output text | tail -n 1)
+echo "  $tasks_url"
+SQS_ENDPOINT="$(cat "$data_dir/url")" /usr/bin/python3 - <<'PY'
+import os, boto3
+sqs = boto3.client("sqs", endpoint_url=os.environ["SQS_ENDPOINT"], region_name="us-east-1")
+url = sqs.get_queue_url(QueueName="agent-tasks")["QueueUrl"]
+sent = sqs.send_message_batch(QueueUrl=url, Entries=[
+    {"Id": str(i), "MessageBody": "summarise document %d" % i,
+     "MessageAttributes": {"tool": {"DataType": "String", "StringValue": "summariser"}}}
+    for i in range(3)])
+print("  boto3 sent %d tasks" % len(sent["Successful"]))
+done = 0
+while done < 3:
+    for m in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1,
+                                 MessageAttributeNames=["All"]).get("Messages", []):
+        print("  worker: %r with tool %s" % (m["Body"], m["MessageAttributes"]["tool"]["StringValue"]))
+        sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+        done += 1
+PY
+aws_ sqs get-queue-attributes --queue-url "$tasks_url" --output text \
+  --attribute-names ApproximateNumberOfMessages ApproximateNumberOfMessagesNotVisible
+tf queue list  # the native CLI sees the same queue
 
 step "Objects in an external S3-compatible bucket: a second server keeps its content in the first one's"
 # The first server stands in for any S3-compatible service; the second signs its requests with
