@@ -67,10 +67,10 @@ TEST_F(SqsClientsTest, AwsCliSendsReceivesAndDeletes) {
   EXPECT_EQ(attributes["ApproximateNumberOfMessagesNotVisible"], "1");
   EXPECT_EQ(AwsJson({"sqs", "list-queue-tags", "--queue-url", queue})["Tags"]["team"], "ml");
 
-  EXPECT_EQ(Aws({"sqs", "delete-message", "--queue-url", queue, "--receipt-handle",
-                 m["ReceiptHandle"]})
-                .exit_code,
-            0);
+  EXPECT_EQ(
+      Aws({"sqs", "delete-message", "--queue-url", queue, "--receipt-handle", m["ReceiptHandle"]})
+          .exit_code,
+      0);
   attributes = AwsJson({"sqs", "get-queue-attributes", "--queue-url", queue, "--attribute-names",
                         "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"});
   EXPECT_EQ(attributes["Attributes"]["ApproximateNumberOfMessages"], "0");
@@ -96,9 +96,9 @@ TEST_F(SqsClientsTest, AwsCliSendsReceivesAndDeletes) {
 }
 
 TEST_F(SqsClientsTest, Boto3ClientAndResource) {
-  ProgramRun r = RunProgram(
-      {kPython, std::string(TENSORFLEET_SOURCE_DIR) + "/tests/sqs/boto_sqs.py"}, SqsEnv(),
-      std::chrono::seconds(300));
+  ProgramRun r =
+      RunProgram({kPython, std::string(TENSORFLEET_SOURCE_DIR) + "/tests/sqs/boto_sqs.py"},
+                 SqsEnv(), std::chrono::seconds(300));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("checks passed"), std::string::npos) << r.output;
 }

@@ -161,13 +161,13 @@ TEST(SqsNames, AccountsUrlsAndArns) {
 
 TEST(SqsQueueAttributes, SettingsFromSqsNamesWithTheirErrors) {
   QueueNaming naming{"us-east-1", AccountIdOf("p")};
-  auto s = SettingsFromAttributes(
-      {{"VisibilityTimeout", "40"},
-       {"RedrivePolicy",
-        R"({"deadLetterTargetArn":")" + QueueArn("us-east-1", naming.account, "dlq") +
-            R"(","maxReceiveCount":"3"})"},
-       {"Policy", "{}"}},
-      naming, /*creating=*/true);
+  auto s =
+      SettingsFromAttributes({{"VisibilityTimeout", "40"},
+                              {"RedrivePolicy", R"({"deadLetterTargetArn":")" +
+                                                    QueueArn("us-east-1", naming.account, "dlq") +
+                                                    R"(","maxReceiveCount":"3"})"},
+                              {"Policy", "{}"}},
+                             naming, /*creating=*/true);
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ(s->visibility_timeout_seconds, 40);
   EXPECT_EQ(s->dead_letter_queue, "dlq");
@@ -195,7 +195,8 @@ TEST(SqsQueueAttributes, SettingsFromSqsNamesWithTheirErrors) {
 }
 
 TEST(SqsQueueAttributes, TheServicesRefusalsNameSqsAttributes) {
-  Error e = SettingsError(InvalidArgument("visibility_timeout_seconds must be between 0 and 43200"));
+  Error e =
+      SettingsError(InvalidArgument("visibility_timeout_seconds must be between 0 and 43200"));
   EXPECT_EQ(e.type, "InvalidAttributeValue");
   EXPECT_NE(e.message.find("VisibilityTimeout must be between"), std::string::npos) << e.message;
   EXPECT_EQ(e.message.find("visibility_timeout_seconds"), std::string::npos) << e.message;

@@ -5,9 +5,9 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
 #include <vector>
 
+#include "base/outcome.h"
 #include "base/status.h"
 
 namespace tf::s3 {
@@ -39,18 +39,6 @@ std::string ErrorBody(const Error& error, std::string_view resource, std::string
 
 // Either a value or an S3 error.
 template <typename T>
-class Outcome {
- public:
-  Outcome(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
-  Outcome(Error error) : v_(std::move(error)) {}  // NOLINT: implicit by design
-  bool ok() const { return std::holds_alternative<T>(v_); }
-  const Error& error() const { return std::get<Error>(v_); }
-  T& value() { return std::get<T>(v_); }
-  T* operator->() { return &std::get<T>(v_); }
-  T& operator*() { return std::get<T>(v_); }
-
- private:
-  std::variant<Error, T> v_;
-};
+using Outcome = ::tf::Outcome<T, Error>;
 
 }  // namespace tf::s3

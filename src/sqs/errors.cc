@@ -17,8 +17,8 @@ Error MakeError(std::string name, std::string message, int status) {
 }
 
 Error QueueDoesNotExist(std::string_view queue) {
-  Error e = MakeError("QueueDoesNotExist", "The specified queue does not exist: '" +
-                                               std::string(queue) + "'");
+  Error e = MakeError("QueueDoesNotExist",
+                      "The specified queue does not exist: '" + std::string(queue) + "'");
   e.query_code = "AWS.SimpleQueueService.NonExistentQueue";
   return e;
 }

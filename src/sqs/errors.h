@@ -6,8 +6,8 @@
 
 #include <string>
 #include <string_view>
-#include <variant>
 
+#include "base/outcome.h"
 #include "base/status.h"
 
 namespace tf::sqs {
@@ -34,18 +34,7 @@ Error FromStatus(const Status& status);
 
 // Either a value or an SQS error.
 template <typename T>
-class Outcome {
- public:
-  Outcome(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
-  Outcome(Error error) : v_(std::move(error)) {}  // NOLINT: implicit by design
-  bool ok() const { return std::holds_alternative<T>(v_); }
-  const Error& error() const { return std::get<Error>(v_); }
-  T* operator->() { return &std::get<T>(v_); }
-  T& operator*() { return std::get<T>(v_); }
-
- private:
-  std::variant<Error, T> v_;
-};
+using Outcome = ::tf::Outcome<T, Error>;
 
 // The JSON protocol's body ({"__type": ..., "message": ...}) and its x-amzn-query-error header's
 // value ("AWS.SimpleQueueService.NonExistentQueue;Sender").

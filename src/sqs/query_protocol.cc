@@ -42,8 +42,8 @@ constexpr ListName kLists[] = {
 // The actions that answer nothing but their metadata; every other has an <ActionResult>, empty
 // or not (clients look for it).
 constexpr std::string_view kNoResult[] = {
-    "DeleteQueue", "SetQueueAttributes", "PurgeQueue",       "DeleteMessage",
-    "TagQueue",    "UntagQueue",         "ChangeMessageVisibility",
+    "DeleteQueue", "SetQueueAttributes",      "PurgeQueue", "DeleteMessage", "TagQueue",
+    "UntagQueue",  "ChangeMessageVisibility",
 };
 
 bool IsIndex(std::string_view s) {
@@ -98,8 +98,8 @@ Result<Json> Rebuild(const Json& node, const std::string& where) {
     for (const ListName& l : kLists) list = key == l.query ? &l : list;
     if (map != nullptr) {
       if (!value.is_array()) {
-        return InvalidArgument("parameter '" + where + key + "' must be numbered: " + key +
-                               ".1." + std::string(map->key) + ", " + key + ".1." +
+        return InvalidArgument("parameter '" + where + key + "' must be numbered: " + key + ".1." +
+                               std::string(map->key) + ", " + key + ".1." +
                                std::string(map->value));
       }
       Json m = Json::object();
@@ -112,8 +112,8 @@ Result<Json> Rebuild(const Json& node, const std::string& where) {
       out[std::string(map->json)] = std::move(m);
     } else if (list != nullptr) {
       if (!value.is_array()) {
-        return InvalidArgument("parameter '" + where + key + "' must be numbered: " + key +
-                               ".1, " + key + ".2, ...");
+        return InvalidArgument("parameter '" + where + key + "' must be numbered: " + key + ".1, " +
+                               key + ".2, ...");
       }
       out[std::string(list->json)] = std::move(value);
     } else if (key.ends_with("BatchRequestEntry")) {

@@ -1,10 +1,9 @@
 #include "sqs/queue_attributes.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "sqs/names.h"
 
@@ -86,8 +85,7 @@ std::optional<Error> ReadRedrivePolicy(const std::string& text, const QueueNamin
   auto target = QueueNameFromArn(j["deadLetterTargetArn"].get<std::string>(), naming.account);
   if (!target.ok()) {
     return target.status().code() == StatusCode::kNotFound
-               ? InvalidAttributeValue(name, "the dead-letter target " +
-                                                 target.status().message() +
+               ? InvalidAttributeValue(name, "the dead-letter target " + target.status().message() +
                                                  " is not a queue of this account")
                : InvalidAttributeValue(name, target.status().message());
   }
@@ -144,9 +142,9 @@ Outcome<queues::QueueSettings> SettingsFromAttributes(const AttributeMap& attrib
       continue;
     }
     if (!In(kSettable, name)) {
-      return MakeError("InvalidAttributeName",
-                       In(kReadOnly, name) ? "The attribute " + name + " cannot be set."
-                                           : "Unknown Attribute " + name + ".");
+      return MakeError("InvalidAttributeName", In(kReadOnly, name)
+                                                   ? "The attribute " + name + " cannot be set."
+                                                   : "Unknown Attribute " + name + ".");
     }
     if (name == "RedrivePolicy") {
       if (auto bad = ReadRedrivePolicy(value, naming, s)) return *bad;

@@ -31,8 +31,10 @@ sqs::Outcome<std::string> QueueOf(SqsCall& call) {
   auto name = sqs::QueueNameFromUrl(**url, call.naming.account);
   if (!name.ok()) {
     if (name.status().code() == StatusCode::kNotFound) return sqs::QueueDoesNotExist(**url);
-    return sqs::MakeError("InvalidAddress", "The address " + **url + " is not valid for this "
-                                                "endpoint: " + name.status().message());
+    return sqs::MakeError("InvalidAddress", "The address " + **url +
+                                                " is not valid for this "
+                                                "endpoint: " +
+                                                name.status().message());
   }
   return *name;
 }
@@ -110,9 +112,14 @@ bool Wanted(const std::vector<std::string>& patterns, const std::string& name) {
 }
 
 constexpr std::string_view kSystemAttributes[] = {
-    "SenderId",         "SentTimestamp",          "ApproximateReceiveCount",
-    "ApproximateFirstReceiveTimestamp", "SequenceNumber", "MessageDeduplicationId",
-    "MessageGroupId",   "AWSTraceHeader",
+    "SenderId",
+    "SentTimestamp",
+    "ApproximateReceiveCount",
+    "ApproximateFirstReceiveTimestamp",
+    "SequenceNumber",
+    "MessageDeduplicationId",
+    "MessageGroupId",
+    "AWSTraceHeader",
 };
 
 Json MessageJson(const queues::Message& m, const std::vector<std::string>& system,
@@ -238,8 +245,8 @@ awaitable<SqsResult> GetQueueUrl(SqsCall& call) {
   if (owner->has_value() && **owner != call.naming.account) {
     co_return sqs::QueueDoesNotExist(*name);
   }
-  auto q = co_await RunBlocking(
-      call.s().pool, [&] { return call.s().queues.Lookup(call.project_id, *name); });
+  auto q = co_await RunBlocking(call.s().pool,
+                                [&] { return call.s().queues.Lookup(call.project_id, *name); });
   if (!q.ok()) co_return QueueError(q.status(), *name);
   co_return Json{{"QueueUrl", UrlOf(call, *name)}};
 }
@@ -351,8 +358,8 @@ awaitable<SqsResult> SendMessageBatch(SqsCall& call) {
   }
   Json successful = Json::array();
   if (!entries.empty()) {
-    auto sent = co_await queues::SendAsync(call.s().queues, call.s().pool, call.project_id,
-                                           *queue, entries);
+    auto sent = co_await queues::SendAsync(call.s().queues, call.s().pool, call.project_id, *queue,
+                                           entries);
     if (!sent.ok()) {
       if (sent.status().code() == StatusCode::kInvalidArgument &&
           sent.status().message().find("batch") != std::string::npos) {
@@ -403,9 +410,9 @@ awaitable<SqsResult> ReceiveMessage(SqsCall& call) {
   if (!system_new.ok()) co_return system_new.error();
   system->insert(system->end(), system_new->begin(), system_new->end());
   for (const std::string& name : *system) {
-    const bool known = name == "All" || std::find(std::begin(kSystemAttributes),
-                                                  std::end(kSystemAttributes),
-                                                  name) != std::end(kSystemAttributes);
+    const bool known =
+        name == "All" || std::find(std::begin(kSystemAttributes), std::end(kSystemAttributes),
+                                   name) != std::end(kSystemAttributes);
     if (!known) co_return sqs::MakeError("InvalidAttributeName", "Unknown Attribute " + name + ".");
   }
   auto names = p::Strings(call.params, "MessageAttributeNames");
@@ -633,8 +640,8 @@ awaitable<SqsResult> ListDeadLetterSourceQueues(SqsCall& call) {
 
 // Actions SQS has that this server does not (docs/sqs-api.md says why).
 constexpr std::string_view kUnsupported[] = {
-    "AddPermission",         "RemovePermission",       "StartMessageMoveTask",
-    "ListMessageMoveTasks",  "CancelMessageMoveTask",
+    "AddPermission",        "RemovePermission",      "StartMessageMoveTask",
+    "ListMessageMoveTasks", "CancelMessageMoveTask",
 };
 
 }  // namespace

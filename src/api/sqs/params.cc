@@ -34,11 +34,10 @@ sqs::Outcome<std::optional<int64_t>> Integer(const Json& params, const char* nam
   if (v->is_number_integer()) return std::optional<int64_t>(v->get<int64_t>());
   if (v->is_string()) {
     const std::string& text = v->get_ref<const std::string&>();
-    const bool digits =
-        !text.empty() && text.size() <= 12 &&
-        std::all_of(text.begin() + (text[0] == '-' ? 1 : 0), text.end(),
-                    [](char c) { return c >= '0' && c <= '9'; }) &&
-        text != "-";
+    const bool digits = !text.empty() && text.size() <= 12 &&
+                        std::all_of(text.begin() + (text[0] == '-' ? 1 : 0), text.end(),
+                                    [](char c) { return c >= '0' && c <= '9'; }) &&
+                        text != "-";
     if (digits) return std::optional<int64_t>(std::stoll(text));
   }
   return sqs::InvalidParameterValue("Value " + v->dump() + " for parameter " + name +
@@ -98,8 +97,9 @@ sqs::Outcome<queues::MessageAttributes> MessageAttributes(const Json& params, co
     if (Member(value, "StringListValues") != nullptr ||
         Member(value, "BinaryListValues") != nullptr) {
       return sqs::MakeError("UnsupportedOperation",
-                            where + ": StringListValues and BinaryListValues are reserved by SQS "
-                                    "and not supported.");
+                            where +
+                                ": StringListValues and BinaryListValues are reserved by SQS "
+                                "and not supported.");
     }
     queues::MessageAttribute a;
     auto type = RequiredString(value, "DataType");
@@ -122,8 +122,8 @@ sqs::Outcome<queues::MessageAttributes> MessageAttributes(const Json& params, co
 sqs::Outcome<std::vector<const Json*>> BatchEntries(const Json& params) {
   const Json* entries = Member(params, "Entries");
   if (entries == nullptr || !entries->is_array() || entries->empty()) {
-    sqs::Error e = sqs::MakeError("EmptyBatchRequest",
-                                  "There should be at least one entry in the request.");
+    sqs::Error e =
+        sqs::MakeError("EmptyBatchRequest", "There should be at least one entry in the request.");
     e.query_code = "AWS.SimpleQueueService.EmptyBatchRequest";
     return e;
   }
@@ -138,14 +138,14 @@ sqs::Outcome<std::vector<const Json*>> BatchEntries(const Json& params) {
   std::set<std::string> ids;
   for (const Json& entry : *entries) {
     const Json* id = Member(entry, "Id");
-    const bool valid =
-        id != nullptr && id->is_string() && !id->get_ref<const std::string&>().empty() &&
-        id->get_ref<const std::string&>().size() <= 80 &&
-        std::all_of(id->get_ref<const std::string&>().begin(),
-                    id->get_ref<const std::string&>().end(), [](char c) {
-                      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                             (c >= '0' && c <= '9') || c == '_' || c == '-';
-                    });
+    const bool valid = id != nullptr && id->is_string() &&
+                       !id->get_ref<const std::string&>().empty() &&
+                       id->get_ref<const std::string&>().size() <= 80 &&
+                       std::all_of(id->get_ref<const std::string&>().begin(),
+                                   id->get_ref<const std::string&>().end(), [](char c) {
+                                     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                                            (c >= '0' && c <= '9') || c == '_' || c == '-';
+                                   });
     if (!valid) {
       sqs::Error e = sqs::MakeError(
           "InvalidBatchEntryId",
@@ -155,8 +155,8 @@ sqs::Outcome<std::vector<const Json*>> BatchEntries(const Json& params) {
       return e;
     }
     if (!ids.insert(id->get<std::string>()).second) {
-      sqs::Error e = sqs::MakeError("BatchEntryIdsNotDistinct",
-                                    "Id " + id->get<std::string>() + " repeated.");
+      sqs::Error e =
+          sqs::MakeError("BatchEntryIdsNotDistinct", "Id " + id->get<std::string>() + " repeated.");
       e.query_code = "AWS.SimpleQueueService.BatchEntryIdsNotDistinct";
       return e;
     }

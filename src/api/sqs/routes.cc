@@ -89,28 +89,28 @@ awaitable<http::Response> Handle(SqsApi& api, http::Request& request) {
   }
   Services& s = api.services;
   auto verified = co_await RunBlocking(s.pool, [&] {
-    return s3::VerifyRequest(request, s.clock.Now(),
-                             [&](const std::string& id) { return api.keys.FindActive(id); },
-                             "sqs");
+    return s3::VerifyRequest(
+        request, s.clock.Now(), [&](const std::string& id) { return api.keys.FindActive(id); },
+        "sqs");
   });
   if (!verified.ok()) co_return Answer(json, action, AuthError(verified.error()), request_id);
   if (verified->payload == s3::Payload::kSha256 &&
       Sha256Hex(request.body) != verified->payload_sha256) {
-    co_return Answer(json, action,
-                     sqs::MakeError("SignatureDoesNotMatch",
-                                    "The body's SHA-256 is not the x-amz-content-sha256 signed.",
-                                    403),
-                     request_id);
+    co_return Answer(
+        json, action,
+        sqs::MakeError("SignatureDoesNotMatch",
+                       "The body's SHA-256 is not the x-amz-content-sha256 signed.", 403),
+        request_id);
   }
 
   if (json) {
     if (!request.body.empty()) {
       params = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
       if (!params.is_object()) {
-        co_return Answer(json, action,
-                         sqs::MakeError("SerializationException",
-                                        "The request body is not a JSON object."),
-                         request_id);
+        co_return Answer(
+            json, action,
+            sqs::MakeError("SerializationException", "The request body is not a JSON object."),
+            request_id);
       }
     }
   } else {
@@ -151,10 +151,11 @@ awaitable<http::Response> Handle(SqsApi& api, http::Request& request) {
 // in the protocol the request spoke.
 http::Response Refusal(const http::Request& head, int status, std::string_view message) {
   const bool json = IsJsonProtocol(head);
-  sqs::Error e = status == 413   ? sqs::InvalidParameterValue("The request is too large: " +
-                                                              std::string(message))
-                 : status == 503 ? sqs::MakeError("ServiceUnavailable", std::string(message), 503)
-                                 : sqs::MakeError("InternalError", std::string(message), 500);
+  sqs::Error e =
+      status == 413
+          ? sqs::InvalidParameterValue("The request is too large: " + std::string(message))
+      : status == 503 ? sqs::MakeError("ServiceUnavailable", std::string(message), 503)
+                      : sqs::MakeError("InternalError", std::string(message), 500);
   return Answer(json, "", e, NewRequestId());
 }
 
@@ -162,13 +163,12 @@ http::Response Refusal(const http::Request& head, int status, std::string_view m
 
 void AddSqsRoutes(Router& router, Services& services) {
   auto api = std::make_shared<SqsApi>(services);
-  router.AddFallback(Fallback{
-      [](const http::Request&) { return false; },
-      [](const http::Request&) { return false; },
-      [api](http::Request& request) -> awaitable<http::Response> {
-        co_return co_await Handle(*api, request);
-      },
-      "sqs", IsSqsRequest, Refusal});
+  router.AddFallback(Fallback{[](const http::Request&) { return false; },
+                              [](const http::Request&) { return false; },
+                              [api](http::Request& request) -> awaitable<http::Response> {
+                                co_return co_await Handle(*api, request);
+                              },
+                              "sqs", IsSqsRequest, Refusal});
 }
 
 }  // namespace tf::api

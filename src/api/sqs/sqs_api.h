@@ -27,12 +27,12 @@ struct SqsApi {
 struct SqsCall {
   SqsApi& api;
   http::Request& request;
-  std::string action;        // "SendMessage"
-  nlohmann::json params;     // in the JSON protocol's shapes (sqs/query_protocol.h)
-  std::string project_id;    // the signing key's
-  sqs::QueueNaming naming;   // the project's account, the region the request was signed for
-  std::string base_url;      // "http://HOST:PORT", from the Host header: queue URLs start so
-  std::string path_url;      // base_url + the request's path when that is not "/": a queue URL
+  std::string action;       // "SendMessage"
+  nlohmann::json params;    // in the JSON protocol's shapes (sqs/query_protocol.h)
+  std::string project_id;   // the signing key's
+  sqs::QueueNaming naming;  // the project's account, the region the request was signed for
+  std::string base_url;     // "http://HOST:PORT", from the Host header: queue URLs start so
+  std::string path_url;     // base_url + the request's path when that is not "/": a queue URL
 
   Services& s() { return api.services; }
 };
