@@ -185,6 +185,10 @@ TEST_F(UpstreamTest, EachHomeKeepsItsOwnConnections) {
   EXPECT_EQ(send_from(elsewhere), 3u) << "a coroutine on no home uses the pool's own";
   EXPECT_EQ(send_from(elsewhere), 3u);
   EXPECT_EQ(pool->idle_connections(), 3u);
+  // The last reply was read on the pool's io thread, which then hands it to `elsewhere` and only
+  // after that lets go of its hold on elsewhere's io_context: wait for it to have done so before
+  // `elsewhere` goes (AddressSanitizer once saw it let go of a context already destroyed).
+  io_.Await([]() -> awaitable<void> { co_return; });
 }
 
 TEST_F(UpstreamTest, ErrorsSayWhatFailed) {
