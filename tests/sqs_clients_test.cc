@@ -1,17 +1,40 @@
-// The SQS-compatible API driven by real clients against a real `tensorfleet server`: the AWS CLI
-// and boto3 (SQS's Query protocol, as this machine's botocore speaks it) and the AWS SDK for
-// JavaScript v3 (the JSON 1.0 protocol), each with a project's access key, beside a key of
-// another project that must find none of its queues.
+// The SQS-compatible API driven by real clients against a real `tensorfleet server` on each back
+// end: the AWS CLI and boto3 (SQS's Query protocol, as this machine's botocore speaks it) and the
+// AWS SDK for JavaScript v3 (the JSON 1.0 protocol), each with a project's access key, beside a
+// key of another project that must find none of its queues.
+#include <memory>
+
+#include "pg_test_schema.h"
 #include "s3_clients_fixture.h"
 
 namespace tf::testing {
 namespace {
 
 using Json = nlohmann::json;
+using Backend = ::testing::WithParamInterface<std::string>;
 
-class SqsClientsTest : public S3ClientsTest {
+// The store the server is started on: on PostgreSQL, a schema of the test's own. A base of the
+// fixture, so that it exists before the server is made.
+class BackendStore {
  protected:
+  BackendStore() {
+    if (Backend::GetParam() == "postgresql" && StoreReachable("postgresql")) {
+      schema_ = std::make_unique<PgTestSchema>(TestPostgresUrl(), "sqs_");
+    }
+  }
+  std::vector<std::string> StoreFlags() const {
+    if (!schema_) return {};
+    return {"--store", schema_->url()};
+  }
+  std::unique_ptr<PgTestSchema> schema_;
+};
+
+class SqsClientsTest : public BackendStore, public S3ClientsTest, public Backend {
+ protected:
+  SqsClientsTest() : S3ClientsTest(StoreFlags()) {}
+
   void SetUp() override {
+    TF_SKIP_UNLESS_STORE_REACHABLE(GetParam());
     S3ClientsTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     ASSERT_EQ(Cli({"project", "create", "strangers"}).exit_code, 0);
@@ -40,7 +63,7 @@ class SqsClientsTest : public S3ClientsTest {
   std::string other_id_, other_secret_;
 };
 
-TEST_F(SqsClientsTest, AwsCliSendsReceivesAndDeletes) {
+TEST_P(SqsClientsTest, AwsCliSendsReceivesAndDeletes) {
   Json created = AwsJson({"sqs", "create-queue", "--queue-name", "cli-jobs", "--attributes",
                           "VisibilityTimeout=7,DelaySeconds=0", "--tags", "team=ml"});
   const std::string queue = created["QueueUrl"];
@@ -95,7 +118,7 @@ TEST_F(SqsClientsTest, AwsCliSendsReceivesAndDeletes) {
   EXPECT_EQ(AwsJson({"sqs", "list-queues"}).count("QueueUrls"), 0u);
 }
 
-TEST_F(SqsClientsTest, Boto3ClientAndResource) {
+TEST_P(SqsClientsTest, Boto3ClientAndResource) {
   ProgramRun r =
       RunProgram({kPython, std::string(TENSORFLEET_SOURCE_DIR) + "/tests/sqs/boto_sqs.py"},
                  SqsEnv(), std::chrono::seconds(300));
@@ -103,7 +126,7 @@ TEST_F(SqsClientsTest, Boto3ClientAndResource) {
   EXPECT_NE(r.output.find("checks passed"), std::string::npos) << r.output;
 }
 
-TEST_F(SqsClientsTest, AwsSdkForJavaScript) {
+TEST_P(SqsClientsTest, AwsSdkForJavaScript) {
   const std::string dir = std::string(TENSORFLEET_SOURCE_DIR) + "/tests/aws-sdk-js";
   if (!std::filesystem::exists(dir + "/node_modules/@aws-sdk/client-sqs")) {
     GTEST_SKIP() << "needs the AWS SDK for JavaScript in " << dir
@@ -117,6 +140,9 @@ TEST_F(SqsClientsTest, AwsSdkForJavaScript) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("checks passed"), std::string::npos) << r.output;
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, SqsClientsTest, ::testing::ValuesIn(StoreBackends()),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace tf::testing

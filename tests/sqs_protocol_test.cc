@@ -3,6 +3,7 @@
 // MD5 of message attributes.
 #include <gtest/gtest.h>
 
+#include "api/sqs/receive_attempts.h"
 #include "s3/xml.h"
 #include "sqs/errors.h"
 #include "sqs/message_md5.h"
@@ -243,6 +244,21 @@ TEST(SqsMessageMd5, MatchesAKnownAnswer) {
   EXPECT_EQ(MessageAttributesMd5(a), MessageAttributesMd5(b));
   queues::MessageAttributes c{{"b", {"Binary", "", "AAED"}}, {"a", {"Number", "1", ""}}};
   EXPECT_NE(MessageAttributesMd5(a), MessageAttributesMd5(c));
+}
+
+TEST(SqsReceiveAttempts, AnAnswerIsKeptForFiveMinutesPerProjectQueueAndAttempt) {
+  api::ReceiveAttempts attempts;
+  const Json answer = {{"Messages", Json::array({{{"Body", "b"}}})}};
+  EXPECT_FALSE(attempts.Find("p", "q.fifo", "a", 1'000).has_value());
+  attempts.Keep("p", "q.fifo", "a", answer, 1'000);
+  EXPECT_EQ(attempts.Find("p", "q.fifo", "a", 1'000 + api::kReceiveAttemptWindowMs - 1), answer);
+  EXPECT_FALSE(attempts.Find("p", "q.fifo", "b", 1'000).has_value());
+  EXPECT_FALSE(attempts.Find("p", "r.fifo", "a", 1'000).has_value());
+  EXPECT_FALSE(attempts.Find("other", "q.fifo", "a", 1'000).has_value());
+  EXPECT_FALSE(attempts.Find("p", "q.fifo", "a", 1'000 + api::kReceiveAttemptWindowMs).has_value());
+  // Keeping another answer forgets those past the window.
+  attempts.Keep("p", "q.fifo", "c", answer, 1'000 + api::kReceiveAttemptWindowMs);
+  EXPECT_FALSE(attempts.Find("p", "q.fifo", "a", 1'000 + api::kReceiveAttemptWindowMs - 1));
 }
 
 }  // namespace

@@ -188,6 +188,7 @@ void WriteMember(s3::XmlWriter& w, std::string_view action, const std::string& n
     if (name == "Messages") element = "Message";
     if (name == "Successful") element = std::string(action) + "ResultEntry";
     if (name == "Failed") element = "BatchResultErrorEntry";
+    if (name == "Results") element = "ListMessageMoveTasksResultEntry";
     for (const Json& item : value) {
       if (item.is_object()) {
         w.Open(element);

@@ -8,7 +8,8 @@ import {
   DeleteMessageBatchCommand, ChangeMessageVisibilityCommand, GetQueueAttributesCommand,
   SetQueueAttributesCommand, TagQueueCommand, ListQueueTagsCommand, PurgeQueueCommand,
   DeleteQueueCommand, QueueDoesNotExist, ReceiptHandleIsInvalid, QueueNameExists,
-  TooManyEntriesInBatchRequest, StartMessageMoveTaskCommand,
+  TooManyEntriesInBatchRequest, StartMessageMoveTaskCommand, ListMessageMoveTasksCommand,
+  CancelMessageMoveTaskCommand, AddPermissionCommand, ResourceNotFoundException,
 } from "@aws-sdk/client-sqs";
 
 const endpoint = process.env.SQS_ENDPOINT;
@@ -103,8 +104,34 @@ await expectError(QueueDoesNotExist, "QueueDoesNotExist",
 // Wrong secret; an operation this server does not have.
 await expectError(null, "SignatureDoesNotMatch",
   client(process.env.AWS_ACCESS_KEY_ID, "x".repeat(40)).send(new ListQueuesCommand({})));
-await expectError(null, "UnsupportedOperation", sqs.send(new StartMessageMoveTaskCommand({
-  SourceArn: "arn:aws:sqs:us-east-1:000000000000:x" })));
+await expectError(null, "UnsupportedOperation", sqs.send(new AddPermissionCommand({
+  QueueUrl: url, Label: "l", AWSAccountIds: ["123456789012"], Actions: ["SendMessage"] })));
+
+// A dead-letter queue's redrive as a message move task: the message goes back to its source.
+const { QueueUrl: dlq } = await sqs.send(new CreateQueueCommand({ QueueName: "js-dlq" }));
+const dlqArn = (await sqs.send(new GetQueueAttributesCommand({
+  QueueUrl: dlq, AttributeNames: ["QueueArn"] }))).Attributes.QueueArn;
+const { QueueUrl: work } = await sqs.send(new CreateQueueCommand({ QueueName: "js-work",
+  Attributes: { VisibilityTimeout: "0",
+                RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 1 }) } }));
+await sqs.send(new SendMessageCommand({ QueueUrl: work, MessageBody: "retry me" }));
+await sqs.send(new ReceiveMessageCommand({ QueueUrl: work }));
+check((await sqs.send(new ReceiveMessageCommand({ QueueUrl: work }))).Messages === undefined,
+      "dead-lettered on the second receive");
+await expectError(ResourceNotFoundException, "ResourceNotFoundException", sqs.send(
+  new StartMessageMoveTaskCommand({ SourceArn: dlqArn.replace(/:\d{12}:/, ":000000000000:") })));
+await expectError(null, "InvalidParameterValue", sqs.send(new StartMessageMoveTaskCommand({
+  SourceArn: dlqArn.replace("js-dlq", "js-work") })));
+const { TaskHandle } = await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: dlqArn }));
+check(typeof TaskHandle === "string" && TaskHandle.length > 0, "a task handle");
+const tasks = await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn }));
+check(tasks.Results.length === 1 && tasks.Results[0].Status === "COMPLETED" &&
+      tasks.Results[0].ApproximateNumberOfMessagesMoved === 1,
+      "the task moved one message: " + JSON.stringify(tasks.Results));
+const back = await sqs.send(new ReceiveMessageCommand({ QueueUrl: work }));
+check(back.Messages && back.Messages[0].Body === "retry me", "the message is back in its source");
+await expectError(ResourceNotFoundException, "ResourceNotFoundException",
+  sqs.send(new CancelMessageMoveTaskCommand({ TaskHandle })));
 
 await sqs.send(new DeleteQueueCommand({ QueueUrl: url }));
 await expectError(QueueDoesNotExist, "QueueDoesNotExist",

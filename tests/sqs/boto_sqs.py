@@ -206,6 +206,13 @@ sqs.send_message(QueueUrl=fifo, MessageBody="step 2", MessageGroupId="run-1")
 dup = sqs.send_message(QueueUrl=fifo, MessageBody="step 1", MessageGroupId="run-1")
 check(dup["MessageId"] == s1["MessageId"], "a duplicate within 5 minutes is the same message")
 check("SequenceNumber" in s1, "FIFO sends answer a sequence number")
+# A receive retried with its attempt id (its answer lost, say) gets the same message and handle.
+r1 = sqs.receive_message(QueueUrl=fifo, ReceiveRequestAttemptId="attempt-1")["Messages"]
+r2 = sqs.receive_message(QueueUrl=fifo, ReceiveRequestAttemptId="attempt-1")["Messages"]
+check([m["ReceiptHandle"] for m in r1] == [m["ReceiptHandle"] for m in r2] and
+      r1[0]["Body"] == "step 1", "a retried FIFO receive answers the same")
+sqs.change_message_visibility(QueueUrl=fifo, ReceiptHandle=r1[0]["ReceiptHandle"],
+                              VisibilityTimeout=0)
 steps = sqs.receive_message(QueueUrl=fifo, MaxNumberOfMessages=10,
                             AttributeNames=["MessageGroupId", "SequenceNumber"])["Messages"]
 check([m["Body"] for m in steps] == ["step 1", "step 2"], "FIFO order")

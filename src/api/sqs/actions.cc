@@ -417,6 +417,25 @@ awaitable<SqsResult> ReceiveMessage(SqsCall& call) {
   }
   auto names = p::Strings(call.params, "MessageAttributeNames");
   if (!names.ok()) co_return names.error();
+  // A FIFO receive retried with its attempt id gets the first one's answer (receive_attempts.h);
+  // standard queues ignore the id, as SQS does.
+  auto attempt = p::String(call.params, "ReceiveRequestAttemptId");
+  if (!attempt.ok()) co_return attempt.error();
+  const std::string attempt_id = queue->ends_with(".fifo") ? attempt->value_or("") : "";
+  if (!attempt_id.empty()) {
+    const bool valid =
+        attempt_id.size() <= 128 && std::all_of(attempt_id.begin(), attempt_id.end(),
+                                                [](char c) { return c >= '!' && c <= '~'; });
+    if (!valid) {
+      co_return sqs::InvalidParameterValue(
+          "ReceiveRequestAttemptId must be 1 to 128 characters of letters, digits and "
+          "punctuation.");
+    }
+    if (auto earlier = call.api.receive_attempts.Find(call.project_id, *queue, attempt_id,
+                                                      call.s().clock.Now())) {
+      co_return *earlier;
+    }
+  }
   auto got = co_await queues::ReceiveWithWait(call.s().queues, call.s().wakeups, call.s().pool,
                                               call.project_id, *queue, params);
   if (!got.ok()) co_return QueueError(got.status(), *queue);
@@ -426,6 +445,9 @@ awaitable<SqsResult> ReceiveMessage(SqsCall& call) {
   }
   Json out = Json::object();
   if (!messages.empty()) out["Messages"] = std::move(messages);
+  if (!attempt_id.empty()) {
+    call.api.receive_attempts.Keep(call.project_id, *queue, attempt_id, out, call.s().clock.Now());
+  }
   co_return out;
 }
 
@@ -668,6 +690,9 @@ awaitable<SqsResult> RunSqsAction(SqsCall& call) {
   if (a == "UntagQueue") co_return co_await UntagQueue(call);
   if (a == "ListQueueTags") co_return co_await ListQueueTags(call);
   if (a == "ListDeadLetterSourceQueues") co_return co_await ListDeadLetterSourceQueues(call);
+  if (a == "StartMessageMoveTask") co_return co_await StartMessageMoveTask(call);
+  if (a == "ListMessageMoveTasks") co_return co_await ListMessageMoveTasks(call);
+  if (a == "CancelMessageMoveTask") co_return co_await CancelMessageMoveTask(call);
   for (std::string_view unsupported : kUnsupported) {
     if (a == unsupported) {
       sqs::Error e = sqs::MakeError("UnsupportedOperation",

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "api/services.h"
+#include "api/sqs/receive_attempts.h"
 #include "auth/access_keys.h"
 #include "sqs/errors.h"
 #include "sqs/queue_attributes.h"
@@ -21,6 +22,7 @@ struct SqsApi {
 
   Services& services;
   auth::AccessKeys keys;
+  ReceiveAttempts receive_attempts;  // FIFO receives' ReceiveRequestAttemptId
 };
 
 // One request, once its signature checked out.
@@ -38,6 +40,11 @@ struct SqsCall {
 };
 
 using SqsResult = sqs::Outcome<nlohmann::json>;
+
+// The message move tasks (move_tasks.cc).
+awaitable<SqsResult> StartMessageMoveTask(SqsCall& call);
+awaitable<SqsResult> ListMessageMoveTasks(SqsCall& call);
+awaitable<SqsResult> CancelMessageMoveTask(SqsCall& call);
 
 // Runs call.action; an action this server does not have is answered as SQS answers one it does
 // not know (InvalidAction), or as UnsupportedOperation where SQS has it and this server does not.
