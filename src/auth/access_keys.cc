@@ -62,14 +62,32 @@ Status AccessKeys::Revoke(const std::string& project_id, const std::string& id) 
     if (!key.ok() && key.status().code() != StatusCode::kNotFound) return key.status();
     return NotFound("access key " + id + " does not exist in this project");
   }
+  {
+    MutexLock lock(mu_);
+    cache_.erase(id);
+  }
   return store_.RevokeAccessKey(id, clock_.Now());
 }
 
 Result<store::AccessKey> AccessKeys::FindActive(const std::string& id) {
   if (id.size() > 128) return NotFound("no such access key");
+  if (auto cached = CachedActive(id)) return *std::move(cached);
   TF_ASSIGN_OR_RETURN(store::AccessKey key, store_.FindAccessKey(id));
   if (key.revoked_at) return NotFound("access key " + id + " was revoked");
+  MutexLock lock(mu_);
+  const TimeMs now = clock_.Now();
+  // Forget what has expired before the map grows past a bound (a client cycling through ids).
+  if (cache_.size() >= 4096)
+    std::erase_if(cache_, [&](const auto& e) { return now - e.second.found_at >= kCacheMs; });
+  cache_[id] = Cached{key, now};
   return key;
+}
+
+std::optional<store::AccessKey> AccessKeys::CachedActive(const std::string& id) {
+  MutexLock lock(mu_);
+  auto it = cache_.find(id);
+  if (it == cache_.end() || clock_.Now() - it->second.found_at >= kCacheMs) return std::nullopt;
+  return it->second.key;
 }
 
 }  // namespace tf::auth

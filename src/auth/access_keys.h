@@ -5,10 +5,13 @@
 // it. Thread-safe; every call blocks on the store.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "store/store.h"
 
@@ -27,12 +30,26 @@ class AccessKeys {
   Result<std::vector<store::AccessKey>> List(const std::string& project_id);
   // kNotFound unless the key exists in `project_id` ("" = in any project).
   Status Revoke(const std::string& project_id, const std::string& id);
-  // The key with this id, secret included. kNotFound if unknown or revoked.
+  // The key with this id, secret included. kNotFound if unknown or revoked. A key found is
+  // remembered for kCacheMs, so that a busy client costs the store no reads: a revocation takes
+  // effect within that time (at once for Revoke through this object).
   Result<store::AccessKey> FindActive(const std::string& id);
+  // What FindActive returns when it would answer from its memory, without the store: for callers
+  // that must not block. nullopt when the store would have to be asked.
+  std::optional<store::AccessKey> CachedActive(const std::string& id);
+
+  static constexpr TimeMs kCacheMs = 1000;
 
  private:
+  struct Cached {
+    store::AccessKey key;
+    TimeMs found_at = 0;
+  };
+
   store::AccessKeyStore& store_;
   const Clock& clock_;
+  Mutex mu_;
+  std::unordered_map<std::string, Cached> cache_ GUARDED_BY(mu_);  // key id -> key
 };
 
 // `n` characters drawn uniformly from `alphabet` by the system's CSPRNG.

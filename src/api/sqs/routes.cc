@@ -88,11 +88,22 @@ awaitable<http::Response> Handle(SqsApi& api, http::Request& request) {
     action = request.Header("X-Amz-Target").substr(kTargetPrefix.size());
   }
   Services& s = api.services;
-  auto verified = co_await RunBlocking(s.pool, [&] {
+  // A key checked moments ago is verified here, on the network thread; otherwise on the pool,
+  // where the store may be read.
+  bool uncached = false;
+  auto verify = [&](bool may_block) {
     return s3::VerifyRequest(
-        request, s.clock.Now(), [&](const std::string& id) { return api.keys.FindActive(id); },
+        request, s.clock.Now(),
+        [&](const std::string& id) -> Result<store::AccessKey> {
+          if (may_block) return api.keys.FindActive(id);
+          if (auto key = api.keys.CachedActive(id)) return *std::move(key);
+          uncached = true;
+          return Unavailable("not cached");
+        },
         "sqs");
-  });
+  };
+  auto verified = verify(/*may_block=*/false);
+  if (uncached) verified = co_await RunBlocking(s.pool, [&] { return verify(true); });
   if (!verified.ok()) co_return Answer(json, action, AuthError(verified.error()), request_id);
   if (verified->payload == s3::Payload::kSha256 &&
       Sha256Hex(request.body) != verified->payload_sha256) {
