@@ -1,8 +1,9 @@
 // Queue throughput and latency of tensorfleet, against one store: directly through the
-// QueueStore API, and through the HTTP API of an in-process server.
+// QueueStore API, and through an in-process server's HTTP APIs: the native one (/v1/queues) and
+// the SQS API (its JSON protocol, signed with an access key), on the same queue.
 //
 //   queue_bench --store PATH_OR_URL [--threads 8] [--seconds 8] [--latency-seconds 5]
-//               [--warmup 1] [--body-bytes 256] [--json FILE] [--only direct|http]
+//               [--warmup 1] [--body-bytes 256] [--json FILE] [--only direct|http|sqs]
 //               [--io-threads 2]
 //               [--fsync-probe DIR [--probe-label TEXT]]
 //
@@ -23,6 +24,7 @@
 #include "bench_util.h"
 #include "http/http.h"
 #include "queues/message.h"
+#include "s3/request_signer.h"
 #include "store/store.h"
 
 namespace tf::bench {
@@ -159,6 +161,63 @@ class ApiCaller {
   std::unique_ptr<http::Client> client_;
 };
 
+// The same cycle through the SQS API: SendMessageBatch, ReceiveMessage, DeleteMessageBatch in
+// the JSON protocol, each request signed (SigV4, service sqs) as the AWS SDKs sign them.
+class SqsCaller {
+ public:
+  SqsCaller(const std::string& url, const std::string& key_id, const std::string& secret,
+            const std::string& queue)
+      : queue_url_(url + "/" + queue) {
+    client_ = std::move(http::Client::Create(url)).value();
+    location_.endpoint = url;
+    location_.host = url.substr(url.find("://") + 3);
+    location_.access_key_id = key_id;
+    location_.secret_access_key = secret;
+  }
+
+  void SetAccount(const std::string& account) {
+    const size_t slash = queue_url_.rfind('/');
+    queue_url_ = queue_url_.substr(0, slash) + "/" + account + queue_url_.substr(slash);
+  }
+
+  // The JSON of a 2xx answer, or null.
+  Json Call(const std::string& action, const Json& params) {
+    const std::string body = params.dump();
+    http::Headers headers = {{"Content-Type", "application/x-amz-json-1.0"},
+                             {"X-Amz-Target", "AmazonSQS." + action}};
+    s3::SignRequest(location_, "POST", "/", "", Sha256Hex(body), SystemClock::Get().Now(), &headers,
+                    "sqs");
+    auto r = client_->Send("POST", "/", headers, body, std::chrono::seconds(30));
+    if (!r.ok() || r->status / 100 != 2) return nullptr;
+    return Json::parse(r->body, nullptr, false);
+  }
+
+  int Cycle(const std::string& body, int n) {
+    Json entries = Json::array();
+    for (int i = 0; i < n; ++i) {
+      entries.push_back({{"Id", std::to_string(i)}, {"MessageBody", body}});
+    }
+    Json sent = Call("SendMessageBatch", {{"QueueUrl", queue_url_}, {"Entries", entries}});
+    if (sent.is_null()) return -1;
+    Json got = Call("ReceiveMessage", {{"QueueUrl", queue_url_}, {"MaxNumberOfMessages", n}});
+    if (got.is_null()) return -1;
+    if (!got.contains("Messages")) return 0;
+    Json handles = Json::array();
+    int i = 0;
+    for (const Json& m : got["Messages"]) {
+      handles.push_back({{"Id", std::to_string(i++)}, {"ReceiptHandle", m["ReceiptHandle"]}});
+    }
+    Json deleted = Call("DeleteMessageBatch", {{"QueueUrl", queue_url_}, {"Entries", handles}});
+    if (deleted.is_null()) return -1;
+    return static_cast<int>(deleted.value("Successful", Json::array()).size());
+  }
+
+ private:
+  std::string queue_url_;
+  s3::BucketLocation location_;
+  std::unique_ptr<http::Client> client_;
+};
+
 Status RunHttp(const Options& o, Report& report) {
   auto dir = std::filesystem::temp_directory_path() / ("tensorfleet-bench-" + RandomHex(6));
   api::AppOptions ao;
@@ -184,20 +243,59 @@ Status RunHttp(const Options& o, Report& report) {
       for (int i = 0; i < o.threads; ++i) {
         callers.push_back(std::make_unique<ApiCaller>((*app)->url(), token, queue));
       }
-      if (o.throughput.seconds > 0) {
-        Row t = MeasureThroughput(o.threads, o.throughput, [&](int i) -> Cycle {
-          return [&, i] { return callers[i]->Cycle(o.body, kBatch); };
-        });
-        t.system = name;
-        t.path = "http";
-        t.batch = kBatch;
-        report.Add(t);
+      if (o.only != "sqs") {
+        if (o.throughput.seconds > 0) {
+          Row t = MeasureThroughput(o.threads, o.throughput, [&](int i) -> Cycle {
+            return [&, i] { return callers[i]->Cycle(o.body, kBatch); };
+          });
+          t.system = name;
+          t.path = "http";
+          t.batch = kBatch;
+          report.Add(t);
+        }
+        if (o.latency.seconds > 0) {
+          Row l = MeasureLatency(o.latency, [&] { return admin.Cycle(o.body, 1) == 1; });
+          l.system = name;
+          l.path = "http";
+          report.Add(l);
+        }
       }
-      if (o.latency.seconds > 0) {
-        Row l = MeasureLatency(o.latency, [&] { return admin.Cycle(o.body, 1) == 1; });
-        l.system = name;
-        l.path = "http";
-        report.Add(l);
+      if (o.only != "http") {
+        // An access key of the admin token's project, whose account the queue's URL names.
+        Json key = admin.Post("/v1/s3-keys", Json{{"name", "bench"}}.dump());
+        Json purged = admin.Post("/v1/queues/" + queue + "/purge", "{}");
+        if (key.is_null() || purged.is_null()) {
+          result = Internal("could not make an access key for the SQS API");
+        } else {
+          std::vector<std::unique_ptr<SqsCaller>> sqs;
+          for (int i = 0; i <= o.threads; ++i) {
+            sqs.push_back(
+                std::make_unique<SqsCaller>((*app)->url(), key["id"], key["secret"], queue));
+          }
+          Json url = sqs[0]->Call("GetQueueUrl", {{"QueueName", queue}});
+          if (url.is_null()) {
+            result = Internal("the SQS API does not find the queue");
+          } else {
+            std::string u = url["QueueUrl"];
+            u = u.substr(0, u.rfind('/'));
+            for (auto& c : sqs) c->SetAccount(u.substr(u.rfind('/') + 1));
+            if (o.throughput.seconds > 0) {
+              Row t = MeasureThroughput(o.threads, o.throughput, [&](int i) -> Cycle {
+                return [&, i] { return sqs[i + 1]->Cycle(o.body, kBatch); };
+              });
+              t.system = name;
+              t.path = "sqs api";
+              t.batch = kBatch;
+              report.Add(t);
+            }
+            if (o.latency.seconds > 0) {
+              Row l = MeasureLatency(o.latency, [&] { return sqs[0]->Cycle(o.body, 1) == 1; });
+              l.system = name;
+              l.path = "sqs api";
+              report.Add(l);
+            }
+          }
+        }
       }
       (void)admin.Post("/v1/queues/" + queue + "/purge", "{}");
     }
@@ -240,7 +338,7 @@ int Main(int argc, char** argv) {
         stderr,
         "usage: queue_bench --store PATH_OR_URL [--threads 8] [--seconds 8] "
         "[--latency-seconds 5] [--warmup 1] [--body-bytes 256] [--json FILE] "
-        "[--only direct|http] [--io-threads 2] [--fsync-probe DIR [--probe-label TEXT]]\n");
+        "[--only direct|http|sqs] [--io-threads 2] [--fsync-probe DIR [--probe-label TEXT]]\n");
     return 2;
   }
   o.threads = static_cast<int>(f.Number("threads", 8));
@@ -257,11 +355,11 @@ int Main(int argc, char** argv) {
     cases.emplace_back("fsync probe",
                        [&] { return RunFsyncProbe(f.Get("fsync-probe", "."), o, report); });
   }
-  if (!o.store_url.empty() && o.only != "http") {
+  if (!o.store_url.empty() && (o.only.empty() || o.only == "direct")) {
     cases.emplace_back("direct", [&] { return RunDirect(o, report); });
   }
   if (!o.store_url.empty() && o.only != "direct") {
-    cases.emplace_back("http", [&] { return RunHttp(o, report); });
+    cases.emplace_back("http and sqs api", [&] { return RunHttp(o, report); });
   }
   int failures = 0;
   for (auto& [what, run] : cases) {

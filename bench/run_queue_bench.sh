@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The queue benchmark with its peers, one case after the other on this machine, and one table at
 # the end. The cases:
-#   tensorfleet on SQLite: direct (QueueStore API), then through the HTTP API,
+#   tensorfleet on SQLite: direct (QueueStore API), then through the HTTP API, then the SQS API
+#     (its JSON protocol, each request signed as the AWS SDKs sign them),
 #   tensorfleet on PostgreSQL (a throw-away server, scripts/with-postgres.sh): direct, then HTTP,
 #   a plain FOR UPDATE SKIP LOCKED queue table on PostgreSQL,
 #   Redis Streams (a private redis-server, appendonly yes) with appendfsync always, then everysec.
@@ -140,7 +141,7 @@ echo "== $threads threads, batches of 10, ${body_bytes}-byte bodies; ${seconds}s
 tput=(--latency-seconds 0)
 lat=(--seconds 0)
 echo; echo "== tensorfleet on SQLite ($work/bench.db)"
-for path in direct http; do
+for path in direct http sqs; do
   run_case local "sqlite $path throughput" "$bin/queue_bench" --store "$work/bench.db" \
     --only "$path" "${common[@]}" "${tput[@]}"
   run_case local "sqlite $path latency" "$bin/queue_bench" --store "$work/bench.db" \
@@ -153,7 +154,7 @@ TMPDIR="$work" scripts/with-postgres.sh bash -c \
   "SELECT 'postgresql ' || string_agg(name || '=' || setting, ', ' ORDER BY name) FROM pg_settings
    WHERE name IN ('server_version', 'fsync', 'synchronous_commit', 'wal_sync_method',
                   'commit_delay', 'shared_buffers')"
-for path in direct http; do
+for path in direct http sqs; do
   run_case postgres "postgresql $path throughput" "$bin/queue_bench" --store @PGURL@ \
     --only "$path" "${common[@]}" "${tput[@]}"
   run_case postgres "postgresql $path latency" "$bin/queue_bench" --store @PGURL@ \

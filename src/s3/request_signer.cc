@@ -103,7 +103,7 @@ Result<BucketLocation> ParseBucketLocation(std::string_view url, const EnvLookup
 
 void SignRequest(const BucketLocation& location, std::string_view method, std::string_view path,
                  std::string_view raw_query, std::string_view payload_sha256, TimeMs now,
-                 http::Headers* headers) {
+                 http::Headers* headers, std::string_view service) {
   const std::string amz_date = FormatAmzDate(now);
   headers->emplace_back("Host", location.host);
   headers->emplace_back("x-amz-date", amz_date);
@@ -124,7 +124,8 @@ void SignRequest(const BucketLocation& location, std::string_view method, std::s
     if (!signed_names.empty()) signed_names += ';';
     signed_names += name;
   }
-  Credential credential{location.access_key_id, amz_date.substr(0, 8), location.region, "s3"};
+  Credential credential{location.access_key_id, amz_date.substr(0, 8), location.region,
+                        std::string(service)};
   const std::string scope = credential.Scope();
   const std::string signature = Signature(SigningKey(location.secret_access_key, credential),
                                           StringToSign(amz_date, scope, CanonicalRequest(in)));

@@ -44,9 +44,10 @@ Result<BucketLocation> ParseBucketLocation(std::string_view url, const EnvLookup
 // Adds Host, x-amz-date, x-amz-content-sha256 and Authorization to `headers` for a request of
 // `method` to `path` (already encoded, from PathOf) with `raw_query` ("" or "a=1&b=2"), at time
 // `now`. Signed: host, range and every x-amz-* header. `payload_sha256` is the body's hex
-// SHA-256 (kEmptySha256 for none) or UNSIGNED-PAYLOAD.
+// SHA-256 (kEmptySha256 for none) or UNSIGNED-PAYLOAD. `service`: the credential scope's ("sqs"
+// signs a request to an SQS API the same way).
 void SignRequest(const BucketLocation& location, std::string_view method, std::string_view path,
                  std::string_view raw_query, std::string_view payload_sha256, TimeMs now,
-                 http::Headers* headers);
+                 http::Headers* headers, std::string_view service = "s3");
 
 }  // namespace tf::s3
