@@ -35,8 +35,8 @@ sqs::Outcome<std::string> QueueOfArn(SqsCall& call, const char* parameter, bool 
   auto name = sqs::QueueNameFromArn(**arn, call.naming.account);
   if (!name.ok()) {
     if (name.status().code() == StatusCode::kNotFound) {
-      return ResourceNotFound("The resource that you specified for the " +
-                              std::string(parameter) + " parameter doesn't exist.");
+      return ResourceNotFound("The resource that you specified for the " + std::string(parameter) +
+                              " parameter doesn't exist.");
     }
     return sqs::InvalidParameterValue(std::string(parameter) + ": " + name.status().message());
   }
@@ -45,8 +45,8 @@ sqs::Outcome<std::string> QueueOfArn(SqsCall& call, const char* parameter, bool 
 
 // The project's tasks of `source`, the latest first.
 Result<std::vector<std::pair<store::DocumentRecord, Json>>> TasksOf(Services& s,
-                                                                   const std::string& project,
-                                                                   const std::string& source) {
+                                                                    const std::string& project,
+                                                                    const std::string& source) {
   TF_ASSIGN_OR_RETURN(auto records, s.store.documents().ListDocuments(kMoveTaskKind, project));
   std::vector<std::pair<store::DocumentRecord, Json>> out;
   for (auto& r : records) {
@@ -64,8 +64,8 @@ Result<std::vector<std::pair<store::DocumentRecord, Json>>> TasksOf(Services& s,
 Json EntryJson(SqsCall& call, const store::DocumentRecord& r, const Json& doc) {
   Json out = {
       {"Status", r.state},
-      {"SourceArn", sqs::QueueArn(call.naming.region, call.naming.account,
-                                  doc.value("source", ""))},
+      {"SourceArn",
+       sqs::QueueArn(call.naming.region, call.naming.account, doc.value("source", ""))},
       {"ApproximateNumberOfMessagesMoved", doc.value("moved", int64_t{0})},
       {"ApproximateNumberOfMessagesToMove", doc.value("to_move", int64_t{0})},
       {"StartedTimestamp", r.created_at},
@@ -101,17 +101,17 @@ awaitable<SqsResult> StartMessageMoveTask(SqsCall& call) {
       return q.config.dead_letter_queue == *source;
     });
     if (!dead_letter) {
-      refused = sqs::InvalidParameterValue("Source queue must be configured as a Dead Letter "
-                                           "Queue: no queue's RedrivePolicy names '" +
-                                           *source + "'.");
+      refused = sqs::InvalidParameterValue(
+          "Source queue must be configured as a Dead Letter "
+          "Queue: no queue's RedrivePolicy names '" +
+          *source + "'.");
       return store::DocumentRecord{};
     }
     if (!destination->empty()) {
       TF_RETURN_IF_ERROR(queues.Lookup(call.project_id, *destination).status());
     }
-    Json doc = {{"source", *source},
-                {"destination", *destination},
-                {"to_move", info.counts.visible}};
+    Json doc = {
+        {"source", *source}, {"destination", *destination}, {"to_move", info.counts.visible}};
     if (rate->has_value()) doc["rate"] = **rate;
     auto moved = queues.Redrive(call.project_id, *source, *destination, 0);
     store::DocumentRecord record;
@@ -134,8 +134,8 @@ awaitable<SqsResult> StartMessageMoveTask(SqsCall& call) {
     // Older tasks of this source beyond the kept ones are forgotten.
     TF_ASSIGN_OR_RETURN(auto tasks, TasksOf(call.s(), call.project_id, *source));
     for (size_t i = kKeptTasks; i < tasks.size(); ++i) {
-      Status forgotten = call.s().store.documents().DeleteDocument(tasks[i].first.id,
-                                                                   tasks[i].first.version);
+      Status forgotten =
+          call.s().store.documents().DeleteDocument(tasks[i].first.id, tasks[i].first.version);
       if (!forgotten.ok() && forgotten.code() != StatusCode::kNotFound &&
           forgotten.code() != StatusCode::kAborted) {
         return forgotten;
@@ -164,9 +164,8 @@ awaitable<SqsResult> ListMessageMoveTasks(SqsCall& call) {
     co_return sqs::InvalidParameterValue("MaxResults must be from 1 to 10, not " +
                                          std::to_string(limit));
   }
-  auto tasks = co_await RunBlocking(call.s().pool, [&] {
-    return TasksOf(call.s(), call.project_id, *source);
-  });
+  auto tasks = co_await RunBlocking(call.s().pool,
+                                    [&] { return TasksOf(call.s(), call.project_id, *source); });
   if (!tasks.ok()) co_return sqs::FromStatus(tasks.status());
   Json results = Json::array();
   for (const auto& [record, doc] : *tasks) {
