@@ -2,7 +2,8 @@
 // kernel set streams, for one token (decode) or several, on one thread or split by rows over
 // several as the model splits them (engine::MatMul, activations quantised in the call). Q8_0
 // and Q4_0 run on their rows as stored and, where the kernels have one, on the packed matmul
-// (packed_blocks.h), as a model loaded on this CPU runs them.
+// (packed_blocks.h), as a model loaded on this CPU runs them. The K-quants (Q2_K .. Q6_K) run on
+// random super-blocks (their speed does not depend on the values).
 //
 //   engine_matmul_bench [--rows 8192] [--cols 4096] [--tokens 1] [--reps 5] [--threads 1]
 //
@@ -24,6 +25,37 @@
 
 namespace tf::bench {
 namespace {
+
+// Random bytes as `rows` rows of K-quant super-blocks, with every d and dmin a small half (a
+// random pattern there could be a NaN).
+std::vector<uint8_t> RandomKQuant(engine::DType type, int64_t rows, int64_t cols,
+                                  std::mt19937& rng) {
+  std::vector<uint8_t> out(rows * engine::RowBytes(type, cols));
+  for (auto& b : out) b = static_cast<uint8_t>(rng());
+  const uint16_t small = engine::F32ToF16(0.001f);
+  int d = 0, dmin = -1;  // where d and dmin are in a super-block
+  switch (type) {
+    case engine::DType::kQ2_K:
+      d = 80, dmin = 82;
+      break;
+    case engine::DType::kQ3_K:
+      d = 108;
+      break;
+    case engine::DType::kQ6_K:
+      d = 208;
+      break;
+    default:
+      d = 0, dmin = 2;
+  }
+  for (size_t at = 0; at < out.size(); at += engine::BlockBytes(type)) {
+    for (int offset : {d, dmin}) {
+      if (offset < 0) continue;
+      out[at + offset] = static_cast<uint8_t>(small & 0xff);
+      out[at + offset + 1] = static_cast<uint8_t>(small >> 8);
+    }
+  }
+  return out;
+}
 
 int Run(const Flags& flags) {
   using engine::DType;
@@ -80,6 +112,12 @@ int Run(const Flags& flags) {
   time("Q4_0", DType::kQ4_0, q4.data(), nullptr);
   if (k.matmul_q4_0_packed != nullptr) {
     time("Q4_0 packed", DType::kQ4_0, q4.data(), q4_packed.data());
+  }
+  if (cols % engine::kSuperBlock == 0) {
+    for (DType type : {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+      const std::vector<uint8_t> blocks = RandomKQuant(type, rows, cols, rng);
+      time(engine::DTypeName(type).data(), type, blocks.data(), nullptr);
+    }
   }
   return 0;
 }

@@ -322,8 +322,7 @@ TEST(EngineFromWeights, RefusesWeightsThatDoNotFitTheConfig) {
   auto model = Model::FromWeights(odd, std::move(w), {});
   ASSERT_FALSE(model.ok());
   EXPECT_THAT(model.status().message(),
-              HasSubstr("'layer0.w_down' is Q8_0 with 200 columns; block formats need a "
-                        "multiple of 32"));
+              HasSubstr("'layer0.w_down' is Q8_0 with 200 columns; Q8_0 needs a multiple of 32"));
   EXPECT_THAT(error([](engine::ModelWeights& w) { w.layers.pop_back(); }),
               HasSubstr("the weights have 1 layers but the config has 2"));
   EXPECT_THAT(error([](engine::ModelWeights& w) { w.layers[0].bq = nullptr; }),

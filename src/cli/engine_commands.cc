@@ -107,7 +107,7 @@ void AddEngineCommands(CLI::App& app, client::Connection& conn, int& exit_code) 
       "Greedy text generation from a Llama/Mistral/Qwen2 checkpoint (Hugging Face or GGUF)");
   gen->add_option("--model", flags->model_dir,
                   "Checkpoint directory (config.json, *.safetensors, tokenizer.json or .model), "
-                  "or a GGUF file (F32, F16, BF16, Q8_0, Q4_0)")
+                  "or a GGUF file (F32, F16, BF16, Q8_0, Q4_0, Q2_K..Q6_K)")
       ->required()
       ->type_name("DIR|FILE");
   gen->add_option("--tokenizer", flags->tokenizer_dir,

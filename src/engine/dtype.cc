@@ -16,6 +16,16 @@ std::string_view DTypeName(DType dtype) {
       return "Q8_0";
     case DType::kQ4_0:
       return "Q4_0";
+    case DType::kQ2_K:
+      return "Q2_K";
+    case DType::kQ3_K:
+      return "Q3_K";
+    case DType::kQ4_K:
+      return "Q4_K";
+    case DType::kQ5_K:
+      return "Q5_K";
+    case DType::kQ6_K:
+      return "Q6_K";
   }
   return "?";
 }
@@ -34,25 +44,57 @@ size_t DTypeSize(DType dtype) {
     case DType::kF16:
     case DType::kBF16:
       return 2;
-    case DType::kQ8_0:
-    case DType::kQ4_0:
+    default:
       return 0;
   }
-  return 0;
 }
 
-bool IsBlockType(DType dtype) { return dtype == DType::kQ8_0 || dtype == DType::kQ4_0; }
+bool IsBlockType(DType dtype) { return BlockWeights(dtype) > 1; }
 
-size_t RowBytes(DType dtype, int64_t cols) {
-  const auto n = static_cast<size_t>(cols);
+bool IsKQuant(DType dtype) { return BlockWeights(dtype) == kSuperBlock; }
+
+int64_t BlockWeights(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+    case DType::kF16:
+    case DType::kBF16:
+      return 1;
+    case DType::kQ8_0:
+    case DType::kQ4_0:
+      return kQuantBlock;
+    case DType::kQ2_K:
+    case DType::kQ3_K:
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K:
+      return kSuperBlock;
+  }
+  return 1;
+}
+
+size_t BlockBytes(DType dtype) {
   switch (dtype) {
     case DType::kQ8_0:
-      return n / kQuantBlock * kQ8_0BlockBytes;
+      return kQ8_0BlockBytes;
     case DType::kQ4_0:
-      return n / kQuantBlock * kQ4_0BlockBytes;
+      return kQ4_0BlockBytes;
+    case DType::kQ2_K:
+      return kQ2_KBlockBytes;
+    case DType::kQ3_K:
+      return kQ3_KBlockBytes;
+    case DType::kQ4_K:
+      return kQ4_KBlockBytes;
+    case DType::kQ5_K:
+      return kQ5_KBlockBytes;
+    case DType::kQ6_K:
+      return kQ6_KBlockBytes;
     default:
-      return n * DTypeSize(dtype);
+      return DTypeSize(dtype);
   }
+}
+
+size_t RowBytes(DType dtype, int64_t cols) {
+  return static_cast<size_t>(cols / BlockWeights(dtype)) * BlockBytes(dtype);
 }
 
 float Bf16ToF32(uint16_t bits) {
@@ -122,8 +164,7 @@ void ConvertToF32(DType dtype, const void* src, size_t n, float* dst) {
     case DType::kBF16:
       for (size_t i = 0; i < n; ++i) dst[i] = Bf16ToF32(bytes[2 * i] | (bytes[2 * i + 1] << 8));
       return;
-    case DType::kQ8_0:
-    case DType::kQ4_0:
+    default:
       return;  // not element types; callers use DequantizeRow
   }
 }

@@ -16,10 +16,11 @@ constexpr int64_t kRowGroup = 16;
 // 8-bit weights, enough for the hardware prefetcher to be up to speed for most of it.
 constexpr int64_t kMinPieceWeights = 32768;
 
-// Rows [b, e) of one part, on whichever kernel its type needs. xq: the activations quantised
-// (for Q8_0 and Q4_0 parts).
+// Rows [b, e) of one part, on whichever kernel its type needs. xq, xk: the activations
+// quantised for the Q8_0 / Q4_0 parts and for the K-quant parts.
 void PartRows(const kernels::KernelSet& k, const MatMulPart& p, const float* x,
-              const kernels::ActivationBlock* xq, int64_t n, int64_t b, int64_t e) {
+              const kernels::ActivationBlock* xq, const kernels::KActivationBlock* xk, int64_t n,
+              int64_t b, int64_t e) {
   const WeightMatrix& w = *p.w;
   const int64_t n_in = w.cols, n_out = w.rows;
   switch (w.type) {
@@ -46,6 +47,13 @@ void PartRows(const kernels::KernelSet& k, const MatMulPart& p, const float* x,
         k.matmul_q4_0(w.data, xq, p.y, n, n_in, n_out, b, e);
       }
       return;
+    case DType::kQ2_K:
+    case DType::kQ3_K:
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K:
+      k.matmul_kquant(w.type, w.data, xk, p.y, n, n_in, n_out, b, e);
+      return;
   }
 }
 
@@ -60,12 +68,26 @@ void MatMul(const kernels::KernelSet& k, ThreadPool& pool, const WeightMatrix& w
 void MatMuls(const kernels::KernelSet& k, ThreadPool& pool, std::span<const MatMulPart> parts,
              const float* x, int64_t n, int64_t n_in) {
   int64_t total_rows = 0;
-  bool any_blocks = false;
+  bool any_blocks = false, any_kquants = false;
   for (const MatMulPart& p : parts) {
     total_rows += p.w->rows;
-    any_blocks = any_blocks || IsBlockType(p.w->type);
+    any_blocks = any_blocks || (IsBlockType(p.w->type) && !IsKQuant(p.w->type));
+    any_kquants = any_kquants || IsKQuant(p.w->type);
   }
   if (total_rows == 0 || n <= 0) return;
+  std::vector<kernels::KActivationBlock> xk;  // [n, n_in / 256]
+  if (any_kquants) {
+    const int64_t blocks = n_in / kSuperBlock;
+    xk.resize(n * blocks);
+    pool.ParallelFor(
+        n,
+        [&](int64_t t_begin, int64_t t_end) {
+          for (int64_t t = t_begin; t < t_end; ++t) {
+            k.quantize_k_activations(x + t * n_in, n_in, xk.data() + t * blocks);
+          }
+        },
+        std::max<int64_t>(1, 8192 / std::max<int64_t>(1, n_in)));
+  }
   std::vector<kernels::ActivationBlock> xq;  // [n, n_in / 32]
   if (any_blocks) {
     const int64_t blocks = n_in / kQuantBlock;
@@ -91,7 +113,7 @@ void MatMuls(const kernels::KernelSet& k, ThreadPool& pool, std::span<const MatM
     for (const MatMulPart& p : parts) {
       const int64_t b = std::max(begin, first) - first;
       const int64_t e = std::min(end, first + p.w->rows) - first;
-      if (b < e) PartRows(k, p, x, xq.data(), n, b, e);
+      if (b < e) PartRows(k, p, x, xq.data(), xk.data(), n, b, e);
       first += p.w->rows;
     }
   };

@@ -12,7 +12,8 @@
 namespace tf::engine {
 
 // y: [n, w.rows] = x: [n, w.cols] times w transposed. For Q8_0 and Q4_0 weights each token's
-// row of x is first quantised to 8-bit blocks (k.quantize_activations), once per call.
+// row of x is first quantised to 8-bit blocks (k.quantize_activations), for the K-quants to
+// 8-bit super-blocks (k.quantize_k_activations), once per call.
 // Each output is computed by one thread in a fixed order, so results do not depend on the
 // thread count or on n.
 void MatMul(const kernels::KernelSet& k, ThreadPool& pool, const WeightMatrix& w, const float* x,

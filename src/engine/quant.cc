@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "engine/kquant_blocks.h"
+
 namespace tf::engine {
 namespace {
 
@@ -87,6 +89,26 @@ void DequantizeRow(DType dtype, const void* row, int64_t n, float* out) {
         }
       }
       return;
+    case DType::kQ2_K:
+    case DType::kQ3_K:
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K: {
+      // As ggml computes it: (d * sc) * q - dmin * m, each product rounded to float.
+      KSuperBlock sb;
+      const size_t bytes = BlockBytes(dtype);
+      for (int64_t b = 0; b < n / kSuperBlock; ++b, block += bytes) {
+        UnpackKQuant(dtype, block, &sb);
+        float* o = out + b * kSuperBlock;
+        for (int i = 0; i < kSuperBlock; ++i) {
+          const int j = i / sb.sub;
+          const float scale = sb.d * static_cast<float>(sb.sc[j]);
+          o[i] = scale * static_cast<float>(sb.q[i]);
+          if (KQuantHasMins(dtype)) o[i] -= sb.dmin * static_cast<float>(sb.m[j]);
+        }
+      }
+      return;
+    }
   }
 }
 

@@ -43,7 +43,7 @@ void QuantizeRowQ4_0(const float* x, int64_t n, void* out);
 void QuantizeRow(DType dtype, const float* x, int64_t n, void* out);
 
 // Reads one row of n weights of any DType (RowBytes(dtype, n) bytes at row, any alignment) as
-// float32: out: [n].
+// float32: out: [n]. The K-quants read back as ggml's own dequantisation gives them, bit for bit.
 void DequantizeRow(DType dtype, const void* row, int64_t n, float* out);
 
 }  // namespace tf::engine

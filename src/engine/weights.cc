@@ -127,10 +127,10 @@ Status CheckMatrix(const WeightMatrix& m, int64_t rows, int64_t cols, const std:
     return InvalidArgument(what + " has shape " + Shape({m.rows, m.cols}) +
                            " but the config implies " + Shape({rows, cols}) + " (" + role + ")");
   }
-  if (IsBlockType(m.type) && cols % kQuantBlock != 0) {
+  if (cols % BlockWeights(m.type) != 0) {
     return InvalidArgument(what + " is " + std::string(DTypeName(m.type)) + " with " +
-                           std::to_string(cols) + " columns; block formats need a multiple of " +
-                           std::to_string(kQuantBlock));
+                           std::to_string(cols) + " columns; " + std::string(DTypeName(m.type)) +
+                           " needs a multiple of " + std::to_string(BlockWeights(m.type)));
   }
   if (m.type == DType::kF32 && reinterpret_cast<uintptr_t>(m.data) % alignof(float) != 0) {
     return InvalidArgument(what + " is F32 data that is not 4-byte aligned");

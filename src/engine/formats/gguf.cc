@@ -64,6 +64,16 @@ std::optional<BlockLayout> Layout(uint32_t type) {
       return BlockLayout{32, 34};
     case GgmlType::kQ4_0:
       return BlockLayout{32, 18};
+    case GgmlType::kQ2_K:
+      return BlockLayout{256, 84};
+    case GgmlType::kQ3_K:
+      return BlockLayout{256, 110};
+    case GgmlType::kQ4_K:
+      return BlockLayout{256, 144};
+    case GgmlType::kQ5_K:
+      return BlockLayout{256, 176};
+    case GgmlType::kQ6_K:
+      return BlockLayout{256, 210};
   }
   return std::nullopt;
 }
@@ -385,8 +395,9 @@ class GgufParser {
     TF_RETURN_IF_ERROR(ReadU32(where + ": its type", &type));
     auto layout = Layout(type);
     if (!layout) {
-      return BadTensor(name, "type " + GgmlTypeName(type) + " (" + std::to_string(type) +
-                                 ") is not supported (F32, F16, BF16, Q8_0 and Q4_0 are)");
+      return BadTensor(name,
+                       "type " + GgmlTypeName(type) + " (" + std::to_string(type) +
+                           ") is not supported (F32, F16, BF16, Q8_0, Q4_0 and Q2_K to Q6_K are)");
     }
     t.type = static_cast<GgmlType>(type);
     if (t.ne[0] % layout->elements != 0) {

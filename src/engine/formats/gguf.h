@@ -87,7 +87,18 @@ class GgufValue {
 
 // ggml's tensor types. Only those the engine reads are listed; GgmlTypeName also names others
 // in errors.
-enum class GgmlType : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kBF16 = 30 };
+enum class GgmlType : uint32_t {
+  kF32 = 0,
+  kF16 = 1,
+  kQ4_0 = 2,
+  kQ8_0 = 8,
+  kQ2_K = 10,
+  kQ3_K = 11,
+  kQ4_K = 12,
+  kQ5_K = 13,
+  kQ6_K = 14,
+  kBF16 = 30
+};
 
 // "F32", "Q8_0", ..., and the names of other ggml types ("Q4_K"); "type 99" for unknown ones.
 std::string GgmlTypeName(uint32_t type);

@@ -36,11 +36,13 @@ const KernelSet* Avx512Kernels() {
       set.matmul_f16 = Avx512MatmulF16;
       set.matmul_bf16 = Avx512MatmulBf16;
       set.quantize_activations = Avx512QuantizeActivations;
+      set.quantize_k_activations = Avx512QuantizeKActivations;
       if (__builtin_cpu_supports("avx512vnni")) {
         set.matmul_q8_0 = VnniMatmulQ8_0;
         set.matmul_q4_0 = VnniMatmulQ4_0;
         set.matmul_q8_0_packed = VnniMatmulQ8_0Packed;
         set.matmul_q4_0_packed = VnniMatmulQ4_0Packed;
+        set.matmul_kquant = VnniMatmulKQuant;
       }
     }
     set.matmul_rows = Avx512MatmulRows;

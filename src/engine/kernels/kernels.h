@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "engine/dtype.h"
+
 namespace tf::engine::kernels {
 
 // One block of 32 activations quantised to 8 bits for the Q8_0 / Q4_0 matmuls: x[i] ~ d * q[i],
@@ -26,6 +28,19 @@ struct ActivationBlock {
 // [n / 32]. The plain definition; every kernel set's quantize_activations gives the same
 // blocks bit for bit, so all of them see the same activations.
 void QuantizeActivations(const float* x, int64_t n, ActivationBlock* out);
+
+// 256 activations quantised to 8 bits for the K-quant matmuls, one scale for the whole
+// super-block (as llama.cpp's Q8_K): x[i] ~ d * q[i], |q[i]| <= 127, and sums[j] the sum of
+// q[16j .. 16j + 16) (what the matmuls subtract mins and offsets with).
+struct KActivationBlock {
+  float d;
+  int16_t sums[16];
+  int8_t q[256];
+};
+
+// As QuantizeActivations, per 256: d = max|x| / 127, q[i] = round(x[i] * (127 / max|x|)), ties
+// to even, clamped to +-127. x: [n], n a multiple of 256; out: [n / 256].
+void QuantizeKActivations(const float* x, int64_t n, KActivationBlock* out);
 
 struct KernelSet {
   const char* name;  // "reference", "avx2", "avx512"
@@ -92,6 +107,22 @@ struct KernelSet {
 
   // QuantizeActivations, equal to it bit for bit (what the block matmuls' callers run first).
   void (*quantize_activations)(const float* x, int64_t n, ActivationBlock* out);
+
+  // matmul_q8_0 for the K-quants (dtype.h, kquant_blocks.h): w: [n_out, n_in / 256]
+  // super-blocks of `type` (Q2_K .. Q6_K; any alignment), x: [n_tokens, n_in / 256]
+  // (QuantizeKActivations of each token's row), n_in a multiple of 256. Over each super-block,
+  // in order, with its d, dmin and sub-blocks j:
+  //   y[t, r] += x.d * (d * sum_j sc[j] * sum_{i in j} q[i] * x.q[i]
+  //                     - dmin * sum_j m[j] * sum_{i in j} x.q[i])
+  // (the sums exact in 32-bit integers, then converted to float). Vectorised versions may add
+  // the floats in another order; each y[t, r] is computed in the same order whatever n_tokens
+  // and the row range are.
+  void (*matmul_kquant)(DType type, const void* w, const KActivationBlock* x, float* y,
+                        int64_t n_tokens, int64_t n_in, int64_t n_out, int64_t row_begin,
+                        int64_t row_end);
+
+  // QuantizeKActivations, equal to it bit for bit.
+  void (*quantize_k_activations)(const float* x, int64_t n, KActivationBlock* out);
 };
 
 // The plain scalar versions: the definition of what each kernel computes.

@@ -1,11 +1,12 @@
-// QuantizeActivations (typed_reference.cc) with AVX-512: a block of 32 activations as two
-// registers of 16. Equal to the plain version bit for bit: the largest |x| (NaNs skipped, as
-// there), d and 127 / max|x| computed as scalars by the same expressions, each x times that
-// product rounded to the nearest integer, ties to even (vrndscaleps, which is what the plain
-// version's add-and-subtract of 1.5 * 2^23 does for |v| < 2^22), clamped to +-127 with a NaN
-// going to -127. With one token per matmul in decode this ran on one thread while the other
-// waited: the plain version took 3% of a 125m Q8_0 decode step. Compiled with AVX-512 F, BW
-// and VL and run only after dispatch.cc has checked the CPU.
+// QuantizeActivations (typed_reference.cc) and QuantizeKActivations (kquant_reference.cc) with
+// AVX-512: a block of 32 activations as two registers of 16, a super-block of 256 as sixteen. Equal
+// to the plain version bit for bit: the largest |x| (NaNs skipped, as there), d and 127 / max|x|
+// computed as scalars by the same expressions, each x times that product rounded to the nearest
+// integer, ties to even (vrndscaleps, which is what the plain version's add-and-subtract of 1.5 *
+// 2^23 does for |v| < 2^22), clamped to +-127 with a NaN going to -127. With one token per matmul
+// in decode this ran on one thread while the other waited: the plain version took 3% of a 125m Q8_0
+// decode step. Compiled with AVX-512 F, BW and VL and run only after dispatch.cc has checked the
+// CPU.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -50,6 +51,24 @@ void Avx512QuantizeActivations(const float* x, int64_t n, ActivationBlock* out) 
     out[b].sum = _mm512_reduce_add_epi32(_mm512_add_epi32(q_lo, q_hi));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out[b].q), _mm512_cvtepi32_epi8(q_lo));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out[b].q + 16), _mm512_cvtepi32_epi8(q_hi));
+  }
+}
+
+void Avx512QuantizeKActivations(const float* x, int64_t n, KActivationBlock* out) {
+  for (int64_t b = 0; b < n / 256; ++b) {
+    const float* v = x + b * 256;
+    __m512 m = _mm512_setzero_ps();
+    for (int i = 0; i < 256; i += 16) m = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(v + i)), m);
+    const float amax = _mm512_reduce_max_ps(m);
+    const float inv = amax != 0 ? 127.0f / amax : 0.0f;
+    const __m512 inv16 = _mm512_set1_ps(inv);
+    KActivationBlock& o = out[b];
+    o.d = amax / 127.0f;
+    for (int j = 0; j < 16; ++j) {
+      const __m512i q = Quantize16(_mm512_loadu_ps(v + 16 * j), inv16);
+      o.sums[j] = static_cast<int16_t>(_mm512_reduce_add_epi32(q));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o.q + 16 * j), _mm512_cvtepi32_epi8(q));
+    }
   }
 }
 

@@ -80,9 +80,10 @@ int64_t Argmax(const float* x, int64_t n) {
 
 const KernelSet& ReferenceKernels() {
   static const KernelSet kSet = {
-      "reference",   MatmulRows,    RmsNorm, Rope,         SiluMul,
-      Softmax,       AttentionHead, Argmax,  RefMatmulF16, RefMatmulBf16,
-      RefMatmulQ8_0, RefMatmulQ4_0, nullptr, nullptr,      QuantizeActivations};
+      "reference",     MatmulRows,          RmsNorm, Rope,         SiluMul,
+      Softmax,         AttentionHead,       Argmax,  RefMatmulF16, RefMatmulBf16,
+      RefMatmulQ8_0,   RefMatmulQ4_0,       nullptr, nullptr,      QuantizeActivations,
+      RefMatmulKQuant, QuantizeKActivations};
   return kSet;
 }
 

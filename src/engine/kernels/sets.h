@@ -18,6 +18,10 @@ void RefMatmulQ8_0(const void* w, const ActivationBlock* x, float* y, int64_t n_
                    int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
 void RefMatmulQ4_0(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
                    int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
+// kquant_reference.cc: KernelSet::matmul_kquant.
+void RefMatmulKQuant(DType type, const void* w, const KActivationBlock* x, float* y,
+                     int64_t n_tokens, int64_t n_in, int64_t n_out, int64_t row_begin,
+                     int64_t row_end);
 
 // typed_avx2.cc, needs AVX2, FMA and F16C: the same with vector code.
 void Avx2MatmulF16(const void* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
@@ -43,12 +47,17 @@ void VnniMatmulQ8_0(const void* w, const ActivationBlock* x, float* y, int64_t n
                     int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
 void VnniMatmulQ4_0(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
                     int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
-// quantize_avx512.cc, needs AVX-512 F, BW and VL: QuantizeActivations.
+// quantize_avx512.cc, needs AVX-512 F, BW and VL: QuantizeActivations, QuantizeKActivations.
 void Avx512QuantizeActivations(const float* x, int64_t n, ActivationBlock* out);
+void Avx512QuantizeKActivations(const float* x, int64_t n, KActivationBlock* out);
 // packed_avx512.cc, needs AVX-512 F, BW, VL and VNNI (and F16C): the packed block matmuls.
 void VnniMatmulQ8_0Packed(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
                           int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
 void VnniMatmulQ4_0Packed(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
                           int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
+// kquant_avx512.cc, needs AVX-512 F, BW, VL and VNNI (and F16C): KernelSet::matmul_kquant.
+void VnniMatmulKQuant(DType type, const void* w, const KActivationBlock* x, float* y,
+                      int64_t n_tokens, int64_t n_in, int64_t n_out, int64_t row_begin,
+                      int64_t row_end);
 
 }  // namespace tf::engine::kernels
