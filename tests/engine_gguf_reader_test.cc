@@ -167,10 +167,9 @@ class BrokenGgufTest : public ::testing::Test {
   }
   // The fixture with the u32 value of metadata key `key` replaced.
   static std::string WithU32(std::string bytes, const std::string& key, uint32_t value) {
-    std::string needle = key;
-    size_t at = bytes.find(needle);
+    size_t at = bytes.find(key);
     EXPECT_NE(at, std::string::npos);
-    std::memcpy(bytes.data() + at + needle.size() + 4, &value, 4);  // after the type
+    std::memcpy(bytes.data() + at + key.size() + 4, &value, 4);  // after the type
     return bytes;
   }
   std::string fixture_ = ReadFileBytes(EngineData("gguf/llama-gqa.f32.gguf"));
@@ -213,9 +212,9 @@ TEST_F(BrokenGgufTest, UnsupportedArchitecture) {
 // A metadata-only llama file (with the embedding and Llama 3's rope_freqs tensors): what
 // the config takes from it beyond the fixtures' keys.
 TEST(EngineGgufReader, ConfigFromMetadata) {
-  std::string factors(8 * 4, '\0');
-  for (int i = 0; i < 8; ++i) {
-    float f = 1.0f + i;
+  std::string factors(size_t{8} * 4, '\0');
+  for (size_t i = 0; i < 8; ++i) {
+    float f = 1.0f + static_cast<float>(i);
     std::memcpy(factors.data() + 4 * i, &f, 4);
   }
   auto build = [&](const std::string& scaling) {

@@ -126,7 +126,7 @@ void MatMuls(const kernels::KernelSet& k, ThreadPool& pool, std::span<const MatM
   const int64_t piece_groups =
       std::max<int64_t>(1, kMinPieceWeights / std::max<int64_t>(1, kRowGroup * n_in));
   std::atomic<int64_t> next{0};
-  const int64_t shares = 2 * pool.num_threads();
+  const int64_t shares = int64_t{2} * pool.num_threads();
   pool.ParallelFor(
       groups,
       [&](int64_t, int64_t) {  // the ranges only decide how many threads take part

@@ -239,7 +239,8 @@ Result<ModelConfig> GgufModelConfig(const GgufFile& file) {
   return c;
 }
 
-Result<ModelWeights> LoadGgufWeights(std::shared_ptr<const GgufFile> file, const ModelConfig& c) {
+Result<ModelWeights> LoadGgufWeights(const std::shared_ptr<const GgufFile>& file,
+                                     const ModelConfig& c) {
   ModelWeights w;
   w.storage.push_back(file);
   if (file->mapping() != nullptr) w.mappings.push_back(file->mapping());

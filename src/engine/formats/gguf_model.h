@@ -29,7 +29,7 @@ Result<ModelConfig> GgufModelConfig(const GgufFile& file);
 
 // Every tensor `config` implies, by its GGUF name, with its shape checked ("...: tensor
 // 'blk.0.attn_k.weight' has shape [32, 64] but the metadata implies [64, 64]").
-Result<ModelWeights> LoadGgufWeights(std::shared_ptr<const GgufFile> file,
+Result<ModelWeights> LoadGgufWeights(const std::shared_ptr<const GgufFile>& file,
                                      const ModelConfig& config);
 
 // Undoes the converter's rotary reordering of a "llama" q or k projection: within each of the

@@ -12,6 +12,7 @@
 // compiled for other CPUs.
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -59,12 +60,6 @@ inline __m512i Bits(__m512i v, int lo, int hi, int mask) {
                           _mm512_set1_epi8(static_cast<char>(mask)));
 }
 
-inline int32_t Sum8(__m256i v) {
-  const __m128i half = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  const __m128i quarter = _mm_add_epi32(half, _mm_unpackhi_epi64(half, half));
-  return _mm_cvtsi128_si32(_mm_add_epi32(quarter, _mm_srli_si128(quarter, 4)));
-}
-
 // 16-bit lane indices for vpermw: in a register of 64 weights (32 lanes of pairs), sub-blocks of
 // 16 weights span 8 lanes and of 32 weights 16 lanes. Register p covers sub-blocks 4p..4p+3 (of
 // 16) or 2p, 2p + 1 (of 32).
@@ -101,7 +96,7 @@ inline void SpreadScales(__m512i scales16, bool sub16, Unpacked* u) {
     u->scale[p] = _mm512_permutexvar_epi16(ScaleIndex(p, sub16), scales16);
 }
 
-struct Q2_K {
+struct Q2K {
   static constexpr int64_t kBytes = 84;
   static constexpr bool kMins = true;
   static void Unpack(const uint8_t* block, Unpacked* u) {
@@ -113,14 +108,14 @@ struct Q2_K {
 #pragma GCC unroll 4
     for (int p = 0; p < 4; ++p) {  // weight 128h + 32s + l: bits 2s of qs[32h + l]
       const int h = p / 2, s0 = 2 * (p % 2);
-      u->q[p] = Bits(Twice(block + 16 + 32 * h), 2 * s0, 2 * s0 + 2, 3);
+      u->q[p] = Bits(Twice(block + 16 + ptrdiff_t{32} * h), 2 * s0, 2 * s0 + 2, 3);
     }
     u->d = HalfAt(block + 80);
     u->dmin = HalfAt(block + 82);
   }
 };
 
-struct Q3_K {
+struct Q3K {
   static constexpr int64_t kBytes = 110;
   static constexpr bool kMins = false;
   static void Unpack(const uint8_t* block, Unpacked* u) {
@@ -139,7 +134,7 @@ struct Q3_K {
 #pragma GCC unroll 4
     for (int p = 0; p < 4; ++p) {  // weight 128h + 32s + l: bits 2s of qs[32h + l], bit 4h + s
       const int h = p / 2, s0 = 2 * (p % 2);
-      const __m512i low = Bits(Twice(block + 32 + 32 * h), 2 * s0, 2 * s0 + 2, 3);
+      const __m512i low = Bits(Twice(block + 32 + ptrdiff_t{32} * h), 2 * s0, 2 * s0 + 2, 3);
       const __m512i high = Bits(hmask, 4 * h + s0, 4 * h + s0 + 1, 1);
       u->q[p] = _mm512_or_si512(low, _mm512_slli_epi16(high, 2));  // q + 4
     }
@@ -149,7 +144,7 @@ struct Q3_K {
 };
 
 template <bool kFive>
-struct Q45_K {
+struct Q45K {
   static constexpr int64_t kBytes = kFive ? 176 : 144;
   static constexpr bool kMins = true;
   static void Unpack(const uint8_t* block, Unpacked* u) {
@@ -171,7 +166,7 @@ struct Q45_K {
     const __m512i qh = kFive ? Twice(block + 16) : _mm512_setzero_si512();
 #pragma GCC unroll 4
     for (int p = 0; p < 4; ++p) {  // weights 64p + l: low nibble of qs[32p + l], + 32: high
-      __m512i q = Bits(Twice(qs + 32 * p), 0, 4, 0x0f);
+      __m512i q = Bits(Twice(qs + ptrdiff_t{32} * p), 0, 4, 0x0f);
       if constexpr (kFive) {  // bit 4: bit 2p (2p + 1) of qh[l]
         q = _mm512_or_si512(q, _mm512_slli_epi16(Bits(qh, 2 * p, 2 * p + 1, 1), 4));
       }
@@ -180,7 +175,7 @@ struct Q45_K {
   }
 };
 
-struct Q6_K {
+struct Q6K {
   static constexpr int64_t kBytes = 210;
   static constexpr bool kMins = false;
   static void Unpack(const uint8_t* block, Unpacked* u) {
@@ -190,14 +185,13 @@ struct Q6_K {
     u->per_group = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(sc, 5));  // -32 sc
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
-      const __m512i low = _mm512_loadu_si512(block + 64 * h);  // ql[64h .. 64h + 64)
-      const __m512i high = Twice(block + 128 + 32 * h);        // qh[32h .. 32h + 32)
+      const __m512i low = _mm512_loadu_si512(block + ptrdiff_t{64} * h);  // ql[64h .. 64h + 64)
+      const __m512i high = Twice(block + 128 + ptrdiff_t{32} * h);        // qh[32h .. 32h + 32)
       // Weights 128h + l and + 32 + l: low nibbles, high bits 0-1 and 2-3; + 64 and + 96: high
       // nibbles, bits 4-5 and 6-7.
-      u->q[2 * h] =
-          _mm512_or_si512(Bits(low, 0, 0, 0x0f), _mm512_slli_epi16(Bits(high, 0, 2, 3), 4));
-      u->q[2 * h + 1] =
-          _mm512_or_si512(Bits(low, 4, 4, 0x0f), _mm512_slli_epi16(Bits(high, 4, 6, 3), 4));
+      __m512i* q = u->q + ptrdiff_t{2} * h;
+      q[0] = _mm512_or_si512(Bits(low, 0, 0, 0x0f), _mm512_slli_epi16(Bits(high, 0, 2, 3), 4));
+      q[1] = _mm512_or_si512(Bits(low, 4, 4, 0x0f), _mm512_slli_epi16(Bits(high, 4, 6, 3), 4));
     }
     u->d = HalfAt(block + 208);
     u->dmin = 0;
@@ -227,9 +221,11 @@ void Tile(const uint8_t* row, const KActivationBlock* x, float* y, int64_t super
 #pragma GCC unroll 2
       for (int p = 0; p < 4; p += 2) {
         acc0 = _mm512_dpwssd_epi32(
-            acc0, _mm512_maddubs_epi16(u.q[p], _mm512_loadu_si512(a.q + 64 * p)), u.scale[p]);
+            acc0, _mm512_maddubs_epi16(u.q[p], _mm512_loadu_si512(a.q + ptrdiff_t{64} * p)),
+            u.scale[p]);
         acc1 = _mm512_dpwssd_epi32(
-            acc1, _mm512_maddubs_epi16(u.q[p + 1], _mm512_loadu_si512(a.q + 64 * p + 64)),
+            acc1,
+            _mm512_maddubs_epi16(u.q[p + 1], _mm512_loadu_si512(a.q + ptrdiff_t{64} * p + 64)),
             u.scale[p + 1]);
       }
       __m512i acc = _mm512_add_epi32(acc0, acc1);
@@ -286,15 +282,15 @@ void VnniMatmulKQuant(DType type, const void* w, const KActivationBlock* x, floa
                       int64_t row_end) {
   switch (type) {
     case DType::kQ2_K:
-      return Matmul<Q2_K>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
+      return Matmul<Q2K>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
     case DType::kQ3_K:
-      return Matmul<Q3_K>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
+      return Matmul<Q3K>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
     case DType::kQ4_K:
-      return Matmul<Q45_K<false>>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
+      return Matmul<Q45K<false>>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
     case DType::kQ5_K:
-      return Matmul<Q45_K<true>>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
+      return Matmul<Q45K<true>>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
     case DType::kQ6_K:
-      return Matmul<Q6_K>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
+      return Matmul<Q6K>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
     default:
       return RefMatmulKQuant(type, w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
   }

@@ -58,13 +58,15 @@ void Avx512QuantizeKActivations(const float* x, int64_t n, KActivationBlock* out
   for (int64_t b = 0; b < n / 256; ++b) {
     const float* v = x + b * 256;
     __m512 m = _mm512_setzero_ps();
-    for (int i = 0; i < 256; i += 16) m = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(v + i)), m);
+    for (int64_t i = 0; i < 256; i += 16) {
+      m = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(v + i)), m);
+    }
     const float amax = _mm512_reduce_max_ps(m);
     const float inv = amax != 0 ? 127.0f / amax : 0.0f;
     const __m512 inv16 = _mm512_set1_ps(inv);
     KActivationBlock& o = out[b];
     o.d = amax / 127.0f;
-    for (int j = 0; j < 16; ++j) {
+    for (int64_t j = 0; j < 16; ++j) {
       const __m512i q = Quantize16(_mm512_loadu_ps(v + 16 * j), inv16);
       o.sums[j] = static_cast<int16_t>(_mm512_reduce_add_epi32(q));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(o.q + 16 * j), _mm512_cvtepi32_epi8(q));
