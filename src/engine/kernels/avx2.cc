@@ -246,22 +246,10 @@ int64_t Argmax(const float* x, int64_t n) {
 
 }  // namespace
 
-const KernelSet kAvx2KernelSet = {"avx2",
-                                  MatmulRows,
-                                  RmsNorm,
-                                  Rope,
-                                  SiluMul,
-                                  Softmax,
-                                  AttentionHead,
-                                  Argmax,
-                                  Avx2MatmulF16,
-                                  Avx2MatmulBf16,
-                                  Avx2MatmulQ8_0,
-                                  Avx2MatmulQ4_0,
-                                  nullptr,
-                                  nullptr,
-                                  QuantizeActivations,
-                                  RefMatmulKQuant,  // no AVX2 K-quant matmul yet: the plain one
-                                  QuantizeKActivations};
+const KernelSet kAvx2KernelSet = {
+    "avx2",           MatmulRows,          RmsNorm, Rope,          SiluMul,
+    Softmax,          AttentionHead,       Argmax,  Avx2MatmulF16, Avx2MatmulBf16,
+    Avx2MatmulQ8_0,   Avx2MatmulQ4_0,      nullptr, nullptr,       QuantizeActivations,
+    Avx2MatmulKQuant, QuantizeKActivations};
 
 }  // namespace tf::engine::kernels

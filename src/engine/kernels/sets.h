@@ -33,6 +33,11 @@ void Avx2MatmulQ8_0(const void* w, const ActivationBlock* x, float* y, int64_t n
 void Avx2MatmulQ4_0(const void* w, const ActivationBlock* x, float* y, int64_t n_tokens,
                     int64_t n_in, int64_t n_out, int64_t row_begin, int64_t row_end);
 
+// kquant_avx2.cc, needs AVX2, FMA and F16C: KernelSet::matmul_kquant.
+void Avx2MatmulKQuant(DType type, const void* w, const KActivationBlock* x, float* y,
+                      int64_t n_tokens, int64_t n_in, int64_t n_out, int64_t row_begin,
+                      int64_t row_end);
+
 // avx512.cc, needs AVX-512F (and AVX2 and FMA)
 void Avx512MatmulRows(const float* w, const float* x, float* y, int64_t n_tokens, int64_t n_in,
                       int64_t n_out, int64_t row_begin, int64_t row_end);
