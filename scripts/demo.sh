@@ -258,6 +258,10 @@ echo "  (a tiny Llama test checkpoint with RANDOM weights: the text is gibberish
 echo "   the forward pass and the speed are real)"
 tf engine generate --model tests/data/engine/llama-gqa --prompt "The quick brown fox" \
   --max-tokens 32 --ignore-eos
+echo "  The same engine on a Q4_K_M GGUF file that llama.cpp's own quantiser wrote (Q4_K and Q6_K"
+echo "  matrices, run on their K-quant kernels; random weights again):"
+tf engine generate --model tests/data/engine/kquant/kquant-llama.q4_k_m.gguf \
+  --prompt "The quick brown fox" --max-tokens 16 --ignore-eos
 
 step "Sweeps: the plan of a Hyperband sweep of the training job, and the search core as ask and tell"
 tf sweep check examples/llama-train/sweep.yaml --count 3

@@ -75,7 +75,7 @@ Status Generate(const client::Connection& conn, const GenerateFlags& f) {
                {"weights", engine::MatrixTypesSummary(model->weights())}});
     return OkStatus();
   }
-  std::cout << tail << "\n";
+  std::cout << tail << std::endl;  // flushed: the summary below goes to stderr
   std::fprintf(stderr,
                "%lld prompt tokens, %lld generated; prefill %.1f tokens/s, decode %.1f tokens/s "
                "(%s kernels, %d threads; weight matrices: %s)\n",
