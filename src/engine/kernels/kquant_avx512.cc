@@ -21,6 +21,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
+#include "engine/kernels/kquant_loops.h"
 #include "engine/kernels/sets.h"
 
 namespace tf::engine::kernels {
@@ -245,55 +246,20 @@ void Tile(const uint8_t* row, const KActivationBlock* x, float* y, int64_t super
   }
 }
 
-// Rows [row_begin, row_end) by every token, in tiles of up to 8 tokens.
-template <typename Type>
-void Matmul(const void* w, const KActivationBlock* x, float* y, int64_t n_tokens, int64_t n_in,
-            int64_t n_out, int64_t row_begin, int64_t row_end) {
-  const int64_t supers = n_in / 256;
-  const auto* bytes = static_cast<const uint8_t*>(w);
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const uint8_t* row = bytes + r * supers * Type::kBytes;
-    int64_t t = 0;
-    for (; t + 8 <= n_tokens; t += 8) Tile<Type, 8>(row, x, y, supers, n_out, r, t);
-    if (n_tokens - t >= 4) {
-      Tile<Type, 4>(row, x, y, supers, n_out, r, t);
-      t += 4;
-    }
-    switch (n_tokens - t) {
-      case 3:
-        Tile<Type, 3>(row, x, y, supers, n_out, r, t);
-        break;
-      case 2:
-        Tile<Type, 2>(row, x, y, supers, n_out, r, t);
-        break;
-      case 1:
-        Tile<Type, 1>(row, x, y, supers, n_out, r, t);
-        break;
-      default:
-        break;
-    }
-  }
-}
-
 }  // namespace
 
 void VnniMatmulKQuant(DType type, const void* w, const KActivationBlock* x, float* y,
                       int64_t n_tokens, int64_t n_in, int64_t n_out, int64_t row_begin,
                       int64_t row_end) {
-  switch (type) {
-    case DType::kQ2_K:
-      return Matmul<Q2K>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
-    case DType::kQ3_K:
-      return Matmul<Q3K>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
-    case DType::kQ4_K:
-      return Matmul<Q45K<false>>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
-    case DType::kQ5_K:
-      return Matmul<Q45K<true>>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
-    case DType::kQ6_K:
-      return Matmul<Q6K>(w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
-    default:
-      return RefMatmulKQuant(type, w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
-  }
+  const int64_t supers = n_in / 256;
+  const auto* bytes = static_cast<const uint8_t*>(w);
+  const bool known =
+      ForKQuantType<Q2K, Q3K, Q45K<false>, Q45K<true>, Q6K>(type, [&]<typename Type>() {
+        ForRowsAndTokenTiles<8>(n_tokens, row_begin, row_end, [&]<int T>(int64_t r, int64_t t0) {
+          Tile<Type, T>(bytes + r * supers * Type::kBytes, x, y, supers, n_out, r, t0);
+        });
+      });
+  if (!known) RefMatmulKQuant(type, w, x, y, n_tokens, n_in, n_out, row_begin, row_end);
 }
 
 }  // namespace tf::engine::kernels
