@@ -38,12 +38,6 @@ inline float Hsum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-inline uint32_t Word(const uint8_t* p) {
-  uint32_t w;
-  std::memcpy(&w, p, sizeof w);
-  return w;
-}
-
 inline __m256i Load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
 // 32 bytes in both halves of a 512-bit register.

@@ -1,15 +1,23 @@
-// The loops the K-quant matmuls share (kquant_avx2.cc, kquant_avx512.cc): which unpacker a
-// type takes, and rows one at a time with their tokens in tiles. Plain templates with no
+// The loops (and a byte helper) the K-quant matmuls share (kquant_avx2.cc, kquant_avx512.cc): which
+// unpacker a type takes, and rows one at a time with their tokens in tiles. Plain templates with no
 // instructions of their own, in an unnamed namespace (as typed_tiles.h) so that each
 // instruction-set file gets its own copy, compiled with its own flags.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "engine/dtype.h"
 
 namespace tf::engine::kernels {
 namespace {
+
+// The 4 bytes at p as a little-endian word (the K-quants' scale bytes are decoded 4 at a time).
+inline uint32_t Word(const uint8_t* p) {
+  uint32_t w;
+  std::memcpy(&w, p, sizeof w);
+  return w;
+}
 
 // run.template operator()<Q>() with Q the file's unpacker of `type` (Q2 for Q2_K, ..., Q6 for
 // Q6_K). False, and nothing run, for a type that is not a K-quant.
